@@ -1,0 +1,244 @@
+"""The Host protocol: the only way the rest of gpuwise reads a machine.
+
+A LiveHost reads this machine's files and runs commands (argv lists, no shell, a timeout each).
+A CaptureHost replays a capture directory or .tar.gz written by `gpuwise capture`. Parsers take
+text from a Host and never touch the machine themselves, so everything can be replayed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob as globlib
+import json
+import os
+import subprocess
+import tarfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from gpuwise.capture.sources import COMMANDS, INTERNAL_COLLECTORS, CommandSource
+from gpuwise.errors import CaptureFormatError
+
+CAPTURE_FORMAT = "gpuwise-capture/1"
+MAX_FILE_BYTES = 8 * 1024 * 1024  # /proc and /sys files are small; this guards against surprises
+
+Status = Literal["ok", "missing", "timeout", "error"]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """One command's outcome. `status` keeps 'tool missing' apart from 'ran and failed'."""
+
+    id: str
+    stdout: str
+    stderr: str = ""
+    rc: int | None = 0
+    status: Status = "ok"
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.rc == 0
+
+    def reason(self) -> str:
+        """A short human reason when the command gave no usable output."""
+        if self.status == "missing":
+            return f"`{self.id}`: tool not installed"
+        if self.status == "timeout":
+            return f"`{self.id}`: timed out"
+        if self.status == "error":
+            return f"`{self.id}`: {self.stderr.strip()[:200] or 'failed to run'}"
+        if self.rc != 0:
+            first = (self.stderr or self.stdout).strip().splitlines()[:1]
+            return f"`{self.id}` exited {self.rc}" + (f": {first[0][:200]}" if first else "")
+        return ""
+
+
+class Host(Protocol):
+    """What parsers may ask of a machine. None always means 'not captured / not present'."""
+
+    name: str
+
+    def read_file(self, path: str) -> str | None: ...
+
+    def glob(self, pattern: str) -> list[str]: ...
+
+    def run(self, command_id: str) -> CommandResult | None: ...
+
+
+class LiveHost:
+    """This machine. Commands run lazily, once each, and are cached."""
+
+    def __init__(self, env: dict[str, str] | None = None):
+        self.name = "live"
+        self.env = dict(os.environ if env is None else env)
+        self._cache: dict[str, CommandResult] = {}
+
+    def read_file(self, path: str) -> str | None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES)
+        except (OSError, ValueError):
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(globlib.glob(pattern))
+
+    def prefetch(self, command_ids: list[str]) -> None:
+        """Run several commands concurrently so a live probe costs the slowest one, not the sum."""
+        todo = [c for c in command_ids if c not in self._cache]
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+            for cid, result in zip(todo, pool.map(self._execute, todo)):
+                self._cache[cid] = result
+
+    def run(self, command_id: str) -> CommandResult | None:
+        if command_id not in self._cache:
+            if command_id not in COMMANDS and command_id not in INTERNAL_COLLECTORS:
+                return None
+            self._cache[command_id] = self._execute(command_id)
+        return self._cache[command_id]
+
+    def _execute(self, command_id: str) -> CommandResult:
+        if command_id in INTERNAL_COLLECTORS:
+            return _run_internal(command_id, self)
+        return run_argv(COMMANDS[command_id], self.env)
+
+
+def run_argv(src: CommandSource, env: dict[str, str] | None = None) -> CommandResult:
+    """Run one command as an argv list with a timeout. Never raises."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            list(src.argv),
+            capture_output=True,
+            timeout=src.timeout_s,
+            env={**(env or os.environ), "LC_ALL": "C", "LANG": "C"},
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError:
+        return CommandResult(src.id, "", f"{src.argv[0]}: not found", None, "missing")
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode("utf-8", errors="replace")
+        return CommandResult(src.id, out, f"timed out after {src.timeout_s:g} s", None, "timeout", src.timeout_s)
+    except OSError as exc:
+        return CommandResult(src.id, "", str(exc), None, "error")
+    return CommandResult(
+        src.id,
+        proc.stdout.decode("utf-8", errors="replace"),
+        proc.stderr.decode("utf-8", errors="replace"),
+        proc.returncode,
+        "ok",
+        round(time.monotonic() - start, 3),
+    )
+
+
+def _run_internal(command_id: str, host: LiveHost) -> CommandResult:
+    """Run an in-process collector (NVML, environment, Python packages) with a timeout."""
+    collector = INTERNAL_COLLECTORS[command_id]
+    start = time.monotonic()
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        text = pool.submit(collector.load(), host.env).result(timeout=collector.timeout_s)
+    except FutureTimeout:
+        return CommandResult(command_id, "", f"timed out after {collector.timeout_s:g} s", None, "timeout")
+    except Exception as exc:  # a collector bug must not sink the probe; it is reported as this command's error
+        return CommandResult(command_id, "", f"{type(exc).__name__}: {exc}", None, "error")
+    finally:
+        pool.shutdown(wait=False)
+    return CommandResult(command_id, text, "", 0, "ok", round(time.monotonic() - start, 3))
+
+
+class CaptureHost:
+    """Replays a capture written by `gpuwise capture`: a directory or a .tar.gz of one."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.name = str(path)
+        self._files: dict[str, str] = {}
+        self._commands: dict[str, dict[str, str]] = {}
+        if not self.path.exists():
+            raise CaptureFormatError(f"capture not found: {self.path}", "check the path, or make one with `gpuwise capture -o node.tar.gz`")
+        entries = self._read_tar() if self.path.is_file() else self._read_dir()
+        if "meta.json" not in entries:
+            raise CaptureFormatError(
+                f"{self.path} is not a gpuwise capture (no meta.json)",
+                "pass a directory or .tar.gz written by `gpuwise capture -o PATH`",
+            )
+        try:
+            self.meta = json.loads(entries.pop("meta.json"))
+        except json.JSONDecodeError as exc:
+            raise CaptureFormatError(f"{self.path}: meta.json is not valid JSON ({exc})", "re-run `gpuwise capture`") from exc
+        if not isinstance(self.meta, dict) or self.meta.get("format") != CAPTURE_FORMAT:
+            got = self.meta.get("format") if isinstance(self.meta, dict) else None
+            raise CaptureFormatError(
+                f"{self.path}: meta.json format is {got!r}, expected {CAPTURE_FORMAT!r}",
+                "re-capture with this gpuwise version",
+            )
+        for rel, text in entries.items():
+            if rel.startswith("files/"):
+                self._files["/" + rel[len("files/"):]] = text
+            elif rel.startswith("commands/"):
+                stem, _, ext = rel[len("commands/"):].rpartition(".")
+                self._commands.setdefault(stem, {})[ext] = text
+
+    def _read_dir(self) -> dict[str, str]:
+        out = {}
+        for p in self.path.rglob("*"):
+            if p.is_file():
+                out[p.relative_to(self.path).as_posix()] = p.read_bytes().decode("utf-8", errors="replace")
+        return out
+
+    def _read_tar(self) -> dict[str, str]:
+        out = {}
+        try:
+            with tarfile.open(self.path, "r:*") as tar:
+                members = [m for m in tar.getmembers() if m.isfile()]
+                prefix = _common_top_dir([m.name for m in members])
+                for m in members:
+                    fh = tar.extractfile(m)
+                    if fh is not None:
+                        out[m.name[len(prefix):]] = fh.read().decode("utf-8", errors="replace")
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise CaptureFormatError(f"{self.path}: cannot read the tarball ({exc})", "re-copy the file; it may be truncated") from exc
+        return out
+
+    def read_file(self, path: str) -> str | None:
+        return self._files.get(path)
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(p for p in self._files if fnmatch.fnmatchcase(p, pattern))
+
+    def run(self, command_id: str) -> CommandResult | None:
+        parts = self._commands.get(command_id)
+        info = (self.meta.get("commands") or {}).get(command_id) or {}
+        status = info.get("status") if isinstance(info, dict) else None
+        if parts is None and status is None:
+            return None
+        parts = parts or {}
+        rc_text = parts.get("rc", "").strip()
+        rc = int(rc_text) if rc_text.lstrip("-").isdigit() else (0 if status in (None, "ok") else None)
+        return CommandResult(
+            command_id,
+            parts.get("txt", ""),
+            parts.get("err", ""),
+            rc,
+            status if status in ("ok", "missing", "timeout", "error") else "ok",
+        )
+
+
+def _common_top_dir(names: list[str]) -> str:
+    """A tarball usually holds one top directory; return 'top/' so paths are relative to it."""
+    if any(n == "meta.json" for n in names):
+        return ""
+    tops = {n.split("/", 1)[0] for n in names if "/" in n}
+    if len(tops) == 1 and all("/" in n for n in names):
+        return tops.pop() + "/"
+    return ""

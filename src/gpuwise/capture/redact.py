@@ -1,0 +1,32 @@
+"""Keep secrets out of captures: environment variables whose names look like credentials."""
+
+from __future__ import annotations
+
+import re
+
+# Name fragments that mark a credential. Matched on word parts of the variable name
+# (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, HF_TOKEN, TENCENTCLOUD_SECRET_ID, DB_PASSWORD, ...).
+_SECRET_PARTS = re.compile(
+    r"(^|_)(KEY|KEYS|TOKEN|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|CREDENTIALS|AUTH|"
+    r"APIKEY|PRIVATE|SESSION|COOKIE|SIGNATURE|CERT|SECRETID|SECRETKEY|ACCESSKEY)($|_)",
+    re.IGNORECASE,
+)
+# Values that carry credentials whatever the name: URLs with user:password@.
+_URL_WITH_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
+REDACTED = "<redacted>"
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(_SECRET_PARTS.search(name)) and name.upper() != "PWD"
+
+
+def redact_env(env: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Return (env with secret values replaced, sorted names that were redacted)."""
+    out, redacted = {}, []
+    for name, value in env.items():
+        if is_secret_name(name) or _URL_WITH_PASSWORD.search(value or ""):
+            out[name] = REDACTED
+            redacted.append(name)
+        else:
+            out[name] = value
+    return out, sorted(redacted)

@@ -1,0 +1,81 @@
+"""The `gpuwise` command line: a thin Typer app.
+
+Each command lives in gpuwise/commands/<name>.py and registers itself with `register(app)`.
+Command modules import only typer at import time, so `gpuwise --help` stays fast and works on a
+machine with no GPU, no driver and no torch. Errors from gpuwise (GpuwiseError) are printed as a
+clean message ending in "To fix: ..."; a traceback is shown only with --debug.
+
+Exit codes: 0 ok; 1 warnings (doctor); 2 critical findings (doctor); 3 could not run.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuwise import __version__
+from gpuwise.commands import bench, capture, catalog, doctor, plan, probe
+
+app = typer.Typer(
+    name="gpuwise",
+    help="Measure, diagnose and plan GPU training machines: cloud instances and self-built clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuwise {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    _state["debug"] = debug
+
+
+for _module in (probe, capture, bench, doctor, plan, catalog):
+    _module.register(app)
+
+
+def main() -> None:
+    """Console-script entry point: run the app and turn gpuwise errors into clean messages."""
+    from gpuwise.errors import GpuwiseError
+
+    try:
+        app(standalone_mode=False)
+    except GpuwiseError as exc:
+        if _state["debug"]:
+            raise
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and anything unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if _state["debug"]:
+            raise
+        typer.secho(f"internal error: {type(exc).__name__}: {exc}\nRe-run with --debug for a traceback, and please report it.", fg=typer.colors.RED, err=True)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""One module per CLI command. Each defines `register(app)` and imports heavy code lazily."""

@@ -1,0 +1,96 @@
+"""Turn a Host into Facts: run every layer's collector, each one fenced off from the others."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from typing import TypeVar
+
+from gpuwise import __version__
+from gpuwise.capture.host import CaptureHost, Host, LiveHost
+from gpuwise.capture.sources import ALL_COMMAND_IDS
+from gpuwise.facts import cpu, gpu, kernel, memory, monitoring, network, platform, software, storage, topology
+from gpuwise.facts.models import Facts, Meta, Part
+
+P = TypeVar("P", bound=Part)
+
+# Commands a live probe needs up front; they run concurrently (nvidia-smi -q -x is left out:
+# NVML answers the same questions in milliseconds, and the XML is read only if NVML fails).
+LIVE_PREFETCH = tuple(c for c in ALL_COMMAND_IDS if c not in ("nvidia-smi-q-x", "nvidia-smi"))
+
+
+def _guard(fn: Callable[[Host], P], host: Host, empty: Callable[[], P]) -> P:
+    """A parser bug in one layer becomes an 'unknown' on that layer, never a crashed probe."""
+    try:
+        return fn(host)
+    except Exception as exc:
+        part = empty()
+        part.why("*", f"collector failed: {type(exc).__name__}: {exc}")
+        return part
+
+
+def collect_facts(host: Host) -> Facts:
+    """Parse everything gpuwise knows how to read from `host` into Facts."""
+    if isinstance(host, LiveHost):
+        host.prefetch(list(LIVE_PREFETCH))
+    facts = Facts(meta=_meta(host))
+
+    try:
+        g = gpu.collect_gpus(host)
+        facts.gpus, facts.gpu_probe = g.gpus, g.probe
+    except Exception as exc:
+        facts.gpu_probe.error = f"collector failed: {type(exc).__name__}: {exc}"
+        g = None
+
+    facts.topology = _guard(topology.collect_topology, host, topology.Topology)
+    facts.cpu = _guard(cpu.collect_cpu, host, cpu.Cpu)
+    facts.memory = _guard(memory.collect_memory, host, memory.Memory)
+    facts.network = _guard(network.collect_network, host, network.Network)
+    facts.storage = _guard(storage.collect_storage, host, storage.Storage)
+    facts.kernel = _guard(kernel.collect_kernel, host, kernel.Kernel)
+    facts.software = _guard(software.collect_software, host, software.Software)
+    facts.monitoring = _guard(monitoring.collect_monitoring, host, monitoring.Monitoring)
+    facts.platform = _guard(platform.collect_platform, host, platform.Platform)
+
+    if g is not None:
+        facts.software.driver_version = g.driver_version
+        facts.software.cuda_driver_version = g.cuda_driver_version
+    for field in ("driver_version", "cuda_driver_version"):
+        if getattr(facts.software, field) is None:
+            facts.software.why(field, facts.gpu_probe.error or "no NVIDIA driver found")
+    facts.meta.commands = _command_summary(host)
+    return facts
+
+
+def _meta(host: Host) -> Meta:
+    if isinstance(host, CaptureHost):
+        m = host.meta
+        return Meta(
+            hostname=m.get("hostname"),
+            captured_at=m.get("captured_at"),
+            gpuwise_version=m.get("gpuwise_version"),
+            source=str(host.path),
+        )
+    from datetime import datetime, timezone
+
+    return Meta(
+        hostname=socket.gethostname(),
+        captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        gpuwise_version=__version__,
+        source="live",
+    )
+
+
+def _command_summary(host: Host) -> dict[str, str]:
+    out = {}
+    for cid in ALL_COMMAND_IDS:
+        if isinstance(host, LiveHost) and cid not in host._cache:
+            continue
+        r = host.run(cid)
+        if r is None:
+            out[cid] = "not captured"
+        elif r.status != "ok":
+            out[cid] = r.status
+        else:
+            out[cid] = "ok" if r.rc == 0 else f"rc={r.rc}"
+    return out

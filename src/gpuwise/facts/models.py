@@ -1,0 +1,319 @@
+"""The Facts model: what gpuwise knows about a machine, layer by layer (schema gpuwise-facts/1).
+
+Every value may be None (unknown). When it is, the layer's `unknown` dict says why, keyed by
+field name, so a missing value always travels with its reason. Units are in the field names.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FACTS_SCHEMA = "gpuwise-facts/1"
+Environment = Literal["cloud", "onprem", "unknown"]
+
+
+class Part(BaseModel):
+    """Base for every facts object: strict keys, plus reasons for the fields that are unknown."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unknown: dict[str, str] = Field(default_factory=dict)
+
+    def why(self, field: str, reason: str) -> None:
+        """Record why `field` is None. The first reason wins (it is usually the root cause)."""
+        self.unknown.setdefault(field, reason)
+
+
+# ---------------------------------------------------------------- hardware: GPUs
+
+
+class PcieLink(Part):
+    gen_current: int | None = None
+    gen_max: int | None = None
+    width_current: int | None = None
+    width_max: int | None = None
+
+
+class Gpu(Part):
+    index: int | None = None
+    name: str | None = None
+    uuid: str | None = None
+    serial: str | None = None
+    pci_bus_id: str | None = None
+    memory_total_bytes: int | None = None
+    pcie: PcieLink = Field(default_factory=PcieLink)
+    power_limit_watts: float | None = None
+    persistence_mode: bool | None = None
+    ecc_enabled: bool | None = None
+    ecc_pending_enabled: bool | None = None
+    ecc_volatile_uncorrectable: int | None = None
+    ecc_aggregate_uncorrectable: int | None = None
+    retired_pages_sbe: int | None = None
+    retired_pages_dbe: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+    mig_enabled: bool | None = None
+    sm_clock_mhz: int | None = None
+    sm_clock_max_mhz: int | None = None
+    temperature_c: float | None = None
+    clock_event_reasons: list[str] | None = None  # active throttle reasons, e.g. ["sw_thermal_slowdown"]
+    fabric_state: str | None = None  # NVSwitch systems: "Completed", "In Progress", "Not Started", ...
+    compute_capability: str | None = None  # "9.0"
+    warnings: list[str] = Field(default_factory=list)  # e.g. "infoROM is corrupted"
+
+
+class GpuProbe(Part):
+    """How the GPU list was obtained, and what went wrong."""
+
+    source: Literal["nvml", "nvidia-smi-q-x", "nvidia-smi-q", "none"] = "none"
+    attached_gpus: int | None = None  # as the tool reports it; may exceed len(gpus) in trimmed files
+    error: str | None = None  # e.g. NVML init failure: recorded, not raised
+    notes: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- hardware: topology
+
+
+class NvLink(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    link: int
+    active: bool
+    speed_gbps: float | None = None  # per link, as `nvidia-smi nvlink -s` prints it (GB/s)
+
+
+class GpuNvLinks(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    gpu_index: int
+    links: list[NvLink] = Field(default_factory=list)
+
+
+class Topology(Part):
+    gpu_names: list[str] = Field(default_factory=list)  # column labels: GPU0, GPU1, ...
+    nic_names: list[str] = Field(default_factory=list)  # NIC0, ... (or mlx5_0 in old outputs)
+    nic_devices: dict[str, str] = Field(default_factory=dict)  # NIC0 -> mlx5_0, from the legend
+    gpu_links: list[list[str]] | None = None  # [i][j]: "X", "NV12", "PIX", "PXB", "PHB", "NODE", "SYS"
+    gpu_nic_links: list[list[str]] | None = None  # [gpu][nic]
+    gpu_cpu_affinity: list[str | None] | None = None  # "0-47,96-143"
+    gpu_numa_affinity: list[int | None] | None = None
+    nvlinks: list[GpuNvLinks] | None = None  # from nvidia-smi nvlink -s
+
+
+# ---------------------------------------------------------------- hardware: CPU and memory
+
+
+class NumaNode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: int
+    cpus: str | None = None  # cpulist, "0-23,48-71"
+    memory_total_bytes: int | None = None
+    memory_free_bytes: int | None = None
+
+
+class Cpu(Part):
+    model: str | None = None
+    vendor: str | None = None
+    architecture: str | None = None
+    sockets: int | None = None
+    cores: int | None = None  # physical cores, all sockets
+    threads: int | None = None  # logical CPUs online
+    max_mhz: float | None = None
+    flags: list[str] | None = None
+    numa_nodes: int | None = None
+    numa: list[NumaNode] = Field(default_factory=list)
+    governor: str | None = None  # scaling governor of cpu0 (or "mixed: ...")
+
+
+class Memory(Part):
+    total_bytes: int | None = None
+    available_bytes: int | None = None
+    swap_total_bytes: int | None = None
+    hugepages_total: int | None = None
+    hugepage_size_bytes: int | None = None
+
+
+# ---------------------------------------------------------------- network
+
+
+class Nic(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    speed_mbps: int | None = None
+    mtu: int | None = None
+    driver: str | None = None
+    state: str | None = None  # "up", "down", "unknown"
+    mac: str | None = None
+    ipv4: list[str] = Field(default_factory=list)
+    virtual: bool = False  # lo, docker0, veth*, bridges: no physical device
+
+
+class RdmaPort(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    port: int
+    state: str | None = None  # "ACTIVE", "DOWN", "INIT", ...
+    phys_state: str | None = None  # "LINK_UP", "DISABLED", "POLLING", ...
+    rate_gbps: float | None = None
+    link_layer: str | None = None  # "InfiniBand" or "Ethernet" (RoCE)
+
+
+class RdmaDevice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    fw_version: str | None = None
+    ports: list[RdmaPort] = Field(default_factory=list)
+
+
+class Network(Part):
+    nics: list[Nic] = Field(default_factory=list)
+    rdma_devices: list[RdmaDevice] = Field(default_factory=list)
+    rdma_source: str | None = None  # which source gave rdma_devices
+    nvidia_peermem_loaded: bool | None = None
+    nccl_conf: dict[str, str] | None = None  # /etc/nccl.conf, None when absent
+    nccl_env: dict[str, str] = Field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- storage
+
+
+class Mount(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mountpoint: str
+    device: str | None = None
+    fstype: str | None = None
+    options: str | None = None
+    total_bytes: int | None = None
+    free_bytes: int | None = None
+    network: bool = False  # nfs, cifs, lustre, fuse object stores, ...
+
+
+class BlockDevice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    size_bytes: int | None = None
+    rotational: bool | None = None
+    nvme: bool = False
+    model: str | None = None
+
+
+class MdArray(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    level: str | None = None  # "raid0", "raid1", ...
+    devices: list[str] = Field(default_factory=list)
+    active: bool | None = None
+
+
+class Storage(Part):
+    mounts: list[Mount] = Field(default_factory=list)
+    block_devices: list[BlockDevice] = Field(default_factory=list)
+    md_arrays: list[MdArray] = Field(default_factory=list)
+    shm_bytes: int | None = None
+
+
+# ---------------------------------------------------------------- kernel and OS
+
+
+class Kernel(Part):
+    release: str | None = None
+    distro: str | None = None
+    cmdline: str | None = None
+    iommu: str | None = None  # "pt", "on", "off", "default" (not set on the command line)
+    isolcpus: str | None = None
+    nohz_full: str | None = None
+    thp_enabled: str | None = None  # the bracketed choice: "always", "madvise", "never"
+    thp_defrag: str | None = None
+    sysctl: dict[str, str] = Field(default_factory=dict)  # "vm.swappiness" -> "60"
+    memlock_unlimited: bool | None = None
+    memlock_bytes: int | None = None
+    acs_redirect_bridges: list[str] | None = None  # BDFs with ACS ReqRedir+/CmpltRedir+ (lspci -vvv)
+    modules: list[str] | None = None  # loaded kernel modules
+
+
+# ---------------------------------------------------------------- toolchain and driver
+
+
+class Software(Part):
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None  # the CUDA version the driver supports, "12.4"
+    python_version: str | None = None
+    torch_version: str | None = None
+    torch_cuda: str | None = None  # CUDA torch was built with
+    torch_cudnn: str | None = None
+    torch_nccl: str | None = None
+    nvcc_version: str | None = None
+    nccl_system_version: str | None = None  # libnccl.so.X.Y.Z found by ldconfig
+    container_runtimes: list[str] = Field(default_factory=list)  # "docker 28.2.2", ...
+    nvidia_container_toolkit: str | None = None
+    services: dict[str, str] = Field(default_factory=dict)  # systemd unit -> "active", "inactive", ...
+
+
+# ---------------------------------------------------------------- monitoring
+
+
+class Monitoring(Part):
+    dcgm_version: str | None = None
+    agents_running: list[str] = Field(default_factory=list)  # dcgm-exporter, node_exporter, telegraf, ...
+
+
+# ---------------------------------------------------------------- platform and isolation
+
+
+class Platform(Part):
+    virtualization: str | None = None  # "none", "kvm", "xen", "microsoft", "vmware", ...
+    container: str | None = None  # "none", "docker", "podman", "kubernetes", ...
+    sys_vendor: str | None = None
+    product_name: str | None = None
+    bios_vendor: str | None = None
+    cloud_provider: str | None = None  # "aws", "tencent", "azure", "gcp", "alibaba", "baidu", ...
+    instance_type: str | None = None
+    cgroup_cpu_limit: float | None = None  # CPUs
+    cgroup_memory_limit_bytes: int | None = None
+    environment: Environment = "unknown"
+    environment_reason: str = ""
+
+
+class Meta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hostname: str | None = None
+    captured_at: str | None = None
+    gpuwise_version: str | None = None
+    source: str = "live"  # "live" or the capture path
+    commands: dict[str, str] = Field(default_factory=dict)  # id -> "ok" | "missing" | "rc=1" | ...
+
+
+class Facts(BaseModel):
+    """Everything probe knows about one machine."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: str = Field(FACTS_SCHEMA, alias="schema")
+    meta: Meta = Field(default_factory=Meta)
+    gpus: list[Gpu] = Field(default_factory=list)
+    gpu_probe: GpuProbe = Field(default_factory=GpuProbe)
+    topology: Topology = Field(default_factory=Topology)
+    cpu: Cpu = Field(default_factory=Cpu)
+    memory: Memory = Field(default_factory=Memory)
+    network: Network = Field(default_factory=Network)
+    storage: Storage = Field(default_factory=Storage)
+    kernel: Kernel = Field(default_factory=Kernel)
+    software: Software = Field(default_factory=Software)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
+    platform: Platform = Field(default_factory=Platform)
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    # the eight layers of the mission and the Facts fields each one shows
+    "hardware": ("gpus", "gpu_probe", "topology", "cpu", "memory"),
+    "driver-cuda": ("software",),
+    "network": ("network",),
+    "storage": ("storage",),
+    "isolation": ("platform",),
+    "monitoring": ("monitoring",),
+    "toolchain": ("software",),
+    "kernel": ("kernel",),
+}

@@ -1,0 +1,66 @@
+"""Shared test plumbing: real-fixture paths, golden files, and the gpu/root markers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+CAPTURES = TESTS / "captures"
+GOLDEN = TESTS / "golden"
+# Real outputs recorded by others live beside the project, never inside it (DESIGN.md #7).
+REAL = Path(os.environ.get("GPUWISE_REAL_FIXTURES", TESTS.parent.parent / "shared" / "fixtures" / "real"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", help="rewrite golden files instead of comparing")
+
+
+def pytest_collection_modifyitems(config, items):
+    has_gpu = shutil.which("nvidia-smi") is not None and Path("/dev/nvidia0").exists()
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    for item in items:
+        if "gpu" in item.keywords and not has_gpu:
+            item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU and driver"))
+        if "root" in item.keywords and not is_root:
+            item.add_marker(pytest.mark.skip(reason="needs root (network namespaces / tc)"))
+
+
+@pytest.fixture
+def real() -> Path:
+    """The shared real-fixtures folder; tests using it skip cleanly when it is absent."""
+    if not REAL.is_dir():
+        pytest.skip(f"real fixtures not present at {REAL}")
+    return REAL
+
+
+def real_files(subdir: str, pattern: str = "*") -> list[Path]:
+    """For parametrizing: the real fixture files in `subdir` (empty when the folder is absent)."""
+    d = REAL / subdir
+    return sorted(p for p in d.glob(pattern) if p.is_file()) if d.is_dir() else []
+
+
+def capture_dirs() -> list[Path]:
+    return sorted(p for p in CAPTURES.iterdir() if p.is_dir() or p.name.endswith(".tar.gz")) if CAPTURES.is_dir() else []
+
+
+@pytest.fixture
+def golden(request):
+    """golden(name, data): compare `data` with tests/golden/<name>, or rewrite it with --update-goldens."""
+
+    def check(name: str, data) -> None:
+        path = GOLDEN / name
+        text = data if isinstance(data, str) else json.dumps(data, indent=2, sort_keys=True) + "\n"
+        if request.config.getoption("--update-goldens"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return
+        if not path.exists():
+            pytest.fail(f"golden file {path} missing: run `pytest --update-goldens` and review the diff")
+        assert text == path.read_text(), f"{name} differs from golden; if intended, run pytest --update-goldens and review"
+
+    return check
