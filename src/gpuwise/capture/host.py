@@ -95,7 +95,7 @@ class LiveHost:
         if not todo:
             return
         with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-            for cid, result in zip(todo, pool.map(self._execute, todo)):
+            for cid, result in zip(todo, pool.map(self._execute, todo), strict=True):
                 self._cache[cid] = result
 
     def run(self, command_id: str) -> CommandResult | None:

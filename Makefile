@@ -1,0 +1,33 @@
+# gpuwise — the two commands in the README's Quickstart:
+#   make run    install into .venv and run `gpuwise doctor` on this machine
+#   make test   install system tools + Python deps into .venv, lint, run the tests
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test install system-deps lint clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e .
+
+run: install
+	$(BIN)/gpuwise doctor
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+# torch is pinned to the CPU build (2.13.0) for tests, so no multi-GB CUDA build is pulled in.
+test: system-deps $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/pytest -q
+
+lint: $(BIN)/python
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,156 @@
+"""`gpuwise capture`: record a machine's raw data in the gpuwise-capture/1 format.
+
+The capture is assembled in a temporary directory next to the destination and renamed into place
+(or tarred into a temporary file and renamed), so an interrupted capture leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gpuwise import __version__
+from gpuwise.capture.host import CAPTURE_FORMAT, CommandResult, LiveHost
+from gpuwise.capture.mask import Masker, find_serials
+from gpuwise.capture.sources import ALL_COMMAND_IDS, FILES, GLOBS
+from gpuwise.errors import UserInputError
+
+DMI_SERIAL_FILES = (
+    "/sys/class/dmi/id/product_serial",
+    "/sys/class/dmi/id/board_serial",
+    "/sys/class/dmi/id/chassis_serial",
+    "/sys/class/dmi/id/product_uuid",
+)
+
+
+@dataclass
+class CaptureSummary:
+    path: Path
+    files: int = 0
+    commands: dict[str, str] = field(default_factory=dict)  # id -> ok / missing / timeout / rc=N
+    redacted_env: list[str] = field(default_factory=list)
+    masked: dict[str, int] = field(default_factory=dict)
+
+
+def write_capture(
+    out: str | Path,
+    host: LiveHost | None = None,
+    mask: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> CaptureSummary:
+    """Capture `host` (this machine by default) to `out`: a directory, or a tarball if it ends in .tar.gz."""
+    host = host or LiveHost()
+    out = Path(out)
+    as_tar = out.name.endswith((".tar.gz", ".tgz"))
+    if out.exists() and (as_tar or not out.is_dir() or any(out.iterdir())):
+        raise UserInputError(f"{out} already exists", "choose a new path, or remove the old capture first")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    note = progress or (lambda _msg: None)
+
+    note("reading files")
+    files = _read_files(host)
+    note(f"running {len(ALL_COMMAND_IDS)} commands")
+    host.prefetch(list(ALL_COMMAND_IDS))
+    results = {cid: host.run(cid) for cid in ALL_COMMAND_IDS}
+
+    summary = CaptureSummary(path=out)
+    env_result = results.get("env")
+    if env_result is not None and env_result.ok:
+        summary.redacted_env = json.loads(env_result.stdout).get("redacted", [])
+
+    hostname = socket.gethostname()
+    masker = None
+    if mask:
+        serials = find_serials([r.stdout for r in results.values() if r is not None])
+        serials += [files[p].strip() for p in DMI_SERIAL_FILES if files.get(p)]
+        names = [hostname, socket.getfqdn(), (files.get("/etc/hostname") or "").strip()]
+        masker = Masker(names, serials)
+
+    def clean(text: str) -> str:
+        return masker.apply(text) if masker else text
+
+    meta = {
+        "format": CAPTURE_FORMAT,
+        "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "hostname": clean(hostname),
+        "gpuwise_version": __version__,
+        "redacted": {"env": summary.redacted_env, "rule": "names containing KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, ... and URLs with a password"},
+        "masked": bool(mask),
+        "commands": {},
+    }
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for path, text in files.items():
+            dest = tmp / "files" / path.lstrip("/")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(clean(text), encoding="utf-8")
+        summary.files = len(files)
+        for cid, res in results.items():
+            meta["commands"][cid] = _write_command(tmp / "commands", cid, res, clean)
+            summary.commands[cid] = meta["commands"][cid]["status"] if meta["commands"][cid]["status"] != "ok" else (
+                "ok" if res.rc == 0 else f"rc={res.rc}"
+            )
+        if masker:
+            summary.masked = masker.counts
+            meta["masked_counts"] = masker.counts
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        note("writing")
+        _publish(tmp, out, as_tar)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary
+
+
+def _read_files(host: LiveHost) -> dict[str, str]:
+    paths = list(FILES)
+    for pattern in GLOBS:
+        paths.extend(host.glob(pattern))
+    out = {}
+    for p in dict.fromkeys(paths):
+        text = host.read_file(p)
+        if text is not None:
+            out[p] = text
+    return out
+
+
+def _write_command(folder: Path, cid: str, res: CommandResult | None, clean: Callable[[str], str]) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    if res is None:
+        return {"status": "error", "detail": "unknown command id"}
+    info: dict = {"status": res.status, "rc": res.rc, "seconds": res.seconds}
+    if res.status == "missing":
+        return info  # recorded as missing: no .txt, so parsers see 'tool not installed', not empty output
+    (folder / f"{cid}.txt").write_text(clean(res.stdout), encoding="utf-8")
+    if res.stderr.strip():
+        (folder / f"{cid}.err").write_text(clean(res.stderr), encoding="utf-8")
+    if res.rc is not None:
+        (folder / f"{cid}.rc").write_text(f"{res.rc}\n", encoding="utf-8")
+    return info
+
+
+def _publish(tmp: Path, out: Path, as_tar: bool) -> None:
+    """Move the finished capture into place atomically."""
+    if not as_tar:
+        if out.exists():
+            out.rmdir()  # an empty directory the user created for us
+        os.replace(tmp, out)
+        tmp.mkdir()  # so the caller's cleanup has something to remove
+        return
+    fd, tar_tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    os.close(fd)
+    try:
+        top = out.name.removesuffix(".tar.gz").removesuffix(".tgz")
+        with tarfile.open(tar_tmp, "w:gz") as tar:
+            tar.add(tmp, arcname=top)
+        os.replace(tar_tmp, out)
+    except BaseException:
+        Path(tar_tmp).unlink(missing_ok=True)
+        raise
