@@ -17,10 +17,7 @@ def probe(
     """Show what this machine is: GPUs, topology, CPU, memory, network, storage, kernel, software, platform."""
     import json
 
-    from gpuwise.capture.host import CaptureHost, LiveHost
     from gpuwise.errors import UserInputError
-    from gpuwise.facts.collect import collect_facts
-    from gpuwise.facts.models import LAYERS
 
     if layer is not None and layer not in LAYER_CHOICES:
         import difflib
@@ -28,6 +25,10 @@ def probe(
         near = difflib.get_close_matches(layer, LAYER_CHOICES, n=1)
         hint = f"did you mean {near[0]!r}? " if near else ""
         raise UserInputError(f"unknown layer {layer!r}", f"{hint}use one of: {', '.join(LAYER_CHOICES)}")
+    from gpuwise.capture.host import CaptureHost, LiveHost
+    from gpuwise.facts.collect import collect_facts
+    from gpuwise.facts.models import LAYERS
+
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
     if as_json:
