@@ -1,0 +1,193 @@
+"""GPU facts: which NVIDIA GPUs a machine has and the state that matters for training.
+
+Sources, best first: NVML (`nvml`, live and in captures), `nvidia-smi -q -x` (captures and
+live fallback), and the `nvidia-smi -q` text report (hand-built captures). All three give
+the same Gpu model (fields and clock-event names are shared data in gpu_fields.py).
+Warnings from plain `nvidia-smi` (infoROM corruption, lost GPUs) are attached by bus id.
+A machine without GPUs or driver is a normal result: no GPUs, source "none", a reason.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuwise.capture.host import Host, LiveHost
+from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, mark_unknown
+from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_warnings
+from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
+from gpuwise.facts.models import Gpu, GpuProbe, PcieLink
+
+__all__ = [
+    "Gpu",
+    "GpuProbe",
+    "GpuResult",
+    "collect_gpus",
+    "parse_nvidia_smi_q_text",
+    "parse_nvidia_smi_warnings",
+    "parse_nvidia_smi_xml",
+    "parse_nvml_json",
+]
+
+NVML_FORMAT = "gpuwise-nvml/1"
+_GPU_FIELDS = tuple(f for f in Gpu.model_fields if f not in ("unknown", "pcie", "warnings"))
+_PCIE_FIELDS = tuple(f for f in PcieLink.model_fields if f != "unknown")
+
+
+def parse_nvml_json(text: str) -> GpuResult:
+    """Parse the gpuwise-nvml/1 document written by capture/nvml.py; never raises."""
+    probe = GpuProbe(source="none")
+    result = GpuResult(gpus=[], probe=probe)
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        probe.error = f"NVML output is not valid JSON ({exc})"
+        return result
+    if not isinstance(doc, dict) or doc.get("format") != NVML_FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        probe.error = f"NVML output has format {got!r}, expected {NVML_FORMAT!r}"
+        return result
+    result.driver_version = _str_or_none(doc.get("driver_version"))
+    result.cuda_driver_version = _str_or_none(doc.get("cuda_driver_version"))
+    count = doc.get("device_count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        probe.attached_gpus = count
+    if doc.get("error"):
+        probe.error = str(doc["error"])
+    gpus = doc.get("gpus")
+    for entry in gpus if isinstance(gpus, list) else []:
+        if isinstance(entry, dict):
+            result.gpus.append(_gpu_from_nvml(entry))
+    if probe.error is None:
+        probe.source = "nvml"
+    if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
+        probe.notes.append(f"NVML counts {probe.attached_gpus} GPUs but read {len(result.gpus)}")
+    return result
+
+
+def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
+    index = entry.get("index") if isinstance(entry.get("index"), int) else None
+    if entry.get("error"):
+        gpu = Gpu(index=index)
+        message = str(entry["error"])
+        gpu.why("*", message)
+        gpu.warnings.append(message)
+        return gpu
+    data: dict[str, Any] = {f: entry.get(f) for f in _GPU_FIELDS if f in entry}
+    pcie = entry.get("pcie") if isinstance(entry.get("pcie"), dict) else {}
+    data["pcie"] = {f: pcie.get(f) for f in _PCIE_FIELDS if f in pcie}
+    data["warnings"] = [str(w) for w in entry.get("warnings") or [] if isinstance(w, str)]
+    gpu, bad = _validate(data)
+    unknown = entry.get("unknown") if isinstance(entry.get("unknown"), dict) else {}
+    for name, reason in unknown.items():
+        if _known_field(str(name)):
+            mark_unknown(gpu, str(name), f"NVML: {reason}")
+    for name in bad:
+        mark_unknown(gpu, name, "NVML gave a value of the wrong type")
+    for name in _GPU_FIELDS:
+        if getattr(gpu, name) is None and name not in gpu.unknown:
+            gpu.why(name, "not in the NVML output")
+    for name in _PCIE_FIELDS:
+        if getattr(gpu.pcie, name) is None and name not in gpu.pcie.unknown:
+            gpu.pcie.why(name, "not in the NVML output")
+    return gpu
+
+
+def _validate(data: dict[str, Any]) -> tuple[Gpu, list[str]]:
+    """Build the Gpu, dropping (and naming) the fields whose values have the wrong type."""
+    bad: list[str] = []
+    for _ in range(len(_GPU_FIELDS) + len(_PCIE_FIELDS) + 2):
+        try:
+            return Gpu.model_validate(data), bad
+        except ValidationError as exc:
+            loc = exc.errors()[0]["loc"]
+            if loc and loc[0] == "pcie" and len(loc) > 1 and isinstance(data.get("pcie"), dict):
+                data["pcie"].pop(loc[1], None)
+                bad.append(f"pcie.{loc[1]}")
+            elif loc and loc[0] in data:
+                data.pop(loc[0])
+                bad.append(str(loc[0]))
+            else:
+                break
+    return Gpu(index=data.get("index") if isinstance(data.get("index"), int) else None), bad + ["*"]
+
+
+def _known_field(name: str) -> bool:
+    head, _, tail = name.partition(".")
+    return name in _GPU_FIELDS or (head == "pcie" and tail in _PCIE_FIELDS)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+# ---------------------------------------------------------------- the collector
+
+
+def collect_gpus(host: Host) -> GpuResult:
+    """GPU facts from the best source the host has: NVML, then `nvidia-smi -q -x`, then `-q` text."""
+    tried: list[str] = []
+    nvml_error: str | None = None
+    chosen: GpuResult | None = None
+
+    nvml = host.run("nvml")
+    if nvml is None:
+        tried.append("NVML: not captured")
+    elif not nvml.ok:
+        nvml_error = f"NVML collector: {nvml.reason()}"
+        tried.append(nvml_error)
+    else:
+        parsed = parse_nvml_json(nvml.stdout)
+        if parsed.probe.error is None:
+            chosen = parsed
+        else:
+            nvml_error = parsed.probe.error
+            tried.append(nvml_error)
+
+    for command_id, parse in (("nvidia-smi-q-x", parse_nvidia_smi_xml), ("nvidia-smi-q", parse_nvidia_smi_q_text)):
+        if chosen is not None:
+            break
+        r = host.run(command_id)
+        if r is None:
+            if command_id == "nvidia-smi-q-x":  # the text report exists only in hand-built captures
+                tried.append(f"`{command_id}`: not captured")
+        elif not r.ok:
+            tried.append(r.reason())
+        else:
+            parsed = parse(r.stdout)
+            if parsed.gpus:
+                chosen = parsed
+            else:
+                tried.append(f"`{command_id}`: no GPU in the output ({'; '.join(parsed.probe.notes) or 'empty'})")
+
+    if chosen is None:
+        probe = GpuProbe(source="none", error=nvml_error)
+        probe.notes.append("no NVIDIA GPU found: " + "; ".join(tried))
+        probe.why("attached_gpus", "no GPU source answered")
+        return GpuResult(gpus=[], probe=probe)
+
+    chosen.probe.error = nvml_error
+    if nvml_error and chosen.probe.source != "nvml":
+        chosen.probe.notes.append(f"used `{chosen.probe.source}` because {nvml_error}")
+    # NVML on a live host already checks the infoROM itself; anywhere else read nvidia-smi's warnings.
+    if not (chosen.probe.source == "nvml" and isinstance(host, LiveHost)):
+        _attach_warnings(host, chosen)
+    return chosen
+
+
+def _attach_warnings(host: Host, result: GpuResult) -> None:
+    r = host.run("nvidia-smi")
+    if r is None or r.status != "ok":
+        return
+    # nvidia-smi exits non-zero when a GPU is lost, and the warnings are the point then: parse anyway.
+    warned = parse_nvidia_smi_warnings(r.stdout + "\n" + r.stderr)
+    by_bus = {bus_id_key(g.pci_bus_id): g for g in result.gpus if bus_id_key(g.pci_bus_id) is not None}
+    for w in warned.gpus:
+        target = by_bus.get(bus_id_key(w.pci_bus_id))
+        if target is None:
+            result.probe.notes.extend(f"nvidia-smi ({w.pci_bus_id}): {m}" for m in w.warnings)
+            continue
+        target.warnings.extend(m for m in w.warnings if m not in target.warnings)
+    result.probe.notes.extend(n for n in warned.probe.notes if n not in result.probe.notes)
