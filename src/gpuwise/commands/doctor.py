@@ -1,9 +1,157 @@
-"""`gpuwise doctor`: registered by its owner (work in progress in this session)."""
+"""`gpuwise doctor` (what should I change, in what order?) and `gpuwise compare` (two reports side by side)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+DOCTOR_HELP = """Rank what to change on this machine (or a capture), with evidence and exact commands.
+
+Findings are grouped by priority, which depends on the environment kind (cloud VM or your own
+hardware); each says whether you can change it here and what to do instead if not.
+
+Exit codes: 0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run.
+"""
+
+
+def _load_bench(path: Path):
+    import json
+
+    from pydantic import ValidationError
+
+    from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
+    from gpuwise.errors import UserInputError
+
+    fix = "pass a file written by `gpuwise bench --json -o FILE` (schema gpuwise-bench/1)"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserInputError(f"--bench-results {path}: no such file", fix) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserInputError(f"--bench-results {path}: not readable JSON ({exc})", fix) from exc
+    if not isinstance(data, dict) or data.get("schema") != BENCH_SCHEMA:
+        got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise UserInputError(f"--bench-results {path}: schema is {got!r}, expected {BENCH_SCHEMA!r}", fix)
+    try:
+        return BenchReport.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserInputError(f"--bench-results {path}: field {where}: {first['msg']}", fix) from exc
+
+
+def _run_quick_bench():
+    """Run gpuwise.bench in quick mode; the bench package is optional and imported only here."""
+    from gpuwise.errors import MissingDependencyError
+
+    try:
+        from gpuwise.bench.context import BenchOptions, build_context
+        from gpuwise.bench.registry import select
+        from gpuwise.bench.runner import run_benchmarks
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).",
+            "run `gpuwise bench --json -o bench.json` separately and pass --bench-results bench.json, "
+            "or reinstall gpuwise with `pip install 'gpuwise[bench]'`",
+        ) from exc
+    return run_benchmarks(build_context(BenchOptions(mode="quick")), select(None))
+
+
+def doctor(
+    source: Path = typer.Option(None, "--from", help="Diagnose a capture (directory or .tar.gz) instead of this machine."),
+    bench: str = typer.Option("none", "--bench", help="Measure too: none (default) or quick (runs gpuwise bench quick)."),
+    bench_results: Path = typer.Option(None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."),
+    env: str = typer.Option("auto", "--env", help="Environment kind: auto (detect), cloud or onprem."),
+    fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
+    output: Path = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically) instead of stdout."),
+) -> None:
+    import json
+
+    from gpuwise.errors import UserInputError
+
+    for name, value, allowed in (("--bench", bench, ("none", "quick")), ("--env", env, ("auto", "cloud", "onprem")),
+                                 ("--format", fmt, ("text", "json", "md"))):
+        if value not in allowed:
+            raise UserInputError(f"{name} {value!r} is not one of {', '.join(allowed)}",
+                                 f"use {name} {allowed[0]} (or {', '.join(allowed[1:])})")
+    if bench == "quick" and bench_results is not None:
+        raise UserInputError("--bench quick and --bench-results both given", "use one of them")
+    if bench == "quick" and source is not None:
+        raise UserInputError("--bench quick measures this machine, not a capture",
+                             "run the benchmark on the captured node (gpuwise bench --json -o bench.json) and pass "
+                             "--bench-results bench.json")
+
+    from gpuwise.advise.doctor import diagnose
+    from gpuwise.capture.host import CaptureHost, LiveHost
+    from gpuwise.facts.collect import collect_facts
+
+    bench_report = _load_bench(bench_results) if bench_results is not None else None
+    host = CaptureHost(source) if source else LiveHost()
+    facts = collect_facts(host)
+    if bench == "quick":
+        bench_report = _run_quick_bench()
+    report = diagnose(facts, bench_report, env)
+
+    if fmt == "json":
+        text = json.dumps(report.to_json_dict(), indent=2) + "\n"
+    elif fmt == "md":
+        from gpuwise.report.render_md import render_md
+
+        text = render_md(report)
+    else:
+        from gpuwise.report.render_text import render_text
+
+        text = render_text(report, color=output is None and _stdout_is_tty())
+    if output is not None:
+        from gpuwise.atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+        typer.echo(f"wrote {output} — {report.summary.verdict}", err=True)
+    else:
+        typer.echo(text, nl=False)
+    raise typer.Exit(report.summary.exit_code)
+
+
+def _stdout_is_tty() -> bool:
+    import sys
+
+    return sys.stdout.isatty()
+
+
+def compare(
+    a: Path = typer.Argument(..., help="First report or bench JSON (A)."),
+    b: Path = typer.Argument(..., help="Second report or bench JSON (B)."),
+    fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
+    output: Path = typer.Option(None, "-o", "--output", help="Write to FILE (atomically) instead of stdout."),
+) -> None:
+    """Compare two machines or two runs: facts that differ by layer, measurements with B/A, one-sided findings.
+
+    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench`. Exit code 3 if a file
+    cannot be read.
+    """
+    import json
+
+    from gpuwise.errors import UserInputError
+    from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
+
+    if fmt not in ("text", "json", "md"):
+        raise UserInputError(f"--format {fmt!r} is not one of text, json, md", "use --format text, json or md")
+    comp = compare_files(a, b)
+    if fmt == "json":
+        text = json.dumps(comp.model_dump(mode="json"), indent=2) + "\n"
+    elif fmt == "md":
+        text = render_compare_md(comp)
+    else:
+        text = render_compare_text(comp)
+    if output is not None:
+        from gpuwise.atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+    else:
+        typer.echo(text, nl=False)
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    app.command("doctor", help=DOCTOR_HELP)(doctor)
+    app.command("compare")(compare)

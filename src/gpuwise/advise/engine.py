@@ -1,0 +1,240 @@
+"""The rules engine: a registry of small rule functions, run over Facts (+ Measurements) into ranked Findings.
+
+A rule is a function `fn(ctx) -> Finding | list[Finding] | None` registered with `@rule(...)`: its id,
+layer, the environments it applies to, and its priority and controllability per environment kind.
+The engine fills those in, so a rule body only decides *whether* something is wrong and *what* the
+evidence is. A rule that raises becomes an info finding "rule X failed", never a crashed doctor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from gpuwise.advise.finding import (
+    PRIORITY_ORDER,
+    Controllable,
+    EnvKind,
+    Evidence,
+    ExpectedGain,
+    Finding,
+    Layer,
+    Priority,
+    Recommendation,
+    Status,
+)
+
+if TYPE_CHECKING:
+    from gpuwise.bench.models import BenchReport
+    from gpuwise.facts.models import Facts
+
+ALL_ENVS: tuple[EnvKind, ...] = ("cloud", "onprem", "unknown")
+RuleFn = Callable[["RuleContext"], "Finding | Iterable[Finding] | None"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    layer: Layer
+    title: str
+    source: str
+    fn: RuleFn
+    environments: tuple[EnvKind, ...] = ALL_ENVS
+    priority: dict[str, Priority] = field(default_factory=dict)
+    controllable: dict[str, Controllable] = field(default_factory=dict)
+    references: tuple[str, ...] = ()
+    gain: ExpectedGain | None = None
+    affects_numerics: bool = False
+    needs_bench: bool = False
+
+    def priority_for(self, env: EnvKind) -> Priority:
+        if env in self.priority:
+            return self.priority[env]
+        # Unknown environment: do not hide something that would matter in either kind.
+        return min(self.priority.values(), key=PRIORITY_ORDER.index)
+
+    def controllable_for(self, env: EnvKind) -> Controllable:
+        if env in self.controllable:
+            return self.controllable[env]
+        if env != "unknown":
+            return Controllable(can="yes", reason="a setting on this machine")
+        cloud, onprem = self.controllable.get("cloud"), self.controllable.get("onprem")
+        if cloud is None and onprem is None:
+            return Controllable(can="yes", reason="a setting on this machine")
+        parts = [f"on a cloud VM: {cloud.reason}" if cloud else "on a cloud VM: yes",
+                 f"on your own hardware: {onprem.reason}" if onprem else "on your own hardware: yes"]
+        alt = cloud.alternative if cloud else None
+        return Controllable(can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt)
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def rule(
+    id: str,
+    layer: Layer,
+    title: str,
+    source: str,
+    *,
+    priority: Priority | dict[str, Priority],
+    environments: tuple[EnvKind, ...] = ALL_ENVS,
+    controllable: dict[str, Controllable] | None = None,
+    references: tuple[str, ...] = (),
+    gain: ExpectedGain | None = None,
+    affects_numerics: bool = False,
+    needs_bench: bool = False,
+) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule. `priority` is one level or a mapping env kind -> level."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        if id in _REGISTRY and _REGISTRY[id].fn is not fn:
+            raise ValueError(f"duplicate rule id {id}")
+        prio = {"cloud": priority, "onprem": priority} if isinstance(priority, str) else dict(priority)
+        _REGISTRY[id] = Rule(
+            id, layer, title, source, fn, environments, prio, dict(controllable or {}),
+            tuple(references), gain, affects_numerics, needs_bench,
+        )
+        return fn
+
+    return deco
+
+
+def registry() -> dict[str, Rule]:
+    """All registered rules, by id (importing the rule modules registers them)."""
+    import gpuwise.advise.rules  # noqa: F401  (registers every rule module)
+
+    return dict(_REGISTRY)
+
+
+# ---------------------------------------------------------------- thresholds (data, with sources)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    name: str
+    value: Any
+    source: str
+    unit: str = ""
+
+
+@lru_cache(maxsize=1)
+def thresholds() -> dict[str, Threshold]:
+    """Load advise/data/thresholds.yaml: every number a rule compares against, with its source."""
+    text = resources.files("gpuwise.advise").joinpath("data/thresholds.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text) or {}
+    out = {}
+    for name, row in raw.items():
+        if not isinstance(row, dict) or "value" not in row or "source" not in row:
+            raise ValueError(f"thresholds.yaml: {name} needs 'value' and 'source'")
+        out[name] = Threshold(name, row["value"], str(row["source"]), str(row.get("unit", "")))
+    return out
+
+
+# ---------------------------------------------------------------- the context a rule sees
+
+
+class RuleContext:
+    """What one rule may read (facts, bench, env, thresholds) and helpers to build its findings."""
+
+    def __init__(self, facts: Facts, bench: BenchReport | None, env: EnvKind, rule: Rule):
+        self.facts = facts
+        self.bench = bench
+        self.env = env
+        self.rule = rule
+        self.used_thresholds: list[Threshold] = []
+
+    def t(self, name: str) -> Any:
+        """A threshold's value; its source is cited in the finding's references."""
+        th = thresholds()[name]
+        if th not in self.used_thresholds:
+            self.used_thresholds.append(th)
+        return th.value
+
+    def finding(
+        self,
+        status: Status,
+        evidence: Iterable[Evidence | tuple[str, Any]],
+        text: str = "",
+        *,
+        title: str | None = None,
+        commands: Iterable[str] = (),
+        config: Iterable[str] = (),
+        env: dict[str, str] | None = None,
+        priority: Priority | None = None,
+        controllable: Controllable | None = None,
+        gain: ExpectedGain | None = None,
+        affects_numerics: bool | None = None,
+    ) -> Finding:
+        r = self.rule
+        refs = list(r.references) + [f"threshold {t.name} = {t.value}{(' ' + t.unit) if t.unit else ''}: {t.source}"
+                                     for t in self.used_thresholds]
+        return Finding(
+            id=r.id,
+            layer=r.layer,
+            priority=priority or r.priority_for(self.env),
+            status=status,
+            title=title or r.title,
+            evidence=[e if isinstance(e, Evidence) else ev(*e) for e in evidence],
+            recommendation=Recommendation(text=text, commands=list(commands), config=list(config), env=dict(env or {})),
+            controllable=controllable or r.controllable_for(self.env),
+            expected_gain=gain or r.gain,
+            affects_numerics=r.affects_numerics if affects_numerics is None else affects_numerics,
+            references=refs,
+            source=r.source,
+        )
+
+    def passed(self, evidence: Iterable[Evidence | tuple[str, Any]], title: str) -> Finding:
+        """The rule checked and found nothing wrong: shown as a pass, so the plan says what was checked."""
+        return self.finding("pass", evidence, title=title, priority="low")
+
+
+def ev(path: str, value: Any) -> Evidence:
+    """Evidence from a fact path; paths starting with 'bench:' are measurements."""
+    if path.startswith("bench:"):
+        return Evidence(kind="measurement", path=path[len("bench:"):], value=value)
+    return Evidence(kind="fact", path=path, value=value)
+
+
+# ---------------------------------------------------------------- running
+
+
+def _failed(rule_: Rule, env: EnvKind, exc: Exception) -> Finding:
+    return Finding(
+        id=rule_.id,
+        layer=rule_.layer,
+        priority="low",
+        status="info",
+        title=f"rule {rule_.id} failed: {type(exc).__name__}: {exc}"[:300],
+        recommendation=Recommendation(text="This check could not run on these facts; the others are unaffected. "
+                                      "Please report it with the capture (`gpuwise capture`)."),
+        controllable=Controllable(can="yes", reason="a gpuwise problem, not a machine problem"),
+        source=rule_.source,
+    )
+
+
+def run_rules(
+    facts: Facts, bench: BenchReport | None, env_kind: EnvKind, rules: Iterable[Rule] | None = None
+) -> list[Finding]:
+    """Run every applicable rule and return the findings ranked (priority, status, layer, id)."""
+    out: list[Finding] = []
+    for r in sorted(rules if rules is not None else registry().values(), key=lambda r: r.id):
+        if env_kind not in r.environments or (r.needs_bench and bench is None):
+            continue
+        ctx = RuleContext(facts, bench, env_kind, r)
+        try:
+            result = r.fn(ctx)
+            if result is None:
+                continue
+            items = [result] if isinstance(result, Finding) else list(result)
+            for item in items:
+                if not isinstance(item, Finding):
+                    raise TypeError(f"rule returned {type(item).__name__}, not a Finding")
+            out.extend(items)
+        except Exception as exc:  # a rule bug must not sink the doctor
+            out.append(_failed(r, env_kind, exc))
+    return sorted(out, key=Finding.sort_key)

@@ -1,0 +1,15 @@
+"""Doctor rules, one module per layer. Importing this package registers every rule with the engine."""
+
+from gpuwise.advise.rules import (  # noqa: F401
+    driver_cuda,
+    framework,
+    gpu_health,
+    hardware,
+    isolation,
+    kernel,
+    measurements,
+    monitoring,
+    network,
+    storage,
+    toolchain,
+)

@@ -1,0 +1,85 @@
+"""Small helpers shared by rule modules: GPU labels, version parsing, common controllability texts."""
+
+from __future__ import annotations
+
+import re
+
+from gpuwise.advise.finding import Controllable
+from gpuwise.facts.models import Facts, Gpu
+
+
+def label(g: Gpu, pos: int) -> str:
+    """A fact path for one GPU: gpus[<position>] (the index nvidia-smi printed, when known, in the value)."""
+    return f"gpus[{pos}]"
+
+
+def gpus(facts: Facts) -> list[tuple[str, Gpu]]:
+    return [(label(g, i), g) for i, g in enumerate(facts.gpus)]
+
+
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    """'12.4' -> (12, 4); '2.5.1+cu124' -> (2, 5, 1); None or garbage -> None."""
+    if not text:
+        return None
+    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def cc_value(g: Gpu) -> float | None:
+    try:
+        return float(g.compute_capability) if g.compute_capability else None
+    except ValueError:
+        return None
+
+
+def is_virtual_machine(facts: Facts) -> bool:
+    v = (facts.platform.virtualization or "").lower()
+    return bool(v) and v != "none"
+
+
+def gpu_is_busy(g: Gpu, idle_names: list[str]) -> bool | None:
+    """True when the GPU is not idle (no 'gpu_idle' clock event reason); None when unknown."""
+    if g.clock_event_reasons is None:
+        return None
+    return not any(r in idle_names for r in g.clock_event_reasons)
+
+
+def physical_nics(facts: Facts):
+    return [n for n in facts.network.nics if not n.virtual and n.name != "lo"]
+
+
+def nccl_setting(facts: Facts, name: str) -> tuple[str | None, str | None]:
+    """(value, where) for an NCCL variable: the environment wins over /etc/nccl.conf (as NCCL reads them)."""
+    if name in facts.network.nccl_env:
+        return facts.network.nccl_env[name], "network.nccl_env"
+    conf = facts.network.nccl_conf or {}
+    if name in conf:
+        return conf[name], "network.nccl_conf"
+    return None, None
+
+
+# Controllability texts reused by several rules (the "why not, and what instead" a cloud user needs).
+FIRMWARE_ON_CLOUD = Controllable(
+    can="no",
+    reason="BIOS, PCIe and firmware settings are not reachable from a cloud VM",
+    alternative="choose an instance family whose GPUs are attached at full PCIe width/generation "
+    "(bare-metal or full-node GPU shapes), or report it to the provider with this evidence",
+)
+HARDWARE_ON_CLOUD = Controllable(
+    can="no",
+    reason="the physical GPU and its board belong to the provider",
+    alternative="stop this instance and start a new one (you usually land on another host), and report the "
+    "GPU to the provider with this evidence",
+)
+KERNEL_ON_CLOUD = Controllable(
+    can="partly",
+    reason="you control the guest kernel, but the hypervisor decides what the VM sees",
+    alternative="set it in the guest if the VM exposes it; otherwise pick an image or instance type that does",
+)
+FABRIC_ON_CLOUD = Controllable(
+    can="no",
+    reason="the network fabric is chosen by the instance type",
+    alternative="choose an instance type with RDMA networking (e.g. InfiniBand/RoCE or EFA-class shapes) and place "
+    "the nodes in one availability zone / placement group",
+)
+ONPREM_YES = Controllable(can="yes", reason="your own hardware: you can change it")

@@ -1,0 +1,219 @@
+"""Compare two doctor reports or two bench results: facts that differ (by layer), measurements with the
+ratio B/A, and findings present in only one of them. Used by `gpuwise compare A.json B.json`."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gpuwise.errors import UserInputError
+
+# Readings that change from minute to minute; they are not differences between machines or setups.
+VOLATILE = ("temperature_c", "sm_clock_mhz", "memory_free_bytes", "available_bytes", "free_bytes",
+            "clock_event_reasons", "captured_at", "ecc_volatile_uncorrectable")
+SKIP_TOP = ("schema", "meta")
+FACT_LAYER = {"gpus": "hardware", "gpu_probe": "hardware", "topology": "hardware", "cpu": "hardware",
+              "memory": "hardware", "network": "network", "storage": "storage", "kernel": "kernel",
+              "software": "driver-cuda/toolchain", "monitoring": "monitoring", "platform": "isolation"}
+
+
+class FactDiff(BaseModel):
+    layer: str
+    path: str
+    a: Any = None
+    b: Any = None
+
+
+class MeasurementDiff(BaseModel):
+    name: str
+    device: str | None = None
+    unit: str = ""
+    a: float | None = None
+    b: float | None = None
+    ratio: float | None = None  # b / a
+
+
+class FindingDiff(BaseModel):
+    id: str
+    title: str
+    only_in: str | None = None  # "A" or "B"; None when in both with another status
+    status_a: str | None = None
+    status_b: str | None = None
+
+
+class Comparison(BaseModel):
+    a: str
+    b: str
+    kind_a: str
+    kind_b: str
+    facts: list[FactDiff] = Field(default_factory=list)
+    measurements: list[MeasurementDiff] = Field(default_factory=list)
+    findings: list[FindingDiff] = Field(default_factory=list)
+
+
+def load_any(path: str | Path) -> tuple[str, dict]:
+    """Read a gpuwise-report/1 or gpuwise-bench/1 JSON file; ('report' | 'bench', data)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserInputError(f"{p}: no such file", "pass two files written by `gpuwise doctor --format json -o FILE` "
+                             "or `gpuwise bench --json -o FILE`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserInputError(f"{p}: not readable JSON ({exc})", "pass a gpuwise report or bench JSON file") from exc
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema == "gpuwise-report/1":
+        return "report", data
+    if schema == "gpuwise-bench/1":
+        return "bench", data
+    raise UserInputError(f"{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'",
+                         "compare files written by `gpuwise doctor --format json` or `gpuwise bench`")
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "unknown":
+                continue  # reasons, not facts
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            key = v.get("name") or v.get("mountpoint") or v.get("index", i)
+            _flatten(v, f"{prefix}[{key}]", out)
+    else:
+        out[prefix] = value
+
+
+def diff_facts(a: dict, b: dict) -> list[FactDiff]:
+    fa, fb = {}, {}
+    for top in sorted(set(a) | set(b)):
+        if top in SKIP_TOP:
+            continue
+        _flatten(a.get(top), top, fa)
+        _flatten(b.get(top), top, fb)
+    out = []
+    for path in sorted(set(fa) | set(fb)):
+        if path.rsplit(".", 1)[-1] in VOLATILE or fa.get(path) == fb.get(path):
+            continue
+        top = path.split(".")[0].split("[")[0]
+        out.append(FactDiff(layer=FACT_LAYER.get(top, top), path=path, a=fa.get(path), b=fb.get(path)))
+    return out
+
+
+def _results(kind: str, data: dict) -> list[dict]:
+    bench = data if kind == "bench" else (data.get("measurements") or {})
+    return [r for r in bench.get("results", []) if isinstance(r, dict)]
+
+
+def diff_measurements(ra: list[dict], rb: list[dict]) -> list[MeasurementDiff]:
+    def key(r: dict) -> tuple[str, str | None]:
+        return r.get("name", "?"), r.get("device")
+
+    ma, mb = {key(r): r for r in ra}, {key(r): r for r in rb}
+    out = []
+    for k in sorted(set(ma) | set(mb), key=lambda k: (k[0], k[1] or "")):
+        va = ma.get(k, {}).get("value") if ma.get(k, {}).get("status", "ok") == "ok" else None
+        vb = mb.get(k, {}).get("value") if mb.get(k, {}).get("status", "ok") == "ok" else None
+        unit = (ma.get(k) or mb.get(k) or {}).get("unit", "")
+        ratio = vb / va if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and va else None
+        out.append(MeasurementDiff(name=k[0], device=k[1], unit=unit, a=va, b=vb, ratio=ratio))
+    return out
+
+
+def diff_findings(fa: list[dict], fb: list[dict]) -> list[FindingDiff]:
+    da = {f["id"]: f for f in fa if f.get("status") != "pass"}
+    db = {f["id"]: f for f in fb if f.get("status") != "pass"}
+    out = []
+    for fid in sorted(set(da) | set(db)):
+        x, y = da.get(fid), db.get(fid)
+        title = (x or y).get("title", fid)
+        if x and not y:
+            out.append(FindingDiff(id=fid, title=title, only_in="A", status_a=x.get("status")))
+        elif y and not x:
+            out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=y.get("status")))
+        elif x.get("status") != y.get("status"):
+            out.append(FindingDiff(id=fid, title=title, status_a=x.get("status"), status_b=y.get("status")))
+    return out
+
+
+def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
+    """Compare two gpuwise JSON files (reports or bench results, in any combination)."""
+    ka, a = load_any(path_a)
+    kb, b = load_any(path_b)
+    comp = Comparison(a=str(path_a), b=str(path_b), kind_a=ka, kind_b=kb)
+    if ka == kb == "report":
+        comp.facts = diff_facts(a.get("facts") or {}, b.get("facts") or {})
+        comp.findings = diff_findings(a.get("findings") or [], b.get("findings") or [])
+    comp.measurements = diff_measurements(_results(ka, a), _results(kb, b))
+    return comp
+
+
+def _v(x: Any) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, list):
+        return ", ".join(map(str, x)) or "none"
+    return str(x)
+
+
+def render_compare_text(c: Comparison, width: int = 110) -> str:
+    """Side by side in the terminal: facts by layer, measurements with B/A, one-sided findings."""
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = StringIO()
+    con = Console(file=buf, width=width, no_color=True, highlight=False, emoji=False)
+    con.print(f"A: {c.a} ({c.kind_a})\nB: {c.b} ({c.kind_b})")
+    if c.kind_a == c.kind_b == "report":
+        if c.facts:
+            for layer in sorted({d.layer for d in c.facts}):
+                t = Table(title=f"facts that differ — {layer}", title_justify="left")
+                t.add_column("fact", overflow="fold")
+                t.add_column("A", overflow="fold")
+                t.add_column("B", overflow="fold")
+                for d in (d for d in c.facts if d.layer == layer):
+                    t.add_row(d.path, _v(d.a), _v(d.b))
+                con.print(t)
+        else:
+            con.print("facts: no differences (ignoring volatile readings such as temperatures and clocks)")
+    if c.measurements:
+        t = Table(title="measurements", title_justify="left")
+        for col in ("name", "device", "unit", "A", "B", "B/A"):
+            t.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
+        for m in c.measurements:
+            t.add_row(m.name, m.device or "", m.unit, _v(m.a), _v(m.b), f"{m.ratio:.2f}x" if m.ratio else "—")
+        con.print(t)
+    else:
+        con.print("measurements: none in either file")
+    if c.kind_a == c.kind_b == "report":
+        if c.findings:
+            t = Table(title="findings that differ", title_justify="left")
+            for col in ("id", "title", "A", "B"):
+                t.add_column(col, overflow="fold")
+            for f in c.findings:
+                t.add_row(f.id, f.title, f.status_a or "—", f.status_b or "—")
+            con.print(t)
+        else:
+            con.print("findings: the same in both")
+    return buf.getvalue()
+
+
+def render_compare_md(c: Comparison) -> str:
+    out = ["# gpuwise compare", "", f"- A: `{c.a}` ({c.kind_a})", f"- B: `{c.b}` ({c.kind_b})", ""]
+    if c.facts:
+        out += ["## Facts that differ", "", "| layer | fact | A | B |", "|---|---|---|---|"]
+        out += [f"| {d.layer} | `{d.path}` | {_v(d.a)} | {_v(d.b)} |" for d in c.facts] + [""]
+    if c.measurements:
+        out += ["## Measurements", "", "| name | device | unit | A | B | B/A |", "|---|---|---|---:|---:|---:|"]
+        out += [f"| {m.name} | {m.device or ''} | {m.unit} | {_v(m.a)} | {_v(m.b)} | "
+                f"{f'{m.ratio:.2f}x' if m.ratio else '—'} |" for m in c.measurements] + [""]
+    if c.findings:
+        out += ["## Findings that differ", "", "| id | title | A | B |", "|---|---|---|---|"]
+        out += [f"| `{f.id}` | {f.title} | {f.status_a or '—'} | {f.status_b or '—'} |" for f in c.findings] + [""]
+    return "\n".join(out)

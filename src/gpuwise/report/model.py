@@ -1,0 +1,86 @@
+"""The Report: facts, measurements and ranked findings of one machine (schema gpuwise-report/1).
+
+This JSON is a contract: `gpuwise compare` reads two of them, and other tools may too. Fields are
+only ever added; a reader ignores what it does not know (hence extra="ignore" on load).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuwise.advise.finding import PRIORITY_ORDER, STATUS_ORDER, EnvKind, Finding
+
+REPORT_SCHEMA = "gpuwise-report/1"
+
+
+class EnvInfo(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kind: EnvKind = "unknown"
+    detected: EnvKind = "unknown"
+    reason: str = ""
+    overridden: bool = False
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    by_status: dict[str, int] = Field(default_factory=dict)
+    by_priority: dict[str, int] = Field(default_factory=dict)  # not counting passes
+    exit_code: int = 0
+    verdict: str = ""
+
+
+class Report(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    schema_: str = Field(REPORT_SCHEMA, alias="schema")
+    created_at: str | None = None
+    gpuwise_version: str | None = None
+    hostname: str | None = None
+    source: str | None = None  # "live" or the capture path
+    env: EnvInfo = Field(default_factory=EnvInfo)
+    facts: dict[str, Any] = Field(default_factory=dict)  # Facts.to_json_dict()
+    measurements: dict[str, Any] | None = None  # BenchReport.to_json_dict(), when given
+    findings: list[Finding] = Field(default_factory=list)
+    summary: Summary = Field(default_factory=Summary)
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def exit_code_for(findings: list[Finding]) -> int:
+    """Doctor's exit code: 2 if any finding fails (critical), 1 if any warns, else 0."""
+    statuses = {f.status for f in findings}
+    return 2 if "fail" in statuses else 1 if "warn" in statuses else 0
+
+
+def summarize(findings: list[Finding]) -> Summary:
+    by_status = {s: sum(1 for f in findings if f.status == s) for s in STATUS_ORDER}
+    by_priority = {p: sum(1 for f in findings if f.priority == p and f.status != "pass") for p in PRIORITY_ORDER}
+    code = exit_code_for(findings)
+    verdict = {
+        0: "no problems found",
+        1: f"{by_status['warn']} warning(s) to look at",
+        2: f"{by_status['fail']} critical finding(s), {by_status['warn']} warning(s)",
+    }[code]
+    return Summary(by_status=by_status, by_priority=by_priority, exit_code=code, verdict=verdict)
+
+
+def build_report(facts, findings: list[Finding], env: EnvInfo, bench=None) -> Report:
+    """Assemble a Report from Facts (model), findings, the environment decision and an optional BenchReport."""
+    from datetime import datetime, timezone
+
+    from gpuwise import __version__
+
+    return Report(
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        gpuwise_version=__version__,
+        hostname=facts.meta.hostname,
+        source=facts.meta.source,
+        env=env,
+        facts=facts.to_json_dict(),
+        measurements=bench.to_json_dict() if bench is not None else None,
+        findings=findings,
+        summary=summarize(findings),
+    )
