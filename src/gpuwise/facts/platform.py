@@ -1,0 +1,233 @@
+"""Platform facts: virtualization, container, DMI strings, cloud provider and instance type, cgroup
+limits, and the derived environment kind (cloud / onprem / unknown) with its reason."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from gpuwise.capture.host import Host
+from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
+from gpuwise.facts.models import Platform
+from gpuwise.facts.sourcing import command_text, file_text, load_data_csv, to_int
+
+DMI_DIR = "/sys/class/dmi/id"
+DMI_FIELDS = (
+    "sys_vendor", "product_name", "product_version", "product_serial", "product_uuid", "board_vendor",
+    "bios_vendor", "bios_version", "chassis_vendor", "chassis_asset_tag",
+)  # fmt: skip
+# systemd-detect-virt names for containers; without --vm it reports these before any VM.
+CONTAINER_KINDS = frozenset(
+    (
+        "docker",
+        "podman",
+        "lxc",
+        "lxc-libvirt",
+        "systemd-nspawn",
+        "openvz",
+        "rkt",
+        "wsl",
+        "proot",
+        "pouch",
+        "container-other",
+    )
+)
+NO_LIMIT_BYTES = 1 << 60  # cgroup v1 reports "unlimited" as a page-rounded 2^63-1
+
+
+@dataclass(frozen=True)
+class CloudRule:
+    provider: str
+    label: str
+    conditions: tuple[tuple[str, str], ...]
+    confidence: str
+    instance_type_field: str | None
+    instance_type_regex: str | None
+    source: str
+
+
+@lru_cache(maxsize=1)
+def cloud_rules() -> tuple[CloudRule, ...]:
+    rules = []
+    for row in load_data_csv("cloud_dmi.csv"):
+        conds = tuple(tuple(c.split("=", 1)) for c in row["conditions"].split("&") if "=" in c)
+        field, _, regex = row.get("instance_type", "").partition("~")
+        rules.append(
+            CloudRule(
+                row["provider"],
+                row["label"],
+                conds,
+                row["confidence"],
+                field or None,
+                regex or None,
+                row["source"],
+            )  # type: ignore[arg-type]
+        )
+    return tuple(rules)
+
+
+def match_cloud(dmi: dict[str, str]) -> tuple[CloudRule, str] | None:
+    """The first rule whose conditions all hold, with the DMI evidence as text."""
+    for rule in cloud_rules():
+        if rule.conditions and all(
+            fnmatch.fnmatchcase(dmi.get(f) or "", pat) and dmi.get(f) for f, pat in rule.conditions
+        ):
+            evidence = " and ".join(f"{f}={dmi[f]!r}" for f, _ in rule.conditions)
+            return rule, evidence
+    return None
+
+
+def read_dmi(host: Host) -> dict[str, str]:
+    out = {}
+    for field in DMI_FIELDS:
+        text = host.read_file(f"{DMI_DIR}/{field}")
+        if text is not None and text.strip():
+            out[field] = text.strip()
+    return out
+
+
+def collect_platform(host: Host) -> Platform:
+    """Virtualization, container, DMI, cloud provider, cgroup limits and the environment kind."""
+    p = Platform()
+    dmi = read_dmi(host)
+    p.sys_vendor, p.product_name, p.bios_vendor = (
+        dmi.get("sys_vendor"),
+        dmi.get("product_name"),
+        dmi.get("bios_vendor"),
+    )
+    if not dmi:
+        for field in ("sys_vendor", "product_name", "bios_vendor"):
+            p.why(field, f"no DMI in {DMI_DIR} (not captured, or a VM without SMBIOS such as Firecracker)")
+
+    p.virtualization, virt_evidence = _virtualization(host)
+    if p.virtualization is None:
+        p.why("virtualization", virt_evidence)
+    p.container, container_evidence = _container(host)
+    if p.container is None:
+        p.why("container", container_evidence)
+
+    cloud = match_cloud(dmi)
+    if cloud:
+        rule, evidence = cloud
+        p.cloud_provider = rule.provider
+        value = dmi.get(rule.instance_type_field or "")
+        if value and rule.instance_type_regex and re.match(rule.instance_type_regex, value):
+            p.instance_type = value
+        else:
+            p.why("instance_type", f"DMI does not name the {rule.label} instance type (try --cloud-metadata)")
+        weak = f" (weak evidence; source: {rule.source})" if rule.confidence == "weak" else ""
+        p.environment, p.environment_reason = "cloud", f"{rule.label}: DMI {evidence}{weak}"
+    else:
+        p.why("cloud_provider", "no cloud provider DMI strings" if dmi else "no DMI strings to match")
+        p.why("instance_type", "no cloud provider identified")
+        p.environment, p.environment_reason = _environment(p.virtualization, virt_evidence, dmi)
+
+    _cgroups(p, host)
+    return p
+
+
+def _environment(virt: str | None, evidence: str, dmi: dict[str, str]) -> tuple[str, str]:
+    if virt and virt != "none":
+        return (
+            "cloud",
+            f"{virt} guest ({evidence}): firmware/BIOS are not reachable from inside a VM; treated as cloud-like",
+        )
+    if virt == "none":
+        vendor = (
+            f"; DMI {dmi['sys_vendor']!r} {dmi.get('product_name', '')!r}" if dmi.get("sys_vendor") else ""
+        )
+        return "onprem", f"bare metal ({evidence}) and no cloud DMI strings{vendor}"
+    return "unknown", f"virtualization unknown ({evidence}) and no cloud DMI strings"
+
+
+def _virtualization(host: Host) -> tuple[str | None, str]:
+    """(kind, evidence). Tries systemd-detect-virt --vm, plain systemd-detect-virt (unless it answered
+    with a container), lscpu's hypervisor vendor, /sys/hypervisor/type, then the cpuinfo hypervisor flag."""
+    reasons = []
+    for command_id in ("systemd-detect-virt-vm", "systemd-detect-virt"):
+        text, reason = command_text(host, command_id, allow_rc=(1,))  # exits 1 when it prints "none"
+        answer = (text or "").strip().splitlines()[:1]
+        if answer and answer[0] not in CONTAINER_KINDS and re.fullmatch(r"[a-z0-9_-]+", answer[0]):
+            return answer[0], f"systemd-detect-virt says {answer[0]!r}"
+        if answer:
+            reasons.append(f"systemd-detect-virt reports the container {answer[0]!r}, not the VM")
+        elif reason and "not captured" not in reason:
+            reasons.append(reason)
+    lscpu_text, _ = command_text(host, "lscpu")
+    vendor = parse_lscpu(lscpu_text).get("Hypervisor vendor") if lscpu_text else None
+    if vendor:
+        return vendor.split()[0].lower(), f"lscpu hypervisor vendor {vendor!r}"
+    xen = (host.read_file("/sys/hypervisor/type") or "").strip()
+    if xen:
+        return xen, f"/sys/hypervisor/type is {xen!r}"
+    cpuinfo, reason = file_text(host, "/proc/cpuinfo")
+    procs = parse_cpuinfo(cpuinfo) if cpuinfo else []
+    flags = procs[0].get("flags") if procs else None
+    if flags is not None:
+        if "hypervisor" in flags.split():
+            return "vm-other", "/proc/cpuinfo has the hypervisor flag (hypervisor not identified)"
+        return "none", "no hypervisor flag in /proc/cpuinfo"
+    reasons.append(reason or "no x86 flags line in /proc/cpuinfo")
+    return None, "; ".join(reasons)
+
+
+def _container(host: Host) -> tuple[str | None, str]:
+    cgroup = host.read_file("/proc/1/cgroup") or ""
+    if "kubepods" in cgroup:
+        return "kubernetes", "/proc/1/cgroup names kubepods"
+    text, reason = command_text(host, "systemd-detect-virt-c", allow_rc=(1,))
+    answer = (text or "").strip()
+    if answer and answer != "none":
+        return answer, f"systemd-detect-virt --container says {answer!r}"
+    if host.read_file("/.dockerenv") is not None:
+        return "docker", "/.dockerenv exists"
+    if host.read_file("/run/.containerenv") is not None:
+        return "podman", "/run/.containerenv exists"
+    if re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup):
+        return re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup).group(1), "/proc/1/cgroup"  # type: ignore[union-attr]
+    if answer == "none" or cgroup:
+        return "none", "systemd-detect-virt --container says 'none'" if answer else "no container markers"
+    return None, reason or "no container evidence captured"
+
+
+def _cgroups(p: Platform, host: Host) -> None:
+    v2_cpu, v2_mem = host.read_file("/sys/fs/cgroup/cpu.max"), host.read_file("/sys/fs/cgroup/memory.max")
+    if v2_cpu is not None or v2_mem is not None:
+        fields = (v2_cpu or "").split()
+        quota, period = (fields + ["", ""])[:2]
+        if quota == "max":
+            p.why("cgroup_cpu_limit", "no limit (cgroup v2 cpu.max is 'max')")
+        elif to_int(quota) and to_int(period):
+            p.cgroup_cpu_limit = round(to_int(quota) / to_int(period), 3)  # type: ignore[operator]
+        else:
+            p.why("cgroup_cpu_limit", "cgroup v2 cpu.max unreadable")
+        _memory_limit(p, (v2_mem or "").strip(), "cgroup v2 memory.max")
+        return
+    quota = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"))
+    period = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
+    if quota is not None and quota < 0:
+        p.why("cgroup_cpu_limit", "no limit (cgroup v1 cfs_quota_us is -1)")
+    elif quota and period:
+        p.cgroup_cpu_limit = round(quota / period, 3)
+    else:
+        p.why("cgroup_cpu_limit", "no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)")
+    mem = host.read_file("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+    if mem is None:
+        p.why(
+            "cgroup_memory_limit_bytes",
+            "no cgroup memory controller files (v2 memory.max or v1 limit_in_bytes)",
+        )
+    else:
+        _memory_limit(p, mem.strip(), "cgroup v1 memory.limit_in_bytes")
+
+
+def _memory_limit(p: Platform, value: str, source: str) -> None:
+    number = to_int(value)
+    if value == "max" or (number is not None and number >= NO_LIMIT_BYTES):
+        p.why("cgroup_memory_limit_bytes", f"no limit ({source} is {value})")
+    elif number is not None and number > 0:
+        p.cgroup_memory_limit_bytes = number
+    else:
+        p.why("cgroup_memory_limit_bytes", f"{source} unreadable")

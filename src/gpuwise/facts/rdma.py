@@ -1,0 +1,166 @@
+"""RDMA (InfiniBand / RoCE) devices from `ibv_devinfo -v`, `ibstat`, or /sys/class/infiniband.
+
+States are normalised to the verbs names without the PORT_ prefix ("ACTIVE", "DOWN", "INIT"),
+physical states to upper snake case ("LINK_UP", "DISABLED", "POLLING"), rates to Gb/s.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuwise.capture.host import Host
+from gpuwise.facts.models import RdmaDevice, RdmaPort
+from gpuwise.facts.sourcing import to_float, to_int
+
+
+def normalize_state(text: str | None) -> str | None:
+    """'PORT_ACTIVE (4)', 'Active', '4: ACTIVE' -> 'ACTIVE'."""
+    if not text:
+        return None
+    word = re.sub(r"\(\d+\)", "", text)
+    word = re.sub(r"^\s*\d+:\s*", "", word).strip()
+    word = re.sub(r"^PORT_", "", word, flags=re.IGNORECASE)
+    return word.upper().replace(" ", "_") or None
+
+
+def normalize_phys_state(text: str | None) -> str | None:
+    """'LINK_UP (5)', 'LinkUp', '5: LinkUp' -> 'LINK_UP'."""
+    if not text:
+        return None
+    word = re.sub(r"\(\d+\)", "", text)
+    word = re.sub(r"^\s*\d+:\s*", "", word).strip()
+    word = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", word)  # CamelCase from ibstat/sysfs
+    return word.upper().replace(" ", "_") or None
+
+
+def normalize_link_layer(text: str | None) -> str | None:
+    if not text:
+        return None
+    low = text.strip().lower()
+    if low.startswith("infiniband"):
+        return "InfiniBand"
+    if low.startswith("ethernet"):
+        return "Ethernet"
+    return text.strip() or None
+
+
+def _width_lanes(text: str | None) -> int | None:
+    m = re.match(r"^\s*(\d+)X", text or "")
+    return int(m.group(1)) if m else None
+
+
+def _lane_gbps(text: str | None) -> float | None:
+    m = re.match(r"^\s*([\d.]+)\s*Gbps", text or "")
+    return to_float(m.group(1)) if m else None
+
+
+def parse_ibv_devinfo(text: str) -> list[RdmaDevice]:
+    """`ibv_devinfo [-v]`: hca_id blocks, then `port:` blocks. Rate needs -v (active_width x active_speed)."""
+    devices: list[RdmaDevice] = []
+    dev: RdmaDevice | None = None
+    port: RdmaPort | None = None
+    width: int | None = None
+    for raw in text.splitlines():
+        key, sep, value = raw.strip().partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if key == "hca_id" and value:
+            dev, port = RdmaDevice(name=value), None
+            devices.append(dev)
+        elif dev is None:
+            continue
+        elif key == "fw_ver" and port is None:
+            dev.fw_version = value or None
+        elif key == "port" and to_int(value) is not None:
+            port, width = RdmaPort(port=to_int(value)), None  # type: ignore[arg-type]
+            dev.ports.append(port)
+        elif port is None:
+            continue
+        elif key == "state":
+            port.state = normalize_state(value)
+        elif key == "phys_state":
+            port.phys_state = normalize_phys_state(value)
+        elif key == "link_layer":
+            port.link_layer = normalize_link_layer(value)
+        elif key == "active_width":
+            width = _width_lanes(value)
+        elif key == "active_speed":
+            lane = _lane_gbps(value)
+            if width and lane:
+                port.rate_gbps = round(width * lane, 2)
+    return devices
+
+
+def parse_ibstat(text: str) -> list[RdmaDevice]:
+    """`ibstat`: "CA 'mlx5_0'" blocks with "Port N:" sub-blocks; Rate is already in Gb/s."""
+    devices: list[RdmaDevice] = []
+    dev: RdmaDevice | None = None
+    port: RdmaPort | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.match(r"^CA\s+'([^']+)'", line)
+        if m:
+            dev, port = RdmaDevice(name=m.group(1)), None
+            devices.append(dev)
+            continue
+        if dev is None:
+            continue
+        m = re.match(r"^Port\s+(\d+):\s*$", line)
+        if m:
+            port = RdmaPort(port=int(m.group(1)))
+            dev.ports.append(port)
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if key == "Firmware version" and port is None:
+            dev.fw_version = value or None
+        elif port is None:
+            continue
+        elif key == "State":
+            port.state = normalize_state(value)
+        elif key == "Physical state":
+            port.phys_state = normalize_phys_state(value)
+        elif key == "Rate":
+            port.rate_gbps = to_float(value)
+        elif key == "Link layer":
+            port.link_layer = normalize_link_layer(value)
+    return devices
+
+
+def parse_sysfs_rate(text: str | None) -> float | None:
+    """'100 Gb/sec (4X EDR)' -> 100.0."""
+    m = re.match(r"^\s*([\d.]+)\s*Gb/sec", text or "")
+    return to_float(m.group(1)) if m else None
+
+
+def read_sysfs_infiniband(host: Host) -> list[RdmaDevice]:
+    """/sys/class/infiniband/<hca>/{fw_ver, ports/<n>/{state,phys_state,rate,link_layer}}."""
+    devices: dict[str, RdmaDevice] = {}
+    ports: dict[tuple[str, int], RdmaPort] = {}
+    for path in host.glob("/sys/class/infiniband/*/ports/*/*"):
+        m = re.match(r"^/sys/class/infiniband/([^/]+)/ports/(\d+)/(state|phys_state|rate|link_layer)$", path)
+        if not m:
+            continue
+        name, number, attr = m.group(1), int(m.group(2)), m.group(3)
+        dev = devices.setdefault(name, RdmaDevice(name=name))
+        port = ports.get((name, number))
+        if port is None:
+            port = ports[(name, number)] = RdmaPort(port=number)
+            dev.ports.append(port)
+        value = (host.read_file(path) or "").strip()
+        if attr == "state":
+            port.state = normalize_state(value)
+        elif attr == "phys_state":
+            port.phys_state = normalize_phys_state(value)
+        elif attr == "rate":
+            port.rate_gbps = parse_sysfs_rate(value)
+        else:
+            port.link_layer = normalize_link_layer(value)
+    for name, dev in devices.items():
+        fw = host.read_file(f"/sys/class/infiniband/{name}/fw_ver")
+        dev.fw_version = fw.strip() if fw and fw.strip() else None
+        dev.ports.sort(key=lambda p: p.port)
+    return [devices[k] for k in sorted(devices)]

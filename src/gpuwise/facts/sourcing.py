@@ -1,0 +1,131 @@
+"""Small helpers the layer parsers share: read a command or file from a Host, or say why not.
+
+The reasons keep DESIGN.md's three cases apart: not captured (run() is None), tool missing
+(status "missing"), and captured with an error (rc != 0, timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from gpuwise.capture.host import CommandResult, Host
+from gpuwise.capture.sources import COMMANDS
+
+
+def tool_name(command_id: str) -> str:
+    src = COMMANDS.get(command_id)
+    return src.argv[0] if src else command_id
+
+
+def command_reason(command_id: str, result: CommandResult | None) -> str:
+    """Why `result` gives no usable output ('' when it does)."""
+    tool = tool_name(command_id)
+    if result is None:
+        return f"`{command_id}` not captured"
+    if result.status == "missing":
+        return f"{tool} not installed"
+    if result.status == "timeout":
+        return f"{tool} timed out"
+    if result.status == "error":
+        detail = result.stderr.strip().splitlines()[:1]
+        return f"{tool} failed to run" + (f": {detail[0][:160]}" if detail else "")
+    if result.rc not in (0, None):
+        first = (result.stderr or result.stdout).strip().splitlines()[:1]
+        return f"{tool} exited {result.rc}" + (f": {first[0][:160]}" if first else "")
+    return ""
+
+
+def command_text(host: Host, command_id: str, allow_rc: tuple[int, ...] = ()) -> tuple[str | None, str]:
+    """(stdout, '') when the command ran and succeeded, else (None, reason).
+
+    `allow_rc` lists exit codes that still carry a usable answer (systemctl is-active exits 3
+    when a unit is inactive; systemd-detect-virt exits 1 when it prints "none").
+    """
+    result = host.run(command_id)
+    if result is not None and result.status == "ok" and (result.rc in (0, None) or result.rc in allow_rc):
+        return result.stdout, ""
+    return None, command_reason(command_id, result) or f"{tool_name(command_id)} gave no usable output"
+
+
+def command_json(host: Host, command_id: str) -> tuple[object | None, str]:
+    """Parsed JSON stdout of a command, or (None, reason) naming what went wrong."""
+    text, reason = command_text(host, command_id)
+    if text is None:
+        return None, reason
+    try:
+        return json.loads(text), ""
+    except (json.JSONDecodeError, ValueError) as exc:
+        return None, f"{tool_name(command_id)} output is not valid JSON ({exc})"
+
+
+def file_reason(host: Host, path: str) -> str:
+    # One wording for live hosts and captures alike, so a replayed capture gives identical facts:
+    # a capture holds exactly the files that were readable on the machine.
+    return f"{path} not found (absent or unreadable when probed)"
+
+
+def file_text(host: Host, path: str) -> tuple[str | None, str]:
+    text = host.read_file(path)
+    return (text, "") if text is not None else (None, file_reason(host, path))
+
+
+def to_int(text: object) -> int | None:
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def to_float(text: object) -> float | None:
+    try:
+        value = float(str(text).strip().replace(",", "."))
+    except (TypeError, ValueError):
+        return None
+    return value if value == value and value not in (float("inf"), float("-inf")) else None
+
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
+
+
+def parse_cpulist(text: str) -> list[int] | None:
+    """'0-3,8,10-14:2' -> [0,1,2,3,8,10,12,14]; None when malformed."""
+    cpus: list[int] = []
+    text = text.strip()
+    if not text:
+        return []
+    for part in text.split(","):
+        m = _RANGE.match(part.strip())
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        step = int(m.group(3)) if m.group(3) else 1
+        if hi < lo or step < 1 or hi - lo > 1_000_000:
+            return None
+        cpus.extend(range(lo, hi + 1, step))
+    return cpus
+
+
+def format_cpulist(cpus: list[int]) -> str:
+    """[0,1,2,3,8] -> '0-3,8'."""
+    out: list[str] = []
+    ordered = sorted(set(cpus))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def load_data_csv(name: str) -> list[dict[str, str]]:
+    """Rows of src/gpuwise/facts/data/<name>; lines starting with '#' are comments."""
+    import csv
+    from importlib import resources
+
+    text = resources.files("gpuwise.facts").joinpath("data", name).read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return [{k: (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(lines)]
