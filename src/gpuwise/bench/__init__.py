@@ -1,1 +1,23 @@
-"""Benchmarks: the only code that runs workloads. Each returns Measurements (bench/models.py)."""
+"""Benchmarks: the only code that runs workloads. Each returns Measurements (bench/models.py).
+
+`gpuwise.bench.runner.run_benchmarks` runs the registered benchmarks (bench/registry.py), each in its
+own process with a timeout, and returns a BenchReport. torch is an optional extra: `require_torch()`
+turns its absence into a message that says how to install it.
+"""
+
+from __future__ import annotations
+
+
+def require_torch():
+    """Import torch or raise MissingDependencyError with the install command."""
+    try:
+        import torch
+    except ImportError as exc:
+        from gpuwise.errors import MissingDependencyError
+
+        raise MissingDependencyError(
+            f"`gpuwise bench` needs PyTorch, which is not installed ({exc}).",
+            fix="pip install 'gpuwise[bench]'  (on a GPU machine, first install the torch build matching "
+                "your CUDA driver from https://pytorch.org)",
+        ) from exc
+    return torch

@@ -1,0 +1,142 @@
+"""What every benchmark needs to know about the machine: device, dtype support, versions, clocks.
+
+A BenchContext is built once by the runner and handed (pickled) to each benchmark process, so it
+holds plain data only. Clocks are read again right after each benchmark, while the device is still
+warm, because a clock read at idle says little about the clock a result was measured at.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuwise.bench.cpu_peak import CpuPeak, live_cpu_peak
+
+
+class Skip(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised by a benchmark that cannot run here (no GPU, no fio, one GPU for a pair test)."""
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """What the user asked for (the CLI flags), independent of the machine."""
+
+    mode: str = "quick"  # "quick" or "full"
+    data_dir: str | None = None
+    sizes: tuple[int, ...] | None = None  # collective / copy sizes in bytes, when given
+    world_size: int | None = None  # collective ranks on this node; default: GPUs, or 2 on CPU
+
+
+@dataclass
+class BenchContext:
+    options: BenchOptions
+    device: str  # "cuda" or "cpu"
+    gpu_names: list[str] = field(default_factory=list)
+    gpu_capability: tuple[int, int] | None = None
+    dtype_support: dict[str, str] = field(default_factory=dict)  # dtype -> "yes: why" / "no: why"
+    cpu_peak: CpuPeak | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        """Tell the user what is running now (the runner replaces this with its progress pipe)."""
+
+    @property
+    def mode(self) -> str:
+        return self.options.mode
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpu_names)
+
+    @property
+    def gpu_name(self) -> str | None:
+        return self.gpu_names[0] if self.gpu_names else None
+
+    def supports(self, dtype: str) -> bool:
+        return self.dtype_support.get(dtype, "no").startswith("yes")
+
+    def support_reason(self, dtype: str) -> str:
+        return self.dtype_support.get(dtype, f"no: {dtype} unknown").partition(": ")[2]
+
+
+def _cuda_dtype_support(torch, capability: tuple[int, int]) -> dict[str, str]:
+    sm = f"SM {capability[0]}{capability[1]}"
+    major = capability[0]
+    support = {"fp32": f"yes: every CUDA GPU ({sm})", "fp16": f"yes: tensor cores ({sm})"}
+    support["tf32"] = f"yes: {sm} >= 80 has TF32 tensor cores" if major >= 8 else f"no: {sm} < 80 has no TF32"
+    support["bf16"] = f"yes: {sm} supports bf16" if torch.cuda.is_bf16_supported() else f"no: {sm} lacks bf16"
+    fp8_ok = capability >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
+    support["fp8"] = f"yes: {sm} >= 89 has FP8 tensor cores" if fp8_ok else f"no: FP8 needs SM >= 89 and torch._scaled_mm ({sm})"
+    return support
+
+
+def _cpu_dtype_support(cpu_peak: CpuPeak) -> dict[str, str]:
+    support = {"fp32": "yes: every CPU", "tf32": "no: TF32 is a GPU tensor-core format"}
+    support["bf16"] = ("yes: native bf16 instructions (" + cpu_peak.source["bf16"].split("flag ")[-1].split(":")[0] + ")"
+                       if "bf16" in cpu_peak.tflops else "no: no avx512_bf16/amx_bf16 flag (bf16 would be emulated)")
+    support["fp16"] = "no: no native fp16 matmul on this CPU path"
+    support["fp8"] = "no: FP8 matmul needs an SM >= 89 GPU"
+    return support
+
+
+def versions(torch) -> dict[str, Any]:
+    from gpuwise import __version__
+
+    info: dict[str, Any] = {"gpuwise": __version__, "python": platform.python_version(), "torch": torch.__version__,
+                            "platform": platform.platform(), "torch_threads": torch.get_num_threads()}
+    if torch.cuda.is_available():
+        info["cuda"] = torch.version.cuda
+        info["cudnn"] = torch.backends.cudnn.version()
+        try:
+            info["nccl"] = ".".join(str(p) for p in torch.cuda.nccl.version())
+        except Exception as exc:
+            info["nccl"] = f"unknown ({exc})"
+    return info
+
+
+def read_clocks(device: str) -> dict[str, Any]:
+    """Clocks in effect now: per-GPU SM clock (MHz) via torch's NVML binding, or the CPU MHz."""
+    if device == "cuda":
+        import torch
+
+        clocks = {}
+        for i in range(torch.cuda.device_count()):
+            try:
+                clocks[f"gpu{i}_sm_mhz"] = torch.cuda.clock_rate(i)
+            except Exception as exc:  # NVML missing in a container is common: record, do not fail
+                clocks[f"gpu{i}_sm_mhz"] = f"unknown ({type(exc).__name__})"
+        return clocks
+    from gpuwise.capture.host import LiveHost
+
+    text = LiveHost().read_file("/proc/cpuinfo") or ""
+    mhz = [float(line.split(":")[1]) for line in text.splitlines() if line.startswith("cpu MHz")]
+    return {"cpu_mhz_max_now": max(mhz)} if mhz else {"cpu_mhz": "unknown (no cpu MHz in /proc/cpuinfo)"}
+
+
+def build_context(options: BenchOptions) -> BenchContext:
+    """Inspect this machine (imports torch; raises MissingDependencyError without it)."""
+    from gpuwise.bench import require_torch
+
+    torch = require_torch()
+    cpu_peak = live_cpu_peak()
+    env = versions(torch)
+    env["hostname"] = socket.gethostname()
+    env["cpu_model"] = cpu_peak.model
+    env["cpu_cores"] = cpu_peak.cores
+    if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        capability = tuple(torch.cuda.get_device_capability(0))
+        ctx = BenchContext(options, "cuda", names, capability, _cuda_dtype_support(torch, capability), cpu_peak, env)
+        env["gpus"] = names
+        env["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
+        props = torch.cuda.get_device_properties(0)
+        env["gpu0_memory_bytes"] = props.total_memory
+    else:
+        ctx = BenchContext(options, "cpu", [], None, _cpu_dtype_support(cpu_peak), cpu_peak, env)
+        ctx.warnings.append("no CUDA GPU visible to torch: running the CPU paths; GPU layers are skipped")
+    env["clocks_at_start"] = read_clocks(ctx.device)
+    return ctx

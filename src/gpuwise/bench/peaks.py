@@ -1,0 +1,106 @@
+"""Peak lookups for benchmarks: the catalog for GPUs and links, the derived peak for CPUs.
+
+Unknown hardware gets no peak and a reason, never a guess (DESIGN.md convention 5). The catalog is
+imported lazily so a missing or broken catalog costs a reason string, not the whole benchmark run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Peak:
+    """A peak in the measurement's unit, where it came from, and the typically achievable fraction."""
+
+    value: float | None
+    source: str
+    achievable_fraction: float | None = None
+
+    def apply(self, measurement) -> None:
+        """Copy the peak onto a Measurement (the runner computes the percentages)."""
+        measurement.peak = self.value
+        measurement.peak_source = self.source
+        measurement.achievable_fraction = self.achievable_fraction if self.value is not None else None
+
+
+def gpu_spec(name: str | None) -> tuple[Any | None, str]:
+    """The catalog row for a GPU name reported by the driver, or None and why."""
+    if not name:
+        return None, "no GPU name"
+    try:
+        from gpuwise.catalog import gpus
+    except ImportError as exc:
+        return None, f"GPU catalog not available ({exc})"
+    try:
+        spec = gpus.match_gpu(name)
+    except Exception as exc:  # a broken catalog file must not sink the benchmark
+        return None, f"GPU catalog could not be read: {exc}"
+    if spec is None:
+        return None, f"'{name}' is not in the GPU catalog: no peak known (see `gpuwise catalog`)"
+    return spec, f"catalog: {getattr(spec, 'name', name)}" + _source_suffix(spec)
+
+
+def _source_suffix(spec) -> str:
+    src = getattr(spec, "source", None)
+    return f" ({src})" if src else ""
+
+
+def _fraction(spec, attr: str) -> float | None:
+    value = getattr(spec, attr, None)
+    return float(value) if value else None
+
+
+def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
+    spec, why = gpu_spec(gpu_name)
+    if spec is None:
+        return Peak(None, why)
+    value = spec.peak_tflops(dtype)
+    if not value:
+        return Peak(None, f"{why}: no {dtype} peak listed")
+    # mamf_fraction is measured for bf16 matmul; it is the best-known typical fraction for the others too
+    return Peak(float(value), f"{why}, dense {dtype}", _fraction(spec, "mamf_fraction"))
+
+
+def hbm_peak(gpu_name: str | None) -> Peak:
+    spec, why = gpu_spec(gpu_name)
+    if spec is None or not getattr(spec, "memory_bandwidth_gb_s", None):
+        return Peak(None, why if spec is None else f"{why}: no memory bandwidth listed")
+    return Peak(float(spec.memory_bandwidth_gb_s), f"{why}, HBM/GDDR bandwidth", _fraction(spec, "memcpy_fraction"))
+
+
+def pcie_peak(gpu_name: str | None, lanes: int = 16) -> Peak:
+    """Per-direction PCIe peak for the GPU's PCIe generation at x16 (the catalog's pcie_gen)."""
+    spec, why = gpu_spec(gpu_name)
+    if spec is None:
+        return Peak(None, why)
+    gen = getattr(spec, "pcie_gen", None)
+    if not gen:
+        return Peak(None, f"{why}: no PCIe generation listed")
+    try:
+        from gpuwise.catalog import fabrics
+
+        per_direction = fabrics.pcie_gb_s(int(gen), lanes)
+    except Exception as exc:
+        return Peak(None, f"PCIe peak not available from the fabric catalog: {exc}")
+    if not per_direction:
+        return Peak(None, f"fabric catalog has no PCIe gen {gen} x{lanes}")
+    return Peak(float(per_direction), f"{why}; PCIe gen{gen} x{lanes} per direction (fabric catalog)",
+                _fraction(spec, "pcie_fraction"))
+
+
+def nvlink_peak(gpu_name: str | None) -> Peak:
+    """Per-direction NVLink bandwidth of one GPU (all its links together)."""
+    spec, why = gpu_spec(gpu_name)
+    if spec is None or not getattr(spec, "nvlink_bandwidth_gb_s", None):
+        return Peak(None, why if spec is None else f"{why}: no NVLink listed")
+    return Peak(float(spec.nvlink_bandwidth_gb_s), f"{why}, NVLink per direction", _fraction(spec, "nvlink_fraction"))
+
+
+def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:
+    value, source = cpu_peak.peak(dtype)
+    return Peak(value, source)
+
+
+NO_HOST_MEMORY_PEAK = Peak(None, "no host memory peak: needs DIMM speed and channel count, which bench does not read")

@@ -1,0 +1,171 @@
+"""Run registered benchmarks, each in its own process with a timeout, and judge against peaks.
+
+A benchmark that crashes (segfault, OOM kill), hangs, or raises becomes a `failed` Measurement with
+the reason; one that cannot run here (no GPU) becomes `skipped`; the others go on. Processes come
+from a forkserver that has imported torch once, so isolation costs milliseconds, not a torch import,
+and each runs in its own session so a timeout can kill whatever it started (fio, collective ranks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import signal
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from gpuwise.bench.context import BenchContext, Skip, read_clocks
+from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.bench.registry import BenchEntry
+
+Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
+
+
+def judge(m: Measurement) -> Measurement:
+    """Fill percent_of_peak / percent_of_achievable, and flag a result above its peak as invalid."""
+    if m.status != "ok" or m.value is None or not m.peak:
+        return m
+    m.percent_of_peak = round(100.0 * m.value / m.peak, 2)
+    if m.achievable_fraction:
+        m.percent_of_achievable = round(100.0 * m.value / (m.peak * m.achievable_fraction), 2)
+    if m.percent_of_peak > 100.0:
+        if m.extra.get("in_network_reduction"):
+            # NVLS/SHARP reduce inside the switch, so all-reduce busbw can beat the per-GPU link (REFERENCE §3)
+            m.reason = "above the link peak: NVLS/SHARP in-network reduction (the known exception)"
+        else:
+            m.status = "invalid"
+            m.reason = (f"{m.value:.4g} {m.unit} is {m.percent_of_peak:.0f}% of the peak ({m.peak_source}): above "
+                        "100% means the timing or the peak is wrong")
+    return m
+
+
+def _failed(entry: BenchEntry, status: str, reason: str) -> Measurement:
+    return Measurement(name=entry.name, layer=entry.layer, status=status, reason=reason)  # type: ignore[arg-type]
+
+
+def _classify(exc: BaseException) -> tuple[str, str]:
+    from gpuwise.errors import GpuwiseError
+
+    if isinstance(exc, Skip):
+        return "skipped", str(exc)
+    if isinstance(exc, GpuwiseError):
+        return "failed", str(exc)
+    text = f"{type(exc).__name__}: {exc}".strip()
+    if "out of memory" in text.lower():
+        return "failed", f"out of memory: {text[:300]} (To fix: run with --quick or smaller --sizes)"
+    return "failed", text[:500]
+
+
+def _execute(ctx: BenchContext, entry: BenchEntry, say: Callable[[str], None]) -> list[dict]:
+    """Run one benchmark in this process; returns Measurement dicts (picklable across the pipe)."""
+    ctx.say = say  # type: ignore[method-assign]
+    try:
+        module = entry.load()
+        results = module.run(ctx, module.make_spec(ctx))
+    except BaseException as exc:  # a benchmark's own error must never take the runner down
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        status, reason = _classify(exc)
+        if status == "failed" and os.environ.get("GPUWISE_BENCH_DEBUG"):
+            reason += "\n" + traceback.format_exc()
+        return [_failed(entry, status, reason).model_dump()]
+    finally:
+        del ctx.say  # back to the class's no-op, so the context stays picklable
+    clocks = read_clocks(ctx.device)
+    out = []
+    for m in results:
+        m.extra.setdefault("clocks_after", clocks)
+        out.append(m.model_dump())
+    return out
+
+
+def _child_main(conn, ctx: BenchContext, entry: BenchEntry) -> None:
+    os.setsid()  # own process group: a timeout kills fio / rank processes this benchmark started
+    try:
+        conn.send(("result", _execute(ctx, entry, lambda text: conn.send(("progress", text)))))
+    finally:
+        conn.close()
+
+
+def _mp_context():
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["gpuwise.bench._preload"])
+    return ctx
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def run_isolated(ctx: BenchContext, entry: BenchEntry, progress: Progress | None = None,
+                 timeout_s: float | None = None) -> list[Measurement]:
+    """Run one benchmark in a child process; a hang past the timeout or a crash becomes `failed`."""
+    timeout_s = timeout_s if timeout_s is not None else entry.timeout_s(ctx.mode)
+    mpc = _mp_context()
+    parent_conn, child_conn = mpc.Pipe(duplex=False)
+    proc = mpc.Process(target=_child_main, args=(child_conn, ctx, entry), name=f"gpuwise-bench-{entry.name}")
+    proc.start()
+    child_conn.close()
+    deadline = time.monotonic() + timeout_s
+    result: list[dict] | None = None
+    try:
+        while result is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                _kill_group(proc.pid)
+                proc.join(5)
+                return [_failed(entry, "failed", f"timed out after {timeout_s:.0f} s (killed with everything it started)")]
+            if parent_conn.poll(min(0.2, remaining)):
+                try:
+                    kind, payload = parent_conn.recv()
+                except EOFError:
+                    break  # the child died without sending a result
+                if kind == "progress" and progress:
+                    progress(entry.name, payload)
+                elif kind == "result":
+                    result = payload
+            elif not proc.is_alive() and not parent_conn.poll(0):
+                break
+    finally:
+        parent_conn.close()
+    proc.join(10)
+    if proc.is_alive():
+        _kill_group(proc.pid)
+        proc.join(5)
+    if result is None:
+        code = proc.exitcode
+        how = f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+        return [_failed(entry, "failed", f"crashed ({how}) before returning a result")]
+    _kill_group(proc.pid)  # leftovers (a rank that outlived its benchmark) go with the group
+    return [Measurement.model_validate(d) for d in result]
+
+
+def run_inline(ctx: BenchContext, entry: BenchEntry, progress: Progress | None = None) -> list[Measurement]:
+    """Run one benchmark in this process (no timeout; for tests and the harness-overhead check)."""
+    say = (lambda text: progress(entry.name, text)) if progress else (lambda text: None)
+    return [Measurement.model_validate(d) for d in _execute(ctx, entry, say)]
+
+
+def run_benchmarks(ctx: BenchContext, entries: list[BenchEntry], progress: Progress | None = None,
+                   on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
+                   isolate: bool = True) -> BenchReport:
+    """Run `entries` one after another (they would disturb each other in parallel) into a BenchReport."""
+    report = BenchReport(created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         hostname=socket.gethostname(), mode=ctx.mode, environment=dict(ctx.environment))
+    report.environment["dtype_support"] = ctx.dtype_support
+    report.environment["warnings"] = list(ctx.warnings)
+    for entry in entries:
+        started = time.monotonic()
+        results = run_isolated(ctx, entry, progress) if isolate else run_inline(ctx, entry, progress)
+        for m in results:
+            m.layer = m.layer or entry.layer
+            m.extra.setdefault("benchmark_seconds", round(time.monotonic() - started, 2))
+            report.results.append(judge(m))
+        if on_done:
+            on_done(entry, results)
+    return report
