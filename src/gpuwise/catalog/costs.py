@@ -1,0 +1,180 @@
+"""On-prem cost defaults (data/onprem_costs.yaml): every value with its unit and source.
+
+`load_onprem_defaults()` returns an `OnpremDefaults`; `.with_overrides(dict)` applies the `onprem:`
+section of a user's plan file. A value the sources do not give is None ("no default"): the
+accessors return None and the planner must ask the user instead of inventing a number.
+
+    d = load_onprem_defaults().with_overrides({"pue": 1.1, "server_price_per_node": {"A100": 200000}})
+    d.value("pue")                          # 1.1
+    d.server_price_per_node("H100")         # 310000.0 (source: Cheah sheet)
+    d.node_power_kw("H100", gpu_count=8, gpu_tdp_watts=700)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuwise.catalog.validate import did_you_mean
+from gpuwise.errors import DataValidationError, UserInputError
+
+SCHEMA = "gpuwise-onprem-costs/1"
+USER_SOURCE = "your plan file"
+
+
+class CostValue(BaseModel):
+    """One default: its value (None = no sourced default), optional range, unit and source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float | None
+    unit: str
+    source: str
+    note: str | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class CommitmentDiscount(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    one_year: float = Field(ge=0, le=1)
+    three_year: float = Field(ge=0, le=1)
+
+
+class SpotDiscount(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    low: float = Field(ge=0, le=1)
+    high: float = Field(ge=0, le=1)
+
+
+class OnpremDefaults(BaseModel):
+    """The on-prem TCO inputs gpuwise starts from; see the YAML file for every source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    schema_: str = Field(alias="schema")
+    currency: str
+    as_of: dt.date
+    values: dict[str, CostValue]
+    per_gpu_class: dict[str, dict[str, CostValue]]
+    cloud_commitment_discounts: dict[str, CommitmentDiscount]
+    cloud_commitment_discounts_source: str
+    spot_discount: SpotDiscount
+    spot_discount_source: str
+
+    def entry(self, name: str, gpu_class: str | None = None) -> CostValue | None:
+        """The full entry (value, unit, source) for a scalar or per-GPU-class default."""
+        if name in self.values:
+            return self.values[name]
+        if name in self.per_gpu_class:
+            if gpu_class is None:
+                raise UserInputError(f"{name} depends on the GPU class", "pass gpu_class, e.g. 'H100'")
+            return self.per_gpu_class[name].get(_gpu_class(gpu_class))
+        names = sorted([*self.values, *self.per_gpu_class])
+        raise UserInputError(
+            f"unknown cost default {name!r}{did_you_mean(name, names)}", f"use one of: {', '.join(names)}"
+        )
+
+    def value(self, name: str, gpu_class: str | None = None) -> float | None:
+        """The number for `name` (None when no source gives a default and the plan did not set one)."""
+        entry = self.entry(name, gpu_class)
+        return None if entry is None else entry.value
+
+    def server_price_per_node(self, gpu_class: str) -> float | None:
+        """Price of one 8-GPU server of this class (e.g. "H100"), or None when unknown."""
+        return self.value("server_price_per_node", gpu_class)
+
+    def node_power_kw(
+        self, gpu_class: str, gpu_count: int = 8, gpu_tdp_watts: float | None = None
+    ) -> float | None:
+        """Node power for the class; else GPU TDP × count × the sourced node/GPU ratio; else None."""
+        direct = self.value("node_power_kw", gpu_class)
+        if direct is not None:
+            return direct * gpu_count / 8
+        ratio = self.value("node_power_kw_per_gpu_tdp")
+        if gpu_tdp_watts is None or ratio is None:
+            return None
+        return gpu_count * gpu_tdp_watts / 1000 * ratio
+
+    def with_overrides(self, overrides: dict[str, Any] | None) -> OnpremDefaults:
+        """A copy with values from a plan file: {name: number} or {per-class name: {class: number}}."""
+        if not overrides:
+            return self
+        values = dict(self.values)
+        per_class = {k: dict(v) for k, v in self.per_gpu_class.items()}
+        for name, given in overrides.items():
+            if name in values:
+                values[name] = _override(values[name], name, given)
+            elif name in per_class:
+                if not isinstance(given, dict):
+                    raise DataValidationError(
+                        f"onprem.{name} must map a GPU class to a number, got {given!r}",
+                        f"write it as  {name}: {{H100: 310000}}",
+                    )
+                for gpu_class, number in given.items():
+                    key = _gpu_class(str(gpu_class))
+                    per_class[name][key] = _override(per_class[name].get(key), f"{name}.{gpu_class}", number)
+            else:
+                names = sorted([*values, *per_class])
+                raise DataValidationError(
+                    f"unknown on-prem cost {name!r}{did_you_mean(name, names)}",
+                    f"use one of: {', '.join(names)}",
+                )
+        return self.model_copy(update={"values": values, "per_gpu_class": per_class})
+
+
+def _gpu_class(name: str) -> str:
+    return name.strip().upper()
+
+
+def _override(current: CostValue | None, name: str, given: Any) -> CostValue:
+    if isinstance(given, bool) or not isinstance(given, (int, float)) or given < 0:
+        raise DataValidationError(
+            f"onprem.{name} must be a non-negative number, got {given!r}", "write a plain number"
+        )
+    unit = current.unit if current else "see gpuwise/catalog/data/onprem_costs.yaml"
+    return CostValue(value=float(given), unit=unit, source=USER_SOURCE)
+
+
+def read_onprem_defaults(path: Path) -> OnpremDefaults:
+    """Parse and validate an on-prem defaults YAML file."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise DataValidationError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            "fix the YAML syntax",
+            path=str(path),
+            line=mark.line + 1 if mark else None,
+        ) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise DataValidationError(
+            f"not a {SCHEMA} file", f"the file must start with  schema: {SCHEMA}", path=str(path)
+        )
+    try:
+        return OnpremDefaults.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DataValidationError(
+            f"field {where}: {first['msg']}", "correct that field", path=str(path)
+        ) from None
+
+
+def shipped_costs_path() -> Path:
+    return Path(str(resources.files("gpuwise.catalog") / "data" / "onprem_costs.yaml"))
+
+
+@functools.lru_cache(maxsize=1)
+def load_onprem_defaults() -> OnpremDefaults:
+    """The shipped on-prem cost defaults (cached; immutable)."""
+    return read_onprem_defaults(shipped_costs_path())

@@ -1,0 +1,219 @@
+"""Cloud GPU offers: SkyPilot v8 catalog columns plus gpuwise's own, from shipped and user CSV files.
+
+Columns (SkyPilot v8): InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price,
+SpotPrice, Region, AvailabilityZone. Ours, all optional: Provider (default: the file name without
+.csv), NetworkGbps, Fabric, RdmaGbps, Currency, PriceSource, AsOf, Reserved1yPrice,
+Reserved3yPrice, Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), Notes.
+Columns gpuwise does not know (SkyPilot's GpuInfo, Arch) are ignored.
+
+Sources, later overriding earlier on the same (provider, InstanceType, Region): the shipped
+data/offers/*.csv, then ~/.config/gpuwise/offers/*.csv ($XDG_CONFIG_HOME respected), then each
+directory in `extra_dirs`. gpuwise only reads these files; it never rewrites a user's file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from gpuwise.catalog import gpus
+from gpuwise.catalog.validate import Row, read_rows
+from gpuwise.errors import UserInputError
+
+SKYPILOT_COLUMNS = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "Price",
+    "SpotPrice",
+    "Region",
+    "AvailabilityZone",
+)
+OUR_COLUMNS = (
+    "Provider",
+    "NetworkGbps",
+    "Fabric",
+    "RdmaGbps",
+    "Currency",
+    "PriceSource",
+    "AsOf",
+    "Reserved1yPrice",
+    "Reserved3yPrice",
+    "Status",
+    "GpuKey",
+    "Notes",
+)
+COLUMNS = ("Provider",) + SKYPILOT_COLUMNS + OUR_COLUMNS[1:]
+REQUIRED = ("InstanceType",)
+FABRICS = ("vpc-tcp", "roce", "infiniband", "efa", "tcpx")
+CURRENCIES = ("USD", "CNY", "EUR")
+STATUSES = ("available", "sold-out")
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One rentable instance type in one region. Prices are per instance-hour in `currency`; None = no source."""
+
+    provider: str
+    instance_type: str
+    accelerator_name: str | None
+    accelerator_count: float | None
+    vcpus: float | None
+    memory_gib: float | None
+    price: float | None
+    spot_price: float | None
+    reserved_1y_price: float | None
+    reserved_3y_price: float | None
+    region: str | None
+    zone: str | None
+    network_gbps: float | None  # per-instance network bandwidth, Gbit/s
+    fabric: str | None  # vpc-tcp | roce | infiniband | efa | tcpx
+    rdma_gbps: float | None  # aggregate RDMA bandwidth per instance, Gbit/s
+    currency: str
+    price_source: str | None
+    as_of: dt.date | None
+    status: str | None = None
+    gpu_key: str | None = None
+    notes: str = ""
+    file: str = ""
+    line: int = 0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Identity for overriding: (provider, instance type, region)."""
+        return (self.provider.lower(), self.instance_type.lower(), (self.region or "").lower())
+
+    @property
+    def best_network_gbps(self) -> float | None:
+        """The faster of the instance's network and RDMA bandwidth (what multi-node training can use)."""
+        known = [v for v in (self.network_gbps, self.rdma_gbps) if v is not None]
+        return max(known) if known else None
+
+    @property
+    def price_per_gpu_hour(self) -> float | None:
+        if self.price is None or not self.accelerator_count:
+            return None
+        return self.price / self.accelerator_count
+
+    def gpu_spec(self) -> gpus.GpuSpec | None:
+        """The GPU row for this offer: GpuKey when given, else matching AcceleratorName; None if unknown."""
+        if self.gpu_key:
+            return gpus.get_gpu(self.gpu_key)
+        return gpus.match_gpu(self.accelerator_name, warn=False) if self.accelerator_name else None
+
+
+def _offer_from_row(row: Row, default_provider: str) -> Offer:
+    gpu_key = row.text("GpuKey")
+    if gpu_key and gpus.get_gpu(gpu_key) is None:
+        row.choice("GpuKey", [s.key for s in gpus.load_gpu_specs()])  # raises, with a did-you-mean
+    currency = row.choice("Currency", CURRENCIES) or "USD"
+    return Offer(
+        provider=(row.text("Provider") or default_provider).lower(),
+        instance_type=row.text("InstanceType", required=True),
+        accelerator_name=row.text("AcceleratorName"),
+        accelerator_count=row.number("AcceleratorCount"),
+        vcpus=row.number("vCPUs"),
+        memory_gib=row.number("MemoryGiB"),
+        price=row.number("Price"),
+        spot_price=row.number("SpotPrice"),
+        reserved_1y_price=row.number("Reserved1yPrice"),
+        reserved_3y_price=row.number("Reserved3yPrice"),
+        region=row.text("Region"),
+        zone=row.text("AvailabilityZone"),
+        network_gbps=row.number("NetworkGbps"),
+        fabric=row.choice("Fabric", FABRICS),
+        rdma_gbps=row.number("RdmaGbps"),
+        currency=currency,
+        price_source=row.text("PriceSource"),
+        as_of=row.date("AsOf"),
+        status=row.choice("Status", STATUSES),
+        gpu_key=gpu_key,
+        notes=row.text("Notes") or "",
+        file=str(row.path),
+        line=row.line,
+    )
+
+
+def read_offers_file(path: Path) -> list[Offer]:
+    """Parse and validate one offers CSV. Raises DataValidationError with file:line on a bad row."""
+    path = Path(path)
+    return [_offer_from_row(row, path.stem) for row in read_rows(path, REQUIRED, COLUMNS)]
+
+
+def shipped_offers_dir() -> Path:
+    return Path(str(resources.files("gpuwise.catalog") / "data" / "offers"))
+
+
+def user_offers_dir() -> Path:
+    """~/.config/gpuwise/offers (or $XDG_CONFIG_HOME/gpuwise/offers)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "gpuwise" / "offers"
+
+
+@functools.lru_cache(maxsize=1)
+def load_shipped_offers() -> tuple[Offer, ...]:
+    """Offers shipped with gpuwise (cached)."""
+    return tuple(o for p in sorted(shipped_offers_dir().glob("*.csv")) for o in read_offers_file(p))
+
+
+def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:
+    """Shipped offers, overridden and extended by the user's offers files and then by `extra_dirs`.
+
+    A row in a later file replaces an earlier row with the same (provider, InstanceType, Region).
+    A missing extra directory is a UserInputError; a malformed file is a DataValidationError naming
+    file:line. Order: shipped order, then new rows in the order they were read.
+    """
+    merged: dict[tuple[str, str, str], Offer] = {o.key: o for o in load_shipped_offers()}
+    dirs = [user_offers_dir()]
+    for extra in extra_dirs or []:
+        extra = Path(extra).expanduser()
+        if not extra.is_dir():
+            raise UserInputError(
+                f"offers directory {extra} does not exist", "pass a directory that holds *.csv offers files"
+            )
+        dirs.append(extra)
+    for directory in dirs:
+        if directory.is_dir():
+            for path in sorted(directory.glob("*.csv")):
+                for offer in read_offers_file(path):
+                    merged[offer.key] = offer
+    return list(merged.values())
+
+
+def _name_matches(candidate: str | None, wanted: str) -> bool:
+    # "A100" matches "A100" and "A100-80GB" but not "A10"; "A10" matches "A10" but not "A10G".
+    if not candidate:
+        return False
+    candidate, wanted = candidate.upper(), wanted.upper()
+    return candidate == wanted or candidate.startswith(wanted + "-")
+
+
+def filter_offers(
+    offers: list[Offer],
+    gpu: str | None = None,
+    provider: str | None = None,
+    min_network_gbps: float | None = None,
+) -> list[Offer]:
+    """Offers whose GPU name (or GpuKey) is `gpu`, from `provider`, with at least this much network."""
+    out = []
+    for offer in offers:
+        if gpu and not (_name_matches(offer.accelerator_name, gpu) or _name_matches(offer.gpu_key, gpu)):
+            continue
+        if provider and offer.provider != provider.lower():
+            continue
+        if min_network_gbps is not None and (offer.best_network_gbps or 0) < min_network_gbps:
+            continue
+        out.append(offer)
+    return out
+
+
+def find_offer(instance_type: str, offers: list[Offer] | None = None) -> list[Offer]:
+    """All offers (any provider or region) whose InstanceType equals `instance_type`, case-insensitive."""
+    wanted = instance_type.strip().lower()
+    return [o for o in (offers if offers is not None else load_offers()) if o.instance_type.lower() == wanted]
