@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from io import StringIO
 
 from rich.console import Console
@@ -25,34 +26,41 @@ def fmt_value(value) -> str:
     return str(value)
 
 
+def _wrap(console: Console, prefix: str, text: str, style: str | None = None, indent: int | None = None) -> None:
+    """Print `prefix + text` wrapped to the console width, continuation lines aligned under the text."""
+    pad = " " * (len(prefix) if indent is None else indent)
+    lines = textwrap.wrap(text, width=console.width, initial_indent=prefix, subsequent_indent=pad,
+                          break_long_words=False, break_on_hyphens=False) or [prefix]
+    for line in lines:
+        console.print(escape(line), style=style, highlight=False, soft_wrap=True)
+
+
 def _finding(console: Console, n: int, f: Finding) -> None:
     head = Text(f"{n:>2}. ")
     head.append(f"[{STATUS_MARK[f.status]}]", style=STATUS_STYLE[f.status])
     head.append(f" {f.title}", style="bold")
     head.append(f"  ({f.layer}, {f.id})", style="dim")
-    console.print(head)
+    console.print(head, soft_wrap=True)
     for e in f.evidence:
         tag = "measured" if e.kind == "measurement" else "fact"
-        console.print(f"      {tag}: {escape(e.path)} = {escape(fmt_value(e.value))}", highlight=False)
+        _wrap(console, f"      {tag}: ", f"{e.path} = {fmt_value(e.value)}", indent=8)
     if f.recommendation.text:
-        console.print(f"      do: {escape(f.recommendation.text)}", highlight=False)
+        _wrap(console, "      do: ", f.recommendation.text)
     for c in f.recommendation.commands:
-        console.print(f"        $ {escape(c)}", highlight=False)
+        console.print(escape(f"        $ {c}"), highlight=False, soft_wrap=True)
     for line in f.recommendation.config:
-        console.print(f"        | {escape(line)}", highlight=False)
+        console.print(escape(f"        | {line}"), highlight=False, soft_wrap=True)
     for k, v in f.recommendation.env.items():
-        console.print(f"        export {escape(k)}={escape(v)}", highlight=False)
+        console.print(escape(f"        export {k}={v}"), highlight=False, soft_wrap=True)
     ctl = f.controllable
     if ctl.can != "yes":
-        msg = f"      can change here: {ctl.can} — {ctl.reason}"
-        if ctl.alternative:
-            msg += f"; instead: {ctl.alternative}"
-        console.print(escape(msg), style="magenta", highlight=False)
+        msg = f"{ctl.can} — {ctl.reason}" + (f"; instead: {ctl.alternative}" if ctl.alternative else "")
+        _wrap(console, "      can change here: ", msg, style="magenta", indent=8)
     if f.expected_gain:
-        console.print(escape(f"      gain: {f.expected_gain.text} [{f.expected_gain.source}]"), highlight=False)
+        _wrap(console, "      gain: ", f"{f.expected_gain.text} [{f.expected_gain.source}]", indent=8)
     if f.affects_numerics:
         console.print("      note: changes numerics/convergence — validate the loss curve", style="magenta")
-    console.print(escape(f"      source: {f.source}"), style="dim", highlight=False)
+    _wrap(console, "      source: ", f.source, style="dim", indent=8)
 
 
 def render_text(report: Report, width: int = 110, color: bool = False) -> str:
@@ -63,8 +71,8 @@ def render_text(report: Report, width: int = 110, color: bool = False) -> str:
     env = report.env
     console.print(Text(f"gpuwise doctor — {report.hostname or 'unknown host'}", style="bold"))
     how = "set with --env" if env.overridden else "detected"
-    console.print(escape(f"environment: {env.kind} ({how}; detected {env.detected}: {env.reason or 'no reason given'})"),
-                  highlight=False)
+    _wrap(console, "environment: ", f"{env.kind} ({how}; detected {env.detected}: {env.reason or 'no reason given'})",
+          indent=4)
     console.print(escape(f"source: {report.source or 'live'}"), highlight=False)
     m = report.measurements
     console.print(f"measurements: {len(m.get('results', [])) if m else 0}"

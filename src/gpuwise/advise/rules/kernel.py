@@ -175,6 +175,7 @@ def memlock_limited(ctx: RuleContext):
         "warn" if rdma else "info", ev + [("network.rdma_devices", len(ctx.facts.network.rdma_devices))],
         "RDMA (InfiniBand/RoCE, GPUDirect) registers pinned memory and fails or falls back to sockets when the "
         "locked-memory limit is small; pinned DataLoader buffers count too.",
+        priority=None if rdma else "low",
         commands=["docker run --ulimit memlock=-1 ...", "ulimit -l unlimited"],
         config=["* soft memlock unlimited", "* hard memlock unlimited   # /etc/security/limits.d/99-memlock.conf"],
     )
