@@ -186,6 +186,7 @@ FIELDS: dict[str, FieldSpec] = {
         (
             ("power readings", "enforced power limit"),
             ("gpu power readings", "current power limit"),
+            ("gpu power readings", "gpu ceiling power limit", "current power limit"),  # R610 layout
             ("power readings", "power limit"),
         ),
     ),
