@@ -6,9 +6,11 @@ SpotPrice, Region, AvailabilityZone. Ours, all optional: Provider (default: the 
 Reserved3yPrice, Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), Notes.
 Columns gpuwise does not know (SkyPilot's GpuInfo, Arch) are ignored.
 
-Sources, later overriding earlier on the same (provider, InstanceType, Region): the shipped
-data/offers/*.csv, then ~/.config/gpuwise/offers/*.csv ($XDG_CONFIG_HOME respected), then each
-directory in `extra_dirs`. gpuwise only reads these files; it never rewrites a user's file.
+Sources, later overriding earlier on the same (provider, InstanceType, Region, AvailabilityZone):
+the shipped data/offers/*.csv, then ~/.config/gpuwise/offers/*.csv ($XDG_CONFIG_HOME respected),
+then each directory in `extra_dirs`. A shipped row without a region is a spec template: once a
+user file lists the same provider and instance type in some region (a fetched price list, say),
+the template is dropped. gpuwise only reads these files; it never rewrites a user's file.
 """
 
 from __future__ import annotations
@@ -85,9 +87,14 @@ class Offer:
     line: int = 0
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        """Identity for overriding: (provider, instance type, region)."""
-        return (self.provider.lower(), self.instance_type.lower(), (self.region or "").lower())
+    def key(self) -> tuple[str, str, str, str]:
+        """Identity for overriding: (provider, instance type, region, zone)."""
+        return (
+            self.provider,
+            self.instance_type.lower(),
+            (self.region or "").lower(),
+            (self.zone or "").lower(),
+        )
 
     @property
     def best_network_gbps(self) -> float | None:
@@ -169,7 +176,7 @@ def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:
     A missing extra directory is a UserInputError; a malformed file is a DataValidationError naming
     file:line. Order: shipped order, then new rows in the order they were read.
     """
-    merged: dict[tuple[str, str, str], Offer] = {o.key: o for o in load_shipped_offers()}
+    merged: dict[tuple[str, str, str, str], Offer] = {o.key: o for o in load_shipped_offers()}
     dirs = [user_offers_dir()]
     for extra in extra_dirs or []:
         extra = Path(extra).expanduser()
@@ -178,12 +185,16 @@ def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:
                 f"offers directory {extra} does not exist", "pass a directory that holds *.csv offers files"
             )
         dirs.append(extra)
+    regional: set[tuple[str, str]] = set()
     for directory in dirs:
         if directory.is_dir():
             for path in sorted(directory.glob("*.csv")):
                 for offer in read_offers_file(path):
                     merged[offer.key] = offer
-    return list(merged.values())
+                    if offer.region:
+                        regional.add(offer.key[:2])
+    shipped = set(load_shipped_offers())
+    return [o for o in merged.values() if not (o in shipped and not o.region and o.key[:2] in regional)]
 
 
 def _name_matches(candidate: str | None, wanted: str) -> bool:

@@ -21,9 +21,20 @@ _EMPTY = {"", "nan", "none", "null", "-"}
 
 
 def did_you_mean(value: str, allowed: Iterable[str]) -> str:
-    """' (did you mean "x"?)' when `value` is close to one of `allowed`, else ''."""
-    close = difflib.get_close_matches(value.lower(), [a.lower() for a in allowed], n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
+    """' (did you mean "x"?)' when `value` is close to one of `allowed`, else ''.
+
+    Names that contain `value` come first ("H100" suggests H100-SXM, H100-PCIE, H100-NVL), so a
+    partial name is not "corrected" into a different product.
+    """
+    allowed = list(dict.fromkeys(allowed))
+    wanted = value.strip().lower()
+    containing = [a for a in allowed if wanted and wanted in a.lower()]
+    if containing:
+        shown = ", ".join(f'"{a}"' for a in containing[:6])
+        return f" (did you mean {'one of ' if len(containing) > 1 else ''}{shown}?)"
+    by_lower = {a.lower(): a for a in allowed}
+    close = difflib.get_close_matches(wanted, list(by_lower), n=1, cutoff=0.6)
+    return f' (did you mean "{by_lower[close[0]]}"?)' if close else ""
 
 
 class Row:
