@@ -1,0 +1,171 @@
+"""Turn catalog offers and on-prem builds into option rows the vectorised models can stack.
+
+One `OptionRow` is one way to get nodes: a cloud instance type at one pricing (on-demand, spot,
+1-year or 3-year reserved), or an owned build. Each row records where each number came from
+(`provenance`), so the plan can say "MFU 45.8% (derived from catalog MAMF 0.803 × 0.57)".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuwise.plan import catalog_bridge as cat
+from gpuwise.plan.calibrate import Calibration
+from gpuwise.plan.cost import OnpremCostInputs
+from gpuwise.plan.defaults import PlanDefaults
+from gpuwise.plan.workload import Workload
+
+NAN = float("nan")
+PRICE_ATTR = {"on_demand": "price", "spot": "spot_price", "reserved_1y": "reserved_1y_price",
+              "reserved_3y": "reserved_3y_price"}
+RDMA_KINDS = {"infiniband", "roce", "efa"}
+
+
+@dataclass
+class OptionRow:
+    key: str
+    kind: str  # "cloud" or "onprem"
+    pricing: str  # on_demand, spot, reserved_1y, reserved_3y, owned
+    label: str
+    gpu_name: str
+    currency: str
+    numbers: dict  # the OptionArrays fields
+    node_hour_price: float = NAN
+    pays_idle: bool = False
+    onprem: OnpremCostInputs | None = None
+    lead_time_days: float = 0.0
+    provider: str | None = None
+    instance_type: str | None = None
+    region: str | None = None
+    network: str = ""
+    provenance: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Hardware:
+    """What the perf model needs about one node type, with provenance."""
+
+    gpu_name: str
+    spec: object | None
+    gpus_per_node: int
+
+
+def _gpu_matches(spec, name: str | None) -> bool:
+    if not name or spec is None:
+        return False
+    other = cat.match_gpu(name)
+    return other is not None and getattr(other, "key", None) == getattr(spec, "key", object())
+
+
+def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, str]:
+    """MFU by priority: workload > calibration (same GPU) > per-class default > catalog MAMF × ratio > fallback."""
+    if wl.model.mfu is not None:
+        return wl.model.mfu, "workload model.mfu"
+    ratio = d.value("mfu.mfu_over_mamf")
+    if cal and _gpu_matches(hw.spec, cal.gpu_name):
+        if cal.training_mfu:
+            return cal.training_mfu, f"calibrated: measured training MFU on {cal.gpu_name}"
+        if cal.mamf_fraction:
+            return cal.mamf_fraction * ratio, f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}"
+    name = f"{hw.gpu_name} {getattr(hw.spec, 'key', '')}".lower()
+    for cls_name, entry in (d.data["mfu"].get("per_gpu_class") or {}).items():
+        if cls_name.lower() in name:
+            return entry["value"], f"default for {cls_name}: {entry['source']}"
+    mamf = getattr(hw.spec, "mamf_fraction", None)
+    if mamf:
+        return mamf * ratio, f"catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
+    return d.value("mfu.fallback_mfu"), f"fallback: {d.source('mfu.fallback_mfu')}"
+
+
+def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, float, str]:
+    """(all-reduce busbw bytes/s, latency s, source) inside one node."""
+    lat = d.value("communication.nvlink_latency_us") * 1e-6
+    if cal and cal.intra_busbw_gb_s and _gpu_matches(hw.spec, cal.gpu_name):
+        return cal.intra_busbw_gb_s * 1e9, lat, "calibrated: measured all-reduce busbw"
+    nvlink = getattr(hw.spec, "nvlink_bandwidth_gb_s", None)
+    if nvlink:
+        frac = d.value("communication.intra_node_busbw_fraction")
+        return nvlink / 2 * frac * 1e9, lat, f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw"
+    return d.value("communication.pcie_fallback_gb_s") * 1e9, lat, "no NVLink: " + d.source("communication.pcie_fallback_gb_s")
+
+
+def network(gbps: float | None, fabric_key: str | None, d: PlanDefaults, latency_us: float | None = None,
+            achieved: float | None = None, rdma: bool | None = None, label: str | None = None,
+            ) -> tuple[float, float, bool, str]:
+    """(achieved bytes/s per node, latency s, is_rdma, description) for a node's inter-node network."""
+    fab = cat.get_fabric(fabric_key)
+    kind = getattr(fab, "kind", None)
+    is_rdma = rdma if rdma is not None else kind in RDMA_KINDS
+    if gbps is None and fab is not None:
+        gbps = fab.bandwidth_gbps
+    if not gbps:
+        return 0.0, NAN, bool(is_rdma), "no network bandwidth known"
+    frac = achieved or getattr(fab, "achieved_fraction", None) or d.value("communication.default_network_achieved_fraction")
+    lat_key = "communication.default_rdma_latency_us" if is_rdma else "communication.default_network_latency_us"
+    lat_us = latency_us or getattr(fab, "latency_us", None) or d.value(lat_key)
+    name = fabric_key or label or ("RDMA" if is_rdma else "TCP")
+    desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved, {lat_us:g} us"
+    return gbps / 8.0 * frac * 1e9, lat_us * 1e-6, bool(is_rdma), desc
+
+
+def _numbers(wl, hw, d, cal, net, storage: str, time_overhead: float, prov: dict) -> dict:
+    mfu, prov["mfu"] = resolve_mfu(wl, hw, d, cal)
+    intra_bw, intra_lat, prov["intra_node"] = intra_node(hw, d, cal)
+    inter_bw, inter_lat, is_rdma, prov["network"] = net
+    peak = cat.peak_flops(hw.spec, wl.training.precision)
+    prov["peak"] = f"catalog {getattr(hw.spec, 'key', hw.gpu_name)} {wl.training.precision}" if peak else "unknown"
+    st = d.storage(storage)
+    prov["storage"] = f"{storage}: {st['source']}"
+    cv_key = "stragglers.network_cv_rdma" if is_rdma else "stragglers.network_cv_ethernet"
+    return dict(
+        gpus_per_node=hw.gpus_per_node, peak_flops=peak or NAN, mfu=mfu,
+        gpu_memory_bytes=cat.gpu_memory_bytes(hw.spec) or NAN, intra_bytes_s=intra_bw, intra_latency_s=intra_lat,
+        inter_bytes_s=inter_bw, inter_latency_s=inter_lat if not math.isnan(inter_lat) else 0.0,
+        compute_cv=d.value("stragglers.compute_cv"), network_cv=d.value(cv_key),
+        storage_bytes_s=st["read_gb_s"] * 1e9, storage_iops=st["iops"], storage_shared=st["scope"] == "shared",
+        time_overhead=time_overhead, overlap=d.value("communication.overlap_fraction"),
+        usable_memory_fraction=d.value("memory.usable_fraction"),
+    )
+
+
+def _wanted(offer, sel) -> bool:
+    def match(value, wanted):
+        return not wanted or any(w.lower() in str(value or "").lower() for w in wanted)
+
+    return (match(offer.provider, sel.providers) and match(offer.instance_type, sel.instance_types)
+            and match(offer.accelerator_name, sel.gpus) and match(offer.region, sel.regions)
+            and (offer.accelerator_count or 0) >= sel.min_gpus_per_node)
+
+
+def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> list[OptionRow]:
+    """One row per (offer, pricing) with a price; offers without GPUs are skipped."""
+    rows: list[OptionRow] = []
+    if not sel.include:
+        return rows
+    for offer in cat.load_offers(sel.offers_dirs):
+        if not offer.accelerator_count or not _wanted(offer, sel):
+            continue
+        spec = offer.gpu_spec() if callable(getattr(offer, "gpu_spec", None)) else cat.match_gpu(offer.accelerator_name)
+        hw = Hardware(offer.accelerator_name, spec, int(offer.accelerator_count))
+        rdma_gbps = getattr(offer, "rdma_gbps", None)
+        # Offer.fabric is a category (vpc-tcp, roce, infiniband, efa, tcpx), not a fabrics.csv key.
+        if rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
+            net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
+        else:
+            net = network(offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp")
+        where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
+        for pricing in sel.pricing:
+            price = getattr(offer, PRICE_ATTR[pricing], None)
+            if price is None or not price > 0:
+                continue
+            prov = {"price": f"{getattr(offer, 'price_source', '') or 'catalog'} (as of {getattr(offer, 'as_of', '?')})"}
+            overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
+            nums = _numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
+            rows.append(OptionRow(
+                key=f"{where} {pricing}", kind="cloud", pricing=pricing, label=f"{offer.provider} {offer.instance_type}",
+                gpu_name=offer.accelerator_name, currency=(offer.currency or "USD").upper(), numbers=nums,
+                node_hour_price=float(price), pays_idle=pricing.startswith("reserved"),
+                lead_time_days=d.value("lead_time_days.cloud"), provider=offer.provider,
+                instance_type=offer.instance_type, region=offer.region, network=net[3], provenance=prov))
+    return rows

@@ -1,0 +1,230 @@
+"""Vectorised performance model: step time, scaling efficiency and time-to-train per option × node count.
+
+All inputs per option are numpy arrays of shape (O,), node counts shape (K,); every output has shape
+(O, K). Formulas (REFERENCE.md §4.c/§4.e):
+
+* compute per step  = FLOPs/sample · global batch / (GPUs · peak · MFU)
+* DP gradient sync  = hierarchical all-reduce: reduce-scatter + all-gather over NVLink inside a node,
+  all-reduce of the node's shards over the node's NICs between nodes (α-β), once per optimizer step,
+  in buckets (each bucket pays the latency terms); ZeRO-3/FSDP moves 1.5× the bytes
+* overlap           = only the last micro-batch's backward can hide the sync (gradient accumulation)
+* stragglers        = synchronous steps wait for the slowest of N nodes: E[max] ≈ cv·sqrt(2 ln N)
+* data loading      = overlapped by prefetch: step = max(GPU time, read time)
+* memory fit        = weights, gradients, optimizer states per ZeRO stage, activations (Korthikanti 2022)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+# Reasons an (option, node count) is infeasible: bit flags, explained by `reasons()`.
+NO_PEAK, TP_TOO_WIDE, NOT_DIVISIBLE, BATCH_TOO_SMALL, NO_FIT, DP_MISMATCH, NO_NETWORK = 1, 2, 4, 8, 16, 32, 64
+REASON_TEXT = {
+    NO_PEAK: "no peak FLOPS known for this GPU at this precision",
+    TP_TOO_WIDE: "tensor parallel degree exceeds GPUs per node (cross-node TP is not modelled)",
+    NOT_DIVISIBLE: "GPU count is not a multiple of tp·pp",
+    BATCH_TOO_SMALL: "global batch is smaller than data-parallel degree × micro batch",
+    NO_FIT: "does not fit in GPU memory",
+    DP_MISMATCH: "dp fixed in the workload does not match this GPU count",
+    NO_NETWORK: "no inter-node network bandwidth known for this option",
+}
+
+REASON_SHORT = {NO_PEAK: "no peak", TP_TOO_WIDE: "tp > node", NOT_DIVISIBLE: "tp·pp ∤ GPUs", BATCH_TOO_SMALL: "batch < dp",
+                NO_FIT: "no memory fit", DP_MISMATCH: "dp fixed", NO_NETWORK: "no network"}
+
+
+@dataclass(frozen=True)
+class WorkloadNumbers:
+    """Scalars the model needs, derived once from a Workload (see from_workload)."""
+
+    flops_per_sample: float
+    total_samples: float
+    global_batch: float
+    micro_batch: float
+    params: float
+    weight_bytes: float
+    grad_bytes: float
+    optimizer_bytes: float
+    zero_stage: int
+    tp: int
+    pp: int
+    fixed_dp: int  # 0 = auto
+    bucket_bytes: float
+    layers: float  # 0 = unknown (no transformer activations / TP comm)
+    hidden: float
+    heads: float
+    seq_len: float
+    activation_checkpointing: bool
+    flash_attention: bool
+    activation_bytes_per_sample: float  # non-transformers; 0 = unknown
+    bytes_per_sample: float
+    recompute_factor: float
+    random_reads: bool
+    avg_read_bytes: float
+
+    @classmethod
+    def from_workload(cls, wl, recompute_factor: float = 4.0 / 3.0) -> WorkloadNumbers:
+        from gpuwise.plan.workload import GRAD_BYTES, OPTIMIZER_BYTES
+
+        tr, m = wl.training, wl.model
+        mixed = tr.precision not in ("fp32", "tf32")
+        opt = OPTIMIZER_BYTES[tr.optimizer] if mixed else OPTIMIZER_BYTES[tr.optimizer] - 4  # no separate fp32 master
+        par = tr.parallelism
+        return cls(
+            flops_per_sample=m.train_flops_per_sample(), total_samples=wl.total_samples(),
+            global_batch=float(tr.global_batch), micro_batch=float(tr.micro_batch), params=m.param_count(),
+            weight_bytes=2.0 if mixed else 4.0, grad_bytes=float(GRAD_BYTES[tr.precision]), optimizer_bytes=float(opt),
+            zero_stage=par.effective_zero, tp=par.tp, pp=par.pp, fixed_dp=0 if par.dp == "auto" else int(par.dp),
+            bucket_bytes=tr.bucket_mb * 1e6,
+            layers=float(m.layers or 0), hidden=float(m.hidden or 0), heads=float(m.heads or 0),
+            seq_len=float(m.seq_len or 0), activation_checkpointing=tr.activation_checkpointing,
+            flash_attention=tr.flash_attention, activation_bytes_per_sample=float(m.activation_bytes_per_sample or 0),
+            bytes_per_sample=wl.bytes_per_sample(), recompute_factor=recompute_factor, random_reads=wl.data.read_pattern == "random",
+            avg_read_bytes=wl.data.avg_read_kb * 1024.0,
+        )
+
+
+@dataclass
+class OptionArrays:
+    """Per-option hardware numbers, each an array of shape (O,). NaN peak = unknown."""
+
+    gpus_per_node: np.ndarray
+    peak_flops: np.ndarray  # FLOP/s per GPU at the workload's precision
+    mfu: np.ndarray
+    gpu_memory_bytes: np.ndarray  # NaN = unknown (memory not checked)
+    intra_bytes_s: np.ndarray  # achieved all-reduce bus bandwidth inside a node, bytes/s
+    intra_latency_s: np.ndarray
+    inter_bytes_s: np.ndarray  # achieved per-node network bandwidth, bytes/s
+    inter_latency_s: np.ndarray
+    compute_cv: np.ndarray
+    network_cv: np.ndarray
+    storage_bytes_s: np.ndarray  # per node (or aggregate when shared)
+    storage_iops: np.ndarray
+    storage_shared: np.ndarray  # bool
+    time_overhead: np.ndarray  # e.g. spot preemption restarts, fraction of wall time
+    overlap: np.ndarray
+    usable_memory_fraction: np.ndarray
+
+    @classmethod
+    def stack(cls, rows: list[dict]) -> OptionArrays:
+        return cls(**{f.name: np.asarray([r[f.name] for r in rows], dtype=float) for f in fields(cls)})
+
+
+@dataclass
+class PerfResult:
+    nodes: np.ndarray  # (K,)
+    step_s: np.ndarray  # (O, K)
+    compute_s: np.ndarray
+    comm_s: np.ndarray
+    exposed_comm_s: np.ndarray
+    straggler_s: np.ndarray
+    data_s: np.ndarray
+    efficiency: np.ndarray  # throughput per GPU relative to one node of the same option
+    time_to_train_s: np.ndarray
+    memory_per_gpu_bytes: np.ndarray
+    infeasible: np.ndarray  # int bit flags, 0 = feasible
+
+    def short_reasons(self, o: int, k: int) -> list[str]:
+        flags = int(self.infeasible[o, k])
+        return [text for bit, text in REASON_SHORT.items() if flags & bit]
+
+    def reasons(self, o: int, k: int) -> list[str]:
+        flags = int(self.infeasible[o, k])
+        return [text for bit, text in REASON_TEXT.items() if flags & bit]
+
+
+def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:
+    """Bytes per GPU: model states per ZeRO stage (ZeRO paper) + activations (Korthikanti et al. 2022)."""
+    psi = w.params / (w.tp * w.pp)
+    wb, gb, ob = w.weight_bytes, w.grad_bytes, w.optimizer_bytes
+    dp = np.maximum(dp, 1.0)
+    states = {0: (wb + gb + ob) * psi + 0 * dp, 1: (wb + gb) * psi + ob * psi / dp,
+              2: wb * psi + (gb + ob) * psi / dp, 3: (wb + gb + ob) * psi / dp}[w.zero_stage]
+    if w.layers and w.hidden and w.seq_len:
+        s, b, h, a, t = w.seq_len, w.micro_batch, w.hidden, max(w.heads, 1.0), w.tp
+        # FlashAttention never stores the s×s score matrix: drop Korthikanti's 5·a·s/h term.
+        scores = 0.0 if w.flash_attention else 5.0 * a * s / (h * t)
+        per_layer = s * b * h * (10.0 + 24.0 / t + scores)
+        layers_here = w.layers / w.pp
+        in_flight = float(w.pp)  # 1F1B: the first stage holds pp micro-batches of activations
+        if w.activation_checkpointing:
+            acts = 2.0 * s * b * h * layers_here * in_flight + per_layer  # layer inputs + one layer recomputed
+        else:
+            acts = per_layer * layers_here * in_flight
+    else:
+        acts = w.activation_bytes_per_sample * w.micro_batch
+    return states + acts
+
+
+def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
+    """Evaluate every option at every node count. Pure numpy; no Python loop over options."""
+    n = np.asarray(nodes, dtype=float)[None, :]  # (1, K)
+    col = {f.name: getattr(o, f.name)[:, None] for f in fields(o)}  # (O, 1)
+    g = col["gpus_per_node"]
+    gpus = n * g
+    model_par = w.tp * w.pp
+    dp = gpus / model_par
+    infeasible = np.zeros(np.broadcast(n, g).shape, dtype=np.int64)
+    infeasible |= np.where(np.isnan(col["peak_flops"]) | (col["peak_flops"] <= 0), NO_PEAK, 0)
+    infeasible |= np.where((w.tp > g) | (np.mod(g, w.tp) != 0), TP_TOO_WIDE, 0)
+    infeasible |= np.where(np.mod(gpus, model_par) != 0, NOT_DIVISIBLE, 0)
+    infeasible |= np.where(dp * w.micro_batch > w.global_batch, BATCH_TOO_SMALL, 0)
+    if w.fixed_dp:
+        infeasible |= np.where(dp != w.fixed_dp, DP_MISMATCH, 0)
+
+    accum = np.maximum(np.ceil(w.global_batch / np.maximum(dp * w.micro_batch, 1.0)), 1.0)
+    peak = np.where(np.isnan(col["peak_flops"]), 1.0, col["peak_flops"])
+    # MFU counts model FLOPs (6·N·D); activation checkpointing re-runs the forward on top of that.
+    recompute = w.recompute_factor if w.activation_checkpointing else 1.0
+    compute = recompute * w.flops_per_sample * w.global_batch / (gpus * peak * col["mfu"])
+    bubble = compute * (w.pp - 1) / accum  # 1F1B pipeline bubble fraction (pp-1)/m
+
+    # Tensor parallel: Megatron does 2 all-reduces forward + 2 backward of b·s·h activations per layer.
+    tp_comm = 0.0
+    if w.tp > 1 and w.layers and w.hidden:
+        msg = w.micro_batch * w.seq_len * w.hidden * w.weight_bytes
+        per_ar = 2.0 * (w.tp - 1) / w.tp * msg / col["intra_bytes_s"] + 2.0 * (w.tp - 1) * col["intra_latency_s"]
+        tp_comm = 4.0 * (w.layers / w.pp) * accum * per_ar
+
+    # Data-parallel gradient sync, hierarchical. k = DP ranks of one group inside a node, m = nodes in it.
+    grad_rank = w.params * w.grad_bytes / model_par
+    m = np.maximum(n / w.pp, 1.0)
+    k = np.maximum(dp / m, 1.0)
+    groups_per_node = g / k
+    buckets = np.ceil(grad_rank / w.bucket_bytes)
+    intra = 2.0 * (k - 1) / k * grad_rank / col["intra_bytes_s"] + buckets * 2.0 * (k - 1) * col["intra_latency_s"]
+    inter_bw = np.where(col["inter_bytes_s"] > 0, col["inter_bytes_s"], np.nan)
+    inter_bytes = groups_per_node * 2.0 * (m - 1) / m * grad_rank
+    steps_lat = np.minimum(2.0 * (m - 1), 2.0 * np.ceil(np.log2(m)))  # ring vs NCCL double binary tree
+    infeasible |= np.where((m > 1) & np.isnan(inter_bw), NO_NETWORK, 0)
+    inter_bw = np.where(np.isnan(inter_bw), 1.0, inter_bw)
+    inter = np.where(m > 1, inter_bytes / inter_bw + buckets * steps_lat * col["inter_latency_s"], 0.0)
+    zero_factor = 1.5 if w.zero_stage == 3 else 1.0  # all-gather fwd + all-gather bwd + reduce-scatter
+    comm = zero_factor * (intra + inter)
+    hideable = col["overlap"] * (2.0 / 3.0) * compute / accum  # last micro-batch's backward
+    exposed = np.maximum(comm - hideable, 0.0)
+
+    spread = np.sqrt(2.0 * np.log(np.maximum(n, 1.0)))  # E[max of N normals] ≈ mean + σ·sqrt(2 ln N)
+    straggler = spread * (col["compute_cv"] * (compute + bubble + tp_comm) + col["network_cv"] * comm)
+
+    read_bytes = w.global_batch * w.bytes_per_sample
+    per_node_bw = col["storage_bytes_s"]
+    if w.random_reads:
+        per_node_bw = np.minimum(per_node_bw, col["storage_iops"] * w.avg_read_bytes)
+    data = np.where(col["storage_shared"] > 0, read_bytes / per_node_bw, read_bytes / (n * per_node_bw))
+
+    gpu_time = compute + bubble + tp_comm + exposed + straggler
+    step = np.maximum(gpu_time, data)
+    ttt = w.total_samples / w.global_batch * step * (1.0 + col["time_overhead"])
+
+    mem = memory_per_gpu(w, dp)
+    limit = col["gpu_memory_bytes"] * col["usable_memory_fraction"]
+    infeasible |= np.where(~np.isnan(limit) & (mem > limit), NO_FIT, 0)
+
+    one = step if np.all(n == 1) else evaluate(w, o, [1.0]).step_s  # reference: one node of the same option
+    efficiency = one / (n * step)
+    return PerfResult(nodes=n[0], step_s=step, compute_s=compute + bubble + tp_comm, comm_s=comm,
+                      exposed_comm_s=exposed, straggler_s=straggler, data_s=data + 0 * step, efficiency=efficiency,
+                      time_to_train_s=ttt, memory_per_gpu_bytes=mem + 0 * step, infeasible=infeasible)

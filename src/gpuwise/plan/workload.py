@@ -1,0 +1,175 @@
+"""The workload file: what to train, how, on what data, by when, and in which organisation.
+
+`load_workload(path)` validates a YAML file (errors carry file:line, see yamlfile.py). Derived
+quantities (parameters, FLOPs per sample, steps) are methods here so that every consumer computes
+them the same way. Sizes in the file use plain units: counts (params, tokens, samples), gigabytes
+(`size_gb`, 1e9 bytes), days, years.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gpuwise.plan.yamlfile import validate_file
+
+Precision = Literal["bf16", "fp16", "fp32", "tf32", "fp8"]
+
+# Bytes per value for gradients as they are all-reduced. fp8 training keeps bf16 gradients
+# (Transformer Engine / torchao practice), so fp8 reduces like bf16.
+GRAD_BYTES = {"bf16": 2, "fp16": 2, "fp8": 2, "fp32": 4, "tf32": 4}
+# Bytes per parameter of optimizer state incl. fp32 master weights (Transformer Math 101; ZeRO paper):
+# AdamW mixed precision 12, 8-bit Adam 6 (4 master + 2), SGD with momentum 8 (4 master + 4).
+OPTIMIZER_BYTES = {"adamw": 12, "adamw-8bit": 6, "sgd": 8}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    """The network being trained. Give `params`, or `layers`+`hidden` (transformer), or `flops_per_sample`."""
+
+    name: str | None = None
+    params: float | None = Field(None, gt=0, description="parameter count, e.g. 7e9")
+    layers: int | None = Field(None, gt=0)
+    hidden: int | None = Field(None, gt=0)
+    heads: int | None = Field(None, gt=0)
+    seq_len: int | None = Field(None, gt=0, description="tokens per sample (transformers)")
+    vocab: int | None = Field(None, gt=0)
+    flops_per_sample: float | None = Field(None, gt=0, description="training FLOPs per sample (forward+backward)")
+    activation_bytes_per_sample: float | None = Field(None, gt=0, description="for non-transformers; memory check")
+    mfu: float | None = Field(None, gt=0, le=1, description="model FLOPs utilisation to assume; overrides defaults")
+
+    @model_validator(mode="after")
+    def _enough_to_size(self) -> ModelSpec:
+        if self.params is None and not (self.layers and self.hidden):
+            raise ValueError("give 'params', or 'layers' and 'hidden' so the parameter count can be derived")
+        if self.flops_per_sample is None and self.seq_len is None:
+            raise ValueError("give 'seq_len' (transformers, FLOPs from 6·N per token) or 'flops_per_sample'")
+        return self
+
+    @property
+    def is_transformer(self) -> bool:
+        return self.flops_per_sample is None and self.seq_len is not None
+
+    def param_count(self) -> float:
+        if self.params is not None:
+            return self.params
+        # 12·L·h² for attention+MLP blocks plus the embedding (Kaplan et al. 2020 approximation)
+        return 12.0 * self.layers * self.hidden**2 + (self.vocab or 0) * self.hidden
+
+    def train_flops_per_sample(self) -> float:
+        """Forward+backward FLOPs for one sample.
+
+        Transformers: (6·N + 12·L·h·T) per token × T tokens, the PaLM/nanoGPT MFU definition
+        (Chowdhery et al. 2022, App. B); the attention term is dropped when layers/hidden are unknown.
+        """
+        if self.flops_per_sample is not None:
+            return self.flops_per_sample
+        t = self.seq_len
+        attention = 12.0 * self.layers * self.hidden * t if (self.layers and self.hidden) else 0.0
+        return (6.0 * self.param_count() + attention) * t
+
+
+class Parallelism(_Strict):
+    dp: int | Literal["auto"] = "auto"
+    zero_stage: int = Field(0, ge=0, le=3)
+    fsdp: bool = False
+    tp: int = Field(1, ge=1)
+    pp: int = Field(1, ge=1)
+
+    @property
+    def effective_zero(self) -> int:
+        """FSDP full sharding shards like ZeRO-3."""
+        return 3 if self.fsdp else self.zero_stage
+
+
+class Training(_Strict):
+    tokens: float | None = Field(None, gt=0)
+    samples: float | None = Field(None, gt=0)
+    epochs: float | None = Field(None, gt=0, description="passes over data.samples")
+    precision: Precision = "bf16"
+    global_batch: int = Field(..., gt=0, description="samples (sequences) per optimizer step")
+    micro_batch: int = Field(1, gt=0, description="samples per GPU per forward/backward")
+    optimizer: Literal["adamw", "adamw-8bit", "sgd"] = "adamw"
+    activation_checkpointing: bool = False
+    flash_attention: bool = Field(True, description="attention kernels that never store the s×s score matrix")
+    bucket_mb: float = Field(25.0, gt=0, description="gradient bucket size (PyTorch DDP default bucket_cap_mb=25)")
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> Training:
+        if sum(x is not None for x in (self.tokens, self.samples, self.epochs)) != 1:
+            raise ValueError("give exactly one of 'tokens', 'samples' or 'epochs' (how much to train)")
+        return self
+
+
+class DataSpec(_Strict):
+    size_gb: float = Field(..., gt=0, description="dataset size on disk, gigabytes")
+    samples: float | None = Field(None, gt=0, description="samples in the dataset (one epoch)")
+    read_pattern: Literal["sequential", "random"] = "sequential"
+    bytes_per_sample: float | None = Field(None, gt=0, description="bytes read per sample; default size/sample count")
+    avg_read_kb: float = Field(128.0, gt=0, description="size of one random read, KiB (one JPEG, one record)")
+
+
+class OrgContext(_Strict):
+    utilisation: float = Field(0.5, gt=0, le=1, description="fraction of the horizon the GPUs do useful work")
+    burstiness: float = Field(1.0, ge=1, description="peak demand over average demand")
+    horizon_years: float = Field(3.0, gt=0, le=10)
+    data_residency: Literal["none", "region", "on-prem"] = "none"
+    compliance: list[str] = Field(default_factory=list)
+    ops_team: bool = False
+    currency: str = "USD"
+    exchange_rates: dict[str, float] = Field(default_factory=dict, description="1 unit of KEY = value units of currency")
+
+
+class Workload(_Strict):
+    name: str | None = None
+    model: ModelSpec
+    training: Training
+    data: DataSpec
+    deadline_days: float | None = Field(None, gt=0)
+    org: OrgContext = Field(default_factory=OrgContext)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        if self.training.tokens is not None and self.model.seq_len is None:
+            raise ValueError("training.tokens needs model.seq_len to turn tokens into samples; or give training.samples")
+        if self.training.epochs is not None and self.data.samples is None:
+            raise ValueError("training.epochs needs data.samples (samples per epoch)")
+        if not self.model.is_transformer and self.data.bytes_per_sample is None and self.data.samples is None:
+            raise ValueError("give data.samples or data.bytes_per_sample so the read volume per step is known")
+        par = self.training.parallelism
+        if par.fsdp and par.zero_stage not in (0, 3):
+            raise ValueError("fsdp: true shards like ZeRO-3; set zero_stage to 3 (or leave it out)")
+        return self
+
+    # ---- derived quantities -------------------------------------------------------------
+    def total_samples(self) -> float:
+        if self.training.samples is not None:
+            return self.training.samples
+        if self.training.epochs is not None:
+            return self.training.epochs * self.data.samples
+        return self.training.tokens / self.model.seq_len
+
+    def total_train_flops(self) -> float:
+        return self.total_samples() * self.model.train_flops_per_sample()
+
+    def steps(self) -> float:
+        return self.total_samples() / self.training.global_batch
+
+    def bytes_per_sample(self) -> float:
+        """Bytes read from storage per sample: given, else dataset size / samples, else 2 B per token."""
+        if self.data.bytes_per_sample is not None:
+            return self.data.bytes_per_sample
+        if self.data.samples is not None:
+            return self.data.size_gb * 1e9 / self.data.samples
+        return 2.0 * (self.model.seq_len or 1)  # uint16 token ids, the usual pretokenised format
+
+
+def load_workload(path: str | Path) -> Workload:
+    """Validate a workload YAML file. Raises DataValidationError with file:line on bad input."""
+    return validate_file(Workload, path)

@@ -1,0 +1,154 @@
+"""Load a YAML file into a pydantic model, turning every mistake into a file:line message.
+
+PyYAML's composer keeps a start mark on every node, so we compose the document once, remember the
+line of each key path (("training", "parallelism", "tp") -> 12), and construct plain Python data
+from the same node tree. When pydantic rejects the data, its error location is a key path too, so we
+can point at the line the user has to edit, name the field, list allowed values and suggest the
+closest known field name.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from gpuwise.errors import DataValidationError, UserInputError
+
+M = TypeVar("M", bound=BaseModel)
+KeyPath = tuple[str | int, ...]
+
+
+def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
+            child = (*path, key)
+            lines[child] = key_node.start_mark.line + 1  # the key's line is where the user looks
+            _walk(value_node, child, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*path, i), lines)
+
+
+def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
+    """Read a YAML file; return (data, {key path: 1-based line})."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserInputError(f"file not found: {p}", "check the path, e.g. `gpuwise plan examples/llm-7b-pretrain-1t.yaml`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserInputError(f"cannot read {p}: {exc}", "pass a readable UTF-8 YAML file") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise DataValidationError(f"not valid YAML: {problem}", "fix the YAML syntax at that line (indentation, ':' after keys, quotes)",
+                                  path=str(p), line=line) from None
+    lines: dict[KeyPath, int] = {}
+    if node is not None:
+        _walk(node, (), lines)
+    return data, lines
+
+
+def _line_for(loc: KeyPath, lines: dict[KeyPath, int]) -> int | None:
+    """The line of the longest prefix of `loc` that exists in the file (a missing key -> its parent)."""
+    for n in range(len(loc), -1, -1):
+        if loc[:n] in lines:
+            return lines[loc[:n]]
+    return None
+
+
+def _fields_at(model: type[BaseModel], loc: KeyPath) -> list[str]:
+    """Field names (aliases where set) of the sub-model at key path `loc`, for did-you-mean."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            current = _inner_model(current)
+            if isinstance(part, int):
+                continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = _field_by_name(current, str(part))
+        if field is None:
+            return []
+        current = _inner_model(field.annotation)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or name for name, f in current.model_fields.items()]
+    return []
+
+
+def _field_by_name(model: type[BaseModel], name: str):
+    for fname, f in model.model_fields.items():
+        if name in (fname, f.alias):
+            return f
+    return None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """Unwrap Optional[...] / list[...] to the pydantic model inside, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        inner = _inner_model(arg)
+        if inner is not None:
+            return inner
+    return None
+
+
+def _describe(err: dict, model: type[BaseModel]) -> tuple[str, str]:
+    """(message, fix) for one pydantic error dict."""
+    loc: KeyPath = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))  # drop union tags
+    field = ".".join(str(p) for p in loc) or "(top level)"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        known = _fields_at(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return (f"unknown field '{field}'", f"{hint}known fields here: {', '.join(known) or 'none'}")
+    if kind == "missing":
+        return (f"missing required field '{field}'", f"add '{loc[-1]}:' under '{'.'.join(map(str, loc[:-1])) or 'the top level'}'")
+    if kind in ("literal_error", "enum"):
+        expected = err.get("ctx", {}).get("expected", "")
+        got = err.get("input")
+        choices = [c.strip().strip("'") for c in expected.replace(" or ", ",").split(",") if c.strip()]
+        close = difflib.get_close_matches(str(got), choices, n=1, cutoff=0.5)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return (f"'{field}' is {got!r}, which is not allowed", f"{hint}allowed values: {expected}")
+    msg = err.get("msg", "invalid value")
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return (f"'{field}': {msg} (got {err.get('input')!r})", f"edit '{field}' in the file; see the examples/ folder for valid files")
+
+
+def validate_file(model: type[M], path: str | Path) -> M:
+    """Load `path` and validate it as `model`; raise DataValidationError with file:line on the first error.
+
+    All errors are listed in the message (first one's line in the header) so a user fixes them in one go.
+    """
+    data, lines = load_yaml_with_lines(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DataValidationError("the file must be a YAML mapping (key: value lines) at the top level",
+                                  "start the file with keys such as 'model:' and 'training:'", path=str(path), line=1)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        described = []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
+            described.append((_line_for(loc, lines), *_describe(err, model)))
+        line, message, fix = described[0]
+        for other_line, other_message, other_fix in described[1:]:
+            where = f"{path}:{other_line}" if other_line else str(path)
+            message += f"\nalso {where}: {other_message} ({other_fix})"
+        raise DataValidationError(message, fix, path=str(path), line=line) from None

@@ -1,0 +1,133 @@
+"""Render a rent-vs-build Plan with Rich: options × node counts, the chosen setups, then the recommendation."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+
+from gpuwise.plan.export import assumptions
+from gpuwise.plan.planner import Plan
+
+VERDICT_STYLE = {"cloud": "cyan", "build": "green", "hybrid": "yellow", "undecided": "red"}
+
+
+def money(value: float, ccy: str) -> str:
+    if value != value:  # NaN
+        return "[dim]n/a[/]"
+    if value >= 1e6:
+        return f"{value / 1e6:,.2f}M {ccy}"
+    if value >= 1e3:
+        return f"{value / 1e3:,.1f}k {ccy}"
+    return f"{value:,.2f} {ccy}"
+
+
+def duration(seconds: float) -> str:
+    if seconds != seconds:
+        return "[dim]n/a[/]"
+    if seconds >= 86400:
+        return f"{seconds / 86400:,.1f} d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:,.1f} h"
+    return f"{seconds / 60:,.0f} min"
+
+
+def _ccy(plan: Plan, o: int) -> str:
+    return plan.currency if plan.convertible[o] else plan.rows[o].currency
+
+
+def sweep_table(plan: Plan) -> Table:
+    """One row per option; each node-count cell: scaling efficiency, time-to-train, cost per run."""
+    t = Table(title="Options × node counts  (scaling efficiency vs 1 node · time to train · cost per run)",
+              title_justify="left", show_lines=True)
+    t.add_column("option", overflow="fold", max_width=34)
+    t.add_column("GPU", overflow="fold")
+    for n in plan.nodes:
+        t.add_column(f"{int(n)} node{'s' if n > 1 else ''}", justify="right")
+    deadline = plan.workload.deadline_days
+    for o in plan.shown:
+        row, cells = plan.rows[o], []
+        for k in range(len(plan.nodes)):
+            reasons = plan.perf.short_reasons(o, k)
+            if reasons:
+                cells.append("[dim]✗ " + "\n✗ ".join(reasons) + "[/]")
+                continue
+            secs = plan.perf.time_to_train_s[o, k]
+            late = deadline is not None and secs / 86400 > deadline
+            mark = "[bold]▶ [/]" if plan.chosen[o] == k else ""
+            time_txt = f"[red]{duration(secs)}[/]" if late else duration(secs)
+            cells.append(f"{mark}{plan.perf.efficiency[o, k]:.0%}\n{time_txt}\n{money(plan.run_cost[o, k], _ccy(plan, o))}")
+        label = f"{row.label}\n[dim]{row.pricing.replace('_', '-')}[/]" + (f" [dim]{row.region}[/]" if row.region else "")
+        t.add_row(label, f"{row.gpu_name} ×{int(row.numbers['gpus_per_node'])}", *cells)
+    t.caption = ("▶ = chosen node count (cheapest that meets the deadline); red time = misses the deadline; "
+                 "✗ = cannot run (see JSON 'reasons')")
+    return t
+
+
+def chosen_table(plan: Plan) -> Table:
+    t = Table(title="Chosen setup per option", title_justify="left")
+    for col, just in (("option", "left"), ("nodes", "right"), ("step", "right"), ("compute", "right"),
+                      ("comm (exposed)", "right"), ("stragglers", "right"), ("data", "right"), ("mem/GPU", "right"),
+                      ("time", "right"), ("per run", "right"), ("per eff. GPU-h", "right"), ("lead", "right")):
+        t.add_column(col, justify=just, overflow="fold")
+    p = plan.perf
+    for o in plan.shown:
+        k = int(plan.chosen[o])
+        row = plan.rows[o]
+        name = f"{row.label} {row.pricing.replace('_', '-')}"
+        if k < 0:
+            why = "; ".join(p.reasons(o, 0)) or "no feasible node count"
+            t.add_row(name, "[red]none[/]", f"[dim]{why}[/]", *([""] * 8), f"{row.lead_time_days:.0f} d")
+            continue
+        c = _ccy(plan, o)
+        t.add_row(name, str(int(plan.nodes[k])), f"{p.step_s[o, k]:.3g} s", f"{p.compute_s[o, k]:.3g} s",
+                  f"{p.comm_s[o, k]:.3g} s ({p.exposed_comm_s[o, k]:.2g})", f"{p.straggler_s[o, k]:.2g} s",
+                  f"{p.data_s[o, k]:.2g} s", f"{p.memory_per_gpu_bytes[o, k] / 2**30:.1f} GiB",
+                  duration(p.time_to_train_s[o, k]), money(plan.run_cost[o, k], c),
+                  money(plan.eff_gpu_hour_cost[o, k], c), f"{row.lead_time_days:.0f} d")
+    return t
+
+
+def decision_panel(plan: Plan) -> Panel:
+    d = plan.decision
+    lines = [f"[bold]{d.summary}[/]", ""]
+    for r in d.reasons:
+        colour = VERDICT_STYLE["build" if r.favours == "build" else "cloud"]
+        lines.append(f"[{colour}]{'+build' if r.favours == 'build' else '+cloud'}[/]  {r.text}")
+    if d.flips:
+        lines += ["", "[bold]What would flip it[/]"] + [f"  • {f}" for f in d.flips]
+    style = VERDICT_STYLE.get(d.verdict, "white")
+    return Panel("\n".join(lines), title=f"Recommendation: [bold {style}]{d.verdict.upper()}[/]", title_align="left",
+                 border_style=style)
+
+
+def notes_group(plan: Plan, verbose: bool = False) -> Group:
+    parts = []
+    cal = plan.calibration
+    if cal is not None:
+        used = "\n".join(f"  ✓ {u}" for u in cal.used) or "  (nothing usable)"
+        ignored = "\n".join(f"  · {i}" for i in cal.ignored[:8])
+        parts.append(f"[bold]Calibration[/] from {cal.gpu_name or 'unknown GPU'}:\n{used}" + (f"\n{ignored}" if ignored else ""))
+    for note in plan.notes:
+        parts.append(f"[yellow]note:[/] {note}")
+    if verbose:
+        parts.append("[bold]Assumptions[/] (override in the options file under model_overrides):")
+        parts += [f"  {a['key']} = {a['value']}  [dim]{a['source']}[/]" for a in assumptions(plan)]
+    else:
+        parts.append("[dim]Model assumptions and their sources: `--json` (\"assumptions\") or --verbose.[/]")
+    return Group(*parts)
+
+
+def render_plan(plan: Plan, console: Console | None = None, verbose: bool = False) -> None:
+    """Print the plan: sweep table, chosen setups, recommendation, then notes."""
+    console = console or Console()
+    wl = plan.workload
+    head = (f"[bold]{wl.name or plan.workload_path}[/]: {wl.model.param_count() / 1e9:.3g}B params, "
+            f"{wl.total_train_flops():.3g} FLOPs, {wl.steps():,.0f} steps of {wl.training.global_batch} samples, "
+            f"{wl.training.precision}" + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
+            + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown")
+    console.print(head)
+    console.print(sweep_table(plan))
+    console.print(chosen_table(plan))
+    console.print(decision_panel(plan))
+    console.print(notes_group(plan, verbose))
