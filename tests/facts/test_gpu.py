@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 
 from conftest import REAL, real_files
 from gpuwise.capture.host import CaptureHost
-from gpuwise.facts.gpu import collect_gpus, parse_nvidia_smi_xml, parse_nvml_json
+from gpuwise.facts.gpu import (
+    Gpu,
+    GpuProbe,
+    GpuResult,
+    attach_warnings,
+    collect_gpus,
+    parse_nvidia_smi_xml,
+    parse_nvml_json,
+)
 from gpuwise.facts.gpu_fields import (
     CLOCK_EVENT_REASON_BITS,
     XML_REASON_ALIASES,
@@ -271,13 +279,20 @@ def test_text_report_fallback_and_unmatched_warning_goes_to_notes(real, tmp_path
 
 
 def test_infoROM_warning_attached_by_bus_id(real, tmp_path):
-    # A capture whose NVML document lists a GPU at 00000008:00:00.0 (the long form of the warning's 0008:00:00.0).
+    # A GPU listed as 00000008:00:00.0 (the long form of the warning's 0008:00:00.0) gets the warning.
+    plain = (real / "nvidia_smi_text" / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out").read_text()
+    result = GpuResult(gpus=[Gpu(index=0, pci_bus_id="00000008:00:00.0")], probe=GpuProbe(source="nvidia-smi-q-x"))
+    attach_warnings(_capture(tmp_path, {"nvidia-smi.txt": plain}), result)
+    assert result.gpus[0].warnings == ["infoROM is corrupted at gpu 0008:00:00.0"] and result.probe.notes == []
+
+
+def test_nvml_source_does_not_read_the_plain_table(tmp_path):
+    # NVML validates the infoROM itself; reading nvidia-smi too would make live and replayed probes differ.
     doc = _nvml_doc()
     doc["gpus"][0]["pci_bus_id"] = "00000008:00:00.0"
-    plain = (real / "nvidia_smi_text" / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out").read_text()
+    plain = "WARNING: infoROM is corrupted at gpu 0008:00:00.0\n"
     r = collect_gpus(_capture(tmp_path, {"nvml.txt": json.dumps(doc), "nvidia-smi.txt": plain}))
-    assert r.probe.source == "nvml"
-    assert r.gpus[0].warnings == ["infoROM is corrupted at gpu 0008:00:00.0"]
+    assert r.probe.source == "nvml" and r.gpus[0].warnings == [] and r.probe.notes == []
 
 
 def test_no_gpu_is_a_normal_result(tmp_path):

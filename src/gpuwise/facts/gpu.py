@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuwise.capture.host import Host, LiveHost
+from gpuwise.capture.host import Host
 from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, mark_unknown
 from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_warnings
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
@@ -24,6 +24,7 @@ __all__ = [
     "Gpu",
     "GpuProbe",
     "GpuResult",
+    "attach_warnings",
     "collect_gpus",
     "parse_nvidia_smi_q_text",
     "parse_nvidia_smi_warnings",
@@ -171,13 +172,15 @@ def collect_gpus(host: Host) -> GpuResult:
     chosen.probe.error = nvml_error
     if nvml_error and chosen.probe.source != "nvml":
         chosen.probe.notes.append(f"used `{chosen.probe.source}` because {nvml_error}")
-    # NVML on a live host already checks the infoROM itself; anywhere else read nvidia-smi's warnings.
-    if not (chosen.probe.source == "nvml" and isinstance(host, LiveHost)):
-        _attach_warnings(host, chosen)
+    # NVML checks the infoROM and reports lost GPUs itself; the plain nvidia-smi table is read only for the
+    # other sources. Deciding by source, not by host kind, keeps a live probe and its capture's replay equal.
+    if chosen.probe.source != "nvml":
+        attach_warnings(host, chosen)
     return chosen
 
 
-def _attach_warnings(host: Host, result: GpuResult) -> None:
+def attach_warnings(host: Host, result: GpuResult) -> None:
+    """Add the warnings of the host's plain `nvidia-smi` output to the GPUs they name (by bus id)."""
     r = host.run("nvidia-smi")
     if r is None or r.status != "ok":
         return
