@@ -66,8 +66,9 @@ class Rule:
         cloud, onprem = self.controllable.get("cloud"), self.controllable.get("onprem")
         if cloud is None and onprem is None:
             return Controllable(can="yes", reason="a setting on this machine")
-        parts = [f"on a cloud VM: {cloud.reason}" if cloud else "on a cloud VM: yes",
-                 f"on your own hardware: {onprem.reason}" if onprem else "on your own hardware: yes"]
+        parts = [f"on a cloud VM {cloud.can}: {cloud.reason}" if cloud else "on a cloud VM yes",
+                 f"on your own hardware {onprem.can}: {onprem.reason}" if onprem and onprem.can != "yes"
+                 else "on your own hardware yes"]
         alt = cloud.alternative if cloud else None
         return Controllable(can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt)
 

@@ -3,6 +3,8 @@ throttling, MIG, Fabric Manager, NVLink, infoROM. Sources: REFERENCE §5 rows.""
 
 from __future__ import annotations
 
+import re
+
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._util import HARDWARE_ON_CLOUD, ONPREM_YES, gpu_is_busy, gpus
@@ -41,8 +43,13 @@ def persistence_off(ctx: RuleContext):
     )
 
 
+def _datacenter(name: str | None, patterns: list[str]) -> bool:
+    words = re.findall(r"[a-z0-9]+", (name or "").lower())
+    return any(p in words for p in patterns)
+
+
 @rule(
-    "gpu.ecc_off", "hardware", "ECC is disabled on a data-centre GPU",
+    "gpu.ecc_off", "hardware", "ECC is disabled",
     "REFERENCE §5 'ECC, row remap, retired pages': ECC on (DCGM level 1; Azure check_gpu_ecc)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
@@ -52,12 +59,24 @@ def ecc_off(ctx: RuleContext):
     if not off:
         on = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled]
         return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], "ECC is enabled") if on else None
+    patterns = ctx.t("ecc_expected_name_patterns")
+    datacenter = any(_datacenter(g.name, patterns) for _, g in off)
     pending = [(f"{p}.ecc_pending_enabled", g.ecc_pending_enabled) for p, g in off if g.ecc_pending_enabled]
+    evidence = [(f"{p}.ecc_enabled", False) for p, _ in off] + pending + [(f"{off[0][0]}.name", off[0][1].name)]
+    if not datacenter:
+        return ctx.finding(
+            "info", evidence,
+            "This GPU supports ECC but runs without it, which is the default on workstation/consumer cards. ECC "
+            "guards long runs against silent memory errors at the cost of some memory capacity and bandwidth on "
+            "GDDR cards; enable it for long unattended training.",
+            title="ECC is available but off (workstation/consumer GPU)", priority="low",
+            commands=["sudo nvidia-smi -e 1", "sudo reboot"],
+        )
     return ctx.finding(
-        "warn", [(f"{p}.ecc_enabled", False) for p, _ in off] + pending,
+        "warn", evidence,
         "ECC protects long training runs from silent memory corruption. Enable it (takes effect after a GPU "
         "reset or reboot)." + (" ECC is already pending: reboot to apply it." if pending else ""),
-        commands=["sudo nvidia-smi -e 1", "sudo reboot"],
+        title="ECC is disabled on a data-centre GPU", commands=["sudo nvidia-smi -e 1", "sudo reboot"],
     )
 
 
@@ -79,8 +98,10 @@ def ecc_uncorrectable(ctx: RuleContext):
         seen = [(f"{p}.ecc_volatile_uncorrectable", 0) for p, g in gpus(ctx.facts)
                 if g.ecc_volatile_uncorrectable == 0]
         return ctx.passed(seen[:1], "no uncorrectable ECC errors") if seen else None
+    # Errors since this boot are live; aggregate-only counts are history (maybe already remapped/retired).
+    live = any(path.endswith("ecc_volatile_uncorrectable") for path, _ in bad)
     return ctx.finding(
-        "fail", bad,
+        "fail" if live else "warn", bad,
         "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, run DCGM level 3 "
         "diagnostics and RMA it if they recur.",
         commands=["nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT", "dcgmi diag -r 3"],

@@ -22,6 +22,18 @@ def none_found(ctx: RuleContext):
     if ctx.facts.gpus:
         return None
     probe = ctx.facts.gpu_probe
+    topo = ctx.facts.topology
+    if topo.gpu_names or topo.nvlinks:
+        # Topology or NVLink output without the per-GPU report: the GPUs exist, their details were not captured.
+        seen = topo.gpu_names or [f"GPU{g.gpu_index}" for g in topo.nvlinks or []]
+        return ctx.finding(
+            "info", [("gpus", []), ("topology.gpu_names", seen), ("gpu_probe.notes", probe.notes)],
+            "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, so health checks "
+            "(ECC, persistence, PCIe links, throttling, MIG) could not run. Capture the node with `gpuwise capture` "
+            "(it records NVML and `nvidia-smi -q -x`).",
+            title="GPU details not captured (only topology/NVLink output)",
+            commands=["gpuwise capture -o node.tar.gz", "nvidia-smi -q -x > nvidia-smi-q-x.xml"],
+        )
     evidence = [("gpu_probe.source", probe.source), ("gpus", [])]
     if probe.error:
         evidence.append(("gpu_probe.error", probe.error))

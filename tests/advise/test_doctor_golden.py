@@ -1,0 +1,51 @@
+"""Golden doctor output for every capture in tests/captures/ and every GPU output in the real fixtures.
+
+Regenerate with `pytest tests/advise/test_doctor_golden.py --update-goldens` and review the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuwise.report.render_text import render_text
+from tests.advise.capture_kit import doctor_report, make_capture
+from tests.conftest import REAL, capture_dirs, real_files
+
+
+def _real_gpu_outputs() -> list[tuple[str, Path]]:
+    """(command id, file): how each recorded output would appear in a capture."""
+    out = [("nvidia-smi-q-x", p) for p in real_files("nvidia_smi_xml", "*.xml")]
+    for p in real_files("nvidia_smi_text"):
+        name = p.name
+        if "nvlink-s" in name:
+            out.append(("nvidia-smi-nvlink-s", p))
+        elif name.endswith("-a.txt") or "-q" in name:
+            out.append(("nvidia-smi-q", p))
+        else:
+            out.append(("nvidia-smi", p))  # plain table: read for warnings
+    # `topo -mp` is the PCIe-only matrix (no NVLink columns): not what `nvidia-smi-topo-m` holds.
+    out += [("nvidia-smi-topo-m", p) for p in real_files("topo") if "topo-mp" not in p.name]
+    return out
+
+
+def _stable(report, source: str) -> str:
+    crashed = [f.title for f in report.findings if f.title.startswith("rule ")]
+    assert not crashed, crashed  # a rule that raised on real data is a bug, even though doctor survives it
+    report.source = source  # tmp paths differ per run
+    return render_text(report, width=110)
+
+
+@pytest.mark.parametrize("command_id,path", _real_gpu_outputs(), ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_golden_real_gpu_output(real, tmp_path, golden, command_id, path):
+    cap = make_capture(tmp_path / "c", {command_id: path.read_text(encoding="utf-8", errors="replace")},
+                       hostname=path.stem)
+    rel = path.relative_to(REAL)
+    golden(f"doctor/real/{rel.parent.name}/{path.stem}.txt", _stable(doctor_report(cap), f"<real>/{rel}"))
+
+
+@pytest.mark.parametrize("capture", capture_dirs(), ids=lambda p: p.name)
+def test_golden_recorded_capture(capture, golden):
+    name = capture.name.removesuffix(".tar.gz")
+    golden(f"doctor/captures/{name}.txt", _stable(doctor_report(capture), f"tests/captures/{capture.name}"))
