@@ -217,7 +217,7 @@ def test_nvml_json_broken_gpu_and_wrong_types():
     good, lost = r.gpus
     assert good.memory_total_bytes is None and "wrong type" in good.unknown["memory_total_bytes"]
     assert good.name == "Test GPU"
-    assert lost.index == 1 and "GPU is lost" in lost.unknown["*"] and lost.warnings
+    assert lost.index == 1 and "GPU is lost" in lost.unknown["*"] and "GPU is lost" in lost.error
 
 
 def test_nvml_json_error_document():

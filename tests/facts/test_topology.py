@@ -111,8 +111,8 @@ def test_nvlink_inactive_links(real):
     assert [g.gpu_index for g in gpus] == list(range(7)) and all(len(g.links) == 6 for g in gpus)
     inactive = {(g.gpu_index, link.link) for g in gpus for link in g.links if not link.active}
     assert inactive == {(3, 3), (3, 5), (4, 1), (5, 0), (5, 4), (6, 1)}
-    assert all(link.speed_gbps == 25.781 for g in gpus for link in g.links if link.active)
-    assert all(link.speed_gbps is None for g in gpus for link in g.links if not link.active)
+    assert all(link.speed_gb_s == 25.781 for g in gpus for link in g.links if link.active)
+    assert all(link.speed_gb_s is None for g in gpus for link in g.links if not link.active)
 
 
 @pytest.mark.parametrize("name,body", capture_sections(r"# capabilities :: nvlink -s\n# \$ nvidia-smi nvlink -s"))
@@ -120,7 +120,7 @@ def test_nvlink_sections_of_captures(name, body):
     gpus = parse_nvlink_s(body)
     assert [g.gpu_index for g in gpus] == [0]
     if "Link 0:" in body:
-        assert len(gpus[0].links) == 18 and all(x.active and x.speed_gbps == 26.562 for x in gpus[0].links)
+        assert len(gpus[0].links) == 18 and all(x.active and x.speed_gb_s == 26.562 for x in gpus[0].links)
     else:
         assert gpus[0].links == []
 

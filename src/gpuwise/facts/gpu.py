@@ -71,10 +71,9 @@ def parse_nvml_json(text: str) -> GpuResult:
 def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
     index = entry.get("index") if isinstance(entry.get("index"), int) else None
     if entry.get("error"):
-        gpu = Gpu(index=index)
         message = str(entry["error"])
+        gpu = Gpu(index=index, error=message)
         gpu.why("*", message)
-        gpu.warnings.append(message)
         return gpu
     data: dict[str, Any] = {f: entry.get(f) for f in _GPU_FIELDS if f in entry}
     pcie = entry.get("pcie") if isinstance(entry.get("pcie"), dict) else {}

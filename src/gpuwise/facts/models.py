@@ -63,6 +63,7 @@ class Gpu(Part):
     fabric_state: str | None = None  # NVSwitch systems: "Completed", "In Progress", "Not Started", ...
     compute_capability: str | None = None  # "9.0"
     warnings: list[str] = Field(default_factory=list)  # e.g. "infoROM is corrupted"
+    error: str | None = None  # the GPU could not be read at all (e.g. NVML handle failed); other fields None
 
 
 class GpuProbe(Part):
@@ -81,7 +82,7 @@ class NvLink(BaseModel):
     model_config = ConfigDict(extra="forbid")
     link: int
     active: bool
-    speed_gbps: float | None = None  # per link, as `nvidia-smi nvlink -s` prints it (GB/s)
+    speed_gb_s: float | None = None  # per link, GB/s as `nvidia-smi nvlink -s` prints it
 
 
 class GpuNvLinks(BaseModel):

@@ -154,7 +154,7 @@ def _parse_nvlink(text: str) -> tuple[list[GpuNvLinks], list[str]]:
             state = link.group(2)
             speed = _SPEED.match(state)
             active = speed is not None or "inactive" not in state.lower()
-            gpus[-1].links.append(NvLink(link=int(link.group(1)), active=active, speed_gbps=float(speed.group(1)) if speed else None))
+            gpus[-1].links.append(NvLink(link=int(link.group(1)), active=active, speed_gb_s=float(speed.group(1)) if speed else None))
         elif line.strip() and gpus:
             message = f"GPU {gpus[-1].gpu_index}: {line.strip()}"
             if message not in messages:

@@ -64,6 +64,8 @@ def _gpus(f: Facts) -> list:
         )
     out.append(t)
     for g in f.gpus:
+        if g.error:
+            out.append(f"[red]GPU {g.index}: {g.error}[/]")
         out.extend(f"[yellow]GPU {g.index}: {w}[/]" for w in g.warnings)
     return out
 
