@@ -38,8 +38,8 @@ def judge(m: Measurement) -> Measurement:
             m.reason = "above the link peak: NVLS/SHARP in-network reduction (the known exception)"
         else:
             m.status = "invalid"
-            m.reason = (f"{m.value:.4g} {m.unit} is {m.percent_of_peak:.0f}% of the peak ({m.peak_source}): above "
-                        "100% means the timing or the peak is wrong")
+            m.reason = (f"{m.percent_of_peak:.0f}% of peak: above 100% means the timing or the peak is wrong "
+                        f"(peak {m.peak:.4g} {m.unit}, {m.peak_source})")
     return m
 
 

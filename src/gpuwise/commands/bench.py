@@ -1,9 +1,81 @@
-"""`gpuwise bench`: registered by its owner (work in progress in this session)."""
+"""`gpuwise bench`: measure each layer against its physical peak (needs the `gpuwise[bench]` extra)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
+def bench(
+    quick: bool = typer.Option(True, "--quick/--full", help="--quick: a few large shapes/sizes, under a minute on a "
+                               "small machine (default). --full: mamf-style sweeps, sizes up to 1 GiB, more repeats."),
+    only: str = typer.Option(None, "--only", help="Comma list: compute, memory, host-device, gpu-gpu, collective, "
+                             "storage, dataloader, training."),
+    data_dir: Path = typer.Option(None, "--data-dir", help="Directory for the storage and data-loading benchmarks "
+                                  "(use the filesystem you train from). Default: the system temp directory. "
+                                  "Their files are removed afterwards."),
+    json_out: Path = typer.Option(None, "--json", help="Also write the results as JSON (schema gpuwise-bench/1)."),
+    sizes: str = typer.Option(None, "--sizes", help="Collective message sizes: '8:1G' (x2 steps), '8:1G:x8' or "
+                              "'1M,64M,1G'."),
+    world_size: int = typer.Option(None, "--world-size", min=1, help="Collective ranks on this node "
+                                   "(default: all GPUs, or 2 on CPU)."),
+) -> None:
+    """Benchmark every layer (compute, memory, copies, collectives, storage, data loading, training) as a % of peak."""
+    from gpuwise.bench import require_torch
+    from gpuwise.errors import UserInputError
+
+    require_torch()  # fail before anything else with the install command
+    if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
+        raise UserInputError(f"--data-dir {data_dir} is not a writable directory",
+                             fix="create it first, or pass a directory you can write to")
+    from gpuwise.bench.context import BenchOptions, build_context
+    from gpuwise.bench.registry import select
+    from gpuwise.bench.sizes import parse_sizes
+
+    entries = select(only)
+    options = BenchOptions(mode="quick" if quick else "full", data_dir=str(data_dir) if data_dir else None,
+                           sizes=parse_sizes(sizes) if sizes else None, world_size=world_size)
+    report = _run_with_progress(build_context(options), entries)
+    from gpuwise.report.bench_view import render_bench
+
+    render_bench(report)
+    if json_out is not None:
+        from gpuwise.atomic import write_text_atomic
+
+        write_text_atomic(json_out, report.model_dump_json(by_alias=True, indent=2) + "\n")
+        typer.echo(f"wrote {json_out}")
+
+
+def _writable(path: Path) -> bool:
+    import os
+
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _run_with_progress(ctx, entries):
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from gpuwise.bench.runner import run_benchmarks
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}", style="bold"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("starting", total=len(entries))
+        return run_benchmarks(
+            ctx, entries,
+            progress=lambda name, text: progress.update(task, description=f"{name}: {text}"[:90]),
+            on_done=lambda entry, results: progress.advance(task),
+        )
+
+
 def register(app: typer.Typer) -> None:
-    return None
+    app.command("bench")(bench)

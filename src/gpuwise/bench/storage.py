@@ -1,0 +1,187 @@
+"""Storage with fio (JSON output) in a directory the user names: sequential read and write with
+1 MiB blocks, and random 4 KiB reads with several jobs; bandwidth, IOPS and latency percentiles.
+
+Direct I/O (O_DIRECT) is used where the filesystem allows it, so reads measure the device and not
+the page cache. tmpfs and some network filesystems refuse O_DIRECT: the benchmark detects that,
+falls back to buffered I/O, and says so next to the numbers. Every file goes into a fresh
+subdirectory of the given directory, which is removed afterwards whatever happens.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import mmap
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuwise.bench.context import BenchContext
+from gpuwise.bench.models import Measurement
+from gpuwise.bench.timing import stats_from
+from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+
+MiB = 1 << 20
+NO_STORAGE_PEAK = "no storage peak: the device's rated speed is not known to bench"
+DATA_FILE = "gpuwise-fio.dat"
+
+
+@dataclass(frozen=True)
+class FioJob:
+    name: str  # the Measurement name
+    rw: str  # fio rw=
+    bs: str
+    numjobs: int
+    iodepth: int
+    unit: str  # "GB/s" or "IOPS"
+
+
+JOBS = (
+    FioJob("fio_seqwrite_1m", "write", "1M", 1, 16, "GB/s"),  # first: it lays out the file the reads use
+    FioJob("fio_seqread_1m", "read", "1M", 1, 16, "GB/s"),
+    FioJob("fio_randread_4k", "randread", "4k", 4, 32, "IOPS"),
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    directory: str
+    file_bytes: int = 256 * MiB
+    runtime_s: int = 2
+    ramp_s: int = 0
+    repeats: int = 1
+    jobs: tuple[FioJob, ...] = JOBS
+
+
+def make_spec(ctx: BenchContext) -> Spec:
+    directory = ctx.options.data_dir or tempfile.gettempdir()
+    if ctx.mode == "full":
+        return Spec(directory, file_bytes=4096 * MiB, runtime_s=20, ramp_s=2, repeats=3)
+    return Spec(directory)
+
+
+def direct_io_supported(directory: str) -> tuple[bool, str]:
+    """Try an aligned O_DIRECT write in `directory` (tmpfs says EINVAL); the probe file is removed."""
+    if not hasattr(os, "O_DIRECT"):
+        return False, "O_DIRECT does not exist on this OS"
+    path = Path(directory) / ".gpuwise-odirect-probe"
+    buf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT requires
+    buf.write(b"\0" * 4096)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_DIRECT, 0o600)
+        try:
+            os.write(fd, buf)
+        finally:
+            os.close(fd)
+        return True, "O_DIRECT works here"
+    except OSError as exc:
+        return False, f"the filesystem refuses O_DIRECT ({errno.errorcode.get(exc.errno, exc.errno)}: {exc.strerror})"
+    finally:
+        buf.close()
+        path.unlink(missing_ok=True)
+
+
+def filesystem_of(directory: str) -> str:
+    """The filesystem type of the mount holding `directory` (longest matching mount point in /proc/mounts)."""
+    from gpuwise.capture.host import LiveHost
+
+    real = os.path.realpath(directory)
+    best, fstype = "", "unknown"
+    for line in (LiveHost().read_file("/proc/mounts") or "").splitlines():
+        parts = line.split()
+        if len(parts) >= 3:
+            mount = parts[1].replace("\\040", " ")
+            if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+                best, fstype = mount, parts[2]
+    return fstype
+
+
+def fio_argv(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) -> list[str]:
+    """The fio command line for one job. Everything it writes is workdir/DATA_FILE."""
+    return ["fio", "--output-format=json", f"--name={job.name}", f"--directory={workdir}", f"--filename={DATA_FILE}",
+            f"--rw={job.rw}", f"--bs={job.bs}", f"--size={spec.file_bytes}", f"--numjobs={job.numjobs}",
+            f"--iodepth={job.iodepth}", f"--ioengine={engine}", f"--direct={int(direct)}", "--time_based",
+            f"--runtime={spec.runtime_s}", f"--ramp_time={spec.ramp_s}", "--group_reporting", "--end_fsync=1"]
+
+
+def parse_fio_json(text: str, rw: str) -> dict:
+    """bw (bytes/s), IOPS and completion-latency percentiles (us) from fio's JSON for one job group."""
+    try:
+        doc = json.loads(text[text.index("{"):])  # fio may print a warning line before the JSON
+        job = doc["jobs"][0]
+    except (ValueError, KeyError, IndexError) as exc:
+        raise EnvironmentProblem(f"fio output is not the JSON expected ({exc})",
+                                 fix="check `fio --version` (3.x needed) and rerun") from exc
+    side = job["write" if "write" in rw else "read"]
+    if job.get("error"):
+        raise EnvironmentProblem(f"fio job {job.get('jobname')} failed with error {job['error']}",
+                                 fix="check free space and permissions in the data directory")
+    # completion latency by default; total latency (lat_ns) when the job set lat_percentiles=1
+    kind = next((k for k in ("clat_ns", "lat_ns") if (side.get(k) or {}).get("percentile")), "clat_ns")
+    pct = (side.get(kind) or {}).get("percentile") or {}
+    lat = {f"p{float(k):g}_us": v / 1000.0 for k, v in pct.items() if float(k) in (50.0, 90.0, 99.0, 99.9, 99.99)}
+    return {"bw_bytes": float(side["bw_bytes"]), "iops": float(side["iops"]), "runtime_ms": side.get("runtime"),
+            "latency_us": lat, "latency_kind": kind.removesuffix("_ns"),
+            "mean_latency_us": (side.get(kind) or {}).get("mean", 0) / 1000.0,
+            "fio_version": doc.get("fio version")}
+
+
+def _engine() -> str:
+    out = subprocess.run(["fio", "--enghelp"], capture_output=True, text=True, timeout=30).stdout
+    return "libaio" if "libaio" in out else "psync"
+
+
+def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) -> dict:
+    timeout = spec.runtime_s + spec.ramp_s + 120 + spec.file_bytes / (50 * MiB)  # layout at >= 50 MB/s
+    try:
+        proc = subprocess.run(fio_argv(job, workdir, spec, direct, engine), capture_output=True, text=True,
+                              timeout=timeout, cwd=workdir)
+    except subprocess.TimeoutExpired as exc:
+        raise EnvironmentProblem(f"fio {job.name} did not finish in {timeout:.0f} s",
+                                 fix="the filesystem may be hung or very slow; try a smaller --quick run") from exc
+    if proc.returncode != 0:
+        raise EnvironmentProblem(f"fio {job.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}",
+                                 fix="check free space and permissions in the data directory")
+    return parse_fio_json(proc.stdout, job.rw)
+
+
+def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
+    if shutil.which("fio") is None:
+        raise MissingDependencyError("fio is not installed, so storage cannot be measured.",
+                                     fix="apt-get install fio  (or dnf install fio / brew install fio)")
+    base = Path(spec.directory)
+    if not base.is_dir() or not os.access(base, os.W_OK):
+        raise UserInputError(f"data directory {base} does not exist or is not writable",
+                             fix="pass --data-dir with a writable directory on the filesystem you train from")
+    workdir = tempfile.mkdtemp(prefix="gpuwise-fio-", dir=base)
+    try:
+        direct, why = direct_io_supported(workdir)
+        engine = _engine()
+        fstype = filesystem_of(workdir)
+        results = []
+        for job in spec.jobs:
+            runs = []
+            for i in range(spec.repeats):
+                ctx.say(f"fio {job.name} ({'direct' if direct else 'buffered'}) {i + 1}/{spec.repeats}")
+                runs.append(run_job(job, workdir, spec, direct, engine))
+            values = [r["bw_bytes"] / 1e9 if job.unit == "GB/s" else r["iops"] for r in runs]
+            best = runs[values.index(sorted(values)[len(values) // 2])]  # the run holding the median
+            m = Measurement(name=job.name, layer="storage", unit=job.unit, value=sorted(values)[len(values) // 2],
+                            stats=stats_from(values), device=str(base), peak_source=NO_STORAGE_PEAK,
+                            params={"rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
+                                    "ioengine": engine, "direct": direct, "file_bytes": spec.file_bytes,
+                                    "runtime_s": spec.runtime_s, "filesystem": fstype,
+                                    "fio_argv": fio_argv(job, "<dir>", spec, direct, engine)},
+                            extra={"bandwidth_gb_s": best["bw_bytes"] / 1e9, "iops": best["iops"],
+                                   "latency_us": best["latency_us"], "mean_latency_us": best["mean_latency_us"],
+                                   "latency_kind": best["latency_kind"],
+                                   "fio_version": best["fio_version"], "direct_io": why})
+            if not direct:
+                m.reason = f"buffered I/O: {why}; reads may come from the page cache"
+            results.append(m)
+        return results
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
