@@ -60,11 +60,11 @@ def parse_ip_addr(data: object) -> dict[str, dict]:
             continue
         ipv4 = [
             f"{a.get('local')}/{a.get('prefixlen')}"
-            for a in item.get("addr_info") or []
+            for a in (item.get("addr_info") if isinstance(item.get("addr_info"), list) else [])
             if isinstance(a, dict) and a.get("family") == "inet" and a.get("local")
         ]
         out[item["ifname"]] = {
-            "mtu": item.get("mtu") if isinstance(item.get("mtu"), int) else None,
+            "mtu": item.get("mtu") if type(item.get("mtu")) is int else None,
             "operstate": item.get("operstate") if isinstance(item.get("operstate"), str) else None,
             "address": item.get("address") if isinstance(item.get("address"), str) else None,
             "link_type": item.get("link_type"),
@@ -102,7 +102,8 @@ def _nics(net: Network, host: Host) -> None:
             drv = re.search(r"^DRIVER=(\S+)", uevent, re.MULTILINE)
             nic.driver = drv.group(1) if drv else None
         # No backing device means a software interface: lo, docker0, veth*, bridges, ifb*, tunnels.
-        nic.virtual = uevent is None if in_sysfs else ip.get("link_type") == "loopback"
+        # Known only from `ip`: loopback, and tun/wireguard devices (link_type "none"), have no hardware.
+        nic.virtual = uevent is None if in_sysfs else ip.get("link_type") in ("loopback", "none")
         nic.mtu = to_int(_sys(host, name, "mtu")) if in_sysfs else None
         nic.mtu = nic.mtu if nic.mtu is not None else ip.get("mtu")
         state = (_sys(host, name, "operstate") if in_sysfs else None) or ip.get("operstate")

@@ -26,7 +26,8 @@ def is_network_fs(fstype: str | None) -> bool:
 def flatten_findmnt(data: object) -> list[Mount]:
     """`findmnt -J` nests children under their parent mount; walk the tree depth-first."""
     out: list[Mount] = []
-    stack = list(reversed(data.get("filesystems") or [])) if isinstance(data, dict) else []
+    top = data.get("filesystems") if isinstance(data, dict) else None
+    stack = list(reversed(top)) if isinstance(top, list) else []
     while stack:
         fs = stack.pop()
         if not isinstance(fs, dict):
