@@ -43,8 +43,6 @@ def _best(plan, kind: str, pricings: tuple[str, ...] | None = None) -> int | Non
         k = plan.chosen[o]
         if row.kind != kind or k < 0 or not plan.convertible[o] or (pricings and row.pricing not in pricings):
             continue
-        if plan.rows[o].kind == "cloud" and plan.workload.org.data_residency == "on-prem":
-            continue
         cost = plan.run_cost[o, k]
         if cost < best_cost:
             best, best_cost = o, cost
@@ -79,7 +77,8 @@ def decide(plan) -> Decision:
     if cloud is None and build is None:
         return Decision("undecided", "no option can run this workload (see the reasons per option)", None, None)
     if org.data_residency == "on-prem":
-        reasons.append(Reason("build", "data must stay on premises (org.data_residency: on-prem): cloud options are excluded"))
+        reasons.append(Reason("build", "data must stay on premises (org.data_residency: on-prem): cloud options are "
+                                       "shown for comparison only"))
     elif org.data_residency == "region":
         reasons.append(Reason("cloud", "data residency 'region' can be met in the cloud by renting in that region only; "
                                        "check each offer's region"))

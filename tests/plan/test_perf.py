@@ -1,0 +1,136 @@
+"""The performance model against hand-computed formulas (REFERENCE.md §4.c/§4.e) and basic physics."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuwise.plan.perf import (
+    BATCH_TOO_SMALL,
+    NO_FIT,
+    NO_NETWORK,
+    NO_PEAK,
+    TP_TOO_WIDE,
+    OptionArrays,
+    WorkloadNumbers,
+    evaluate,
+    memory_per_gpu,
+)
+
+PSI = 1e9  # 1B parameters keeps the arithmetic readable
+
+
+def workload(**kw) -> WorkloadNumbers:
+    base = dict(flops_per_sample=6 * PSI * 1000, total_samples=1e6, global_batch=512.0, micro_batch=4.0, params=PSI,
+                weight_bytes=2.0, grad_bytes=2.0, optimizer_bytes=12.0, zero_stage=0, tp=1, pp=1, fixed_dp=0,
+                bucket_bytes=25e6, layers=0.0, hidden=0.0, heads=0.0, seq_len=0.0, activation_checkpointing=False,
+                flash_attention=True, activation_bytes_per_sample=0.0, bytes_per_sample=0.0, recompute_factor=4 / 3,
+                random_reads=False, avg_read_bytes=131072.0)
+    base.update(kw)
+    return WorkloadNumbers(**base)
+
+
+def option(**kw) -> dict:
+    base = dict(gpus_per_node=8, peak_flops=1e15, mfu=0.5, gpu_memory_bytes=80 * 2**30, intra_bytes_s=200e9,
+                intra_latency_s=0.0, inter_bytes_s=10e9, inter_latency_s=0.0, compute_cv=0.0, network_cv=0.0,
+                storage_bytes_s=1e12, storage_iops=1e9, storage_shared=0.0, time_overhead=0.0, overlap=0.0,
+                usable_memory_fraction=0.9)
+    base.update(kw)
+    return base
+
+
+def run(w, *opts, nodes=(1, 2, 4)):
+    return evaluate(w, OptionArrays.stack(list(opts)), nodes)
+
+
+def test_compute_time_is_flops_over_gpus_peak_mfu():
+    r = run(workload(), option())
+    expected = 6 * PSI * 1000 * 512 / (8 * 1e15 * 0.5)  # one node
+    assert r.compute_s[0, 0] == pytest.approx(expected)
+    assert r.compute_s[0, 2] == pytest.approx(expected / 4)
+    ttt = 1e6 / 512 * r.step_s[0, 0]
+    assert r.time_to_train_s[0, 0] == pytest.approx(ttt)
+
+
+def test_hierarchical_allreduce_alpha_beta():
+    alpha_nv, alpha_net = 3e-6, 20e-6
+    w = workload()
+    r = run(w, option(intra_latency_s=alpha_nv, inter_latency_s=alpha_net), nodes=(4,))
+    s = PSI * 2.0
+    buckets = np.ceil(s / 25e6)
+    intra = 2 * 7 / 8 * s / 200e9 + buckets * 2 * 7 * alpha_nv
+    inter = 8 * 2 * 3 / 4 * s / 8 / 10e9 * 1 + buckets * min(2 * 3, 2 * 2) * alpha_net  # 8 rails share the NICs
+    assert r.comm_s[0, 0] == pytest.approx(intra + inter)
+    # No overlap configured: all of it is exposed.
+    assert r.exposed_comm_s[0, 0] == pytest.approx(intra + inter)
+
+
+def test_overlap_hides_comm_behind_last_microbatch_backward():
+    w = workload()
+    r = run(w, option(overlap=1.0), nodes=(2,))
+    compute = r.compute_s[0, 0]
+    accum = 512 / (16 * 4)
+    assert r.exposed_comm_s[0, 0] == pytest.approx(max(r.comm_s[0, 0] - 2 / 3 * compute / accum, 0.0))
+
+
+def test_zero3_moves_one_and_a_half_times_the_bytes():
+    a = run(workload(zero_stage=2), option(), nodes=(2,)).comm_s[0, 0]
+    b = run(workload(zero_stage=3), option(), nodes=(2,)).comm_s[0, 0]
+    assert b == pytest.approx(1.5 * a)
+
+
+def test_memory_per_zero_stage_matches_paper():
+    dp = np.array([64.0])
+    for stage, per_param in ((0, 16.0), (1, 4 + 12 / 64), (2, 2 + 14 / 64), (3, 16 / 64)):
+        assert memory_per_gpu(workload(zero_stage=stage), dp)[0] == pytest.approx(per_param * PSI)
+
+
+def test_transformer_activations_korthikanti():
+    w = workload(layers=2.0, hidden=1024.0, heads=16.0, seq_len=2048.0, micro_batch=1.0, flash_attention=False)
+    states = 16 * PSI
+    per_layer = 2048 * 1 * 1024 * (34 + 5 * 16 * 2048 / 1024)
+    assert memory_per_gpu(w, np.array([1.0]))[0] == pytest.approx(states + 2 * per_layer)
+    ckpt = dataclasses.replace(w, activation_checkpointing=True)
+    assert memory_per_gpu(ckpt, np.array([1.0]))[0] == pytest.approx(states + 2 * 2 * 2048 * 1024 + per_layer)
+
+
+def test_infeasible_flags():
+    big = workload(params=100 * PSI)
+    r = run(big, option(), nodes=(1,))
+    assert r.infeasible[0, 0] & NO_FIT and "does not fit in GPU memory" in r.reasons(0, 0)
+    r = run(workload(tp=16), option(), nodes=(1,))
+    assert r.infeasible[0, 0] & TP_TOO_WIDE
+    r = run(workload(global_batch=8.0, micro_batch=4.0), option(), nodes=(1,))
+    assert r.infeasible[0, 0] & BATCH_TOO_SMALL
+    r = run(workload(), option(peak_flops=np.nan, inter_bytes_s=0.0), nodes=(1, 2))
+    assert r.infeasible[0, 0] == NO_PEAK and r.infeasible[0, 1] == NO_PEAK | NO_NETWORK
+
+
+def test_data_loading_bound_step():
+    w = workload(bytes_per_sample=1e6)  # 512 MB per step
+    r = run(w, option(storage_bytes_s=1e8), nodes=(1, 4))
+    assert r.data_s[0, 0] == pytest.approx(5.12) and r.step_s[0, 0] == pytest.approx(5.12)
+    assert r.data_s[0, 1] == pytest.approx(5.12 / 4)  # per-node storage scales with nodes
+    shared = run(w, option(storage_bytes_s=1e8, storage_shared=1.0), nodes=(4,))
+    assert shared.data_s[0, 0] == pytest.approx(5.12)
+
+
+def test_stragglers_grow_with_nodes():
+    r = run(workload(), option(compute_cv=0.02, network_cv=0.1), nodes=(1, 2, 16, 256))
+    s = r.straggler_s[0]
+    assert s[0] == 0 and s[1] < s[2] < s[3] * 2  # sqrt(2 ln N) growth
+    assert s[2] == pytest.approx(np.sqrt(2 * np.log(16)) * (0.02 * r.compute_s[0, 2] + 0.1 * r.comm_s[0, 2]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(bw=st.floats(1e8, 1e12), factor=st.floats(1.01, 100.0), lat=st.floats(0, 1e-3))
+def test_more_bandwidth_never_slows_a_step(bw, factor, lat):
+    w = workload()
+    r = run(w, option(inter_bytes_s=bw, inter_latency_s=lat), option(inter_bytes_s=bw * factor, inter_latency_s=lat),
+            nodes=(1, 2, 8, 32))
+    assert np.all(r.step_s[1] <= r.step_s[0] + 1e-12)
+    assert np.all(r.efficiency <= 1.0 + 1e-9) and np.all(r.efficiency > 0)

@@ -1,0 +1,164 @@
+"""End to end: examples produce plans with reasons; options, calibration, currencies, CLI and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuwise.cli import app
+from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.plan.export import plan_to_json
+from gpuwise.plan.planner import make_plan, parse_sweep
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+LLM7B = EXAMPLES / "llm-7b-pretrain-1t.yaml"
+OPTIONS = EXAMPLES / "plan-options.yaml"
+
+
+@pytest.mark.parametrize("name", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml", "llm-13b-finetune.yaml"])
+def test_examples_give_a_decision_with_reasons(name):
+    plan = make_plan(EXAMPLES / name, OPTIONS)
+    d = plan.decision
+    assert d.verdict in ("cloud", "build", "hybrid")
+    assert len(d.reasons) >= 3 and d.flips
+    assert any(r.favours == "cloud" for r in d.reasons) or any(r.favours == "build" for r in d.reasons)
+    doc = plan_to_json(plan)
+    assert doc["schema"] == "gpuwise-plan/1"
+    json.dumps(doc, allow_nan=False)  # no NaN/inf leaks into the document
+    chosen = [o for o in doc["options"] if o["chosen_nodes"]]
+    assert chosen and all(o["per_nodes"][0]["nodes"] == 1 for o in chosen)
+
+
+def test_steady_pretraining_favours_owning_and_bursty_finetune_favours_cloud():
+    steady = make_plan(LLM7B, OPTIONS).decision
+    assert steady.verdict in ("build", "hybrid")
+    assert steady.break_even_utilisation is not None and steady.break_even_utilisation < 0.8
+    bursty = make_plan(EXAMPLES / "llm-13b-finetune.yaml", OPTIONS).decision
+    assert bursty.verdict == "cloud"
+
+
+def _variant(tmp_path: Path, **org) -> Path:
+    text = LLM7B.read_text()
+    for key, value in org.items():
+        text = text.replace(f"  {key}:", f"  {key}: {value}  #", 1)
+    p = tmp_path / "w.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_low_utilisation_flips_to_cloud(tmp_path):
+    plan = make_plan(_variant(tmp_path, utilisation=0.05, ops_team="false", horizon_years=1), OPTIONS)
+    assert plan.decision.verdict == "cloud"
+
+
+def test_on_prem_residency_forces_build(tmp_path):
+    plan = make_plan(_variant(tmp_path, data_residency="on-prem"), OPTIONS)
+    assert plan.decision.verdict == "build"
+    assert "residency" in plan.decision.summary
+
+
+def test_cost_scales_with_price(tmp_path):
+    base = make_plan(LLM7B, OPTIONS)
+    o = next(i for i, r in enumerate(base.rows) if r.kind == "cloud" and base.chosen[i] >= 0)
+    k = base.chosen[o]
+    expected = base.rows[o].node_hour_price * base.nodes[k] * base.perf.time_to_train_s[o, k] / 3600
+    assert base.run_cost[o, k] == pytest.approx(expected)
+
+
+def test_currencies_kept_apart_without_rate(tmp_path):
+    opts = tmp_path / "o.yaml"
+    opts.write_text("cloud:\n  include: false\nonprem:\n  - name: cny-build\n    gpu: H100-SXM\n    fabric: ib-ndr\n"
+                    "    costs: {currency: CNY, server_price_per_node: 2200000}\n"
+                    "  - name: usd-build\n    gpu: H100-SXM\n    fabric: ib-ndr\n")
+    plan = make_plan(LLM7B, opts)
+    assert any("CNY" in n for n in plan.notes)
+    assert plan.rows[plan.decision.best_onprem].currency == "USD"
+    opts.write_text(opts.read_text() + "exchange_rates: {CNY: 0.14}\n")
+    plan = make_plan(LLM7B, opts)
+    cny = next(i for i, r in enumerate(plan.rows) if r.currency == "CNY")
+    assert plan.convertible[cny] and not any("CNY" in n for n in plan.notes)
+
+
+def test_bad_options_file_has_line(tmp_path):
+    opts = tmp_path / "o.yaml"
+    opts.write_text("cloud:\n  pricing: [on_demand, spott]\n")
+    with pytest.raises(DataValidationError) as err:
+        make_plan(LLM7B, opts)
+    assert err.value.line == 2 and "spot" in str(err.value)
+    opts.write_text("onprem:\n  - name: x\n    gpu: NoSuchGPU-9000\n")
+    with pytest.raises(DataValidationError, match="not in the catalog"):
+        make_plan(LLM7B, opts)
+
+
+def test_missing_cost_default_names_the_field(tmp_path):
+    opts = tmp_path / "o.yaml"
+    opts.write_text("cloud: {include: false}\nonprem:\n  - name: a100\n    gpu: A100-SXM-80GB\n    fabric: ib-hdr\n")
+    with pytest.raises(DataValidationError, match="costs.server_price_per_node"):
+        make_plan(LLM7B, opts)
+
+
+def test_calibration_changes_mfu_and_is_reported(tmp_path):
+    bench = {"schema": "gpuwise-bench/1", "environment": {"gpu_name": "NVIDIA A100-SXM4-80GB"}, "results": [
+        {"name": "matmul_bf16", "layer": "compute", "value": 200.0, "unit": "TFLOP/s", "peak": 312.0,
+         "percent_of_peak": 64.1},
+        {"name": "allreduce_busbw", "layer": "collective", "value": 150.0, "unit": "GB/s"},
+        {"name": "fio_randread_4k", "layer": "storage", "value": 1.0, "unit": "IOPS", "status": "skipped"},
+    ]}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(bench))
+    plan = make_plan(LLM7B, OPTIONS, path)
+    a100 = next(r for r in plan.rows if r.kind == "onprem" and "A100" in r.gpu_name)
+    h100 = next(r for r in plan.rows if r.kind == "onprem" and "H100" in r.gpu_name)
+    assert a100.numbers["mfu"] == pytest.approx(0.641 * 0.57)
+    assert a100.numbers["intra_bytes_s"] == pytest.approx(150e9)
+    assert "calibrated" in a100.provenance["mfu"] and "calibrated" not in h100.provenance["mfu"]
+    assert len(plan.calibration.used) == 2 and any("fio" in i for i in plan.calibration.ignored)
+
+
+def test_calibration_rejects_non_bench_json(tmp_path):
+    path = tmp_path / "bench.json"
+    path.write_text('{"schema": "something-else"}')
+    with pytest.raises(DataValidationError, match="gpuwise-bench/1"):
+        make_plan(LLM7B, OPTIONS, path)
+    path.write_text("{not json")
+    with pytest.raises(DataValidationError, match="JSON"):
+        make_plan(LLM7B, OPTIONS, path)
+
+
+def test_parse_sweep():
+    assert parse_sweep("nodes=8,1,2") == [1, 2, 8]
+    assert parse_sweep(None) == [1, 2, 4, 8, 16, 32]
+    for bad in ("gpus=1,2", "nodes=a,b", "nodes=0"):
+        with pytest.raises(UserInputError):
+            parse_sweep(bad)
+
+
+def test_cli_json_and_table(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "plan.json"
+    res = runner.invoke(app, ["plan", str(LLM7B), "--options", str(OPTIONS), "--sweep", "nodes=1,4,16", "--json",
+                              "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "gpuwise-plan/1" and doc["nodes"] == [1, 4, 16]
+    assert json.loads(out.read_text()) == doc
+    res = runner.invoke(app, ["plan", str(LLM7B), "--options", str(OPTIONS)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "Recommendation" in res.stdout and "What would flip it" in res.stdout
+
+
+def test_cli_bad_file_is_a_clean_error(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model:\n  params: 1e9\n  seq_len: 10\ntraining:\n  tokens: 5\n  global_batch: 1\n  pararelism: {}\n"
+                   "data: {size_gb: 1}\n")
+    proc = subprocess.run([sys.executable, "-m", "gpuwise.cli", "plan", str(bad)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 3
+    assert f"{bad}:7:" in proc.stderr and "did you mean 'parallelism'" in proc.stderr
+    assert "Traceback" not in proc.stderr
