@@ -110,7 +110,11 @@ def doctor(
         typer.echo(f"wrote {output} — {report.summary.verdict}", err=True)
     else:
         typer.echo(text, nl=False)
-    raise typer.Exit(report.summary.exit_code)
+    # sys.exit, not typer.Exit: cli.main runs the app with standalone_mode=False, where click turns
+    # typer.Exit into a return value that main() does not pass on, and the documented code would be lost.
+    import sys
+
+    sys.exit(report.summary.exit_code)
 
 
 def _stdout_is_tty() -> bool:

@@ -81,8 +81,13 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
                 continue  # reasons, not facts
             _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
     elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        seen: set[str] = set()
         for i, v in enumerate(value):
-            key = v.get("name") or v.get("mountpoint") or v.get("index", i)
+            # A stable key so the same GPU/NIC/mount lines up between A and B even if the order differs.
+            key = next((str(v[k]) for k in ("index", "gpu_index", "id", "port", "mountpoint", "name")
+                        if v.get(k) is not None), str(i))
+            key = key if key not in seen else f"{key}#{i}"
+            seen.add(key)
             _flatten(v, f"{prefix}[{key}]", out)
     else:
         out[prefix] = value
