@@ -1,0 +1,71 @@
+"""On-prem cost defaults: sourced values, per-GPU-class lookups, plan-file overrides, bad files."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuwise.catalog import costs
+from gpuwise.errors import DataValidationError, UserInputError
+
+
+def test_values_and_sources():
+    d = costs.load_onprem_defaults()
+    assert d.currency == "USD"
+    assert d.value("pue") == 1.25 and d.entry("pue").low == 1.1
+    assert d.value("electricity_price_per_kwh") == 0.0826
+    assert d.value("ethernet_fabric_cost_per_node") is None  # no source: not invented
+    assert d.value("support_fraction_per_year") is None
+    assert "Cheah" in d.entry("server_price_per_node", "H100").source
+    assert d.server_price_per_node("h100") == 310000  # class names are case-insensitive
+    assert d.server_price_per_node("A100") is None  # no sourced A100 server price
+    assert d.cloud_commitment_discounts["aws"].three_year == 0.64
+
+
+def test_node_power_direct_and_from_tdp():
+    d = costs.load_onprem_defaults()
+    assert d.node_power_kw("A100") == 6.5
+    assert d.node_power_kw("H100", gpu_count=4) == pytest.approx(5.1)
+    assert d.node_power_kw("L40S", gpu_count=8, gpu_tdp_watts=350) == pytest.approx(8 * 0.35 * 1.82)
+    assert d.node_power_kw("L40S") is None
+
+
+def test_plan_file_overrides():
+    base = costs.load_onprem_defaults()
+    d = base.with_overrides({"pue": 1.1, "ethernet_fabric_cost_per_node": 12000,
+                             "server_price_per_node": {"A100": 200000, "H100": 300000}})
+    assert d.value("pue") == 1.1 and d.entry("pue").source == costs.USER_SOURCE
+    assert d.value("ethernet_fabric_cost_per_node") == 12000
+    assert (d.server_price_per_node("A100"), d.server_price_per_node("H100")) == (200000, 300000)
+    assert base.value("pue") == 1.25 and base.server_price_per_node("A100") is None  # the shipped copy is untouched
+
+
+@pytest.mark.parametrize(
+    "overrides,message",
+    [({"puee": 1.1}, 'did you mean "pue"'), ({"pue": "high"}, "non-negative number"), ({"pue": -1}, "non-negative"),
+     ({"server_price_per_node": 300000}, "map a GPU class")],
+)
+def test_bad_overrides(overrides, message):
+    with pytest.raises(DataValidationError, match=message):
+        costs.load_onprem_defaults().with_overrides(overrides)
+
+
+def test_unknown_name_and_missing_class():
+    d = costs.load_onprem_defaults()
+    with pytest.raises(UserInputError, match='did you mean "pue"'):
+        d.value("pu")
+    with pytest.raises(UserInputError, match="depends on the GPU class"):
+        d.value("server_price_per_node")
+
+
+def test_bad_yaml_files(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("schema: gpuwise-onprem-costs/1\nvalues: [\n")
+    with pytest.raises(DataValidationError, match="not valid YAML"):
+        costs.read_onprem_defaults(path)
+    path.write_text("schema: something-else\n")
+    with pytest.raises(DataValidationError, match="not a gpuwise-onprem-costs/1 file"):
+        costs.read_onprem_defaults(path)
+    text = costs.shipped_costs_path().read_text().replace("value: 1.25", "value: lots")
+    path.write_text(text)
+    with pytest.raises(DataValidationError, match=r"values\.pue\.value"):
+        costs.read_onprem_defaults(path)
