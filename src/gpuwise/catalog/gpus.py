@@ -24,6 +24,7 @@ from gpuwise.errors import DataValidationError
 log = logging.getLogger(__name__)
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
+_DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
 VENDORS = ("NVIDIA", "AMD", "Intel")
 COLUMNS = (
     "key",
@@ -84,7 +85,9 @@ class GpuSpec:
 
     def peak_tflops(self, dtype: str) -> float | None:
         """Dense peak for `dtype` (fp32, tf32, fp16, bf16, fp8); None if unknown or unsupported."""
-        dtype = dtype.lower().replace("float", "fp").replace("bfloat", "bf")
+        dtype = _DTYPE_ALIASES.get(dtype.lower().removeprefix("torch."), dtype.lower())
+        if dtype.startswith(("fp8", "float8")):
+            dtype = "fp8"  # e4m3 and e5m2 share one tensor-core rate
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
         return getattr(self, f"{dtype}_tflops")

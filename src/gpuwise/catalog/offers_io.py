@@ -11,6 +11,7 @@ import csv
 import dataclasses
 import datetime as dt
 import io
+import tempfile
 from pathlib import Path
 
 from gpuwise.atomic import write_text_atomic
@@ -96,13 +97,10 @@ def _written_by(path: Path, marker: str) -> bool:
 def _check_round_trip(path: Path, text: str) -> None:
     # Validate what we are about to write with the same loader users will run, so gpuwise never
     # writes a file it cannot read back.
-    probe = path.with_name(f".{path.name}.check")
-    try:
-        probe.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gpuwise-offers-") as tmp:
+        probe = Path(tmp) / path.name
         probe.write_text(text, encoding="utf-8")
         offers_mod.read_offers_file(probe)
-    finally:
-        probe.unlink(missing_ok=True)
 
 
 def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = True) -> list[Offer]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import difflib
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -28,7 +29,9 @@ def did_you_mean(value: str, allowed: Iterable[str]) -> str:
     """
     allowed = list(dict.fromkeys(allowed))
     wanted = value.strip().lower()
-    containing = [a for a in allowed if wanted and wanted in a.lower()]
+    # Whole-word containment only: "pu" suggests "pue", not "node_power_kw_per_gpu_tdp".
+    word = re.compile(rf"(?:^|[-_ .]){re.escape(wanted)}") if wanted else None
+    containing = [a for a in allowed if word and word.search(a.lower())]
     if containing:
         shown = ", ".join(f'"{a}"' for a in containing[:6])
         return f" (did you mean {'one of ' if len(containing) > 1 else ''}{shown}?)"

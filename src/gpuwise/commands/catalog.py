@@ -97,7 +97,8 @@ def show_command(
         else:
             view.print_tables(view.gpu_detail(spec, name))
         return
-    found = offers.find_offer(name, offers.load_offers(catalog_dirs or []))
+    all_offers = offers.load_offers(catalog_dirs or [])
+    found = offers.find_offer(name, all_offers)
     if found:
         if as_json:
             _echo_json({"kind": "offer", "query": name, "offers": [view.offer_dict(o) for o in found]})
@@ -111,7 +112,7 @@ def show_command(
         else:
             view.print_tables(view.fabric_detail(fabric))
         return
-    known = [s.key for s in gpus.load_gpu_specs()] + [o.instance_type for o in offers.load_offers()]
+    known = [s.key for s in gpus.load_gpu_specs()] + [o.instance_type for o in all_offers]
     known += [f.key for f in fabrics.load_fabrics()]
     raise UserInputError(
         f"{name!r} is not a GPU, instance type or fabric the catalog knows{did_you_mean(name, known)}",
