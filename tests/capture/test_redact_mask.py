@@ -42,3 +42,8 @@ def test_find_serials_in_xml_text_and_json():
     found = find_serials(texts)
     assert {"0324118029999", "1561320012345", "1650124007777"} <= set(found)
     assert Masker([], found).apply("N/A stays") == "N/A stays"
+
+
+def test_short_hostnames_are_replaced_as_whole_tokens_only():
+    m = Masker(["vm"], [])
+    assert m.apply("vm kvm vm.local /vm/ xvm-1") == "host-1 kvm host-1.local /host-1/ xvm-1"

@@ -79,12 +79,19 @@ class LiveHost:
         self._cache: dict[str, CommandResult] = {}
 
     def read_file(self, path: str) -> str | None:
+        # Read in small chunks: some /proc/sys files fail with ENOMEM on one large read().
+        chunks, size = [], 0
         try:
             with open(path, "rb") as fh:
-                data = fh.read(MAX_FILE_BYTES)
+                while size < MAX_FILE_BYTES:
+                    chunk = fh.read(min(1 << 16, MAX_FILE_BYTES - size))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
         except (OSError, ValueError):
             return None
-        return data.decode("utf-8", errors="replace")
+        return b"".join(chunks).decode("utf-8", errors="replace")
 
     def glob(self, pattern: str) -> list[str]:
         return sorted(globlib.glob(pattern))

@@ -47,7 +47,8 @@ class Masker:
     def apply(self, text: str) -> str:
         for lit in self._literals + self._serials:
             if lit in text:
-                text = text.replace(lit, self._map[lit])
+                # whole tokens only: a host called "vm" must not turn "kvm" into "khost-1"
+                text = re.sub(rf"(?<![A-Za-z0-9_-]){re.escape(lit)}(?![A-Za-z0-9_-])", self._map[lit], text)
         text = _MAC.sub(lambda m: self._mac(m.group(0)), text)
         return _UUID.sub(lambda m: self._placeholder("uuid", m.group(0)), text)
 

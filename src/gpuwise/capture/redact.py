@@ -16,8 +16,12 @@ _URL_WITH_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 REDACTED = "<redacted>"
 
 
+# Names that match a fragment above but hold a path or a location, not a secret.
+_NOT_SECRETS = {"PWD", "OLDPWD", "SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}
+
+
 def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_PARTS.search(name)) and name.upper() != "PWD"
+    return bool(_SECRET_PARTS.search(name)) and name.upper() not in _NOT_SECRETS
 
 
 def redact_env(env: dict[str, str]) -> tuple[dict[str, str], list[str]]:

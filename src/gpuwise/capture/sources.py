@@ -55,6 +55,7 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     # kernel, PCIe
     ("lspci-vvv", ("lspci", "-vvv"), 30.0),
     ("systemd-detect-virt", ("systemd-detect-virt",), 5.0),
+    ("systemd-detect-virt-vm", ("systemd-detect-virt", "--vm"), 5.0),
     ("systemd-detect-virt-c", ("systemd-detect-virt", "--container"), 5.0),
     # services and monitoring agents
     (

@@ -27,15 +27,18 @@ def gib(n: int | None) -> str:
     return "[dim]unknown[/]" if n is None else f"{n / 2**30:,.1f} GiB"
 
 
-def _kv(title: str, rows: Iterable[tuple[str, object]], part: Part | None = None) -> Table:
+def _kv(title: str, rows: Iterable[tuple], part: Part | None = None) -> Table:
+    """Key/value rows. A row is (label, value) or (label, value, field): an unknown value whose
+    field has a recorded reason shows the reason inline."""
     t = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
     t.add_column(style="bold")
     t.add_column()
-    for k, v in rows:
-        t.add_row(k, v if isinstance(v, str) else _fmt(v))
-    if part is not None and part.unknown:
-        for field, reason in sorted(part.unknown.items()):
-            t.add_row(f"[dim]{field}[/]", f"[dim]unknown: {reason}[/]")
+    for label, value, *field in rows:
+        reason = part.unknown.get(field[0]) if part is not None and field else None
+        if value is None and reason:
+            t.add_row(label, f"[dim]unknown: {reason}[/]")
+        else:
+            t.add_row(label, value if isinstance(value, str) else _fmt(value))
     return t
 
 
@@ -46,7 +49,7 @@ def _gpus(f: Facts) -> list:
     if p.attached_gpus is not None and p.attached_gpus != len(f.gpus):
         head += f" (tool reports {p.attached_gpus} attached)"
     out.append(head)
-    if p.error:
+    if p.error and not any(p.error in n for n in p.notes):
         out.append(f"[yellow]GPU probe: {p.error}[/]")
     out.extend(f"[dim]{n}[/]" for n in p.notes)
     if not f.gpus:
@@ -110,9 +113,9 @@ def _network(f: Facts) -> list:
         out.append(r)
     else:
         out.append("RDMA devices: none" + (f" [dim]({n.unknown.get('rdma_devices')})[/]" if n.unknown.get("rdma_devices") else ""))
-    out.append(_kv("", [("nvidia_peermem loaded", n.nvidia_peermem_loaded),
+    out.append(_kv("", [("nvidia_peermem loaded", n.nvidia_peermem_loaded, "nvidia_peermem_loaded"),
                         ("/etc/nccl.conf", n.nccl_conf if n.nccl_conf is not None else "absent"),
-                        ("NCCL_* environment", ", ".join(f"{k}={v}" for k, v in n.nccl_env.items()) or "none")]))
+                        ("NCCL_* environment", ", ".join(f"{k}={v}" for k, v in n.nccl_env.items()) or "none")], n))
     return out
 
 
@@ -125,11 +128,13 @@ def _storage(f: Facts) -> list:
         t.add_row(m.mountpoint, _fmt(m.device), _fmt(m.fstype), gib(m.total_bytes), gib(m.free_bytes),
                   "network" if m.network else "local")
     disks = ", ".join(
-        f"{b.name} ({'NVMe' if b.nvme else 'HDD' if b.rotational else 'SSD' if b.rotational is False else '?'}, {gib(b.size_bytes)})"
+        f"{b.name} ({'NVMe' if b.nvme else 'rotational' if b.rotational else 'SSD' if b.rotational is False else '?'}, {gib(b.size_bytes)})"
         for b in s.block_devices
     )
     md = ", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays) or "none"
-    return [t, _kv("", [("block devices", disks or "none"), ("md RAID", md), ("/dev/shm", gib(s.shm_bytes))], s)]
+    md = md if s.md_arrays or "md_arrays" not in s.unknown else None
+    shm = gib(s.shm_bytes) if s.shm_bytes is not None else None
+    return [t, _kv("", [("block devices", disks or "none"), ("md RAID", md, "md_arrays"), ("/dev/shm", shm, "shm_bytes")], s)]
 
 
 def render_probe(f: Facts, layer: str | None = None, console: Console | None = None) -> None:
@@ -141,27 +146,32 @@ def render_probe(f: Facts, layer: str | None = None, console: Console | None = N
     sections = {
         "hardware": lambda: [*_gpus(f), *_topology(f), _kv("CPU and memory", [
             ("CPU", f"{_fmt(cpu.model)} — {_fmt(cpu.sockets)} socket(s), {_fmt(cpu.cores)} cores, {_fmt(cpu.threads)} threads"),
-            ("max clock", None if cpu.max_mhz is None else f"{cpu.max_mhz:g} MHz"),
-            ("NUMA nodes", cpu.numa_nodes), ("governor", cpu.governor),
+            ("max clock", None if cpu.max_mhz is None else f"{cpu.max_mhz:g} MHz", "max_mhz"),
+            ("NUMA nodes", cpu.numa_nodes, "numa_nodes"), ("governor", cpu.governor, "governor"),
             ("memory", gib(mem.total_bytes)), ("swap", gib(mem.swap_total_bytes)),
             ("hugepages", mem.hugepages_total)], cpu)],
-        "driver-cuda": lambda: [_kv("Driver and CUDA", [("driver", sw.driver_version), ("CUDA (driver)", sw.cuda_driver_version),
-                                                        ("services", ", ".join(f"{u}={s}" for u, s in sw.services.items()) or "none")])],
+        "driver-cuda": lambda: [_kv("Driver and CUDA", [("driver", sw.driver_version, "driver_version"), ("CUDA (driver)", sw.cuda_driver_version, "cuda_driver_version"),
+                                                        ("services", ", ".join(f"{u}={s}" for u, s in sw.services.items()) or "none")], sw)],
         "network": lambda: _network(f),
         "storage": lambda: _storage(f),
         "isolation": lambda: [_kv("Platform and isolation", [
-            ("virtualization", p.virtualization), ("container", p.container), ("cloud", p.cloud_provider),
-            ("instance type", p.instance_type), ("system", " ".join(x for x in (p.sys_vendor, p.product_name) if x) or None),
-            ("cgroup CPU limit", p.cgroup_cpu_limit), ("cgroup memory limit", gib(p.cgroup_memory_limit_bytes) if p.cgroup_memory_limit_bytes else None)], p)],
-        "monitoring": lambda: [_kv("Monitoring", [("DCGM", f.monitoring.dcgm_version), ("agents running", f.monitoring.agents_running)], f.monitoring)],
+            ("virtualization", p.virtualization, "virtualization"), ("container", p.container, "container"),
+            ("cloud", p.cloud_provider, "cloud_provider"),
+            ("instance type", p.instance_type, "instance_type"),
+            ("system", " ".join(x for x in (p.sys_vendor, p.product_name) if x) or None, "sys_vendor"),
+            ("cgroup CPU limit", p.cgroup_cpu_limit, "cgroup_cpu_limit"),
+            ("cgroup memory limit", gib(p.cgroup_memory_limit_bytes) if p.cgroup_memory_limit_bytes else None, "cgroup_memory_limit_bytes")], p)],
+        "monitoring": lambda: [_kv("Monitoring", [("DCGM", f.monitoring.dcgm_version, "dcgm_version"), ("agents running", f.monitoring.agents_running)], f.monitoring)],
         "toolchain": lambda: [_kv("Toolchain", [
-            ("python", sw.python_version), ("torch", sw.torch_version), ("torch CUDA", sw.torch_cuda), ("torch cuDNN", sw.torch_cudnn),
-            ("torch NCCL", sw.torch_nccl), ("nvcc", sw.nvcc_version), ("system NCCL", sw.nccl_system_version),
-            ("containers", sw.container_runtimes), ("NVIDIA container toolkit", sw.nvidia_container_toolkit)], sw)],
+            ("python", sw.python_version, "python_version"), ("torch", sw.torch_version, "torch_version"),
+            ("torch CUDA", sw.torch_cuda, "torch_cuda"), ("torch cuDNN", sw.torch_cudnn, "torch_cudnn"),
+            ("torch NCCL", sw.torch_nccl, "torch_nccl"), ("nvcc", sw.nvcc_version, "nvcc_version"),
+            ("system NCCL", sw.nccl_system_version, "nccl_system_version"),
+            ("containers", sw.container_runtimes), ("NVIDIA container toolkit", sw.nvidia_container_toolkit, "nvidia_container_toolkit")], sw)],
         "kernel": lambda: [_kv("Kernel and OS", [
-            ("kernel", k.release), ("distro", k.distro), ("IOMMU", k.iommu), ("THP", f"enabled={_fmt(k.thp_enabled)} defrag={_fmt(k.thp_defrag)}"),
+            ("kernel", k.release, "release"), ("distro", k.distro, "distro"), ("IOMMU", k.iommu, "iommu"), ("THP", f"enabled={_fmt(k.thp_enabled)} defrag={_fmt(k.thp_defrag)}"),
             ("memlock", "unlimited" if k.memlock_unlimited else (None if k.memlock_bytes is None else f"{k.memlock_bytes:,} bytes")),
-            ("ACS redirect bridges", k.acs_redirect_bridges), *sorted(k.sysctl.items())], k)],
+            ("ACS redirect bridges", k.acs_redirect_bridges, "acs_redirect_bridges"), *sorted(k.sysctl.items())], k)],
     }
     for name, build in sections.items():
         if layer and name != layer:
