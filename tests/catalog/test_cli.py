@@ -58,6 +58,13 @@ def test_gpus_table_and_json():
     assert h100["bf16_tflops"] == 989 and h100["source"] and re.fullmatch(r"\d{4}-\d\d-\d\d", h100["as_of"])
 
 
+def test_fabrics_table_and_json():
+    result = runner.invoke(app, ["catalog", "fabrics"])
+    assert result.exit_code == 0 and "ib-ndr" in result.output and "pcie5-x16" in result.output
+    data = {f["key"]: f for f in json.loads(runner.invoke(app, ["catalog", "fabrics", "--json"]).output)}
+    assert data["pcie5-x16"]["bandwidth_gb_s"] == 63 and data["ib-ndr"]["bandwidth_gbps"] == 400
+
+
 def test_show_resolves_reported_names_instance_types_and_fabrics():
     gpu = json.loads(runner.invoke(app, ["catalog", "show", "NVIDIA A100-SXM4-40GB", "--json"]).output)
     assert gpu["kind"] == "gpu" and gpu["gpu"]["key"] == "A100-SXM-40GB" and gpu["gpu"]["source"]

@@ -43,6 +43,19 @@ def gpus_command(as_json: bool = typer.Option(False, "--json", help="Print the r
     view.print_tables(view.gpus_table(specs))
 
 
+@catalog_app.command("fabrics")
+def fabrics_command(as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON.")) -> None:
+    """List links and fabrics: nominal bandwidth per direction, latency, typical achieved fraction."""
+    from gpuwise.catalog import fabrics
+    from gpuwise.report import catalog_view as view
+
+    rows = fabrics.load_fabrics()
+    if as_json:
+        _echo_json([view.fabric_dict(f) for f in rows])
+        return
+    view.print_tables(view.fabrics_table(rows))
+
+
 @catalog_app.command("offers")
 def offers_command(
     gpu: str = typer.Option(

@@ -95,6 +95,28 @@ def gpus_table(specs: Iterable[GpuSpec]) -> Table:
     return table
 
 
+def fabrics_table(rows: Iterable[Fabric]) -> Table:
+    table = _compact("Links and fabrics: nominal bandwidth per direction (- = no sourced figure)")
+    table.add_column("key", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    for header in ("Gbit/s", "GB/s", "latency µs", "achieved", "verified"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("notes")
+    for f in rows:
+        table.add_row(
+            f.key,
+            f.kind,
+            _num(f.bandwidth_gbps, 1),
+            _num(f.bandwidth_gb_s, 2),
+            _num(f.latency_us, 2),
+            "[dim]-[/]" if f.achieved_fraction is None else f"{f.achieved_fraction:.0%}",
+            "yes" if f.verified else "[yellow]no[/]",
+            f.notes,
+        )
+    table.caption = "Sources and dates: `gpuwise catalog show KEY` or --json."
+    return table
+
+
 def offers_table(offers: Iterable[Offer]) -> Table:
     table = _compact("Cloud GPU offers: price per instance-hour (- = no sourced price)")
     table.add_column("provider", no_wrap=True)
