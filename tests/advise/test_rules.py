@@ -80,6 +80,7 @@ CASES = [
     ("gpu.inforom_warning", "GPU0 infoROM warning", lambda f: f.gpus[0].warnings.append("infoROM is corrupted at gpu 0000:18:00.0"), "warn", "onprem", None),
     ("gpu.mixed_models", "GPU7 is an A100", lambda f: setattr(f.gpus[7], "name", "NVIDIA A100-SXM4-80GB"), "warn", "onprem", None),
     ("gpu.idle_busy_state", "GPU0 busy (no gpu_idle reason)", lambda f: _gpu0(f, clock_event_reasons=[]), "info", "onprem", None),
+    ("gpu.unreadable", "GPU5 could not be read", lambda f: setattr(f.gpus[5], "error", "NVML: GPU is lost"), "fail", "onprem", None),
     ("gpu.none_found", "no GPUs", lambda f: f.gpus.clear(), "info", "onprem", None),
     ("gpu.probe_incomplete", "attached_gpus 16 > 8 described", _set("gpu_probe.attached_gpus", 16), "info", "onprem", None),
     ("pcie.width_below_max", "GPU0 at x8 of x16", lambda f: _gpu0(f, pcie__width_current=8), "warn", "onprem", None),

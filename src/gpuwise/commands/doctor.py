@@ -23,7 +23,7 @@ def _load_bench(path: Path):
     from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
     from gpuwise.errors import UserInputError
 
-    fix = "pass a file written by `gpuwise bench --json -o FILE` (schema gpuwise-bench/1)"
+    fix = "pass a file written by `gpuwise bench --json FILE` (schema gpuwise-bench/1)"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -52,10 +52,15 @@ def _run_quick_bench():
     except ImportError as exc:
         raise MissingDependencyError(
             f"--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).",
-            "run `gpuwise bench --json -o bench.json` separately and pass --bench-results bench.json, "
+            "run `gpuwise bench --json bench.json` separately and pass --bench-results bench.json, "
             "or reinstall gpuwise with `pip install 'gpuwise[bench]'`",
         ) from exc
-    return run_benchmarks(build_context(BenchOptions(mode="quick")), select(None))
+    ctx, entries = build_context(BenchOptions(mode="quick")), select(None)
+    try:  # the bench command's Rich progress bar (stderr), so a ~minute of benchmarking is not silent
+        from gpuwise.commands.bench import _run_with_progress
+    except ImportError:
+        return run_benchmarks(ctx, entries)
+    return _run_with_progress(ctx, entries)
 
 
 def doctor(
@@ -79,7 +84,7 @@ def doctor(
         raise UserInputError("--bench quick and --bench-results both given", "use one of them")
     if bench == "quick" and source is not None:
         raise UserInputError("--bench quick measures this machine, not a capture",
-                             "run the benchmark on the captured node (gpuwise bench --json -o bench.json) and pass "
+                             "run the benchmark on the captured node (gpuwise bench --json bench.json) and pass "
                              "--bench-results bench.json")
 
     from gpuwise.advise.doctor import diagnose

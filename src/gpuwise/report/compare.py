@@ -62,7 +62,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserInputError(f"{p}: no such file", "pass two files written by `gpuwise doctor --format json -o FILE` "
-                             "or `gpuwise bench --json -o FILE`") from None
+                             "or `gpuwise bench --json FILE`") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(f"{p}: not readable JSON ({exc})", "pass a gpuwise report or bench JSON file") from exc
     schema = data.get("schema") if isinstance(data, dict) else None

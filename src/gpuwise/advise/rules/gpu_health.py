@@ -309,6 +309,25 @@ def inforom_warning(ctx: RuleContext):
 
 
 @rule(
+    "gpu.unreadable", "hardware", "A GPU could not be read",
+    "DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; an NVML handle "
+    "failure usually means 'GPU has fallen off the bus' (check dmesg for Xid 79)",
+    priority="high",
+    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+)
+def unreadable(ctx: RuleContext):
+    bad = [(f"{p}.error", g.error) for p, g in gpus(ctx.facts) if g.error]
+    if not bad:
+        return None
+    return ctx.finding(
+        "fail", bad,
+        "The driver could not query this GPU, so jobs that use it fail. Look for Xid errors in the kernel log, "
+        "reset the GPU or reboot; if it recurs, reseat or RMA it.",
+        commands=["sudo dmesg -T | grep -i xid", "nvidia-smi -q -i <gpu>", "sudo nvidia-smi -r -i <gpu>"],
+    )
+
+
+@rule(
     "gpu.mixed_models", "hardware", "GPUs of different models in one node",
     "REFERENCE §6 #38: stragglers — in data parallel the slowest GPU sets the pace",
     priority="medium",

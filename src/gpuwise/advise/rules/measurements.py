@@ -77,4 +77,4 @@ def not_measured(ctx: RuleContext):
     if not bad:
         return None
     return ctx.finding("info", bad, "These layers were not judged. Fix the reason shown and re-run the benchmark.",
-                       commands=["gpuwise bench --mode quick"])
+                       commands=["gpuwise bench --quick --json bench.json"])
