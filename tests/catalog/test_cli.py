@@ -45,7 +45,9 @@ def test_offers_json_has_network_and_sources():
 
 
 def test_offers_filters_combine():
-    result = runner.invoke(app, ["catalog", "offers", "--provider", "tencent", "--min-network-gbps", "100", "--json"])
+    result = runner.invoke(
+        app, ["catalog", "offers", "--provider", "tencent", "--min-network-gbps", "100", "--json"]
+    )
     types = {o["instance_type"] for o in json.loads(result.output)}
     assert "PNV4.56XLARGE932" in types and "GT4.41XLARGE948" not in types
 
@@ -90,7 +92,9 @@ def test_broken_user_offers_file_fails_the_command_and_is_untouched(isolated_con
     before = (path.read_bytes(), os.stat(path).st_mtime_ns)
     result = runner.invoke(app, ["catalog", "offers"])
     assert isinstance(result.exception, DataValidationError)
-    assert f"{path}:2: column 'Fabric'" in str(result.exception) and 'did you mean "infiniband"' in str(result.exception)
+    assert f"{path}:2: column 'Fabric'" in str(result.exception) and 'did you mean "infiniband"' in str(
+        result.exception
+    )
     assert (path.read_bytes(), os.stat(path).st_mtime_ns) == before
 
 
@@ -104,12 +108,17 @@ def test_import_skypilot_writes_a_valid_offers_file(tmp_path, isolated_config):
     assert "wrote 3 offers" in result.output and written.is_file()
     imported = offers.read_offers_file(written)
     assert {(o.instance_type, o.zone) for o in imported} == {
-        ("p4d.24xlarge", "use1-az1"), ("p4d.24xlarge", "use1-az2"), ("g5.48xlarge", "use1-az1")}
+        ("p4d.24xlarge", "use1-az1"),
+        ("p4d.24xlarge", "use1-az2"),
+        ("g5.48xlarge", "use1-az1"),
+    }
     p4d = next(o for o in imported if o.zone == "use1-az2")
     assert (p4d.provider, p4d.price, p4d.spot_price, p4d.vcpus) == ("aws", 21.957642, 14.1051, 96)
     assert p4d.price_source.startswith("SkyPilot catalog vms.csv") and p4d.as_of is not None
     # the imported per-AZ rows now show up next to the shipped ones
-    listed = json.loads(runner.invoke(app, ["catalog", "offers", "--gpu", "A100", "--provider", "aws", "--json"]).output)
+    listed = json.loads(
+        runner.invoke(app, ["catalog", "offers", "--gpu", "A100", "--provider", "aws", "--json"]).output
+    )
     assert {o["zone"] for o in listed} >= {"use1-az1", "use1-az2"}
     # re-importing may refresh gpuwise's own file
     assert runner.invoke(app, ["catalog", "import-skypilot", str(source)]).exit_code == 0

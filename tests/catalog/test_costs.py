@@ -31,18 +31,28 @@ def test_node_power_direct_and_from_tdp():
 
 def test_plan_file_overrides():
     base = costs.load_onprem_defaults()
-    d = base.with_overrides({"pue": 1.1, "ethernet_fabric_cost_per_node": 12000,
-                             "server_price_per_node": {"A100": 200000, "H100": 300000}})
+    d = base.with_overrides(
+        {
+            "pue": 1.1,
+            "ethernet_fabric_cost_per_node": 12000,
+            "server_price_per_node": {"A100": 200000, "H100": 300000},
+        }
+    )
     assert d.value("pue") == 1.1 and d.entry("pue").source == costs.USER_SOURCE
     assert d.value("ethernet_fabric_cost_per_node") == 12000
     assert (d.server_price_per_node("A100"), d.server_price_per_node("H100")) == (200000, 300000)
-    assert base.value("pue") == 1.25 and base.server_price_per_node("A100") is None  # the shipped copy is untouched
+    # the shipped copy is untouched
+    assert base.value("pue") == 1.25 and base.server_price_per_node("A100") is None
 
 
 @pytest.mark.parametrize(
     "overrides,message",
-    [({"puee": 1.1}, 'did you mean "pue"'), ({"pue": "high"}, "non-negative number"), ({"pue": -1}, "non-negative"),
-     ({"server_price_per_node": 300000}, "map a GPU class")],
+    [
+        ({"puee": 1.1}, 'did you mean "pue"'),
+        ({"pue": "high"}, "non-negative number"),
+        ({"pue": -1}, "non-negative"),
+        ({"server_price_per_node": 300000}, "map a GPU class"),
+    ],
 )
 def test_bad_overrides(overrides, message):
     with pytest.raises(DataValidationError, match=message):

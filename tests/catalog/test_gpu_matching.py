@@ -168,14 +168,20 @@ def test_bad_gpu_rows_are_rejected_with_file_and_line(tmp_path):
     from gpuwise.errors import DataValidationError
 
     path = tmp_path / "gpus.csv"
-    _gpu_csv(path, {"key": "OK", "name": "ok", "match": "ok"}, {"key": "X", "name": "X", "vendor": "Nvidai", "match": "x"})
+    _gpu_csv(
+        path,
+        {"key": "OK", "name": "ok", "match": "ok"},
+        {"key": "X", "name": "X", "vendor": "Nvidai", "match": "x"},
+    )
     with pytest.raises(DataValidationError) as err:
         gpus.read_gpu_specs(path)
     message = str(err.value)
     assert message.startswith(f"{path}:3: column 'vendor'") and 'did you mean "NVIDIA"' in message
     assert "To fix:" in message
     _gpu_csv(path, {"key": "X", "name": "X", "match": "x", "fp32_tflops": "fast"})
-    with pytest.raises(DataValidationError, match=r"gpus.csv:2: column 'fp32_tflops': 'fast' is not a number"):
+    with pytest.raises(
+        DataValidationError, match=r"gpus.csv:2: column 'fp32_tflops': 'fast' is not a number"
+    ):
         gpus.read_gpu_specs(path)
     _gpu_csv(path, {"key": "X", "name": "X", "match": "x(", "mamf_fraction": "0.5"})
     with pytest.raises(DataValidationError, match="not a valid regular expression"):

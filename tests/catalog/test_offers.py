@@ -10,7 +10,9 @@ import pytest
 from gpuwise.catalog import offers
 from gpuwise.errors import DataValidationError, UserInputError
 
-HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone"
+HEADER = (
+    "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone"
+)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -63,10 +65,17 @@ def test_broken_user_csv_reports_file_line_and_is_left_untouched(isolated_config
 
 @pytest.mark.parametrize(
     "column,value,suggestion",
-    [("Fabric", "infiniban", "infiniband"), ("Fabric", "roce2", "roce"), ("Currency", "usd2", "USD"), ("Currency", "RMB", None)],
+    [
+        ("Fabric", "infiniban", "infiniband"),
+        ("Fabric", "roce2", "roce"),
+        ("Currency", "usd2", "USD"),
+        ("Currency", "RMB", None),
+    ],
 )
 def test_unknown_enum_values_get_a_did_you_mean(tmp_path, column, value, suggestion):
-    path = _write(tmp_path / "x.csv", f"{HEADER},{column}\np5.48xlarge,H100,8,192,2048,55,,us-east-1,,{value}\n")
+    path = _write(
+        tmp_path / "x.csv", f"{HEADER},{column}\np5.48xlarge,H100,8,192,2048,55,,us-east-1,,{value}\n"
+    )
     with pytest.raises(DataValidationError) as err:
         offers.read_offers_file(path)
     message = str(err.value)
@@ -79,7 +88,9 @@ def test_missing_required_column_and_unknown_gpu_key(tmp_path):
     path = _write(tmp_path / "x.csv", "Instance,AcceleratorName\np5,H100\n")
     with pytest.raises(DataValidationError, match=r"x.csv:1: missing column 'InstanceType'"):
         offers.read_offers_file(path)
-    path = _write(tmp_path / "y.csv", f"{HEADER},GpuKey\np5.48xlarge,H100,8,192,2048,55,,us-east-1,,H100-SXN\n")
+    path = _write(
+        tmp_path / "y.csv", f"{HEADER},GpuKey\np5.48xlarge,H100,8,192,2048,55,,us-east-1,,H100-SXN\n"
+    )
     with pytest.raises(DataValidationError, match='did you mean "H100-SXM"'):
         offers.read_offers_file(path)
 
@@ -100,14 +111,17 @@ def test_gpu_filter_never_confuses_a10_a10g_a100():
     assert names("A100") == {"A100"}
     assert names("V100") == {"V100", "V100-32GB"}
     assert names("H100-SXM") == {"H100"}  # matched through GpuKey
+    assert names("NVIDIA A100-SXM4-40GB") == {"A100"}  # a reported name resolves through the GPU catalog
+    assert names("Tesla T4") == {"T4"}
 
 
 def test_network_and_provider_filters():
     rows = offers.load_offers()
     fast = offers.filter_offers(rows, min_network_gbps=100)
     assert fast and all(o.best_network_gbps >= 100 for o in fast)
-    assert {o.instance_type for o in offers.filter_offers(rows, provider="tencent", min_network_gbps=100)} >= {
-        "PNV4.56XLARGE932", "HCCPNV4h", "HCCPNV5"}
+    assert {
+        o.instance_type for o in offers.filter_offers(rows, provider="tencent", min_network_gbps=100)
+    } >= {"PNV4.56XLARGE932", "HCCPNV4h", "HCCPNV5"}
 
 
 def test_offer_helpers():

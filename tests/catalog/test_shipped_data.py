@@ -23,10 +23,39 @@ def test_every_gpu_row_has_source_and_date():
 
 @pytest.mark.parametrize(
     "key",
-    ["V100-SXM2-16GB", "V100-SXM2-32GB", "V100-PCIE-16GB", "V100-PCIE-32GB", "V100S-PCIE-32GB", "T4", "A10", "A10G",
-     "A100-SXM-40GB", "A100-SXM-80GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "A800-SXM-80GB", "L4", "L20", "L40",
-     "L40S", "H20", "H100-SXM", "H100-PCIE", "H100-NVL", "H800-SXM", "H200", "GH200", "B200", "MI300X",
-     "RTX-3090", "RTX-4090", "RTX-A6000", "RTX-6000-ADA", "A40"],
+    [
+        "V100-SXM2-16GB",
+        "V100-SXM2-32GB",
+        "V100-PCIE-16GB",
+        "V100-PCIE-32GB",
+        "V100S-PCIE-32GB",
+        "T4",
+        "A10",
+        "A10G",
+        "A100-SXM-40GB",
+        "A100-SXM-80GB",
+        "A100-PCIE-40GB",
+        "A100-PCIE-80GB",
+        "A800-SXM-80GB",
+        "L4",
+        "L20",
+        "L40",
+        "L40S",
+        "H20",
+        "H100-SXM",
+        "H100-PCIE",
+        "H100-NVL",
+        "H800-SXM",
+        "H200",
+        "GH200",
+        "B200",
+        "MI300X",
+        "RTX-3090",
+        "RTX-4090",
+        "RTX-A6000",
+        "RTX-6000-ADA",
+        "A40",
+    ],
 )
 def test_issue_rows_exist(key):
     assert gpus.get_gpu(key) is not None
@@ -49,7 +78,11 @@ def test_peaks_are_dense_and_consistent():
 
 def test_reference_numbers_shipped_as_written():
     h100 = gpus.get_gpu("H100-SXM")
-    assert (h100.peak_tflops("bf16"), h100.peak_tflops("fp8"), h100.memory_bandwidth_gb_s) == (989, 1979, 3350)
+    assert (h100.peak_tflops("bf16"), h100.peak_tflops("fp8"), h100.memory_bandwidth_gb_s) == (
+        989,
+        1979,
+        3350,
+    )
     assert h100.mamf_fraction == pytest.approx(794.5 / 989, abs=0.001)
     assert gpus.get_gpu("A800-SXM-80GB").nvlink_bandwidth_gb_s == 400
     assert gpus.get_gpu("V100-SXM2-32GB").peak_tflops("bf16") is None  # Volta has no bf16
@@ -88,8 +121,21 @@ def test_every_fabric_row_has_source_and_both_units():
     for f in rows:
         assert f.source and EARLIEST <= f.as_of < LATEST, f.key
         assert f.bandwidth_gbps == pytest.approx(f.bandwidth_gb_s * 8)
-    for key in ("pcie3-x16", "pcie4-x16", "pcie5-x16", "pcie6-x16", "nvlink4", "eth-100g", "ib-hdr", "ib-ndr",
-                "ib-edr", "ib-xdr", "roce-100g", "efa-v2", "vpc-tcp-25g"):
+    for key in (
+        "pcie3-x16",
+        "pcie4-x16",
+        "pcie5-x16",
+        "pcie6-x16",
+        "nvlink4",
+        "eth-100g",
+        "ib-hdr",
+        "ib-ndr",
+        "ib-edr",
+        "ib-xdr",
+        "roce-100g",
+        "efa-v2",
+        "vpc-tcp-25g",
+    ):
         fabrics.get_fabric(key)
     assert fabrics.get_fabric("pcie5-x16").bandwidth_gb_s == 63
     assert fabrics.get_fabric("nvlink4").achievable_gb_s == pytest.approx(396)
@@ -114,21 +160,36 @@ def test_every_shipped_offer_has_source_and_date_and_no_invented_price():
 
 def test_tencent_network_matches_reference():
     by_type = {o.instance_type: o for o in offers.load_shipped_offers() if o.provider == "tencent"}
-    expected = {"GN7.20XLARGE320": 25, "GN10X.18XLARGE320": 25, "GN10Xp.20XLARGE320": 24, "GT4.41XLARGE948": 50,
-                "PNV4.56XLARGE932": 100}
+    expected = {
+        "GN7.20XLARGE320": 25,
+        "GN10X.18XLARGE320": 25,
+        "GN10Xp.20XLARGE320": 24,
+        "GT4.41XLARGE948": 50,
+        "PNV4.56XLARGE932": 100,
+    }
     assert {k: by_type[k].network_gbps for k in expected} == expected
 
 
 def test_costs_have_a_source_for_every_value():
     d = costs.load_onprem_defaults()
-    entries = list(d.values.items()) + [(f"{n}.{c}", v) for n, m in d.per_gpu_class.items() for c, v in m.items()]
+    entries = list(d.values.items()) + [
+        (f"{n}.{c}", v) for n, m in d.per_gpu_class.items() for c, v in m.items()
+    ]
     for name, entry in entries:
         assert entry.source.strip() and entry.unit.strip(), name
         if entry.value is None:
             assert entry.source.startswith("none"), name  # unknown is said out loud, not guessed
-    for required in ("infiniband_fabric_cost_per_node", "ethernet_fabric_cost_per_node", "pue",
-                     "electricity_price_per_kwh", "colocation_price_per_kw_month", "staff_cost_per_year",
-                     "depreciation_years", "residual_value_fraction", "support_fraction_per_year"):
+    for required in (
+        "infiniband_fabric_cost_per_node",
+        "ethernet_fabric_cost_per_node",
+        "pue",
+        "electricity_price_per_kwh",
+        "colocation_price_per_kw_month",
+        "staff_cost_per_year",
+        "depreciation_years",
+        "residual_value_fraction",
+        "support_fraction_per_year",
+    ):
         assert required in d.values
     assert d.value("staff_cost_per_year") == 0
     assert d.server_price_per_node("H100") == 310000

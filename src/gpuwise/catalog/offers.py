@@ -211,10 +211,19 @@ def filter_offers(
     provider: str | None = None,
     min_network_gbps: float | None = None,
 ) -> list[Offer]:
-    """Offers whose GPU name (or GpuKey) is `gpu`, from `provider`, with at least this much network."""
+    """Offers whose GPU is `gpu`, from `provider`, with at least this much network (or RDMA) bandwidth.
+
+    `gpu` may be an offers-style name ("A100" also matches "A100-80GB", never "A10"), a catalog key
+    ("A100-SXM-40GB") or a name as nvidia-smi reports it ("NVIDIA A100-SXM4-40GB").
+    """
+    spec = gpus.match_gpu(gpu, warn=False) if gpu else None
     out = []
     for offer in offers:
-        if gpu and not (_name_matches(offer.accelerator_name, gpu) or _name_matches(offer.gpu_key, gpu)):
+        by_name = gpu and (_name_matches(offer.accelerator_name, gpu) or _name_matches(offer.gpu_key, gpu))
+        by_spec = (
+            spec is not None and (offer_spec := offer.gpu_spec()) is not None and offer_spec.key == spec.key
+        )
+        if gpu and not (by_name or by_spec):
             continue
         if provider and offer.provider != provider.lower():
             continue
