@@ -56,7 +56,7 @@ def healthy_node(n_gpus: int = 8) -> Facts:
             gpu_names=names, nic_names=["NIC0", "NIC1"], nic_devices={"NIC0": "mlx5_0", "NIC1": "mlx5_1"},
             gpu_links=[["X" if i == j else "NV18" for j in range(n_gpus)] for i in range(n_gpus)],
             gpu_nic_links=[["PIX", "SYS"] if i < n_gpus // 2 else ["SYS", "PIX"] for i in range(n_gpus)],
-            nvlinks=[GpuNvLinks(gpu_index=i, links=[NvLink(link=k, active=True, speed_gbps=26.562)
+            nvlinks=[GpuNvLinks(gpu_index=i, links=[NvLink(link=k, active=True, speed_gb_s=26.562)
                                                      for k in range(18)]) for i in range(n_gpus)],
         ),
         cpu=Cpu(model="Intel Xeon Platinum 8480+", sockets=2, cores=112, threads=224, numa_nodes=2,

@@ -14,9 +14,8 @@ _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
 
 def _network_mounts(ctx: RuleContext):
-    fstypes = ctx.t("network_fstypes_note")
-    return [m for m in ctx.facts.storage.mounts
-            if (m.network or (m.fstype or "") in fstypes) and not m.mountpoint.startswith(_SYSTEM_MOUNTS)]
+    # Mount.network comes from the storage facts' own table (facts/data/network_fstypes.csv).
+    return [m for m in ctx.facts.storage.mounts if m.network and not m.mountpoint.startswith(_SYSTEM_MOUNTS)]
 
 
 def _in_container(ctx: RuleContext) -> bool:
