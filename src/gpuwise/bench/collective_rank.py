@@ -176,7 +176,7 @@ def _row(op: str, nbytes: int, iters: int, per_rank: list[list[float]], world: i
     rank_median_s = [statistics.median(r) for r in per_rank]
     busbw = [nbytes / s / 1e9 * BUS_FACTOR[op](world) for s in sample_s]
     time_s = statistics.median(sample_s)
-    return {"op": op, "bytes": nbytes, "iters": iters, "time_us": round(time_s * 1e6, 2),
-            "algbw_gb_s": round(nbytes / time_s / 1e9, 4), "busbw_gb_s": round(nbytes / time_s / 1e9 * BUS_FACTOR[op](world), 4),
+    return {"op": op, "bytes": nbytes, "iters": iters, "time_us": time_s * 1e6,
+            "algbw_gb_s": nbytes / time_s / 1e9, "busbw_gb_s": nbytes / time_s / 1e9 * BUS_FACTOR[op](world),
             "busbw_samples_gb_s": busbw, "per_rank_time_us": [round(t * 1e6, 2) for t in rank_median_s],
             "slowest_rank": max(range(world), key=lambda r: rank_median_s[r])}

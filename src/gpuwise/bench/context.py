@@ -135,6 +135,12 @@ def build_context(options: BenchOptions) -> BenchContext:
         env["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
         props = torch.cuda.get_device_properties(0)
         env["gpu0_memory_bytes"] = props.total_memory
+        from gpuwise.bench.peaks import gpu_spec
+
+        spec, why = gpu_spec(names[0])
+        env["catalog_gpu"] = spec.key if spec is not None else None
+        if spec is None:
+            ctx.warnings.append(f"{why}: results are shown without % of peak")
     else:
         ctx = BenchContext(options, "cpu", [], None, _cpu_dtype_support(cpu_peak), cpu_peak, env)
         ctx.warnings.append("no CUDA GPU visible to torch: running the CPU paths; GPU layers are skipped")

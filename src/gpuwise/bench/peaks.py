@@ -34,17 +34,12 @@ def gpu_spec(name: str | None) -> tuple[Any | None, str]:
     except ImportError as exc:
         return None, f"GPU catalog not available ({exc})"
     try:
-        spec = gpus.match_gpu(name)
+        spec = gpus.match_gpu(name, warn=False)  # the missing peak is reported as a reason instead
     except Exception as exc:  # a broken catalog file must not sink the benchmark
         return None, f"GPU catalog could not be read: {exc}"
     if spec is None:
         return None, f"'{name}' is not in the GPU catalog: no peak known (see `gpuwise catalog`)"
-    return spec, f"catalog: {getattr(spec, 'name', name)}" + _source_suffix(spec)
-
-
-def _source_suffix(spec) -> str:
-    src = getattr(spec, "source", None)
-    return f" ({src})" if src else ""
+    return spec, f"catalog: {spec.key}"
 
 
 def _fraction(spec, attr: str) -> float | None:
@@ -70,8 +65,8 @@ def hbm_peak(gpu_name: str | None) -> Peak:
     return Peak(float(spec.memory_bandwidth_gb_s), f"{why}, HBM/GDDR bandwidth", _fraction(spec, "memcpy_fraction"))
 
 
-def pcie_peak(gpu_name: str | None, lanes: int = 16) -> Peak:
-    """Per-direction PCIe peak for the GPU's PCIe generation at x16 (the catalog's pcie_gen)."""
+def pcie_peak(gpu_name: str | None) -> Peak:
+    """Per-direction PCIe x16 peak for the catalog's PCIe generation of this GPU (fabrics.csv)."""
     spec, why = gpu_spec(gpu_name)
     if spec is None:
         return Peak(None, why)
@@ -81,21 +76,26 @@ def pcie_peak(gpu_name: str | None, lanes: int = 16) -> Peak:
     try:
         from gpuwise.catalog import fabrics
 
-        per_direction = fabrics.pcie_gb_s(int(gen), lanes)
-    except Exception as exc:
+        link = fabrics.pcie_x16(int(gen))
+    except Exception as exc:  # a broken fabrics.csv costs the peak, not the measurement
         return Peak(None, f"PCIe peak not available from the fabric catalog: {exc}")
-    if not per_direction:
-        return Peak(None, f"fabric catalog has no PCIe gen {gen} x{lanes}")
-    return Peak(float(per_direction), f"{why}; PCIe gen{gen} x{lanes} per direction (fabric catalog)",
-                _fraction(spec, "pcie_fraction"))
+    if link is None:
+        return Peak(None, f"fabric catalog has no PCIe gen{gen} x16 row")
+    fraction = _fraction(spec, "pcie_fraction") or link.achieved_fraction
+    return Peak(float(link.bandwidth_gb_s), f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})", fraction)
 
 
 def nvlink_peak(gpu_name: str | None) -> Peak:
-    """Per-direction NVLink bandwidth of one GPU (all its links together)."""
+    """Per-direction NVLink bandwidth of one GPU: the catalog lists the bidirectional total, so half of it.
+
+    Unidirectional peer copies and nccl-tests busbw are both compared with the per-direction figure
+    (H200: 450 GB/s; nvbandwidth's 396 GB/s is 88% of it, REFERENCE §3).
+    """
     spec, why = gpu_spec(gpu_name)
     if spec is None or not getattr(spec, "nvlink_bandwidth_gb_s", None):
         return Peak(None, why if spec is None else f"{why}: no NVLink listed")
-    return Peak(float(spec.nvlink_bandwidth_gb_s), f"{why}, NVLink per direction", _fraction(spec, "nvlink_fraction"))
+    return Peak(float(spec.nvlink_bandwidth_gb_s) / 2, f"{why}, NVLink per direction (half the "
+                f"{spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)", _fraction(spec, "nvlink_fraction"))
 
 
 def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:

@@ -2,8 +2,9 @@
 1 MiB blocks, and random 4 KiB reads with several jobs; bandwidth, IOPS and latency percentiles.
 
 Direct I/O (O_DIRECT) is used where the filesystem allows it, so reads measure the device and not
-the page cache. tmpfs and some network filesystems refuse O_DIRECT: the benchmark detects that,
-falls back to buffered I/O, and says so next to the numbers. Every file goes into a fresh
+the page cache. Some filesystems refuse O_DIRECT (ramfs, tmpfs before Linux 6.6, some network and
+FUSE filesystems): the benchmark detects that with a probe write, falls back to buffered I/O, and
+says so next to the numbers. Every file goes into a fresh
 subdirectory of the given directory, which is removed afterwards whatever happens.
 """
 
@@ -64,7 +65,7 @@ def make_spec(ctx: BenchContext) -> Spec:
 
 
 def direct_io_supported(directory: str) -> tuple[bool, str]:
-    """Try an aligned O_DIRECT write in `directory` (tmpfs says EINVAL); the probe file is removed."""
+    """Try an aligned O_DIRECT write in `directory` (ramfs says EINVAL); the probe file is removed."""
     if not hasattr(os, "O_DIRECT"):
         return False, "O_DIRECT does not exist on this OS"
     path = Path(directory) / ".gpuwise-odirect-probe"

@@ -1,0 +1,52 @@
+"""One fake benchmark per misbehaviour; the runner loads them by module path like real ones."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+from gpuwise.bench.context import Skip
+from gpuwise.bench.models import Measurement
+
+
+@dataclass(frozen=True)
+class Spec:
+    pass
+
+
+def make_spec(ctx):
+    return Spec()
+
+
+def ok(ctx, spec):
+    ctx.say("working")
+    return [Measurement(name="fake_ok", layer="fake", value=50.0, unit="GB/s", peak=100.0, peak_source="test")]
+
+
+def above_peak(ctx, spec):
+    return [Measurement(name="fake_above", layer="fake", value=120.0, unit="GB/s", peak=100.0, peak_source="test")]
+
+
+def crash(ctx, spec):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def hang(ctx, spec):
+    # a child of its own that also hangs: the timeout must take it down too. Pids go to data_dir for the test.
+    child = os.fork()
+    if child == 0:
+        time.sleep(3600)
+        os._exit(0)
+    with open(os.path.join(ctx.options.data_dir, "pids"), "w") as fh:
+        fh.write(f"{os.getpid()} {child}")
+    time.sleep(3600)
+
+
+def raises(ctx, spec):
+    raise RuntimeError("CUDA out of memory. Tried to allocate 80.00 GiB")
+
+
+def skips(ctx, spec):
+    raise Skip("no CUDA GPU: this needs one")

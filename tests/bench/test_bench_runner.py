@@ -1,0 +1,108 @@
+"""The runner: peak judging, and isolation of benchmarks that crash, hang, raise or skip."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gpuwise.bench.context import BenchContext, BenchOptions
+from gpuwise.bench.models import Measurement
+from gpuwise.bench.registry import REGISTRY, BenchEntry, select
+from gpuwise.bench.runner import judge, run_benchmarks, run_inline, run_isolated
+from gpuwise.errors import UserInputError
+
+
+def fake(behaviour: str, timeout_s: float = 30) -> BenchEntry:
+    return BenchEntry(behaviour, "fake", f"tests.bench.fakebench.{behaviour}", behaviour, timeout_s, timeout_s)
+
+
+@pytest.fixture
+def ctx(tmp_path) -> BenchContext:
+    return BenchContext(BenchOptions(data_dir=str(tmp_path)), device="cpu")
+
+
+def test_judge_percentages_and_invalid_above_peak():
+    m = judge(Measurement(name="x", layer="memory", value=80, unit="GB/s", peak=100, achievable_fraction=0.8))
+    assert (m.status, m.percent_of_peak, m.percent_of_achievable) == ("ok", 80.0, 100.0)
+    m = judge(Measurement(name="x", layer="memory", value=101, unit="GB/s", peak=100, peak_source="catalog: H200"))
+    assert m.status == "invalid" and "101% of peak" in m.reason and "catalog: H200" in m.reason
+
+
+def test_judge_nvls_allreduce_is_the_known_exception():
+    m = Measurement(name="allreduce_busbw", layer="collective", value=480, unit="GB/s", peak=450,
+                    extra={"in_network_reduction": True})
+    m = judge(m)
+    assert m.status == "ok" and m.percent_of_peak > 100 and "NVLS" in m.reason
+    same_without = judge(Measurement(name="allgather_busbw", layer="collective", value=480, unit="GB/s", peak=450))
+    assert same_without.status == "invalid"
+
+
+def test_judge_leaves_peakless_and_failed_results_alone():
+    assert judge(Measurement(name="x", layer="l", value=5)).percent_of_peak is None
+    assert judge(Measurement(name="x", layer="l", status="failed", value=500, peak=1)).status == "failed"
+
+
+def test_isolated_ok_returns_measurements_and_progress(ctx):
+    seen = []
+    [m] = run_isolated(ctx, fake("ok"), progress=lambda name, text: seen.append((name, text)))
+    assert (m.name, m.value, m.status) == ("fake_ok", 50.0, "ok")
+    assert ("ok", "working") in seen
+    assert "clocks_after" in m.extra
+
+
+def test_crash_becomes_failed_with_the_signal(ctx):
+    [m] = run_isolated(ctx, fake("crash"))
+    assert m.status == "failed" and "SIGSEGV" in m.reason
+
+
+def test_hang_times_out_and_kills_the_whole_group(ctx, tmp_path):
+    start = time.monotonic()
+    [m] = run_isolated(ctx, fake("hang", timeout_s=3))
+    assert m.status == "failed" and "timed out after 3 s" in m.reason
+    assert time.monotonic() - start < 20
+    pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
+    time.sleep(0.5)
+    for pid in pids:  # the benchmark and the process it started are both gone (or zombies awaiting reaping)
+        assert not _running(pid), pid
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_exception_and_oom_become_failed_with_reason(ctx):
+    [m] = run_isolated(ctx, fake("raises"))
+    assert m.status == "failed" and m.reason.startswith("out of memory") and "To fix" in m.reason
+
+
+def test_skip_becomes_skipped(ctx):
+    [m] = run_inline(ctx, fake("skips"))
+    assert (m.status, m.reason, m.layer) == ("skipped", "no CUDA GPU: this needs one", "fake")
+
+
+def test_run_benchmarks_goes_on_after_a_failure_and_flags_invalid(ctx):
+    report = run_benchmarks(ctx, [fake("crash"), fake("above_peak"), fake("ok")])
+    assert [m.status for m in report.results] == ["failed", "invalid", "ok"]
+    assert report.to_json_dict()["schema"] == "gpuwise-bench/1"
+
+
+def test_select_by_name_layer_alias_and_did_you_mean():
+    assert [e.name for e in select(None)] == [e.name for e in REGISTRY]
+    assert [e.name for e in select("storage,compute")] == ["compute", "storage"]  # registry order
+    assert [e.name for e in select("p2p,fio")] == ["gpu-gpu", "storage"]
+    with pytest.raises(UserInputError, match="did you mean 'memory'|Did you mean 'memory'"):
+        select("memroy")
+
+
+def test_every_registered_module_has_the_plugin_interface():
+    import dataclasses
+
+    for entry in REGISTRY:
+        module = entry.load()
+        assert callable(module.make_spec) and callable(module.run), entry.module
+        assert dataclasses.is_dataclass(module.Spec) and module.Spec.__dataclass_params__.frozen, entry.module
