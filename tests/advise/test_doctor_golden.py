@@ -48,4 +48,10 @@ def test_golden_real_gpu_output(real, tmp_path, golden, command_id, path):
 @pytest.mark.parametrize("capture", capture_dirs(), ids=lambda p: p.name)
 def test_golden_recorded_capture(capture, golden):
     name = capture.name.removesuffix(".tar.gz")
-    golden(f"doctor/captures/{name}.txt", _stable(doctor_report(capture), f"tests/captures/{capture.name}"))
+    report = doctor_report(capture)
+    golden(f"doctor/captures/{name}.txt", _stable(report, f"tests/captures/{capture.name}"))
+    # The JSON contract too, minus what differs per run or per checkout.
+    data = report.to_json_dict()
+    data["created_at"] = data["gpuwise_version"] = None
+    data["facts"]["meta"]["source"] = data["source"]
+    golden(f"doctor/captures/{name}.json", data)

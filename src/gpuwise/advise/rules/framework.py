@@ -17,6 +17,36 @@ def _min_cc(ctx: RuleContext) -> float | None:
     return min(ccs) if ccs else None
 
 
+def _catalog_support(ctx: RuleContext, peak_field: str) -> tuple[bool | None, list]:
+    """Does every GPU have a `peak_field` (e.g. bf16_tflops) in the catalog? None when the catalog cannot say.
+
+    Used when the facts carry no compute capability (nvidia-smi XML/text reports). A catalog row with figures
+    but no value for the field means the GPU lacks it (V100: fp16 125, bf16 none); a row without any
+    figures says nothing.
+    """
+    try:
+        from gpuwise.catalog.gpus import match_gpu
+    except ImportError:
+        return None, []
+    verdicts, evidence = [], []
+    for name in sorted({g.name for g in ctx.facts.gpus if g.name}):
+        spec = match_gpu(name, warn=False)
+        if spec is None or (spec.fp16_tflops is None and spec.fp32_tflops is None):
+            return None, []
+        value = getattr(spec, peak_field, None)
+        verdicts.append(value is not None)
+        evidence.append((f"catalog[{spec.key}].{peak_field}", value))
+    return (all(verdicts) if verdicts else None), evidence
+
+
+def _supports(ctx: RuleContext, min_cc_threshold: str, peak_field: str) -> tuple[bool | None, list]:
+    """(supported, evidence): from compute capability when known, else from the catalog's peak table."""
+    cc = _min_cc(ctx)
+    if cc is not None:
+        return cc >= ctx.t(min_cc_threshold), [("gpus[*].compute_capability (min)", cc)]
+    return _catalog_support(ctx, peak_field)
+
+
 @rule(
     "framework.amp_bf16", "framework", "Train in bf16 mixed precision (GPU supports bf16)",
     "REFERENCE §6 #13 (TB plugin rule; tuning guide): AMP bf16 autocast on compute capability >= 8.0",
@@ -26,12 +56,13 @@ def _min_cc(ctx: RuleContext) -> float | None:
     gain=ExpectedGain(text="up to 3x (mixed precision 2-3x per the source documents)", source="REFERENCE §6 #13, §1"),
 )
 def amp_bf16(ctx: RuleContext):
-    cc = _min_cc(ctx)
-    if cc is None or cc < ctx.t("amp_bf16_min_cc"):
+    ok, evidence = _supports(ctx, "amp_bf16_min_cc", "bf16_tflops")
+    if not ok:
         return None
     return ctx.finding(
-        "info", [("gpus[*].compute_capability (min)", cc)],
-        f"bf16 — detected: compute capability {cc} supports bf16 Tensor Cores. If the model trains in fp32, wrap the "
+        "info", evidence,
+        f"bf16 — detected from {evidence[0][0]} = {evidence[0][1]}: these GPUs have bf16 Tensor Cores. If the model "
+        "trains in fp32, wrap the "
         "forward pass in bf16 autocast (no GradScaler needed). Changes numerics: validate the loss curve.",
         config=["with torch.autocast('cuda', dtype=torch.bfloat16):", "    loss = model(batch)"],
     )
@@ -46,12 +77,14 @@ def amp_bf16(ctx: RuleContext):
     gain=ExpectedGain(text="up to 3x on Tensor-Core-eligible models", source="REFERENCE §6 #13"),
 )
 def amp_fp16(ctx: RuleContext):
-    cc = _min_cc(ctx)
-    if cc is None or not (ctx.t("amp_fp16_min_cc") <= cc < ctx.t("amp_bf16_min_cc")):
+    fp16, ev16 = _supports(ctx, "amp_fp16_min_cc", "fp16_tflops")
+    bf16, _ = _supports(ctx, "amp_bf16_min_cc", "bf16_tflops")
+    if not fp16 or bf16 is not False:
         return None
     return ctx.finding(
-        "info", [("gpus[*].compute_capability (min)", cc)],
-        f"Compute capability {cc} has fp16 Tensor Cores but no bf16: use fp16 autocast with torch.amp.GradScaler "
+        "info", ev16,
+        f"These GPUs ({ev16[0][0]} = {ev16[0][1]}) have fp16 Tensor Cores but no bf16: use fp16 autocast with "
+        "torch.amp.GradScaler "
         "to avoid gradient underflow. Changes numerics: validate the loss curve.",
         config=["scaler = torch.amp.GradScaler('cuda')",
                 "with torch.autocast('cuda', dtype=torch.float16): loss = model(batch)",
@@ -69,11 +102,11 @@ def amp_fp16(ctx: RuleContext):
                       source="REFERENCE §6 #14 (PyTorch CUDA notes)"),
 )
 def tf32(ctx: RuleContext):
-    cc = _min_cc(ctx)
-    if cc is None or cc < ctx.t("tf32_min_cc"):
+    ok, evidence = _supports(ctx, "tf32_min_cc", "tf32_tflops")
+    if not ok:
         return None
     return ctx.finding(
-        "info", [("gpus[*].compute_capability (min)", cc)],
+        "info", evidence,
         "PyTorch keeps fp32 matmuls in full fp32 by default; whatever still runs in fp32 (outside autocast) can use "
         "TF32 Tensor Cores. Reduces matmul mantissa to 10 bits: affects numerics.",
         config=["torch.set_float32_matmul_precision('high')"],
@@ -88,11 +121,11 @@ def tf32(ctx: RuleContext):
     references=("https://docs.nvidia.com/deeplearning/transformer-engine/",),
 )
 def fp8(ctx: RuleContext):
-    cc = _min_cc(ctx)
-    if cc is None or cc < ctx.t("fp8_min_cc"):
+    ok, evidence = _supports(ctx, "fp8_min_cc", "fp8_tflops")
+    if not ok:
         return None
     return ctx.finding(
-        "info", [("gpus[*].compute_capability (min)", cc)],
+        "info", evidence,
         "FP8 matmuls (Transformer Engine, torchao float8) roughly double peak matmul throughput over bf16 on large "
         "GEMMs, with scaling recipes that need convergence checks. Consider it for large transformer training.",
     )
