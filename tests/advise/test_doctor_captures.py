@@ -188,3 +188,12 @@ def test_host_rules_on_the_recorded_vm(tmp_path, rule_id, what, edit, status):
     else:
         assert as_recorded is None, f"{rule_id} fires on the VM as recorded"
         assert edited is not None and edited.status == status, what
+
+
+def test_cpu_only_torch_on_a_gpu_node(real, tmp_path):
+    """The recorded VM has a CPU-only torch; add a real L4 `nvidia-smi -q` report and it becomes a GPU node."""
+    root = _vm_copy(tmp_path / "vm")
+    assert finding(doctor_report(root), "driver.torch_cpu_only") is None  # no GPU: a CPU torch is right
+    (root / "commands" / "nvidia-smi-q.txt").write_text(real_text(L4_Q))
+    f = finding(doctor_report(root), "driver.torch_cpu_only")
+    assert f is not None and f.status == "fail" and f.priority == "high"

@@ -48,6 +48,12 @@ def physical_nics(facts: Facts):
     return [n for n in facts.network.nics if not n.virtual and n.name != "lo"]
 
 
+def captured(facts: Facts, command_id: str) -> bool:
+    """Was the command's output recorded (even as 'tool missing')? Absence claims need this."""
+    state = facts.meta.commands.get(command_id)
+    return state is not None and state != "not captured"
+
+
 def nccl_setting(facts: Facts, name: str) -> tuple[str | None, str | None]:
     """(value, where) for an NCCL variable: the environment wins over /etc/nccl.conf (as NCCL reads them)."""
     if name in facts.network.nccl_env:

@@ -60,7 +60,8 @@ def torch_cpu_only(ctx: RuleContext):
     sw = ctx.facts.software
     if not ctx.facts.gpus or not sw.torch_version or sw.torch_cuda:
         return None
-    if "torch_cuda" in sw.unknown:  # could not tell: do not accuse
+    reason = sw.unknown.get("torch_cuda", "")
+    if reason and "cpu" not in reason.lower():  # could not tell (not captured, import failed): do not accuse
         return None
     return ctx.finding(
         "fail", [("software.torch_version", sw.torch_version), ("software.torch_cuda", None),

@@ -20,6 +20,8 @@ def no_gpu_agent(ctx: RuleContext):
     if not ctx.facts.gpus:
         return None
     mon, services = ctx.facts.monitoring, ctx.facts.software.services
+    if "agents_running" in mon.unknown and not services:
+        return None  # the process list was not captured: no claim either way
     running = [a for a in mon.agents_running if any(k in a.lower() for k in GPU_AGENTS)]
     active = [s for s, state in services.items() if state == "active" and any(k in s for k in GPU_AGENTS)]
     ev = [("monitoring.agents_running", mon.agents_running), ("monitoring.dcgm_version", mon.dcgm_version)]

@@ -4,7 +4,7 @@ Sources: REFERENCE §1 (containerised CUDA environments, cloud medium), NVIDIA C
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._util import version_tuple
+from gpuwise.advise.rules._util import captured, version_tuple
 
 TOOLKIT = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 
@@ -53,6 +53,8 @@ def no_container_runtime(ctx: RuleContext):
     sw, pf = ctx.facts.software, ctx.facts.platform
     if not ctx.facts.gpus or sw.container_runtimes or (pf.container and pf.container != "none"):
         return None
+    if not (captured(ctx.facts, "docker-version") and captured(ctx.facts, "podman-version")):
+        return None  # not looked for: no claim
     return ctx.finding(
         "info", [("software.container_runtimes", []), ("platform.container", pf.container)],
         "Pinning CUDA, cuDNN, NCCL and torch in a container image keeps runs reproducible across nodes and between "
