@@ -104,6 +104,8 @@ CASES = [
            _set("meta.commands", {"docker-version": "missing", "podman-version": "missing"})), "info", "cloud", None),
     ("toolchain.nccl_versions_differ", "system NCCL 2.18", _set("software.nccl_system_version", "2.18.3"), "info", "onprem", None),
     ("net.no_rdma", "no RDMA devices", _set("network.rdma_devices", []), "warn", "onprem", None),
+    ("net.cloud_placement", "(fires on any cloud GPU node)", lambda f: None, "info", "cloud",
+     lambda f: f.gpus.clear()),
     ("net.rdma_port_down", "an extra port DOWN", _add_rdma_port(_port(state="DOWN")), "fail", "onprem", None),
     ("net.rdma_rate_below_peers", "an extra port at 200 of 400", _add_rdma_port(_port(rate=200.0)), "warn", "onprem", None),
     ("net.roce_gid_index", "RoCE with NCCL 2.18, no GID index", _roce, "warn", "onprem", None),

@@ -48,6 +48,32 @@ def no_rdma(ctx: RuleContext):
 
 
 @rule(
+    "net.cloud_placement", "network", "Multi-node on cloud: one availability zone and a placement group",
+    "REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; cloud VPC 25-100 Gbps per "
+    "instance; 4 nodes reach 70-80% of a self-built InfiniBand cluster, 16+ nodes 50-60%)",
+    priority={"cloud": "high"},
+    environments=("cloud",),
+    controllable={"cloud": Controllable(can="yes", reason="placement is chosen when the instances are created")},
+    gain=ExpectedGain(text="avoids the 1-2 ms cross-zone latency on every collective",
+                      source="REFERENCE §1 (source documents' claim)"),
+)
+def cloud_placement(ctx: RuleContext):
+    if not ctx.facts.gpus:
+        return None
+    pf = ctx.facts.platform
+    evidence = [("platform.environment", pf.environment), ("platform.cloud_provider", pf.cloud_provider),
+                ("platform.instance_type", pf.instance_type),
+                ("network.rdma_devices", [d.name for d in ctx.facts.network.rdma_devices])]
+    return ctx.finding(
+        "info", evidence,
+        "If this instance trains with others, create all nodes in one availability zone and in a cluster "
+        "placement group (or the provider's equivalent), and measure all-reduce busbw across the nodes before "
+        "a long run: multi-node scaling on cloud networks is the largest gap to a self-built cluster.",
+        commands=["gpuwise bench --only collective --json bench.json   # on each node, then gpuwise compare"],
+    )
+
+
+@rule(
     "net.rdma_port_down", "network", "RDMA ports are not active",
     "REFERENCE §5 'IB/RoCE state': all ports Active at rated speed (Azure check_hw_ib; gcm check-ib)",
     priority="high",
