@@ -16,12 +16,21 @@ def real_text(rel: str) -> str:
     return (REAL / rel).read_text(encoding="utf-8", errors="replace")
 
 
-def make_capture(root: Path, commands: dict[str, str] | None = None, files: dict[str, str] | None = None,
-                 hostname: str = "testnode", rcs: dict[str, int] | None = None) -> Path:
+def make_capture(
+    root: Path,
+    commands: dict[str, str] | None = None,
+    files: dict[str, str] | None = None,
+    hostname: str = "testnode",
+    rcs: dict[str, int] | None = None,
+) -> Path:
     """Write meta.json, commands/<id>.txt (+ .rc) and files/<abs path> under `root`; returns `root`."""
     root.mkdir(parents=True, exist_ok=True)
-    meta = {"format": "gpuwise-capture/1", "captured_at": "2026-01-01T00:00:00+00:00", "hostname": hostname,
-            "gpuwise_version": "test"}
+    meta = {
+        "format": "gpuwise-capture/1",
+        "captured_at": "2026-01-01T00:00:00+00:00",
+        "hostname": hostname,
+        "gpuwise_version": "test",
+    }
     (root / "meta.json").write_text(json.dumps(meta))
     for cid, text in (commands or {}).items():
         (root / "commands").mkdir(exist_ok=True)

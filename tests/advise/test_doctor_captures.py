@@ -29,35 +29,82 @@ def _sub(pattern: str, repl: str, count: int = 0):
         new, n = re.subn(pattern, repl, text, count=count)
         assert n, f"edit {pattern!r} matched nothing: the fixture changed"
         return new
+
     return edit
 
 
 # (rule id, fixture, command id, edit for the quiet twin (described), expected status)
 CASES = [
-    ("gpu.nvlink_inactive", NVLINK_V100, "nvidia-smi-nvlink-s",
-     ("every '<inactive>' link line replaced by the active speed '25.781 GB/s'", _sub(r"<inactive>", "25.781 GB/s")),
-     "fail"),
-    ("gpu.mig_enabled", XML_A100_MIG, "nvidia-smi-q-x",
-     ("<current_mig>Enabled -> Disabled", _sub(r"<current_mig>Enabled</current_mig>", "<current_mig>Disabled</current_mig>")),
-     "warn"),
-    ("gpu.persistence_off", A100_Q, "nvidia-smi-q",
-     ("every 'Persistence Mode : Disabled' -> Enabled", _sub(r"(Persistence Mode\s+:) Disabled", r"\1 Enabled")),
-     "warn"),
-    ("gpu.retired_pages", RETIRED_V100, "nvidia-smi-q",
-     ("the one 'Single Bit ECC : 1' retired-page count -> 0",
-      _sub(r"(Retired Pages\n\s+Single Bit ECC\s+:) 1", r"\1 0")),
-     "warn"),
-    ("pcie.width_below_max", L4_Q, "nvidia-smi-q",
-     ("Link Width 'Current : 8x' -> 16x", _sub(r"(Max\s+: 16x\n\s+Current\s+:) 8x", r"\1 16x")),
-     "warn"),
-    ("pcie.gen_below_max", RTX3090_XML, "nvidia-smi-q-x",
-     ("clocks_event_reason_gpu_idle Not Active -> Active (an idle GPU downshifts its link on purpose)",
-      _sub(r"<clocks_event_reason_gpu_idle>Not Active<", "<clocks_event_reason_gpu_idle>Active<")),
-     "warn"),
-    ("gpu.throttle_active", RTX3090_XML, "nvidia-smi-q-x",
-     ("sw_power_cap Active -> Not Active",
-      _sub(r"<clocks_event_reason_sw_power_cap>Active<", "<clocks_event_reason_sw_power_cap>Not Active<")),
-     "warn"),
+    (
+        "gpu.nvlink_inactive",
+        NVLINK_V100,
+        "nvidia-smi-nvlink-s",
+        (
+            "every '<inactive>' link line replaced by the active speed '25.781 GB/s'",
+            _sub(r"<inactive>", "25.781 GB/s"),
+        ),
+        "fail",
+    ),
+    (
+        "gpu.mig_enabled",
+        XML_A100_MIG,
+        "nvidia-smi-q-x",
+        (
+            "<current_mig>Enabled -> Disabled",
+            _sub(r"<current_mig>Enabled</current_mig>", "<current_mig>Disabled</current_mig>"),
+        ),
+        "warn",
+    ),
+    (
+        "gpu.persistence_off",
+        A100_Q,
+        "nvidia-smi-q",
+        (
+            "every 'Persistence Mode : Disabled' -> Enabled",
+            _sub(r"(Persistence Mode\s+:) Disabled", r"\1 Enabled"),
+        ),
+        "warn",
+    ),
+    (
+        "gpu.retired_pages",
+        RETIRED_V100,
+        "nvidia-smi-q",
+        (
+            "the one 'Single Bit ECC : 1' retired-page count -> 0",
+            _sub(r"(Retired Pages\n\s+Single Bit ECC\s+:) 1", r"\1 0"),
+        ),
+        "warn",
+    ),
+    (
+        "pcie.width_below_max",
+        L4_Q,
+        "nvidia-smi-q",
+        ("Link Width 'Current : 8x' -> 16x", _sub(r"(Max\s+: 16x\n\s+Current\s+:) 8x", r"\1 16x")),
+        "warn",
+    ),
+    (
+        "pcie.gen_below_max",
+        RTX3090_XML,
+        "nvidia-smi-q-x",
+        (
+            "clocks_event_reason_gpu_idle Not Active -> Active (an idle GPU downshifts its link on purpose)",
+            _sub(r"<clocks_event_reason_gpu_idle>Not Active<", "<clocks_event_reason_gpu_idle>Active<"),
+        ),
+        "warn",
+    ),
+    (
+        "gpu.throttle_active",
+        RTX3090_XML,
+        "nvidia-smi-q-x",
+        (
+            "sw_power_cap Active -> Not Active",
+            _sub(
+                r"<clocks_event_reason_sw_power_cap>Active<",
+                "<clocks_event_reason_sw_power_cap>Not Active<",
+            ),
+        ),
+        "warn",
+    ),
 ]
 
 
@@ -82,8 +129,11 @@ def test_nvlink_evidence_names_the_dead_links(real, tmp_path):
     assert values["topology.nvlinks[gpu 3].inactive_links"] == [3, 5]
 
 
-@pytest.mark.xfail(reason="needs facts/gpu.py to keep nvidia-smi warnings (in gpu_probe.notes) when the plain table is "
-                   "the only GPU output captured; requested from the GPU-facts owner", strict=False)
+@pytest.mark.xfail(
+    reason="needs facts/gpu.py to keep nvidia-smi warnings (in gpu_probe.notes) when the plain table is "
+    "the only GPU output captured; requested from the GPU-facts owner",
+    strict=False,
+)
 def test_inforom_warning_from_plain_nvidia_smi(real, tmp_path):
     """The plain table is the only place nvidia-smi prints 'infoROM is corrupted'."""
     text = real_text(INFOROM_V100)
@@ -92,7 +142,12 @@ def test_inforom_warning_from_plain_nvidia_smi(real, tmp_path):
     assert f is not None and "0008:00:00.0" in str([e.value for e in f.evidence])
     # Edit: the WARNING line removed.
     quiet = "\n".join(line for line in text.splitlines() if "infoROM" not in line)
-    assert finding(doctor_report(make_capture(tmp_path / "edited", {"nvidia-smi": quiet})), "gpu.inforom_warning") is None
+    assert (
+        finding(
+            doctor_report(make_capture(tmp_path / "edited", {"nvidia-smi": quiet})), "gpu.inforom_warning"
+        )
+        is None
+    )
 
 
 def test_cloud_vs_onprem_changes_priority_and_controllability(real, tmp_path):
@@ -120,6 +175,7 @@ def _edit(rel: str, fn):
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(fn(p.read_text() if p.exists() else ""))
+
     return apply
 
 
@@ -128,6 +184,7 @@ def _env_add(**kv):
         data = json.loads(text)
         data["env"].update(kv)
         return json.dumps(data)
+
     return _edit("commands/env.txt", fn)
 
 
@@ -135,47 +192,101 @@ def _replace(rel: str, old: str, new: str):
     def fn(text: str) -> str:
         assert old in text, f"{rel}: {old!r} not in the recorded file"
         return text.replace(old, new)
+
     return _edit(rel, fn)
 
 
 def _add_nfs(text: str) -> str:
     data = json.loads(text)
     data["filesystems"][0].setdefault("children", []).append(
-        {"target": "/data", "source": "fileserver:/datasets", "fstype": "nfs4", "options": "rw,relatime,vers=4.2"})
+        {
+            "target": "/data",
+            "source": "fileserver:/datasets",
+            "fstype": "nfs4",
+            "options": "rw,relatime,vers=4.2",
+        }
+    )
     return json.dumps(data)
 
 
 # (rule id, edit description, edit, expected status; None = the recorded VM already triggers it and the
 #  edit is the fix that silences it)
 VM_CASES = [
-    ("isolation.container_shm", "df: /dev/shm resized to Docker's default 64 MiB",
-     _replace("commands/df-P-B1.txt", "tmpfs                    25276059648           0 25276059648       0% /dev/shm",
-              "tmpfs                       67108864           0    67108864       0% /dev/shm"), "fail"),
-    ("kernel.numa_balancing", "kernel.numa_balancing 0 -> 1", _edit("files/proc/sys/kernel/numa_balancing",
-                                                                  lambda t: "1\n"), "warn"),
-    ("kernel.swap_on", "8 GiB swap file in /proc/swaps and meminfo",
-     lambda root: (_edit("files/proc/swaps", lambda t: t + "/swapfile file 8388604 0 -2\n")(root),
-                   _replace("files/proc/meminfo", "SwapTotal:             0 kB", "SwapTotal:       8388604 kB")(root)),
-     "info"),
-    ("kernel.cpu_governor", "a cpufreq scaling_governor file reading 'powersave' (the VM as recorded has none: "
-     "its 'not visible in this VM' info becomes a warning)",
-     _edit("files/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", lambda t: "powersave\n"), "warn"),
+    (
+        "isolation.container_shm",
+        "df: /dev/shm resized to Docker's default 64 MiB",
+        _replace(
+            "commands/df-P-B1.txt",
+            "tmpfs                    25276059648           0 25276059648       0% /dev/shm",
+            "tmpfs                       67108864           0    67108864       0% /dev/shm",
+        ),
+        "fail",
+    ),
+    (
+        "kernel.numa_balancing",
+        "kernel.numa_balancing 0 -> 1",
+        _edit("files/proc/sys/kernel/numa_balancing", lambda t: "1\n"),
+        "warn",
+    ),
+    (
+        "kernel.swap_on",
+        "8 GiB swap file in /proc/swaps and meminfo",
+        lambda root: (
+            _edit("files/proc/swaps", lambda t: t + "/swapfile file 8388604 0 -2\n")(root),
+            _replace("files/proc/meminfo", "SwapTotal:             0 kB", "SwapTotal:       8388604 kB")(
+                root
+            ),
+        ),
+        "info",
+    ),
+    (
+        "kernel.cpu_governor",
+        "a cpufreq scaling_governor file reading 'powersave' (the VM as recorded has none: "
+        "its 'not visible in this VM' info becomes a warning)",
+        _edit("files/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", lambda t: "powersave\n"),
+        "warn",
+    ),
     ("net.nccl_debug_vars", "NCCL_ALGO=Ring added to the environment", _env_add(NCCL_ALGO="Ring"), "warn"),
-    ("net.nccl_socket_ifname", "NCCL_SOCKET_IFNAME=docker0 added to the environment",
-     _env_add(NCCL_SOCKET_IFNAME="docker0"), "fail"),
-    ("net.nccl_debug_vars", "/etc/nccl.conf with NCCL_P2P_DISABLE=1 added",
-     _edit("files/etc/nccl.conf", lambda t: "NCCL_P2P_DISABLE=1\n"), "warn"),
-    ("storage.data_on_network", "an NFS mount of the dataset added to findmnt -J",
-     _edit("commands/findmnt-J.txt", _add_nfs), "info"),
-    ("kernel.memlock_limited", "FIX: Max locked memory 8388608 -> unlimited",
-     _replace("files/proc/self/limits", "Max locked memory         8388608              8388608              bytes",
-              "Max locked memory         unlimited            unlimited            bytes"), None),
-    ("kernel.thp", "FIX: THP 'enabled' file removed (not captured)",
-     lambda root: (root / "files/sys/kernel/mm/transparent_hugepage/enabled").unlink(), None),
+    (
+        "net.nccl_socket_ifname",
+        "NCCL_SOCKET_IFNAME=docker0 added to the environment",
+        _env_add(NCCL_SOCKET_IFNAME="docker0"),
+        "fail",
+    ),
+    (
+        "net.nccl_debug_vars",
+        "/etc/nccl.conf with NCCL_P2P_DISABLE=1 added",
+        _edit("files/etc/nccl.conf", lambda t: "NCCL_P2P_DISABLE=1\n"),
+        "warn",
+    ),
+    (
+        "storage.data_on_network",
+        "an NFS mount of the dataset added to findmnt -J",
+        _edit("commands/findmnt-J.txt", _add_nfs),
+        "info",
+    ),
+    (
+        "kernel.memlock_limited",
+        "FIX: Max locked memory 8388608 -> unlimited",
+        _replace(
+            "files/proc/self/limits",
+            "Max locked memory         8388608              8388608              bytes",
+            "Max locked memory         unlimited            unlimited            bytes",
+        ),
+        None,
+    ),
+    (
+        "kernel.thp",
+        "FIX: THP 'enabled' file removed (not captured)",
+        lambda root: (root / "files/sys/kernel/mm/transparent_hugepage/enabled").unlink(),
+        None,
+    ),
 ]
 
 
-@pytest.mark.parametrize("rule_id,what,edit,status", VM_CASES, ids=[f"{c[0]}:{c[1][:30]}" for c in VM_CASES])
+@pytest.mark.parametrize(
+    "rule_id,what,edit,status", VM_CASES, ids=[f"{c[0]}:{c[1][:30]}" for c in VM_CASES]
+)
 def test_host_rules_on_the_recorded_vm(tmp_path, rule_id, what, edit, status):
     as_recorded = finding(doctor_report(_vm_copy(tmp_path / "recorded")), rule_id)
     edited_root = _vm_copy(tmp_path / "edited")
@@ -191,7 +302,7 @@ def test_host_rules_on_the_recorded_vm(tmp_path, rule_id, what, edit, status):
 
 
 def test_cpu_only_torch_on_a_gpu_node(real, tmp_path):
-    """The recorded VM has a CPU-only torch; add a real L4 `nvidia-smi -q` report and it becomes a GPU node."""
+    """The recorded VM has a CPU-only torch; add a real L4 `nvidia-smi -q` report: now a GPU node."""
     root = _vm_copy(tmp_path / "vm")
     assert finding(doctor_report(root), "driver.torch_cpu_only") is None  # no GPU: a CPU torch is right
     (root / "commands" / "nvidia-smi-q.txt").write_text(real_text(L4_Q))

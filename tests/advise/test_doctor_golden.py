@@ -37,10 +37,13 @@ def _stable(report, source: str) -> str:
     return render_text(report, width=110)
 
 
-@pytest.mark.parametrize("command_id,path", _real_gpu_outputs(), ids=lambda v: v.name if isinstance(v, Path) else v)
+@pytest.mark.parametrize(
+    "command_id,path", _real_gpu_outputs(), ids=lambda v: v.name if isinstance(v, Path) else v
+)
 def test_golden_real_gpu_output(real, tmp_path, golden, command_id, path):
-    cap = make_capture(tmp_path / "c", {command_id: path.read_text(encoding="utf-8", errors="replace")},
-                       hostname=path.stem)
+    cap = make_capture(
+        tmp_path / "c", {command_id: path.read_text(encoding="utf-8", errors="replace")}, hostname=path.stem
+    )
     rel = path.relative_to(REAL)
     golden(f"doctor/real/{rel.parent.name}/{path.stem}.txt", _stable(doctor_report(cap), f"<real>/{rel}"))
 

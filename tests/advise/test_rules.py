@@ -31,6 +31,7 @@ def _set(path: str, value) -> Callable[[Facts], None]:
         for p in parents:
             obj = getattr(obj, p)
         setattr(obj, last, value)
+
     return edit
 
 
@@ -43,8 +44,13 @@ def _one_link_down(f: Facts) -> None:
 
 
 def _port(state="ACTIVE", rate=400.0, layer="InfiniBand"):
-    return RdmaPort(port=1, state=state, phys_state="LINK_UP" if state == "ACTIVE" else "DISABLED",
-                    rate_gbps=rate, link_layer=layer)
+    return RdmaPort(
+        port=1,
+        state=state,
+        phys_state="LINK_UP" if state == "ACTIVE" else "DISABLED",
+        rate_gbps=rate,
+        link_layer=layer,
+    )
 
 
 def _add_rdma_port(port: RdmaPort) -> Callable[[Facts], None]:
@@ -62,96 +68,474 @@ def _both(*edits):
     def edit(f):
         for e in edits:
             e(f)
+
     return edit
 
 
 # (rule id, what the edit does, edit, expected status, env, edit that makes the "clean" node for this rule)
 CASES = [
-    ("gpu.persistence_off", "GPU0 persistence mode off", lambda f: _gpu0(f, persistence_mode=False), "warn", "onprem", None),
-    ("gpu.ecc_off", "GPU0 ECC disabled", lambda f: _gpu0(f, ecc_enabled=False, ecc_pending_enabled=False), "warn", "onprem", None),
-    ("gpu.ecc_uncorrectable", "GPU0 has 2 volatile DBEs", lambda f: _gpu0(f, ecc_volatile_uncorrectable=2), "fail", "onprem", None),
-    ("gpu.retired_pages", "GPU0 has 1 DBE-retired page", lambda f: _gpu0(f, retired_pages_dbe=1), "fail", "onprem", None),
-    ("gpu.row_remap", "GPU0 row remap failure", lambda f: _gpu0(f, remapped_rows_failure=True), "fail", "onprem", None),
-    ("gpu.throttle_active", "GPU0 hw_slowdown active", lambda f: _gpu0(f, clock_event_reasons=["hw_slowdown"]), "fail", "onprem", None),
-    ("gpu.temperature_high", "GPU0 at 91 C", lambda f: _gpu0(f, temperature_c=91.0), "warn", "onprem", None),
+    (
+        "gpu.persistence_off",
+        "GPU0 persistence mode off",
+        lambda f: _gpu0(f, persistence_mode=False),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.ecc_off",
+        "GPU0 ECC disabled",
+        lambda f: _gpu0(f, ecc_enabled=False, ecc_pending_enabled=False),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.ecc_uncorrectable",
+        "GPU0 has 2 volatile DBEs",
+        lambda f: _gpu0(f, ecc_volatile_uncorrectable=2),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.retired_pages",
+        "GPU0 has 1 DBE-retired page",
+        lambda f: _gpu0(f, retired_pages_dbe=1),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.row_remap",
+        "GPU0 row remap failure",
+        lambda f: _gpu0(f, remapped_rows_failure=True),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.throttle_active",
+        "GPU0 hw_slowdown active",
+        lambda f: _gpu0(f, clock_event_reasons=["hw_slowdown"]),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.temperature_high",
+        "GPU0 at 91 C",
+        lambda f: _gpu0(f, temperature_c=91.0),
+        "warn",
+        "onprem",
+        None,
+    ),
     ("gpu.mig_enabled", "GPU0 MIG on", lambda f: _gpu0(f, mig_enabled=True), "warn", "onprem", None),
-    ("gpu.fabric_manager", "fabric state 'Not Started'", lambda f: _gpu0(f, fabric_state="Not Started"), "fail", "onprem", None),
+    (
+        "gpu.fabric_manager",
+        "fabric state 'Not Started'",
+        lambda f: _gpu0(f, fabric_state="Not Started"),
+        "fail",
+        "onprem",
+        None,
+    ),
     ("gpu.nvlink_inactive", "GPU3 link 5 inactive", _one_link_down, "fail", "onprem", None),
-    ("gpu.inforom_warning", "GPU0 infoROM warning", lambda f: f.gpus[0].warnings.append("infoROM is corrupted at gpu 0000:18:00.0"), "warn", "onprem", None),
-    ("gpu.mixed_models", "GPU7 is an A100", lambda f: setattr(f.gpus[7], "name", "NVIDIA A100-SXM4-80GB"), "warn", "onprem", None),
-    ("gpu.idle_busy_state", "GPU0 busy (no gpu_idle reason)", lambda f: _gpu0(f, clock_event_reasons=[]), "info", "onprem", None),
-    ("gpu.unreadable", "GPU5 could not be read", lambda f: setattr(f.gpus[5], "error", "NVML: GPU is lost"), "fail", "onprem", None),
+    (
+        "gpu.inforom_warning",
+        "GPU0 infoROM warning",
+        lambda f: f.gpus[0].warnings.append("infoROM is corrupted at gpu 0000:18:00.0"),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.mixed_models",
+        "GPU7 is an A100",
+        lambda f: setattr(f.gpus[7], "name", "NVIDIA A100-SXM4-80GB"),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.idle_busy_state",
+        "GPU0 busy (no gpu_idle reason)",
+        lambda f: _gpu0(f, clock_event_reasons=[]),
+        "info",
+        "onprem",
+        None,
+    ),
+    (
+        "gpu.unreadable",
+        "GPU5 could not be read",
+        lambda f: setattr(f.gpus[5], "error", "NVML: GPU is lost"),
+        "fail",
+        "onprem",
+        None,
+    ),
     ("gpu.none_found", "no GPUs", lambda f: f.gpus.clear(), "info", "onprem", None),
-    ("gpu.probe_incomplete", "attached_gpus 16 > 8 described", _set("gpu_probe.attached_gpus", 16), "info", "onprem", None),
-    ("pcie.width_below_max", "GPU0 at x8 of x16", lambda f: _gpu0(f, pcie__width_current=8), "warn", "onprem", None),
-    ("pcie.gen_below_max", "GPU0 Gen3 of Gen5 while busy",
-     lambda f: _gpu0(f, pcie__gen_current=3, clock_event_reasons=[]), "warn", "onprem", None),
-    ("topo.gpu_nic_numa", "GPU0 reaches every NIC only via SYS",
-     lambda f: f.topology.gpu_nic_links.__setitem__(0, ["SYS", "SYS"]), "warn", "onprem", None),
-    ("topo.gpu_p2p_sys", "GPU0-GPU1 via SYS", lambda f: (f.topology.gpu_links[0].__setitem__(1, "SYS")), "info", "onprem", None),
-    ("cpu.numa_binding", "(fires on 2 NUMA nodes)", lambda f: None, "info", "onprem", _set("cpu.numa_nodes", 1)),
+    (
+        "gpu.probe_incomplete",
+        "attached_gpus 16 > 8 described",
+        _set("gpu_probe.attached_gpus", 16),
+        "info",
+        "onprem",
+        None,
+    ),
+    (
+        "pcie.width_below_max",
+        "GPU0 at x8 of x16",
+        lambda f: _gpu0(f, pcie__width_current=8),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "pcie.gen_below_max",
+        "GPU0 Gen3 of Gen5 while busy",
+        lambda f: _gpu0(f, pcie__gen_current=3, clock_event_reasons=[]),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "topo.gpu_nic_numa",
+        "GPU0 reaches every NIC only via SYS",
+        lambda f: f.topology.gpu_nic_links.__setitem__(0, ["SYS", "SYS"]),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "topo.gpu_p2p_sys",
+        "GPU0-GPU1 via SYS",
+        lambda f: f.topology.gpu_links[0].__setitem__(1, "SYS"),
+        "info",
+        "onprem",
+        None,
+    ),
+    (
+        "cpu.numa_binding",
+        "(fires on 2 NUMA nodes)",
+        lambda f: None,
+        "info",
+        "onprem",
+        _set("cpu.numa_nodes", 1),
+    ),
     ("cpu.cores_per_gpu_low", "16 threads for 8 GPUs", _set("cpu.threads", 16), "warn", "cloud", None),
-    ("memory.host_ram_small", "host RAM 256 GiB < 640 GiB GPU memory", _set("memory.total_bytes", 256 * 2**30), "warn", "cloud", None),
-    ("driver.torch_cuda_newer_than_driver", "torch cu128 on a 12.4 driver", _set("software.torch_cuda", "12.8"), "warn", "onprem", None),
-    ("driver.torch_cuda_newer_than_driver", "torch cu130 on a 12.4 driver", _set("software.torch_cuda", "13.0"), "fail", "onprem", None),
+    (
+        "memory.host_ram_small",
+        "host RAM 256 GiB < 640 GiB GPU memory",
+        _set("memory.total_bytes", 256 * 2**30),
+        "warn",
+        "cloud",
+        None,
+    ),
+    (
+        "driver.torch_cuda_newer_than_driver",
+        "torch cu128 on a 12.4 driver",
+        _set("software.torch_cuda", "12.8"),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "driver.torch_cuda_newer_than_driver",
+        "torch cu130 on a 12.4 driver",
+        _set("software.torch_cuda", "13.0"),
+        "fail",
+        "onprem",
+        None,
+    ),
     ("driver.torch_cpu_only", "torch CPU build", _set("software.torch_cuda", None), "fail", "onprem", None),
-    ("driver.nvcc_newer_than_driver", "nvcc 12.8 on a 12.4 driver", _set("software.nvcc_version", "12.8"), "warn", "onprem", None),
-    ("driver.torch_vs_nvcc", "nvcc 11.8 vs torch 12.4", _set("software.nvcc_version", "11.8"), "warn", "onprem", None),
+    (
+        "driver.nvcc_newer_than_driver",
+        "nvcc 12.8 on a 12.4 driver",
+        _set("software.nvcc_version", "12.8"),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "driver.torch_vs_nvcc",
+        "nvcc 11.8 vs torch 12.4",
+        _set("software.nvcc_version", "11.8"),
+        "warn",
+        "onprem",
+        None,
+    ),
     ("toolchain.torch_missing", "no torch", _set("software.torch_version", None), "info", "onprem", None),
-    ("toolchain.container_toolkit_missing", "docker without toolkit", _set("software.nvidia_container_toolkit", None), "warn", "onprem", None),
-    ("toolchain.no_container_runtime", "no docker (docker and podman looked for: missing)",
-     _both(_set("software.container_runtimes", []),
-           _set("meta.commands", {"docker-version": "missing", "podman-version": "missing"})), "info", "cloud", None),
-    ("toolchain.nccl_versions_differ", "system NCCL 2.18", _set("software.nccl_system_version", "2.18.3"), "info", "onprem", None),
+    (
+        "toolchain.container_toolkit_missing",
+        "docker without toolkit",
+        _set("software.nvidia_container_toolkit", None),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "toolchain.no_container_runtime",
+        "no docker (docker and podman looked for: missing)",
+        _both(
+            _set("software.container_runtimes", []),
+            _set("meta.commands", {"docker-version": "missing", "podman-version": "missing"}),
+        ),
+        "info",
+        "cloud",
+        None,
+    ),
+    (
+        "toolchain.nccl_versions_differ",
+        "system NCCL 2.18",
+        _set("software.nccl_system_version", "2.18.3"),
+        "info",
+        "onprem",
+        None,
+    ),
     ("net.no_rdma", "no RDMA devices", _set("network.rdma_devices", []), "warn", "onprem", None),
-    ("net.cloud_placement", "(fires on any cloud GPU node)", lambda f: None, "info", "cloud",
-     lambda f: f.gpus.clear()),
-    ("net.rdma_port_down", "an extra port DOWN", _add_rdma_port(_port(state="DOWN")), "fail", "onprem", None),
-    ("net.rdma_rate_below_peers", "an extra port at 200 of 400", _add_rdma_port(_port(rate=200.0)), "warn", "onprem", None),
+    (
+        "net.cloud_placement",
+        "(fires on any cloud GPU node)",
+        lambda f: None,
+        "info",
+        "cloud",
+        lambda f: f.gpus.clear(),
+    ),
+    (
+        "net.rdma_port_down",
+        "an extra port DOWN",
+        _add_rdma_port(_port(state="DOWN")),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "net.rdma_rate_below_peers",
+        "an extra port at 200 of 400",
+        _add_rdma_port(_port(rate=200.0)),
+        "warn",
+        "onprem",
+        None,
+    ),
     ("net.roce_gid_index", "RoCE with NCCL 2.18, no GID index", _roce, "warn", "onprem", None),
-    ("net.peermem_missing", "nvidia_peermem not loaded", _set("network.nvidia_peermem_loaded", False), "warn", "onprem", None),
+    (
+        "net.peermem_missing",
+        "nvidia_peermem not loaded",
+        _set("network.nvidia_peermem_loaded", False),
+        "warn",
+        "onprem",
+        None,
+    ),
     ("net.nccl_debug_vars", "NCCL_ALGO=Ring in env", _nccl_env(NCCL_ALGO="Ring"), "warn", "onprem", None),
-    ("net.nccl_debug_vars", "NCCL_P2P_DISABLE=1 in /etc/nccl.conf", _set("network.nccl_conf", {"NCCL_P2P_DISABLE": "1"}), "warn", "onprem", None),
-    ("net.nccl_ib_disabled", "NCCL_IB_DISABLE=1 with active IB", _nccl_env(NCCL_IB_DISABLE="1"), "fail", "onprem", None),
-    ("net.nccl_socket_ifname", "NCCL_SOCKET_IFNAME=docker0", _nccl_env(NCCL_SOCKET_IFNAME="docker0"), "fail", "onprem", None),
-    ("net.nccl_socket_ifname", "NCCL_SOCKET_IFNAME==lo", _nccl_env(NCCL_SOCKET_IFNAME="=lo"), "fail", "onprem", None),
-    ("net.tcp_socket_threads", "no RDMA, 100G NIC, no socket tuning", _set("network.rdma_devices", []), "info", "cloud", None),
-    ("net.mtu_small", "eth0 MTU 1500", lambda f: setattr(f.network.nics[1], "mtu", 1500), "info", "onprem", None),
+    (
+        "net.nccl_debug_vars",
+        "NCCL_P2P_DISABLE=1 in /etc/nccl.conf",
+        _set("network.nccl_conf", {"NCCL_P2P_DISABLE": "1"}),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "net.nccl_ib_disabled",
+        "NCCL_IB_DISABLE=1 with active IB",
+        _nccl_env(NCCL_IB_DISABLE="1"),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "net.nccl_socket_ifname",
+        "NCCL_SOCKET_IFNAME=docker0",
+        _nccl_env(NCCL_SOCKET_IFNAME="docker0"),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "net.nccl_socket_ifname",
+        "NCCL_SOCKET_IFNAME==lo",
+        _nccl_env(NCCL_SOCKET_IFNAME="=lo"),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "net.tcp_socket_threads",
+        "no RDMA, 100G NIC, no socket tuning",
+        _set("network.rdma_devices", []),
+        "info",
+        "cloud",
+        None,
+    ),
+    (
+        "net.mtu_small",
+        "eth0 MTU 1500",
+        lambda f: setattr(f.network.nics[1], "mtu", 1500),
+        "info",
+        "onprem",
+        None,
+    ),
     ("storage.shm_small", "/dev/shm 64 MiB", _set("storage.shm_bytes", 64 * 2**20), "fail", "onprem", None),
-    ("storage.data_on_network", "an NFS mount", lambda f: f.storage.mounts.append(
-        Mount(mountpoint="/data", fstype="nfs4", network=True)), "info", "cloud", None),
-    ("storage.no_local_nvme", "only a SATA disk", lambda f: (f.storage.block_devices.clear(), f.storage.block_devices.append(
-        __import__("gpuwise.facts.models", fromlist=["BlockDevice"]).BlockDevice(name="sda", rotational=False))), "info", "cloud", None),
+    (
+        "storage.data_on_network",
+        "an NFS mount",
+        lambda f: f.storage.mounts.append(Mount(mountpoint="/data", fstype="nfs4", network=True)),
+        "info",
+        "cloud",
+        None,
+    ),
+    (
+        "storage.no_local_nvme",
+        "only a SATA disk",
+        lambda f: (
+            f.storage.block_devices.clear(),
+            f.storage.block_devices.append(
+                __import__("gpuwise.facts.models", fromlist=["BlockDevice"]).BlockDevice(
+                    name="sda", rotational=False
+                )
+            ),
+        ),
+        "info",
+        "cloud",
+        None,
+    ),
     ("storage.nvme_not_raided", "no md RAID0", _set("storage.md_arrays", []), "info", "onprem", None),
-    ("isolation.container_shm", "docker container with 64 MiB /dev/shm",
-     _both(_set("platform.container", "docker"), _set("storage.shm_bytes", 64 * 2**20)), "fail", "onprem", None),
-    ("isolation.cgroup_cpu_limit", "cgroup limit 8 CPUs of 224", _set("platform.cgroup_cpu_limit", 8.0), "warn", "onprem", None),
-    ("isolation.cgroup_memory_limit", "cgroup limit 64 GiB", _set("platform.cgroup_memory_limit_bytes", 64 * 2**30), "warn", "onprem", None),
+    (
+        "isolation.container_shm",
+        "docker container with 64 MiB /dev/shm",
+        _both(_set("platform.container", "docker"), _set("storage.shm_bytes", 64 * 2**20)),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "isolation.cgroup_cpu_limit",
+        "cgroup limit 8 CPUs of 224",
+        _set("platform.cgroup_cpu_limit", 8.0),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "isolation.cgroup_memory_limit",
+        "cgroup limit 64 GiB",
+        _set("platform.cgroup_memory_limit_bytes", 64 * 2**30),
+        "warn",
+        "onprem",
+        None,
+    ),
     ("isolation.environment_unknown", "environment unknown", lambda f: None, "info", "unknown", None),
-    ("monitoring.no_gpu_agent", "no agents", _both(_set("monitoring.agents_running", []), _set("software.services", {})), "warn", "onprem", None),
-    ("monitoring.no_node_agent", "no agents, ps captured", _both(_set("monitoring.agents_running", []),
-                                                             _set("meta.commands", {"ps-comm": "ok"})), "info", "onprem", None),
-    ("kernel.acs_redirect", "ACS redirect on a bridge (bare metal)", _set("kernel.acs_redirect_bridges", ["0000:15:01.0"]), "fail", "onprem", None),
-    ("kernel.iommu_not_pt", "intel_iommu=on without pt", _set("kernel.iommu", "on"), "warn", "onprem", None),
-    ("kernel.numa_balancing", "numa_balancing=1", lambda f: f.kernel.sysctl.update({"kernel.numa_balancing": "1"}), "warn", "onprem", None),
-    ("kernel.cpu_governor", "powersave governor", _set("cpu.governor", "powersave"), "warn", "onprem", None),
+    (
+        "monitoring.no_gpu_agent",
+        "no agents",
+        _both(_set("monitoring.agents_running", []), _set("software.services", {})),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "monitoring.no_node_agent",
+        "no agents, ps captured",
+        _both(_set("monitoring.agents_running", []), _set("meta.commands", {"ps-comm": "ok"})),
+        "info",
+        "onprem",
+        None,
+    ),
+    (
+        "kernel.acs_redirect",
+        "ACS redirect on a bridge (bare metal)",
+        _set("kernel.acs_redirect_bridges", ["0000:15:01.0"]),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
+        "kernel.iommu_not_pt",
+        "intel_iommu=on without pt",
+        _set("kernel.iommu", "on"),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "kernel.numa_balancing",
+        "numa_balancing=1",
+        lambda f: f.kernel.sysctl.update({"kernel.numa_balancing": "1"}),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "kernel.cpu_governor",
+        "powersave governor",
+        _set("cpu.governor", "powersave"),
+        "warn",
+        "onprem",
+        None,
+    ),
     ("kernel.thp", "THP always", _set("kernel.thp_enabled", "always"), "info", "onprem", None),
     ("kernel.swap_on", "8 GiB swap", _set("memory.swap_total_bytes", 8 * 2**30), "info", "onprem", None),
-    ("kernel.memlock_limited", "memlock 8 MiB with RDMA", _both(_set("kernel.memlock_unlimited", False),
-                                                             _set("kernel.memlock_bytes", 8 * 2**20)), "warn", "onprem", None),
-    ("framework.amp_bf16", "(fires on cc 9.0)", lambda f: None, "info", "onprem",
-     lambda f: [setattr(g, "compute_capability", "7.0") for g in f.gpus]),
-    ("framework.amp_fp16", "V100-class cc 7.0", lambda f: [setattr(g, "compute_capability", "7.0") for g in f.gpus], "info", "onprem", None),
-    ("framework.tf32", "(fires on cc 9.0)", lambda f: None, "info", "onprem",
-     lambda f: [setattr(g, "compute_capability", "7.5") for g in f.gpus]),
-    ("framework.fp8", "(fires on cc 9.0)", lambda f: None, "info", "onprem",
-     lambda f: [setattr(g, "compute_capability", "8.0") for g in f.gpus]),
-    ("framework.torch_compile", "(fires on torch 2.x)", lambda f: None, "info", "onprem", _set("software.torch_version", "1.13.1")),
-    ("framework.dataloader_workers", "(fires with GPUs and CPUs known)", lambda f: None, "info", "onprem", _set("cpu.threads", None)),
+    (
+        "kernel.memlock_limited",
+        "memlock 8 MiB with RDMA",
+        _both(_set("kernel.memlock_unlimited", False), _set("kernel.memlock_bytes", 8 * 2**20)),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
+        "framework.amp_bf16",
+        "(fires on cc 9.0)",
+        lambda f: None,
+        "info",
+        "onprem",
+        lambda f: [setattr(g, "compute_capability", "7.0") for g in f.gpus],
+    ),
+    (
+        "framework.amp_fp16",
+        "V100-class cc 7.0",
+        lambda f: [setattr(g, "compute_capability", "7.0") for g in f.gpus],
+        "info",
+        "onprem",
+        None,
+    ),
+    (
+        "framework.tf32",
+        "(fires on cc 9.0)",
+        lambda f: None,
+        "info",
+        "onprem",
+        lambda f: [setattr(g, "compute_capability", "7.5") for g in f.gpus],
+    ),
+    (
+        "framework.fp8",
+        "(fires on cc 9.0)",
+        lambda f: None,
+        "info",
+        "onprem",
+        lambda f: [setattr(g, "compute_capability", "8.0") for g in f.gpus],
+    ),
+    (
+        "framework.torch_compile",
+        "(fires on torch 2.x)",
+        lambda f: None,
+        "info",
+        "onprem",
+        _set("software.torch_version", "1.13.1"),
+    ),
+    (
+        "framework.dataloader_workers",
+        "(fires with GPUs and CPUs known)",
+        lambda f: None,
+        "info",
+        "onprem",
+        _set("cpu.threads", None),
+    ),
 ]
 
 
-@pytest.mark.parametrize("rule_id,what,edit,status,env,clean_edit", CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    "rule_id,what,edit,status,env,clean_edit", CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES]
+)
 def test_rule_triggers_and_stays_quiet(rule_id, what, edit, status, env, clean_edit):
     assert rule_id in registry()
     facts = healthy_node()
@@ -167,7 +551,9 @@ def test_rule_triggers_and_stays_quiet(rule_id, what, edit, status, env, clean_e
     clean = healthy_node()
     if clean_edit:
         clean_edit(clean)
-    clean_env = "onprem" if env == "unknown" else env  # the unknown-environment rule's "clean" is a known one
+    clean_env = (
+        "onprem" if env == "unknown" else env
+    )  # the unknown-environment rule's "clean" is a known one
     quiet = [f for f in run_rules(clean, None, clean_env) if f.id == rule_id and f.status != "pass"]
     assert not quiet, f"{rule_id} fired on the clean node: {quiet[0].title}"
 
@@ -186,9 +572,18 @@ def test_measurement_rules(rule_id, m, status):
     hits = [f for f in run_rules(healthy_node(), bench(m), "onprem") if f.id == rule_id]
     assert len(hits) == 1 and hits[0].status == status
     assert hits[0].evidence[0].kind == "measurement"
-    good = m.model_copy(update={"value": m.peak * 0.85, "percent_of_peak": 85.0,
-                                "percent_of_achievable": 85.0 / m.achievable_fraction if m.achievable_fraction else None})
-    quiet = [f for f in run_rules(healthy_node(), bench(good), "onprem") if f.id == rule_id and f.status != "pass"]
+    good = m.model_copy(
+        update={
+            "value": m.peak * 0.85,
+            "percent_of_peak": 85.0,
+            "percent_of_achievable": 85.0 / m.achievable_fraction if m.achievable_fraction else None,
+        }
+    )
+    quiet = [
+        f
+        for f in run_rules(healthy_node(), bench(good), "onprem")
+        if f.id == rule_id and f.status != "pass"
+    ]
     assert not quiet
     # Without measurements the measurement rules do not run at all.
     assert not [f for f in run_rules(healthy_node(), None, "onprem") if f.id == rule_id]
@@ -203,7 +598,9 @@ def test_data_on_network_uses_measured_iops():
 
 
 def test_failed_benchmarks_are_reported():
-    m = measurement("matmul_bf16", "compute", 1.0, 989.0).model_copy(update={"status": "failed", "reason": "OOM"})
+    m = measurement("matmul_bf16", "compute", 1.0, 989.0).model_copy(
+        update={"status": "failed", "reason": "OOM"}
+    )
     assert any(f.id == "bench.not_measured" for f in run_rules(healthy_node(), bench(m), "onprem"))
 
 
@@ -211,8 +608,17 @@ def test_at_least_40_rules_cover_every_layer():
     rules = registry()
     assert len(rules) >= 40
     layers = {r.layer for r in rules.values()}
-    assert layers == {"hardware", "driver-cuda", "network", "storage", "isolation", "monitoring", "toolchain",
-                      "kernel", "framework"}
+    assert layers == {
+        "hardware",
+        "driver-cuda",
+        "network",
+        "storage",
+        "isolation",
+        "monitoring",
+        "toolchain",
+        "kernel",
+        "framework",
+    }
     assert all(r.source for r in rules.values())
     tested = {c[0] for c in CASES} | {c[0] for c in BENCH_CASES} | {"bench.not_measured"}
     assert set(rules) - tested == set(), "every rule needs a trigger test"

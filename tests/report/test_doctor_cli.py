@@ -17,8 +17,9 @@ HEALTHY_HOST = {"/proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n"}
 
 
 def gw(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_help_documents_exit_codes():
@@ -73,15 +74,20 @@ def test_output_file_is_written_whole_and_compare_reads_it(real, tmp_path):
     assert "gpus[" in r.stdout and "width_current" in r.stdout and "pcie.width_below_max" in r.stdout
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--bench", "slow"], "--bench 'slow' is not one of"),
-    (["--env", "moon"], "--env 'moon' is not one of"),
-    (["--format", "html"], "--format 'html' is not one of"),
-    (["--bench-results", "/nonexistent/bench.json"], "no such file"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--bench", "slow"], "--bench 'slow' is not one of"),
+        (["--env", "moon"], "--env 'moon' is not one of"),
+        (["--format", "html"], "--format 'html' is not one of"),
+        (["--bench-results", "/nonexistent/bench.json"], "no such file"),
+    ],
+)
 def test_bad_arguments_are_clean_errors(args, message):
     r = gw("doctor", *args)
-    assert r.returncode == 3 and message in r.stderr and "To fix:" in r.stderr and "Traceback" not in r.stderr
+    assert (
+        r.returncode == 3 and message in r.stderr and "To fix:" in r.stderr and "Traceback" not in r.stderr
+    )
 
 
 def test_bench_quick_on_a_capture_is_refused(tmp_path):
@@ -93,14 +99,29 @@ def test_bench_quick_on_a_capture_is_refused(tmp_path):
 def test_bench_results_wrong_schema(tmp_path):
     bad = tmp_path / "bench.json"
     bad.write_text(json.dumps({"schema": "gpuwise-report/1"}))
-    r = gw("doctor", "--bench-results", str(bad), "--from", str(make_capture(tmp_path / "c", {}, HEALTHY_HOST)))
+    r = gw(
+        "doctor", "--bench-results", str(bad), "--from", str(make_capture(tmp_path / "c", {}, HEALTHY_HOST))
+    )
     assert r.returncode == 3 and "expected 'gpuwise-bench/1'" in r.stderr
 
 
 def test_bench_results_feed_measurement_rules(tmp_path):
-    bench = {"schema": "gpuwise-bench/1", "results": [
-        {"name": "matmul_bf16", "layer": "compute", "value": 400.0, "unit": "TFLOP/s", "peak": 989.0,
-         "percent_of_peak": 40.4, "achievable_fraction": 0.803, "percent_of_achievable": 50.3, "status": "ok"}]}
+    bench = {
+        "schema": "gpuwise-bench/1",
+        "results": [
+            {
+                "name": "matmul_bf16",
+                "layer": "compute",
+                "value": 400.0,
+                "unit": "TFLOP/s",
+                "peak": 989.0,
+                "percent_of_peak": 40.4,
+                "achievable_fraction": 0.803,
+                "percent_of_achievable": 50.3,
+                "status": "ok",
+            }
+        ],
+    }
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(bench))
     cap = make_capture(tmp_path / "c", {}, HEALTHY_HOST)

@@ -66,11 +66,16 @@ class Rule:
         cloud, onprem = self.controllable.get("cloud"), self.controllable.get("onprem")
         if cloud is None and onprem is None:
             return Controllable(can="yes", reason="a setting on this machine")
-        parts = [f"on a cloud VM {cloud.can}: {cloud.reason}" if cloud else "on a cloud VM yes",
-                 f"on your own hardware {onprem.can}: {onprem.reason}" if onprem and onprem.can != "yes"
-                 else "on your own hardware yes"]
+        parts = [
+            f"on a cloud VM {cloud.can}: {cloud.reason}" if cloud else "on a cloud VM yes",
+            f"on your own hardware {onprem.can}: {onprem.reason}"
+            if onprem and onprem.can != "yes"
+            else "on your own hardware yes",
+        ]
         alt = cloud.alternative if cloud else None
-        return Controllable(can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt)
+        return Controllable(
+            can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt
+        )
 
 
 _REGISTRY: dict[str, Rule] = {}
@@ -97,8 +102,18 @@ def rule(
             raise ValueError(f"duplicate rule id {id}")
         prio = {"cloud": priority, "onprem": priority} if isinstance(priority, str) else dict(priority)
         _REGISTRY[id] = Rule(
-            id, layer, title, source, fn, environments, prio, dict(controllable or {}),
-            tuple(references), gain, affects_numerics, needs_bench,
+            id,
+            layer,
+            title,
+            source,
+            fn,
+            environments,
+            prio,
+            dict(controllable or {}),
+            tuple(references),
+            gain,
+            affects_numerics,
+            needs_bench,
         )
         return fn
 
@@ -172,8 +187,10 @@ class RuleContext:
         affects_numerics: bool | None = None,
     ) -> Finding:
         r = self.rule
-        refs = list(r.references) + [f"threshold {t.name} = {t.value}{(' ' + t.unit) if t.unit else ''}: {t.source}"
-                                     for t in self.used_thresholds]
+        refs = list(r.references) + [
+            f"threshold {t.name} = {t.value}{(' ' + t.unit) if t.unit else ''}: {t.source}"
+            for t in self.used_thresholds
+        ]
         return Finding(
             id=r.id,
             layer=r.layer,
@@ -181,7 +198,9 @@ class RuleContext:
             status=status,
             title=title or r.title,
             evidence=[e if isinstance(e, Evidence) else ev(*e) for e in evidence],
-            recommendation=Recommendation(text=text, commands=list(commands), config=list(config), env=dict(env or {})),
+            recommendation=Recommendation(
+                text=text, commands=list(commands), config=list(config), env=dict(env or {})
+            ),
             controllable=controllable or r.controllable_for(self.env),
             expected_gain=gain or r.gain,
             affects_numerics=r.affects_numerics if affects_numerics is None else affects_numerics,
@@ -197,7 +216,7 @@ class RuleContext:
 def ev(path: str, value: Any) -> Evidence:
     """Evidence from a fact path; paths starting with 'bench:' are measurements."""
     if path.startswith("bench:"):
-        return Evidence(kind="measurement", path=path[len("bench:"):], value=value)
+        return Evidence(kind="measurement", path=path[len("bench:") :], value=value)
     return Evidence(kind="fact", path=path, value=value)
 
 
@@ -211,8 +230,10 @@ def _failed(rule_: Rule, env: EnvKind, exc: Exception) -> Finding:
         priority="low",
         status="info",
         title=f"rule {rule_.id} failed: {type(exc).__name__}: {exc}"[:300],
-        recommendation=Recommendation(text="This check could not run on these facts; the others are unaffected. "
-                                      "Please report it with the capture (`gpuwise capture`)."),
+        recommendation=Recommendation(
+            text="This check could not run on these facts; the others are unaffected. "
+            "Please report it with the capture (`gpuwise capture`)."
+        ),
         controllable=Controllable(can="yes", reason="a gpuwise problem, not a machine problem"),
         source=rule_.source,
     )

@@ -11,7 +11,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Layer = Literal[
-    "hardware", "driver-cuda", "network", "storage", "isolation", "monitoring", "toolchain", "kernel", "framework"
+    "hardware",
+    "driver-cuda",
+    "network",
+    "storage",
+    "isolation",
+    "monitoring",
+    "toolchain",
+    "kernel",
+    "framework",
 ]
 Priority = Literal["high", "medium", "low"]
 Status = Literal["fail", "warn", "info", "pass"]
@@ -19,7 +27,15 @@ EnvKind = Literal["cloud", "onprem", "unknown"]
 Can = Literal["yes", "no", "partly"]
 
 LAYER_ORDER: tuple[str, ...] = (
-    "hardware", "driver-cuda", "network", "storage", "isolation", "monitoring", "toolchain", "kernel", "framework"
+    "hardware",
+    "driver-cuda",
+    "network",
+    "storage",
+    "isolation",
+    "monitoring",
+    "toolchain",
+    "kernel",
+    "framework",
 )
 PRIORITY_ORDER: tuple[str, ...] = ("high", "medium", "low")
 STATUS_ORDER: tuple[str, ...] = ("fail", "warn", "info", "pass")
@@ -40,7 +56,9 @@ class Evidence(_Strict):
 class Recommendation(_Strict):
     text: str = ""
     commands: list[str] = Field(default_factory=list)
-    config: list[str] = Field(default_factory=list)  # lines for a config file (grub, sysctl.d, nccl.conf, ...)
+    config: list[str] = Field(
+        default_factory=list
+    )  # lines for a config file (grub, sysctl.d, nccl.conf, ...)
     env: dict[str, str] = Field(default_factory=dict)  # environment variables to set
 
 

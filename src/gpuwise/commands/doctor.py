@@ -1,4 +1,5 @@
-"""`gpuwise doctor` (what should I change, in what order?) and `gpuwise compare` (two reports side by side)."""
+"""`gpuwise doctor` (what should I change, in what order?) and `gpuwise compare` (two reports
+side by side)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from pathlib import Path
 
 import typer
 
-DOCTOR_HELP = """Rank what to change on this machine (or a capture), with evidence and exact commands.
-
-Findings are grouped by priority, which depends on the environment kind (cloud VM or your own
-hardware); each says whether you can change it here and what to do instead if not.
-
-Exit codes: 0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run.
-"""
+DOCTOR_HELP = (
+    "Rank what to change on this machine (or a capture), with evidence and exact commands.\n\n"
+    "Findings are grouped by priority, which depends on the environment kind (cloud VM or your own "
+    "hardware); "
+    "each says whether you can change it here and what to do instead if not.\n\n"
+    "Exit codes: 0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run."
+)
 
 
 def _load_bench(path: Path):
@@ -64,28 +65,43 @@ def _run_quick_bench():
 
 
 def doctor(
-    source: Path = typer.Option(None, "--from", help="Diagnose a capture (directory or .tar.gz) instead of this machine."),
-    bench: str = typer.Option("none", "--bench", help="Measure too: none (default) or quick (runs gpuwise bench quick)."),
-    bench_results: Path = typer.Option(None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."),
+    source: Path = typer.Option(
+        None, "--from", help="Diagnose a capture (directory or .tar.gz) instead of this machine."
+    ),
+    bench: str = typer.Option(
+        "none", "--bench", help="Measure too: none (default) or quick (runs `gpuwise bench --quick` first)."
+    ),
+    bench_results: Path = typer.Option(
+        None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."
+    ),
     env: str = typer.Option("auto", "--env", help="Environment kind: auto (detect), cloud or onprem."),
     fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
-    output: Path = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically) instead of stdout."),
+    output: Path = typer.Option(
+        None, "-o", "--output", help="Write the report to FILE (atomically) instead of stdout."
+    ),
 ) -> None:
     import json
 
     from gpuwise.errors import UserInputError
 
-    for name, value, allowed in (("--bench", bench, ("none", "quick")), ("--env", env, ("auto", "cloud", "onprem")),
-                                 ("--format", fmt, ("text", "json", "md"))):
+    for name, value, allowed in (
+        ("--bench", bench, ("none", "quick")),
+        ("--env", env, ("auto", "cloud", "onprem")),
+        ("--format", fmt, ("text", "json", "md")),
+    ):
         if value not in allowed:
-            raise UserInputError(f"{name} {value!r} is not one of {', '.join(allowed)}",
-                                 f"use {name} {allowed[0]} (or {', '.join(allowed[1:])})")
+            raise UserInputError(
+                f"{name} {value!r} is not one of {', '.join(allowed)}",
+                f"use {name} {allowed[0]} (or {', '.join(allowed[1:])})",
+            )
     if bench == "quick" and bench_results is not None:
         raise UserInputError("--bench quick and --bench-results both given", "use one of them")
     if bench == "quick" and source is not None:
-        raise UserInputError("--bench quick measures this machine, not a capture",
-                             "run the benchmark on the captured node (gpuwise bench --json bench.json) and pass "
-                             "--bench-results bench.json")
+        raise UserInputError(
+            "--bench quick measures this machine, not a capture",
+            "run the benchmark on the captured node (gpuwise bench --json bench.json) and pass "
+            "--bench-results bench.json",
+        )
 
     from gpuwise.advise.doctor import diagnose
     from gpuwise.capture.host import CaptureHost, LiveHost
@@ -129,15 +145,17 @@ def _stdout_is_tty() -> bool:
 
 
 def compare(
-    a: Path = typer.Argument(..., help="First report or bench JSON (A)."),
-    b: Path = typer.Argument(..., help="Second report or bench JSON (B)."),
+    a: Path = typer.Argument(..., metavar="A.json", help="First report or bench JSON (A)."),
+    b: Path = typer.Argument(..., metavar="B.json", help="Second report or bench JSON (B)."),
     fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
-    output: Path = typer.Option(None, "-o", "--output", help="Write to FILE (atomically) instead of stdout."),
+    output: Path = typer.Option(
+        None, "-o", "--output", help="Write to FILE (atomically) instead of stdout."
+    ),
 ) -> None:
-    """Compare two machines or two runs: facts that differ by layer, measurements with B/A, one-sided findings.
+    """Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
 
-    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench`. Exit code 3 if a file
-    cannot be read.
+    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`.
+    Exit code 3 if a file cannot be read.
     """
     import json
 
@@ -145,7 +163,9 @@ def compare(
     from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
 
     if fmt not in ("text", "json", "md"):
-        raise UserInputError(f"--format {fmt!r} is not one of text, json, md", "use --format text, json or md")
+        raise UserInputError(
+            f"--format {fmt!r} is not one of text, json, md", "use --format text, json or md"
+        )
     comp = compare_files(a, b)
     if fmt == "json":
         text = json.dumps(comp.model_dump(mode="json"), indent=2) + "\n"

@@ -13,12 +13,30 @@ from pydantic import BaseModel, Field
 from gpuwise.errors import UserInputError
 
 # Readings that change from minute to minute; they are not differences between machines or setups.
-VOLATILE = ("temperature_c", "sm_clock_mhz", "memory_free_bytes", "available_bytes", "free_bytes",
-            "clock_event_reasons", "captured_at", "ecc_volatile_uncorrectable")
+VOLATILE = (
+    "temperature_c",
+    "sm_clock_mhz",
+    "memory_free_bytes",
+    "available_bytes",
+    "free_bytes",
+    "clock_event_reasons",
+    "captured_at",
+    "ecc_volatile_uncorrectable",
+)
 SKIP_TOP = ("schema", "meta")
-FACT_LAYER = {"gpus": "hardware", "gpu_probe": "hardware", "topology": "hardware", "cpu": "hardware",
-              "memory": "hardware", "network": "network", "storage": "storage", "kernel": "kernel",
-              "software": "driver-cuda/toolchain", "monitoring": "monitoring", "platform": "isolation"}
+FACT_LAYER = {
+    "gpus": "hardware",
+    "gpu_probe": "hardware",
+    "topology": "hardware",
+    "cpu": "hardware",
+    "memory": "hardware",
+    "network": "network",
+    "storage": "storage",
+    "kernel": "kernel",
+    "software": "driver-cuda/toolchain",
+    "monitoring": "monitoring",
+    "platform": "isolation",
+}
 
 
 class FactDiff(BaseModel):
@@ -61,17 +79,24 @@ def load_any(path: str | Path) -> tuple[str, dict]:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UserInputError(f"{p}: no such file", "pass two files written by `gpuwise doctor --format json -o FILE` "
-                             "or `gpuwise bench --json FILE`") from None
+        raise UserInputError(
+            f"{p}: no such file",
+            "pass two files written by `gpuwise doctor --format json -o FILE` "
+            "or `gpuwise bench --json FILE`",
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"{p}: not readable JSON ({exc})", "pass a gpuwise report or bench JSON file") from exc
+        raise UserInputError(
+            f"{p}: not readable JSON ({exc})", "pass a gpuwise report or bench JSON file"
+        ) from exc
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == "gpuwise-report/1":
         return "report", data
     if schema == "gpuwise-bench/1":
         return "bench", data
-    raise UserInputError(f"{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'",
-                         "compare files written by `gpuwise doctor --format json` or `gpuwise bench`")
+    raise UserInputError(
+        f"{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'",
+        "compare files written by `gpuwise doctor --format json` or `gpuwise bench`",
+    )
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
@@ -84,8 +109,14 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
         seen: set[str] = set()
         for i, v in enumerate(value):
             # A stable key so the same GPU/NIC/mount lines up between A and B even if the order differs.
-            key = next((str(v[k]) for k in ("index", "gpu_index", "id", "port", "mountpoint", "name")
-                        if v.get(k) is not None), str(i))
+            key = next(
+                (
+                    str(v[k])
+                    for k in ("index", "gpu_index", "id", "port", "mountpoint", "name")
+                    if v.get(k) is not None
+                ),
+                str(i),
+            )
             key = key if key not in seen else f"{key}#{i}"
             seen.add(key)
             _flatten(v, f"{prefix}[{key}]", out)
@@ -192,7 +223,9 @@ def render_compare_text(c: Comparison, width: int = 110) -> str:
         for col in ("name", "device", "unit", "A", "B", "B/A"):
             t.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
         for m in c.measurements:
-            t.add_row(m.name, m.device or "", m.unit, _v(m.a), _v(m.b), f"{m.ratio:.2f}x" if m.ratio else "—")
+            t.add_row(
+                m.name, m.device or "", m.unit, _v(m.a), _v(m.b), f"{m.ratio:.2f}x" if m.ratio else "—"
+            )
         con.print(t)
     else:
         con.print("measurements: none in either file")
@@ -215,10 +248,20 @@ def render_compare_md(c: Comparison) -> str:
         out += ["## Facts that differ", "", "| layer | fact | A | B |", "|---|---|---|---|"]
         out += [f"| {d.layer} | `{d.path}` | {_v(d.a)} | {_v(d.b)} |" for d in c.facts] + [""]
     if c.measurements:
-        out += ["## Measurements", "", "| name | device | unit | A | B | B/A |", "|---|---|---|---:|---:|---:|"]
-        out += [f"| {m.name} | {m.device or ''} | {m.unit} | {_v(m.a)} | {_v(m.b)} | "
-                f"{f'{m.ratio:.2f}x' if m.ratio else '—'} |" for m in c.measurements] + [""]
+        out += [
+            "## Measurements",
+            "",
+            "| name | device | unit | A | B | B/A |",
+            "|---|---|---|---:|---:|---:|",
+        ]
+        out += [
+            f"| {m.name} | {m.device or ''} | {m.unit} | {_v(m.a)} | {_v(m.b)} | "
+            f"{f'{m.ratio:.2f}x' if m.ratio else '—'} |"
+            for m in c.measurements
+        ] + [""]
     if c.findings:
         out += ["## Findings that differ", "", "| id | title | A | B |", "|---|---|---|---|"]
-        out += [f"| `{f.id}` | {f.title} | {f.status_a or '—'} | {f.status_b or '—'} |" for f in c.findings] + [""]
+        out += [
+            f"| `{f.id}` | {f.title} | {f.status_a or '—'} | {f.status_b or '—'} |" for f in c.findings
+        ] + [""]
     return "\n".join(out)

@@ -57,7 +57,9 @@ def exit_code_for(findings: list[Finding]) -> int:
 
 def summarize(findings: list[Finding]) -> Summary:
     by_status = {s: sum(1 for f in findings if f.status == s) for s in STATUS_ORDER}
-    by_priority = {p: sum(1 for f in findings if f.priority == p and f.status != "pass") for p in PRIORITY_ORDER}
+    by_priority = {
+        p: sum(1 for f in findings if f.priority == p and f.status != "pass") for p in PRIORITY_ORDER
+    }
     code = exit_code_for(findings)
     verdict = {
         0: "no problems found",
@@ -68,7 +70,7 @@ def summarize(findings: list[Finding]) -> Summary:
 
 
 def build_report(facts, findings: list[Finding], env: EnvInfo, bench=None) -> Report:
-    """Assemble a Report from Facts (model), findings, the environment decision and an optional BenchReport."""
+    """Assemble a Report from Facts (model), findings, the environment decision and a BenchReport."""
     from datetime import datetime, timezone
 
     from gpuwise import __version__

@@ -34,19 +34,27 @@ def render_md(report: Report) -> str:
             out += [f"### {n}. [{STATUS_MARK[f.status]}] {f.title}", "", f"`{f.id}` · layer {f.layer}", ""]
             if f.evidence:
                 out += ["| evidence | value |", "|---|---|"]
-                out += [f"| {'measured ' if e.kind == 'measurement' else ''}`{_cell(e.path)}` | "
-                        f"{_cell(fmt_value(e.value))} |" for e in f.evidence]
+                out += [
+                    f"| {'measured ' if e.kind == 'measurement' else ''}`{_cell(e.path)}` | "
+                    f"{_cell(fmt_value(e.value))} |"
+                    for e in f.evidence
+                ]
                 out.append("")
             if f.recommendation.text:
                 out += [f.recommendation.text, ""]
-            lines = list(f.recommendation.commands) + list(f.recommendation.config) + [
-                f"export {k}={v}" for k, v in f.recommendation.env.items()]
+            lines = (
+                list(f.recommendation.commands)
+                + list(f.recommendation.config)
+                + [f"export {k}={v}" for k, v in f.recommendation.env.items()]
+            )
             if lines:
                 out += ["```", *lines, "```", ""]
             ctl = f.controllable
             if ctl.can != "yes":
-                out.append(f"- can change here: **{ctl.can}** — {ctl.reason}"
-                           + (f"; instead: {ctl.alternative}" if ctl.alternative else ""))
+                out.append(
+                    f"- can change here: **{ctl.can}** — {ctl.reason}"
+                    + (f"; instead: {ctl.alternative}" if ctl.alternative else "")
+                )
             if f.expected_gain:
                 out.append(f"- expected gain: {f.expected_gain.text} ({f.expected_gain.source})")
             if f.affects_numerics:

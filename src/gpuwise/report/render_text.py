@@ -26,11 +26,19 @@ def fmt_value(value) -> str:
     return str(value)
 
 
-def _wrap(console: Console, prefix: str, text: str, style: str | None = None, indent: int | None = None) -> None:
+def _wrap(
+    console: Console, prefix: str, text: str, style: str | None = None, indent: int | None = None
+) -> None:
     """Print `prefix + text` wrapped to the console width, continuation lines aligned under the text."""
     pad = " " * (len(prefix) if indent is None else indent)
-    lines = textwrap.wrap(text, width=console.width, initial_indent=prefix, subsequent_indent=pad,
-                          break_long_words=False, break_on_hyphens=False) or [prefix]
+    lines = textwrap.wrap(
+        text,
+        width=console.width,
+        initial_indent=prefix,
+        subsequent_indent=pad,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [prefix]
     for line in lines:
         console.print(escape(line), style=style, highlight=False, soft_wrap=True)
 
@@ -66,20 +74,38 @@ def _finding(console: Console, n: int, f: Finding) -> None:
 def render_text(report: Report, width: int = 110, color: bool = False) -> str:
     """The plan as text: header, findings by priority (passes listed compactly at the end)."""
     buf = StringIO()
-    console = Console(file=buf, width=width, force_terminal=color, no_color=not color, highlight=False,
-                      emoji=False, soft_wrap=False)
+    console = Console(
+        file=buf,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+    )
     env = report.env
     console.print(Text(f"gpuwise doctor — {report.hostname or 'unknown host'}", style="bold"))
     how = "set with --env" if env.overridden else "detected"
-    _wrap(console, "environment: ", f"{env.kind} ({how}; detected {env.detected}: {env.reason or 'no reason given'})",
-          indent=4)
+    _wrap(
+        console,
+        "environment: ",
+        f"{env.kind} ({how}; detected {env.detected}: {env.reason or 'no reason given'})",
+        indent=4,
+    )
     console.print(escape(f"source: {report.source or 'live'}"), highlight=False)
     m = report.measurements
-    console.print(f"measurements: {len(m.get('results', [])) if m else 0}"
-                  + ("" if m else " (none: add --bench quick or --bench-results FILE)"), highlight=False)
+    console.print(
+        f"measurements: {len(m.get('results', [])) if m else 0}"
+        + ("" if m else " (none: add --bench quick or --bench-results FILE)"),
+        highlight=False,
+    )
     s = report.summary
-    console.print(Text(f"verdict: {s.verdict} (exit {s.exit_code})",
-                       style=STATUS_STYLE["fail" if s.exit_code == 2 else "warn" if s.exit_code == 1 else "pass"]))
+    console.print(
+        Text(
+            f"verdict: {s.verdict} (exit {s.exit_code})",
+            style=STATUS_STYLE["fail" if s.exit_code == 2 else "warn" if s.exit_code == 1 else "pass"],
+        )
+    )
     actionable = [f for f in report.findings if f.status != "pass"]
     n = 0
     for prio in PRIORITY_ORDER:

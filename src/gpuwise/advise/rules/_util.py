@@ -80,12 +80,14 @@ HARDWARE_ON_CLOUD = Controllable(
 KERNEL_ON_CLOUD = Controllable(
     can="partly",
     reason="you control the guest kernel, but the hypervisor decides what the VM sees",
-    alternative="set it in the guest if the VM exposes it; otherwise pick an image or instance type that does",
+    alternative="set it in the guest if the VM exposes it; "
+    "otherwise pick an image or instance type that does",
 )
 FABRIC_ON_CLOUD = Controllable(
     can="no",
     reason="the network fabric is chosen by the instance type",
-    alternative="choose an instance type with RDMA networking (e.g. InfiniBand/RoCE or EFA-class shapes) and place "
+    alternative="choose an instance type with RDMA networking "
+    "(e.g. InfiniBand/RoCE or EFA-class shapes) and place "
     "the nodes in one availability zone / placement group",
 )
 ONPREM_YES = Controllable(can="yes", reason="your own hardware: you can change it")

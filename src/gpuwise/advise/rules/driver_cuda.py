@@ -11,8 +11,10 @@ CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/"
 TORCH_INSTALL = "https://pytorch.org/get-started/locally/"
 
 DRIVER_CLOUD = Controllable(
-    can="partly", reason="the guest driver is yours on most GPU VMs, but managed images/containers pin it",
-    alternative="pick an image (deep-learning image) whose driver supports your CUDA, or a torch build for this driver",
+    can="partly",
+    reason="the guest driver is yours on most GPU VMs, but managed images/containers pin it",
+    alternative="pick an image (deep-learning image) "
+    "whose driver supports your CUDA, or a torch build for this driver",
 )
 
 
@@ -21,8 +23,11 @@ def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
 
 
 @rule(
-    "driver.torch_cuda_newer_than_driver", "driver-cuda", "torch was built for a newer CUDA than the driver supports",
-    "CUDA Compatibility guide (minor-version compatibility within a major release); REFERENCE §1 on-prem high: "
+    "driver.torch_cuda_newer_than_driver",
+    "driver-cuda",
+    "torch was built for a newer CUDA than the driver supports",
+    "CUDA Compatibility guide (minor-version compatibility within a major release); REFERENCE §1 on-prem "
+    "high: "
     "validated driver+CUDA pairs",
     priority="high",
     controllable={"cloud": DRIVER_CLOUD},
@@ -33,25 +38,42 @@ def torch_cuda_vs_driver(ctx: RuleContext):
     drv, built = _mm(version_tuple(sw.cuda_driver_version)), _mm(version_tuple(sw.torch_cuda))
     if not drv or not built:
         return None
-    ev = [("software.cuda_driver_version", sw.cuda_driver_version), ("software.torch_cuda", sw.torch_cuda),
-          ("software.driver_version", sw.driver_version)]
+    ev = [
+        ("software.cuda_driver_version", sw.cuda_driver_version),
+        ("software.torch_cuda", sw.torch_cuda),
+        ("software.driver_version", sw.driver_version),
+    ]
     if built <= drv:
-        return ctx.passed(ev, f"driver supports CUDA {sw.cuda_driver_version} >= torch's CUDA {sw.torch_cuda}")
-    fix = [f"pip install torch --index-url https://download.pytorch.org/whl/cu{drv[0]}{drv[1]}  "
-           "(if that build exists) or upgrade the NVIDIA driver"]
+        return ctx.passed(
+            ev, f"driver supports CUDA {sw.cuda_driver_version} >= torch's CUDA {sw.torch_cuda}"
+        )
+    fix = [
+        f"pip install torch --index-url https://download.pytorch.org/whl/cu{drv[0]}{drv[1]}  "
+        "(if that build exists) or upgrade the NVIDIA driver"
+    ]
     if built[0] > drv[0]:
-        return ctx.finding("fail", ev,
-                           f"torch needs CUDA {sw.torch_cuda} but the driver supports only {sw.cuda_driver_version}: "
-                           "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, or "
-                           "install a torch build for this driver's CUDA.", commands=fix)
-    return ctx.finding("warn", ev,
-                       f"torch's CUDA {sw.torch_cuda} is newer than the driver's {sw.cuda_driver_version}. Minor-version "
-                       "compatibility usually lets it run, but PTX JIT and some newer features fail. Keep the pair "
-                       "validated: upgrade the driver or match torch to it.", commands=fix)
+        return ctx.finding(
+            "fail",
+            ev,
+            f"torch needs CUDA {sw.torch_cuda} but the driver supports only {sw.cuda_driver_version}: "
+            "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, or "
+            "install a torch build for this driver's CUDA.",
+            commands=fix,
+        )
+    return ctx.finding(
+        "warn",
+        ev,
+        f"torch's CUDA {sw.torch_cuda} is newer than the driver's {sw.cuda_driver_version}. Minor-version "
+        "compatibility usually lets it run, but PTX JIT and some newer features fail. Keep the pair "
+        "validated: upgrade the driver or match torch to it.",
+        commands=fix,
+    )
 
 
 @rule(
-    "driver.torch_cpu_only", "driver-cuda", "torch is a CPU-only build on a GPU machine",
+    "driver.torch_cpu_only",
+    "driver-cuda",
+    "torch is a CPU-only build on a GPU machine",
     "PyTorch install matrix: CPU wheels have torch.version.cuda = None",
     priority="high",
     references=(TORCH_INSTALL,),
@@ -61,20 +83,31 @@ def torch_cpu_only(ctx: RuleContext):
     if not ctx.facts.gpus or not sw.torch_version or sw.torch_cuda:
         return None
     reason = sw.unknown.get("torch_cuda", "")
-    if reason and "cpu" not in reason.lower():  # could not tell (not captured, import failed): do not accuse
+    if (
+        reason and "cpu" not in reason.lower()
+    ):  # could not tell (not captured, import failed): do not accuse
         return None
     return ctx.finding(
-        "fail", [("software.torch_version", sw.torch_version), ("software.torch_cuda", None),
-                 ("gpus.count", len(ctx.facts.gpus))],
+        "fail",
+        [
+            ("software.torch_version", sw.torch_version),
+            ("software.torch_cuda", None),
+            ("gpus.count", len(ctx.facts.gpus)),
+        ],
         "This torch cannot use the GPUs. Install a CUDA build that the driver supports.",
-        commands=["pip install torch --index-url https://download.pytorch.org/whl/cu<XY>",
-                  "python -c 'import torch; print(torch.version.cuda, torch.cuda.is_available())'"],
+        commands=[
+            "pip install torch --index-url https://download.pytorch.org/whl/cu<XY>",
+            "python -c 'import torch; print(torch.version.cuda, torch.cuda.is_available())'",
+        ],
     )
 
 
 @rule(
-    "driver.nvcc_newer_than_driver", "driver-cuda", "The CUDA toolkit (nvcc) is newer than the driver supports",
-    "CUDA Compatibility guide: binaries built by a newer toolkit need a newer driver (beyond minor-version compat)",
+    "driver.nvcc_newer_than_driver",
+    "driver-cuda",
+    "The CUDA toolkit (nvcc) is newer than the driver supports",
+    "CUDA Compatibility guide: binaries built by a newer toolkit need a newer driver (beyond minor-version "
+    "compat)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": DRIVER_CLOUD},
     references=(CUDA_COMPAT,),
@@ -86,14 +119,20 @@ def nvcc_vs_driver(ctx: RuleContext):
         return None
     return ctx.finding(
         "fail" if nvcc[0] > drv[0] else "warn",
-        [("software.nvcc_version", sw.nvcc_version), ("software.cuda_driver_version", sw.cuda_driver_version)],
-        "Kernels compiled with this nvcc (custom CUDA extensions, flash-attention builds, Triton's ptxas) may not "
+        [
+            ("software.nvcc_version", sw.nvcc_version),
+            ("software.cuda_driver_version", sw.cuda_driver_version),
+        ],
+        "Kernels compiled with this nvcc (custom CUDA extensions, flash-attention builds, Triton's ptxas) "
+        "may not "
         "load on this driver. Install a toolkit no newer than the driver's CUDA, or upgrade the driver.",
     )
 
 
 @rule(
-    "driver.torch_vs_nvcc", "driver-cuda", "nvcc and torch were built for different CUDA major versions",
+    "driver.torch_vs_nvcc",
+    "driver-cuda",
+    "nvcc and torch were built for different CUDA major versions",
     "torch.utils.cpp_extension refuses to build when the toolkit's CUDA major differs from torch's",
     priority="medium",
     references=("https://pytorch.org/docs/stable/cpp_extension.html",),
@@ -104,7 +143,10 @@ def torch_vs_nvcc(ctx: RuleContext):
     if not t or not n or t[0] == n[0]:
         return None
     return ctx.finding(
-        "warn", [("software.torch_cuda", sw.torch_cuda), ("software.nvcc_version", sw.nvcc_version)],
-        "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. Point CUDA_HOME at a "
-        "toolkit with torch's CUDA major version.", env={"CUDA_HOME": f"/usr/local/cuda-{sw.torch_cuda}"},
+        "warn",
+        [("software.torch_cuda", sw.torch_cuda), ("software.nvcc_version", sw.nvcc_version)],
+        "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. Point "
+        "CUDA_HOME at a "
+        "toolkit with torch's CUDA major version.",
+        env={"CUDA_HOME": f"/usr/local/cuda-{sw.torch_cuda}"},
     )

@@ -8,7 +8,9 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._util import cc_value, version_tuple
 
-CUDA_NOTES = "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
+CUDA_NOTES = (
+    "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
+)
 AMP_DOC = "https://pytorch.org/docs/stable/amp.html"
 
 
@@ -48,20 +50,26 @@ def _supports(ctx: RuleContext, min_cc_threshold: str, peak_field: str) -> tuple
 
 
 @rule(
-    "framework.amp_bf16", "framework", "Train in bf16 mixed precision (GPU supports bf16)",
+    "framework.amp_bf16",
+    "framework",
+    "Train in bf16 mixed precision (GPU supports bf16)",
     "REFERENCE §6 #13 (TB plugin rule; tuning guide): AMP bf16 autocast on compute capability >= 8.0",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
-    gain=ExpectedGain(text="up to 3x (mixed precision 2-3x per the source documents)", source="REFERENCE §6 #13, §1"),
+    gain=ExpectedGain(
+        text="up to 3x (mixed precision 2-3x per the source documents)", source="REFERENCE §6 #13, §1"
+    ),
 )
 def amp_bf16(ctx: RuleContext):
     ok, evidence = _supports(ctx, "amp_bf16_min_cc", "bf16_tflops")
     if not ok:
         return None
     return ctx.finding(
-        "info", evidence,
-        f"bf16 — detected from {evidence[0][0]} = {evidence[0][1]}: these GPUs have bf16 Tensor Cores. If the model "
+        "info",
+        evidence,
+        f"bf16 — detected from {evidence[0][0]} = {evidence[0][1]}: these GPUs have bf16 Tensor Cores. If "
+        "the model "
         "trains in fp32, wrap the "
         "forward pass in bf16 autocast (no GradScaler needed). Changes numerics: validate the loss curve.",
         config=["with torch.autocast('cuda', dtype=torch.bfloat16):", "    loss = model(batch)"],
@@ -69,7 +77,9 @@ def amp_bf16(ctx: RuleContext):
 
 
 @rule(
-    "framework.amp_fp16", "framework", "Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
+    "framework.amp_fp16",
+    "framework",
+    "Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
     "REFERENCE §6 #13: fp16 + GradScaler on compute capability 7.x",
     priority="high",
     affects_numerics=True,
@@ -82,39 +92,51 @@ def amp_fp16(ctx: RuleContext):
     if not fp16 or bf16 is not False:
         return None
     return ctx.finding(
-        "info", ev16,
-        f"These GPUs ({ev16[0][0]} = {ev16[0][1]}) have fp16 Tensor Cores but no bf16: use fp16 autocast with "
+        "info",
+        ev16,
+        f"These GPUs ({ev16[0][0]} = {ev16[0][1]}) have fp16 Tensor Cores but no bf16: use fp16 autocast "
+        "with "
         "torch.amp.GradScaler "
         "to avoid gradient underflow. Changes numerics: validate the loss curve.",
-        config=["scaler = torch.amp.GradScaler('cuda')",
-                "with torch.autocast('cuda', dtype=torch.float16): loss = model(batch)",
-                "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"],
+        config=[
+            "scaler = torch.amp.GradScaler('cuda')",
+            "with torch.autocast('cuda', dtype=torch.float16): loss = model(batch)",
+            "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()",
+        ],
     )
 
 
 @rule(
-    "framework.tf32", "framework", "Allow TF32 for fp32 matmuls",
+    "framework.tf32",
+    "framework",
+    "Allow TF32 for fp32 matmuls",
     "REFERENCE §6 #14 (PyTorch CUDA notes; TorchTidy FP32MatMulPattern)",
     priority="medium",
     affects_numerics=True,
     references=(CUDA_NOTES,),
-    gain=ExpectedGain(text="~7x on the fp32 matmul itself (A100, 10240^2); less end to end",
-                      source="REFERENCE §6 #14 (PyTorch CUDA notes)"),
+    gain=ExpectedGain(
+        text="~7x on the fp32 matmul itself (A100, 10240^2); less end to end",
+        source="REFERENCE §6 #14 (PyTorch CUDA notes)",
+    ),
 )
 def tf32(ctx: RuleContext):
     ok, evidence = _supports(ctx, "tf32_min_cc", "tf32_tflops")
     if not ok:
         return None
     return ctx.finding(
-        "info", evidence,
-        "PyTorch keeps fp32 matmuls in full fp32 by default; whatever still runs in fp32 (outside autocast) can use "
+        "info",
+        evidence,
+        "PyTorch keeps fp32 matmuls in full fp32 by default; whatever still runs in fp32 (outside "
+        "autocast) can use "
         "TF32 Tensor Cores. Reduces matmul mantissa to 10 bits: affects numerics.",
         config=["torch.set_float32_matmul_precision('high')"],
     )
 
 
 @rule(
-    "framework.fp8", "framework", "FP8 training is possible on this GPU",
+    "framework.fp8",
+    "framework",
+    "FP8 training is possible on this GPU",
     "REFERENCE §3: FP8 achievable MAMF H100 1403 / H200 1453 TFLOPS (~1.8x bf16); compute capability >= 8.9",
     priority="low",
     affects_numerics=True,
@@ -125,39 +147,53 @@ def fp8(ctx: RuleContext):
     if not ok:
         return None
     return ctx.finding(
-        "info", evidence,
-        "FP8 matmuls (Transformer Engine, torchao float8) roughly double peak matmul throughput over bf16 on large "
-        "GEMMs, with scaling recipes that need convergence checks. Consider it for large transformer training.",
+        "info",
+        evidence,
+        "FP8 matmuls (Transformer Engine, torchao float8) roughly double peak matmul throughput over bf16 "
+        "on large "
+        "GEMMs, with scaling recipes that need convergence checks. Consider it for large transformer "
+        "training.",
     )
 
 
 @rule(
-    "framework.torch_compile", "framework", "Try torch.compile",
-    "REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, ~0.94-0.98x on "
+    "framework.torch_compile",
+    "framework",
+    "Try torch.compile",
+    "REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, ~0.94-0.98x "
+    "on "
     "large GEMM-bound ones",
     priority="medium",
-    gain=ExpectedGain(text="2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)",
-                      source="REFERENCE §6 #20"),
+    gain=ExpectedGain(
+        text="2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)",
+        source="REFERENCE §6 #20",
+    ),
 )
 def torch_compile(ctx: RuleContext):
     v = version_tuple(ctx.facts.software.torch_version)
     if not ctx.facts.gpus or not v or v < (2, 0):
         return None
     return ctx.finding(
-        "info", [("software.torch_version", ctx.facts.software.torch_version)],
-        "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. Measure: it can be "
+        "info",
+        [("software.torch_version", ctx.facts.software.torch_version)],
+        "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. Measure: it "
+        "can be "
         "slower on large GEMM-bound models, and compiling costs tens of seconds to minutes up front.",
         config=["model = torch.compile(model)", "TORCH_LOGS=graph_breaks,recompiles python train.py"],
     )
 
 
 @rule(
-    "framework.dataloader_workers", "framework", "Size DataLoader workers to the CPUs per GPU",
+    "framework.dataloader_workers",
+    "framework",
+    "Size DataLoader workers to the CPUs per GPU",
     "REFERENCE §6 #1/#2 (TB plugin data.py; ml-engineering): num_workers 2, 4, 8 ... up to cores/GPU, "
     "persistent_workers, pin_memory (#3)",
     priority={"cloud": "high", "onprem": "high"},
-    gain=ExpectedGain(text="up to several x when data-bound (5.39 -> 0.84 s with 0 -> 3 workers)",
-                      source="REFERENCE §6 #1"),
+    gain=ExpectedGain(
+        text="up to several x when data-bound (5.39 -> 0.84 s with 0 -> 3 workers)",
+        source="REFERENCE §6 #1",
+    ),
 )
 def dataloader_workers(ctx: RuleContext):
     n_gpu, threads = len(ctx.facts.gpus), ctx.facts.cpu.threads
@@ -165,9 +201,13 @@ def dataloader_workers(ctx: RuleContext):
         return None
     per = max(1, threads // n_gpu - 1)  # leave one CPU per rank for the training process itself
     return ctx.finding(
-        "info", [("cpu.threads", threads), ("gpus.count", n_gpu)],
+        "info",
+        [("cpu.threads", threads), ("gpus.count", n_gpu)],
         f"With {threads} CPUs and {n_gpu} GPUs, start each rank's DataLoader with up to {per} workers, "
         "persistent workers and pinned memory, and raise it while data loading shows in the step time.",
-        config=[f"DataLoader(ds, batch_size=..., num_workers={min(per, 8)}, persistent_workers=True, pin_memory=True)",
-                "batch = batch.to('cuda', non_blocking=True)"],
+        config=[
+            f"DataLoader(ds, batch_size=..., num_workers={min(per, 8)}, persistent_workers=True, "
+            "pin_memory=True)",
+            "batch = batch.to('cuda', non_blocking=True)",
+        ],
     )

@@ -14,12 +14,16 @@ DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diag
 
 
 @rule(
-    "gpu.persistence_off", "hardware", "GPU persistence mode is off",
+    "gpu.persistence_off",
+    "hardware",
+    "GPU persistence mode is off",
     "REFERENCE §5 'Persistence' (NVIDIA Driver Persistence docs; DCGM level 1)",
     priority={"cloud": "medium", "onprem": "medium"},
     references=(DRIVER_PERSISTENCE,),
-    gain=ExpectedGain(text="removes the driver re-initialisation ('seconds') at the start of every CUDA process",
-                      source="NVIDIA Driver Persistence docs (REFERENCE §5)"),
+    gain=ExpectedGain(
+        text="removes the driver re-initialisation ('seconds') at the start of every CUDA process",
+        source="NVIDIA Driver Persistence docs (REFERENCE §5)",
+    ),
 )
 def persistence_off(ctx: RuleContext):
     known = [(p, g) for p, g in gpus(ctx.facts) if g.persistence_mode is not None]
@@ -27,19 +31,27 @@ def persistence_off(ctx: RuleContext):
         return None
     off = [(p, g) for p, g in known if g.persistence_mode is False]
     if not off:
-        return ctx.passed([(f"{p}.persistence_mode", True) for p, _ in known[:1]], "GPU persistence mode is on")
+        return ctx.passed(
+            [(f"{p}.persistence_mode", True) for p, _ in known[:1]], "GPU persistence mode is on"
+        )
     service = ctx.facts.software.services.get("nvidia-persistenced")
     evidence = [(f"{p}.persistence_mode", False) for p, _ in off]
     if service is not None:
         evidence.append(("software.services.nvidia-persistenced", service))
     return ctx.finding(
-        "warn", evidence,
-        f"{len(off)} of {len(known)} GPUs have persistence mode off, so every new CUDA process pays the driver "
+        "warn",
+        evidence,
+        f"{len(off)} of {len(known)} GPUs have persistence mode off, so every new CUDA process pays the "
+        "driver "
         "initialisation. Run the persistence daemon (preferred over the legacy `nvidia-smi -pm 1`).",
         commands=["sudo systemctl enable --now nvidia-persistenced", "nvidia-smi -q | grep -i persistence"],
-        controllable=Controllable(can="yes", reason="a driver daemon inside the OS (also in a cloud VM with root)",
-                                  alternative="in a container without root, ask the host administrator")
-        if ctx.env != "unknown" else None,
+        controllable=Controllable(
+            can="yes",
+            reason="a driver daemon inside the OS (also in a cloud VM with root)",
+            alternative="in a container without root, ask the host administrator",
+        )
+        if ctx.env != "unknown"
+        else None,
     )
 
 
@@ -49,7 +61,9 @@ def _datacenter(name: str | None, patterns: list[str]) -> bool:
 
 
 @rule(
-    "gpu.ecc_off", "hardware", "ECC is disabled",
+    "gpu.ecc_off",
+    "hardware",
+    "ECC is disabled",
     "REFERENCE §5 'ECC, row remap, retired pages': ECC on (DCGM level 1; Azure check_gpu_ecc)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
@@ -62,26 +76,36 @@ def ecc_off(ctx: RuleContext):
     patterns = ctx.t("ecc_expected_name_patterns")
     datacenter = any(_datacenter(g.name, patterns) for _, g in off)
     pending = [(f"{p}.ecc_pending_enabled", g.ecc_pending_enabled) for p, g in off if g.ecc_pending_enabled]
-    evidence = [(f"{p}.ecc_enabled", False) for p, _ in off] + pending + [(f"{off[0][0]}.name", off[0][1].name)]
+    evidence = (
+        [(f"{p}.ecc_enabled", False) for p, _ in off] + pending + [(f"{off[0][0]}.name", off[0][1].name)]
+    )
     if not datacenter:
         return ctx.finding(
-            "info", evidence,
-            "This GPU supports ECC but runs without it, which is the default on workstation/consumer cards. ECC "
-            "guards long runs against silent memory errors at the cost of some memory capacity and bandwidth on "
+            "info",
+            evidence,
+            "This GPU supports ECC but runs without it, which is the default on workstation/consumer "
+            "cards. ECC "
+            "guards long runs against silent memory errors at the cost of some memory capacity and "
+            "bandwidth on "
             "GDDR cards; enable it for long unattended training.",
-            title="ECC is available but off (workstation/consumer GPU)", priority="low",
+            title="ECC is available but off (workstation/consumer GPU)",
+            priority="low",
             commands=["sudo nvidia-smi -e 1", "sudo reboot"],
         )
     return ctx.finding(
-        "warn", evidence,
+        "warn",
+        evidence,
         "ECC protects long training runs from silent memory corruption. Enable it (takes effect after a GPU "
         "reset or reboot)." + (" ECC is already pending: reboot to apply it." if pending else ""),
-        title="ECC is disabled on a data-centre GPU", commands=["sudo nvidia-smi -e 1", "sudo reboot"],
+        title="ECC is disabled on a data-centre GPU",
+        commands=["sudo nvidia-smi -e 1", "sudo reboot"],
     )
 
 
 @rule(
-    "gpu.ecc_uncorrectable", "hardware", "GPU memory has uncorrectable ECC errors",
+    "gpu.ecc_uncorrectable",
+    "hardware",
+    "GPU memory has uncorrectable ECC errors",
     "REFERENCE §5 'ECC, row remap, retired pages': DBE = 0 (DCGM level 1; Azure check_gpu_ecc)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
@@ -95,22 +119,30 @@ def ecc_uncorrectable(ctx: RuleContext):
         if g.ecc_aggregate_uncorrectable:
             bad.append((f"{p}.ecc_aggregate_uncorrectable", g.ecc_aggregate_uncorrectable))
     if not bad:
-        seen = [(f"{p}.ecc_volatile_uncorrectable", 0) for p, g in gpus(ctx.facts)
-                if g.ecc_volatile_uncorrectable == 0]
+        seen = [
+            (f"{p}.ecc_volatile_uncorrectable", 0)
+            for p, g in gpus(ctx.facts)
+            if g.ecc_volatile_uncorrectable == 0
+        ]
         return ctx.passed(seen[:1], "no uncorrectable ECC errors") if seen else None
     # Errors since this boot are live; aggregate-only counts are history (maybe already remapped/retired).
     live = any(path.endswith("ecc_volatile_uncorrectable") for path, _ in bad)
     return ctx.finding(
-        "fail" if live else "warn", bad,
-        "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, run DCGM level 3 "
+        "fail" if live else "warn",
+        bad,
+        "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, run DCGM "
+        "level 3 "
         "diagnostics and RMA it if they recur.",
         commands=["nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT", "dcgmi diag -r 3"],
     )
 
 
 @rule(
-    "gpu.retired_pages", "hardware", "GPU memory pages were retired",
-    "REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; Azure check_gpu_ecc)",
+    "gpu.retired_pages",
+    "hardware",
+    "GPU memory pages were retired",
+    "REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; Azure "
+    "check_gpu_ecc)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
     references=(DCGM_DIAG,),
@@ -119,7 +151,11 @@ def retired_pages(ctx: RuleContext):
     evidence, status = [], None
     checked = []
     for p, g in gpus(ctx.facts):
-        if g.retired_pages_dbe is not None or g.retired_pages_sbe is not None or g.retired_pages_pending is not None:
+        if (
+            g.retired_pages_dbe is not None
+            or g.retired_pages_sbe is not None
+            or g.retired_pages_pending is not None
+        ):
             checked.append(p)
         if g.retired_pages_dbe:
             evidence.append((f"{p}.retired_pages_dbe", g.retired_pages_dbe))
@@ -133,16 +169,22 @@ def retired_pages(ctx: RuleContext):
     if status is None:
         return ctx.passed([(f"{checked[0]}.retired_pages_dbe", 0)], "no retired pages") if checked else None
     return ctx.finding(
-        status, evidence,
-        "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU memory. Reset the "
-        "GPU (or reboot) to apply pending retirements, run DCGM diagnostics, and RMA a GPU that keeps retiring pages.",
+        status,
+        evidence,
+        "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU memory. "
+        "Reset the "
+        "GPU (or reboot) to apply pending retirements, run DCGM diagnostics, and RMA a GPU that keeps "
+        "retiring pages.",
         commands=["nvidia-smi -q -d PAGE_RETIREMENT", "sudo nvidia-smi -r -i <gpu>", "dcgmi diag -r 3"],
     )
 
 
 @rule(
-    "gpu.row_remap", "hardware", "GPU row remapping is pending or has failed",
-    "REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; gcm row_remap)",
+    "gpu.row_remap",
+    "hardware",
+    "GPU row remapping is pending or has failed",
+    "REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; gcm "
+    "row_remap)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
     references=(DCGM_DIAG,),
@@ -151,19 +193,32 @@ def row_remap(ctx: RuleContext):
     failed = [(f"{p}.remapped_rows_failure", True) for p, g in gpus(ctx.facts) if g.remapped_rows_failure]
     pending = [(f"{p}.remapped_rows_pending", True) for p, g in gpus(ctx.facts) if g.remapped_rows_pending]
     if failed:
-        return ctx.finding("fail", failed + pending,
-                           "A row-remap failure means the GPU ran out of spare memory rows: take it out of service "
-                           "and RMA it.", commands=["nvidia-smi -q -d ROW_REMAPPER"])
+        return ctx.finding(
+            "fail",
+            failed + pending,
+            "A row-remap failure means the GPU ran out of spare memory rows: take it out of service "
+            "and RMA it.",
+            commands=["nvidia-smi -q -d ROW_REMAPPER"],
+        )
     if pending:
-        return ctx.finding("warn", pending,
-                           "A row remap is pending: reset the GPU (or reboot) so the spare row is used.",
-                           commands=["nvidia-smi -q -d ROW_REMAPPER", "sudo nvidia-smi -r -i <gpu>"])
+        return ctx.finding(
+            "warn",
+            pending,
+            "A row remap is pending: reset the GPU (or reboot) so the spare row is used.",
+            commands=["nvidia-smi -q -d ROW_REMAPPER", "sudo nvidia-smi -r -i <gpu>"],
+        )
     checked = [p for p, g in gpus(ctx.facts) if g.remapped_rows_pending is False]
-    return ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], "no pending row remaps") if checked else None
+    return (
+        ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], "no pending row remaps")
+        if checked
+        else None
+    )
 
 
 @rule(
-    "gpu.throttle_active", "hardware", "GPU clocks are held back (thermal, power or hardware slowdown)",
+    "gpu.throttle_active",
+    "hardware",
+    "GPU clocks are held back (thermal, power or hardware slowdown)",
     "REFERENCE §5 'Clocks and throttling' (DCGM diag; Azure check_gpu_clock_throttling; gcm clock_freq)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
@@ -182,36 +237,55 @@ def throttle_active(ctx: RuleContext):
     if not evidence:
         return None
     return ctx.finding(
-        status, evidence,
-        "Clock event reasons show the GPU is slowed by heat, power capping or a hardware slowdown signal. Check "
+        status,
+        evidence,
+        "Clock event reasons show the GPU is slowed by heat, power capping or a hardware slowdown signal. "
+        "Check "
         "airflow/cooling and PSU health, compare power limits with the default, and re-check under load.",
         commands=["nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE", "dcgmi diag -r 2"],
     )
 
 
 @rule(
-    "gpu.temperature_high", "hardware", "GPU temperature is high",
+    "gpu.temperature_high",
+    "hardware",
+    "GPU temperature is high",
     "heuristic (thresholds.yaml gpu_temperature_warn_c); REFERENCE §1 on-prem high: cooling",
     priority={"cloud": "low", "onprem": "high"},
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
 )
 def temperature_high(ctx: RuleContext):
     limit = ctx.t("gpu_temperature_warn_c")
-    hot = [(f"{p}.temperature_c", g.temperature_c) for p, g in gpus(ctx.facts)
-           if g.temperature_c is not None and g.temperature_c >= limit]
+    hot = [
+        (f"{p}.temperature_c", g.temperature_c)
+        for p, g in gpus(ctx.facts)
+        if g.temperature_c is not None and g.temperature_c >= limit
+    ]
     if not hot:
         return None
-    return ctx.finding("warn", hot, f"GPUs at or above {limit} C are close to thermal slowdown. Check airflow, fan "
-                       "curves and inlet temperature.", commands=["nvidia-smi -q -d TEMPERATURE"])
+    return ctx.finding(
+        "warn",
+        hot,
+        f"GPUs at or above {limit} C are close to thermal slowdown. Check airflow, fan "
+        "curves and inlet temperature.",
+        commands=["nvidia-smi -q -d TEMPERATURE"],
+    )
 
 
 @rule(
-    "gpu.mig_enabled", "hardware", "MIG is enabled on a GPU used for training",
+    "gpu.mig_enabled",
+    "hardware",
+    "MIG is enabled on a GPU used for training",
     "REFERENCE §5/§6: a training job wants the whole GPU; MIG slices it into isolated instances",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": Controllable(can="partly", reason="MIG mode can be changed only with GPU admin rights; "
-                                        "some cloud shapes are sold as MIG slices",
-                                        alternative="choose a full-GPU instance type for training")},
+    controllable={
+        "cloud": Controllable(
+            can="partly",
+            reason="MIG mode can be changed only with GPU admin rights; "
+            "some cloud shapes are sold as MIG slices",
+            alternative="choose a full-GPU instance type for training",
+        )
+    },
     references=("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",),
 )
 def mig_enabled(ctx: RuleContext):
@@ -219,47 +293,71 @@ def mig_enabled(ctx: RuleContext):
     if not on:
         return None
     return ctx.finding(
-        "warn", on,
-        "MIG splits each GPU into small instances: a training process sees only one slice (a fraction of the SMs "
-        "and memory) and NVLink P2P is not available. Disable MIG on training nodes unless you train small models "
+        "warn",
+        on,
+        "MIG splits each GPU into small instances: a training process sees only one slice (a fraction of "
+        "the SMs "
+        "and memory) and NVLink P2P is not available. Disable MIG on training nodes unless you train small "
+        "models "
         "on purpose.",
         commands=["sudo nvidia-smi -i <gpu> -mig 0", "sudo nvidia-smi -r -i <gpu>"],
     )
 
 
 @rule(
-    "gpu.fabric_manager", "hardware", "NVSwitch fabric is not initialised (Fabric Manager)",
+    "gpu.fabric_manager",
+    "hardware",
+    "NVSwitch fabric is not initialised (Fabric Manager)",
     "REFERENCE §5 'Fabric Manager (NVSwitch systems)' (DCGM level 1; gpu-burn #92 failed without it)",
     priority="high",
-    controllable={"cloud": Controllable(can="partly", reason="Fabric Manager runs in the guest on full-node "
-                                        "NVSwitch VMs; on partial shapes the provider runs it",
-                                        alternative="restart the instance, then report it to the provider")},
+    controllable={
+        "cloud": Controllable(
+            can="partly",
+            reason="Fabric Manager runs in the guest on full-node "
+            "NVSwitch VMs; on partial shapes the provider runs it",
+            alternative="restart the instance, then report it to the provider",
+        )
+    },
     references=("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",),
 )
 def fabric_manager(ctx: RuleContext):
     ok_states = ctx.t("fabric_state_ok")
-    bad = [(f"{p}.fabric_state", g.fabric_state) for p, g in gpus(ctx.facts)
-           if g.fabric_state and g.fabric_state not in ok_states]
+    bad = [
+        (f"{p}.fabric_state", g.fabric_state)
+        for p, g in gpus(ctx.facts)
+        if g.fabric_state and g.fabric_state not in ok_states
+    ]
     service = ctx.facts.software.services.get("nvidia-fabricmanager")
     if not bad:
-        done = [(f"{p}.fabric_state", g.fabric_state) for p, g in gpus(ctx.facts) if g.fabric_state == "Completed"]
+        done = [
+            (f"{p}.fabric_state", g.fabric_state)
+            for p, g in gpus(ctx.facts)
+            if g.fabric_state == "Completed"
+        ]
         return ctx.passed(done[:1], "NVSwitch fabric is initialised") if done else None
     evidence = bad + ([("software.services.nvidia-fabricmanager", service)] if service else [])
     return ctx.finding(
-        "fail", evidence,
-        "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the fabric. Install the "
+        "fail",
+        evidence,
+        "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the fabric. Install "
+        "the "
         "nvidia-fabricmanager package of exactly the driver's version and start it.",
         commands=["sudo systemctl enable --now nvidia-fabricmanager", "nvidia-smi -q | grep -A2 -i fabric"],
     )
 
 
 @rule(
-    "gpu.nvlink_inactive", "hardware", "NVLink links are inactive",
+    "gpu.nvlink_inactive",
+    "hardware",
+    "NVLink links are inactive",
     "REFERENCE §5 (DCGM level 1 NVLink checks); §3 NVLink bandwidth assumes every link up",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
-    gain=ExpectedGain(text="each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per "
-                      "NVLink2 link in the V100 capture)", source="nvidia-smi nvlink -s per-link speeds"),
+    gain=ExpectedGain(
+        text="each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per "
+        "NVLink2 link in the V100 capture)",
+        source="nvidia-smi nvlink -s per-link speeds",
+    ),
 )
 def nvlink_inactive(ctx: RuleContext):
     links = ctx.facts.topology.nvlinks
@@ -274,17 +372,24 @@ def nvlink_inactive(ctx: RuleContext):
         if dead:
             evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].inactive_links", dead))
     if not evidence:
-        return ctx.passed([("topology.nvlinks.active_links", total)], f"all {total} NVLink links are active")
+        return ctx.passed(
+            [("topology.nvlinks.active_links", total)], f"all {total} NVLink links are active"
+        )
     return ctx.finding(
-        "fail", evidence,
-        f"{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs is slower or goes "
-        "over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM diagnostics and get the baseboard checked.",
+        "fail",
+        evidence,
+        f"{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs is slower "
+        "or goes "
+        "over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM diagnostics and get the "
+        "baseboard checked.",
         commands=["nvidia-smi nvlink -s", "nvidia-smi topo -m", "dcgmi diag -r 2"],
     )
 
 
 @rule(
-    "gpu.inforom_warning", "hardware", "nvidia-smi reports an infoROM problem",
+    "gpu.inforom_warning",
+    "hardware",
+    "nvidia-smi reports an infoROM problem",
     "nvidia-smi warning 'infoROM is corrupted' (DCGM level 1 inforom check); REFERENCE §5",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
@@ -301,16 +406,21 @@ def inforom_warning(ctx: RuleContext):
     if not evidence:
         return None
     return ctx.finding(
-        "warn", evidence,
-        "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail DCGM checks. "
+        "warn",
+        evidence,
+        "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail DCGM "
+        "checks. "
         "Run `dcgmi diag -r 1`; the fix is an infoROM/VBIOS reflash by the vendor (RMA on most systems).",
         commands=["nvidia-smi -q | grep -i -A6 inforom", "dcgmi diag -r 1"],
     )
 
 
 @rule(
-    "gpu.unreadable", "hardware", "A GPU could not be read",
-    "DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; an NVML handle "
+    "gpu.unreadable",
+    "hardware",
+    "A GPU could not be read",
+    "DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; an NVML "
+    "handle "
     "failure usually means 'GPU has fallen off the bus' (check dmesg for Xid 79)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
@@ -320,15 +430,19 @@ def unreadable(ctx: RuleContext):
     if not bad:
         return None
     return ctx.finding(
-        "fail", bad,
-        "The driver could not query this GPU, so jobs that use it fail. Look for Xid errors in the kernel log, "
+        "fail",
+        bad,
+        "The driver could not query this GPU, so jobs that use it fail. Look for Xid errors in the kernel "
+        "log, "
         "reset the GPU or reboot; if it recurs, reseat or RMA it.",
         commands=["sudo dmesg -T | grep -i xid", "nvidia-smi -q -i <gpu>", "sudo nvidia-smi -r -i <gpu>"],
     )
 
 
 @rule(
-    "gpu.mixed_models", "hardware", "GPUs of different models in one node",
+    "gpu.mixed_models",
+    "hardware",
+    "GPUs of different models in one node",
     "REFERENCE §6 #38: stragglers — in data parallel the slowest GPU sets the pace",
     priority="medium",
 )
@@ -336,21 +450,33 @@ def mixed_models(ctx: RuleContext):
     names = sorted({g.name for g in ctx.facts.gpus if g.name})
     if len(names) < 2:
         return None
-    return ctx.finding("warn", [("gpus[*].name", names)],
-                       "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one "
-                       "model, e.g. with CUDA_VISIBLE_DEVICES.", env={"CUDA_VISIBLE_DEVICES": "<same-model GPUs>"})
+    return ctx.finding(
+        "warn",
+        [("gpus[*].name", names)],
+        "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one "
+        "model, e.g. with CUDA_VISIBLE_DEVICES.",
+        env={"CUDA_VISIBLE_DEVICES": "<same-model GPUs>"},
+    )
 
 
 @rule(
-    "gpu.idle_busy_state", "hardware", "GPUs are busy during the probe",
+    "gpu.idle_busy_state",
+    "hardware",
+    "GPUs are busy during the probe",
     "REFERENCE §5 'Clocks and throttling' and 'PCIe link gen': several checks read differently under load",
     priority="low",
 )
 def gpus_busy(ctx: RuleContext):
-    busy = [(f"{p}.clock_event_reasons", g.clock_event_reasons) for p, g in gpus(ctx.facts)
-            if gpu_is_busy(g, ctx.t("gpu_idle_reason_names"))]
+    busy = [
+        (f"{p}.clock_event_reasons", g.clock_event_reasons)
+        for p, g in gpus(ctx.facts)
+        if gpu_is_busy(g, ctx.t("gpu_idle_reason_names"))
+    ]
     if not busy:
         return None
-    return ctx.finding("info", busy,
-                       "These GPUs were not idle when the facts were taken; link generation and clocks are judged "
-                       "as under load. Run doctor again on an idle node to separate load effects from setup problems.")
+    return ctx.finding(
+        "info",
+        busy,
+        "These GPUs were not idle when the facts were taken; link generation and clocks are judged "
+        "as under load. Run doctor again on an idle node to separate load effects from setup problems.",
+    )

@@ -8,13 +8,16 @@ from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._util import FIRMWARE_ON_CLOUD, ONPREM_YES, gpu_is_busy, gpus
 
 INSTANCE_SIZING_CLOUD = Controllable(
-    can="partly", reason="the CPU/RAM per GPU is fixed by the instance type",
+    can="partly",
+    reason="the CPU/RAM per GPU is fixed by the instance type",
     alternative="pick a larger instance size or a family with more vCPUs/RAM per GPU",
 )
 
 
 @rule(
-    "gpu.none_found", "hardware", "No NVIDIA GPU found",
+    "gpu.none_found",
+    "hardware",
+    "No NVIDIA GPU found",
     "DESIGN.md: a machine without GPUs is a normal case; REFERENCE §5 lists what a GPU node is checked for",
     priority="low",
 )
@@ -24,12 +27,16 @@ def none_found(ctx: RuleContext):
     probe = ctx.facts.gpu_probe
     topo = ctx.facts.topology
     if topo.gpu_names or topo.nvlinks:
-        # Topology or NVLink output without the per-GPU report: the GPUs exist, their details were not captured.
+        # Topology or NVLink output without the per-GPU report: the GPUs exist, their details were
+        # not captured.
         seen = topo.gpu_names or [f"GPU{g.gpu_index}" for g in topo.nvlinks or []]
         return ctx.finding(
-            "info", [("gpus", []), ("topology.gpu_names", seen), ("gpu_probe.notes", probe.notes)],
-            "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, so health checks "
-            "(ECC, persistence, PCIe links, throttling, MIG) could not run. Capture the node with `gpuwise capture` "
+            "info",
+            [("gpus", []), ("topology.gpu_names", seen), ("gpu_probe.notes", probe.notes)],
+            "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, so health "
+            "checks "
+            "(ECC, persistence, PCIe links, throttling, MIG) could not run. Capture the node with `gpuwise "
+            "capture` "
             "(it records NVML and `nvidia-smi -q -x`).",
             title="GPU details not captured (only topology/NVLink output)",
             commands=["gpuwise capture -o node.tar.gz", "nvidia-smi -q -x > nvidia-smi-q-x.xml"],
@@ -38,21 +45,32 @@ def none_found(ctx: RuleContext):
     if probe.error:
         evidence.append(("gpu_probe.error", probe.error))
     return ctx.finding(
-        "info", evidence,
-        "No NVIDIA GPU was visible (" + (probe.error or "no driver or no device") + "). Host checks (shared memory, "
-        "memlock, swap, CPU governor, NUMA balancing, storage, network, containers) still ran. On a GPU node gpuwise "
-        "also checks PCIe link width and generation, persistence, ECC, retired pages and row remaps, throttling, MIG, "
-        "NVLink and NVSwitch Fabric Manager, GPU/NIC NUMA placement, RDMA and NCCL settings, driver/CUDA/torch "
+        "info",
+        evidence,
+        "No NVIDIA GPU was visible ("
+        + (probe.error or "no driver or no device")
+        + "). Host checks (shared memory, "
+        "memlock, swap, CPU governor, NUMA balancing, storage, network, containers) still ran. On a GPU "
+        "node gpuwise "
+        "also checks PCIe link width and generation, persistence, ECC, retired pages and row remaps, "
+        "throttling, MIG, "
+        "NVLink and NVSwitch Fabric Manager, GPU/NIC NUMA placement, RDMA and NCCL settings, "
+        "driver/CUDA/torch "
         "versions and monitoring agents. If this node should have GPUs, install the NVIDIA driver and check "
         "`nvidia-smi`.",
         commands=["nvidia-smi", "lspci | grep -i nvidia"],
-        controllable=Controllable(can="yes", reason="install the driver, or run doctor on the GPU node "
-                                  "(or on its capture: gpuwise capture there, gpuwise doctor --from here)"),
+        controllable=Controllable(
+            can="yes",
+            reason="install the driver, or run doctor on the GPU node "
+            "(or on its capture: gpuwise capture there, gpuwise doctor --from here)",
+        ),
     )
 
 
 @rule(
-    "gpu.probe_incomplete", "hardware", "Fewer GPUs described than attached",
+    "gpu.probe_incomplete",
+    "hardware",
+    "Fewer GPUs described than attached",
     "nvidia-smi 'Attached GPUs' versus the GPU entries it printed (DESIGN.md: fail soft, never hide it)",
     priority="low",
 )
@@ -60,19 +78,27 @@ def probe_incomplete(ctx: RuleContext):
     attached = ctx.facts.gpu_probe.attached_gpus
     if attached is None or attached <= len(ctx.facts.gpus):
         return None
-    return ctx.finding("info", [("gpu_probe.attached_gpus", attached), ("gpus.count", len(ctx.facts.gpus))],
-                       "Checks ran only on the GPUs described. Re-capture with the full `nvidia-smi -q -x` output "
-                       "to judge all of them.", commands=["nvidia-smi -q -x > nvidia-smi-q-x.txt"])
+    return ctx.finding(
+        "info",
+        [("gpu_probe.attached_gpus", attached), ("gpus.count", len(ctx.facts.gpus))],
+        "Checks ran only on the GPUs described. Re-capture with the full `nvidia-smi -q -x` output "
+        "to judge all of them.",
+        commands=["nvidia-smi -q -x > nvidia-smi-q-x.txt"],
+    )
 
 
 @rule(
-    "pcie.width_below_max", "hardware", "GPU PCIe link is narrower than its maximum",
+    "pcie.width_below_max",
+    "hardware",
+    "GPU PCIe link is narrower than its maximum",
     "REFERENCE §5 'PCIe link gen and width' (DCGM pcie min_pci_width; Stas): current = max; width does not "
     "drop at idle, so a narrow link is a slot, riser or BIOS problem",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": FIRMWARE_ON_CLOUD, "onprem": ONPREM_YES},
-    gain=ExpectedGain(text="host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)",
-                      source="REFERENCE §3 interconnect specs (ml-engineering network/README.md)"),
+    gain=ExpectedGain(
+        text="host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)",
+        source="REFERENCE §3 interconnect specs (ml-engineering network/README.md)",
+    ),
 )
 def pcie_width(ctx: RuleContext):
     evidence, checked = [], []
@@ -84,26 +110,39 @@ def pcie_width(ctx: RuleContext):
         if cur < mx:
             evidence.append((f"{p}.pcie.width_current/width_max", f"x{cur} / x{mx}"))
     if not evidence:
-        return ctx.passed([(f"{checked[0]}.pcie.width_current", "= width_max")],
-                          "GPU PCIe links run at full width") if checked else None
+        return (
+            ctx.passed(
+                [(f"{checked[0]}.pcie.width_current", "= width_max")], "GPU PCIe links run at full width"
+            )
+            if checked
+            else None
+        )
     return ctx.finding(
-        "warn", evidence,
+        "warn",
+        evidence,
         "A GPU link running below its maximum width has proportionally less host bandwidth (data loading, "
         "checkpoints, NCCL over PCIe). Reseat the card or riser, use a full x16 slot, and check the BIOS "
         "bifurcation settings. (Small consumer boards share lanes between slots by design.)",
-        commands=["nvidia-smi --query-gpu=index,pcie.link.width.current,pcie.link.width.max --format=csv",
-                  "sudo lspci -vvv | grep -E 'LnkCap|LnkSta'", "sudo dmesg | grep -i 'limited by'"],
+        commands=[
+            "nvidia-smi --query-gpu=index,pcie.link.width.current,pcie.link.width.max --format=csv",
+            "sudo lspci -vvv | grep -E 'LnkCap|LnkSta'",
+            "sudo dmesg | grep -i 'limited by'",
+        ],
     )
 
 
 @rule(
-    "pcie.gen_below_max", "hardware", "GPU PCIe link runs below its maximum generation under load",
+    "pcie.gen_below_max",
+    "hardware",
+    "GPU PCIe link runs below its maximum generation under load",
     "REFERENCE §5 'PCIe link gen and width': links downshift their generation at idle, so only a busy GPU "
     "with a lower generation counts (DCGM pcie min_pci_generation)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": FIRMWARE_ON_CLOUD, "onprem": ONPREM_YES},
-    gain=ExpectedGain(text="each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)",
-                      source="REFERENCE §3 interconnect specs"),
+    gain=ExpectedGain(
+        text="each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)",
+        source="REFERENCE §3 interconnect specs",
+    ),
 )
 def pcie_gen(ctx: RuleContext):
     idle_names = ctx.t("gpu_idle_reason_names")
@@ -119,22 +158,35 @@ def pcie_gen(ctx: RuleContext):
     if not evidence:
         return None
     return ctx.finding(
-        "warn", evidence,
-        "Under load the link should train at its maximum generation. Check the BIOS PCIe speed setting (Auto or the "
-        "highest Gen), risers and retimers, and `dmesg` for 'limited by' messages; re-check while a job runs.",
-        commands=["nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max --format=csv",
-                  "sudo dmesg | grep -i 'limited by'"],
+        "warn",
+        evidence,
+        "Under load the link should train at its maximum generation. Check the BIOS PCIe speed setting "
+        "(Auto or the "
+        "highest Gen), risers and retimers, and `dmesg` for 'limited by' messages; re-check while a job "
+        "runs.",
+        commands=[
+            "nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max --format=csv",
+            "sudo dmesg | grep -i 'limited by'",
+        ],
     )
 
 
 @rule(
-    "topo.gpu_nic_numa", "hardware", "GPUs and NICs sit on different NUMA nodes",
-    "REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); SYS crosses the CPU interconnect",
+    "topo.gpu_nic_numa",
+    "hardware",
+    "GPUs and NICs sit on different NUMA nodes",
+    "REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); SYS crosses the CPU "
+    "interconnect",
     priority={"cloud": "low", "onprem": "high"},
-    controllable={"cloud": Controllable(can="no", reason="PCIe placement is fixed by the host",
-                                        alternative="give NCCL the provider's topology file (NCCL_TOPO_FILE) and "
-                                        "pick instance types documented as GPU/NIC-affine"),
-                  "onprem": ONPREM_YES},
+    controllable={
+        "cloud": Controllable(
+            can="no",
+            reason="PCIe placement is fixed by the host",
+            alternative="give NCCL the provider's topology file (NCCL_TOPO_FILE) and "
+            "pick instance types documented as GPU/NIC-affine",
+        ),
+        "onprem": ONPREM_YES,
+    },
 )
 def gpu_nic_numa(ctx: RuleContext):
     topo = ctx.facts.topology
@@ -146,24 +198,37 @@ def gpu_nic_numa(ctx: RuleContext):
             name = topo.gpu_names[i] if i < len(topo.gpu_names) else f"GPU{i}"
             far.append((f"topology.gpu_nic_links[{name}]", row))
     if not far:
-        return ctx.passed([("topology.gpu_nic_links", "each GPU has a NIC closer than SYS")],
-                          "every GPU has a NIC on its own NUMA node")
+        return ctx.passed(
+            [("topology.gpu_nic_links", "each GPU has a NIC closer than SYS")],
+            "every GPU has a NIC on its own NUMA node",
+        )
     nics = [topo.nic_devices.get(n, n) for n in topo.nic_names]
     return ctx.finding(
-        "warn", far + [("topology.nic_names", nics)],
-        "These GPUs reach every NIC only across the CPU interconnect (SYS), which caps GPUDirect RDMA and adds "
-        "latency. Put a NIC under the same PCIe switch or socket as each GPU pair, or bind ranks so each GPU uses "
-        "its nearest NIC.", commands=["nvidia-smi topo -m"],
+        "warn",
+        far + [("topology.nic_names", nics)],
+        "These GPUs reach every NIC only across the CPU interconnect (SYS), which caps GPUDirect RDMA and "
+        "adds "
+        "latency. Put a NIC under the same PCIe switch or socket as each GPU pair, or bind ranks so each "
+        "GPU uses "
+        "its nearest NIC.",
+        commands=["nvidia-smi topo -m"],
     )
 
 
 @rule(
-    "topo.gpu_p2p_sys", "hardware", "GPU pairs talk across CPU sockets without NVLink",
+    "topo.gpu_p2p_sys",
+    "hardware",
+    "GPU pairs talk across CPU sockets without NVLink",
     "REFERENCE §5 'NUMA affinity' and §7 NCCL_P2P_LEVEL: SYS paths are the slowest P2P route",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={"cloud": Controllable(can="no", reason="GPU placement is fixed by the instance",
-                                        alternative="choose an NVLink/NVSwitch instance family for multi-GPU training"),
-                  "onprem": ONPREM_YES},
+    controllable={
+        "cloud": Controllable(
+            can="no",
+            reason="GPU placement is fixed by the instance",
+            alternative="choose an NVLink/NVSwitch instance family for multi-GPU training",
+        ),
+        "onprem": ONPREM_YES,
+    },
 )
 def gpu_p2p_sys(ctx: RuleContext):
     links = ctx.facts.topology.gpu_links
@@ -177,13 +242,19 @@ def gpu_p2p_sys(ctx: RuleContext):
                 pairs.append(f"{names[i] if i < len(names) else i}-{names[j] if j < len(names) else j}")
     if not pairs:
         return None
-    return ctx.finding("info", [("topology.gpu_links (SYS pairs)", pairs)],
-                       "Traffic between these GPUs crosses the CPU interconnect. Keep tightly coupled ranks "
-                       "(tensor parallel) on GPUs that share a switch or NVLink.", commands=["nvidia-smi topo -m"])
+    return ctx.finding(
+        "info",
+        [("topology.gpu_links (SYS pairs)", pairs)],
+        "Traffic between these GPUs crosses the CPU interconnect. Keep tightly coupled ranks "
+        "(tensor parallel) on GPUs that share a switch or NVLink.",
+        commands=["nvidia-smi topo -m"],
+    )
 
 
 @rule(
-    "cpu.numa_binding", "hardware", "Multi-socket host: bind each rank to its GPU's NUMA node",
+    "cpu.numa_binding",
+    "hardware",
+    "Multi-socket host: bind each rank to its GPU's NUMA node",
     "REFERENCE §6 #11 (tuning guide; ml-engineering NUMA affinity); §1 lists numactl binding as cloud-low",
     priority={"cloud": "low", "onprem": "medium"},
 )
@@ -195,18 +266,25 @@ def numa_binding(ctx: RuleContext):
     if ctx.facts.topology.gpu_numa_affinity:
         evidence.append(("topology.gpu_numa_affinity", ctx.facts.topology.gpu_numa_affinity))
     return ctx.finding(
-        "info", evidence,
-        "With several NUMA nodes, ranks that run on the far socket pay cross-socket memory traffic and straggle. "
+        "info",
+        evidence,
+        "With several NUMA nodes, ranks that run on the far socket pay cross-socket memory traffic and "
+        "straggle. "
         "Bind each rank's CPUs and memory to its GPU's NUMA node.",
-        commands=["numactl --cpunodebind=<node> --membind=<node> python train.py",
-                  "torchrun --nproc-per-node=<gpus> ... (with per-rank numactl or srun --cpu-bind)"],
+        commands=[
+            "numactl --cpunodebind=<node> --membind=<node> python train.py",
+            "torchrun --nproc-per-node=<gpus> ... (with per-rank numactl or srun --cpu-bind)",
+        ],
         gain=ExpectedGain(text="less cross-socket traffic; fewer stragglers", source="REFERENCE §6 #11"),
     )
 
 
 @rule(
-    "cpu.cores_per_gpu_low", "hardware", "Few CPU threads per GPU for data loading",
-    "REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) and §1 cloud-high 'instance type sized to the model'",
+    "cpu.cores_per_gpu_low",
+    "hardware",
+    "Few CPU threads per GPU for data loading",
+    "REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) and §1 cloud-high 'instance type sized to the "
+    "model'",
     priority={"cloud": "high", "onprem": "medium"},
     controllable={"cloud": INSTANCE_SIZING_CLOUD, "onprem": ONPREM_YES},
 )
@@ -220,14 +298,18 @@ def cores_per_gpu(ctx: RuleContext):
     if per >= minimum:
         return ctx.passed(ev, f"{per:g} CPU threads per GPU")
     return ctx.finding(
-        "warn", ev,
-        f"{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and decoding/augmentation); "
+        "warn",
+        ev,
+        f"{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and "
+        "decoding/augmentation); "
         "input-bound steps show up as low GPU utilisation.",
     )
 
 
 @rule(
-    "memory.host_ram_small", "hardware", "Host RAM is smaller than the GPUs' total memory",
+    "memory.host_ram_small",
+    "hardware",
+    "Host RAM is smaller than the GPUs' total memory",
     "heuristic (thresholds.yaml host_ram_per_gpu_memory_min); REFERENCE §1 cloud-high instance sizing",
     priority={"cloud": "high", "onprem": "medium"},
     controllable={"cloud": INSTANCE_SIZING_CLOUD, "onprem": ONPREM_YES},
@@ -242,7 +324,9 @@ def host_ram(ctx: RuleContext):
     if ratio >= ctx.t("host_ram_per_gpu_memory_min"):
         return ctx.passed(ev, f"host RAM is {ratio:.1f}x total GPU memory")
     return ctx.finding(
-        "warn", ev,
-        f"Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, pinned-memory data loading and "
+        "warn",
+        ev,
+        f"Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, pinned-memory data "
+        "loading and "
         "optimizer/CPU offload all stage data in host RAM; expect host OOMs or swapping with large models.",
     )

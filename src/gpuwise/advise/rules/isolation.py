@@ -7,8 +7,11 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable
 
 NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
-CONTAINER_CTL = Controllable(can="partly", reason="set when the container is started, not from inside it",
-                             alternative="restart the container with the options below (or ask the platform team)")
+CONTAINER_CTL = Controllable(
+    can="partly",
+    reason="set when the container is started, not from inside it",
+    alternative="restart the container with the options below (or ask the platform team)",
+)
 
 
 def _in_container(ctx: RuleContext) -> bool:
@@ -17,7 +20,9 @@ def _in_container(ctx: RuleContext) -> bool:
 
 
 @rule(
-    "isolation.container_shm", "isolation", "Container /dev/shm is too small",
+    "isolation.container_shm",
+    "isolation",
+    "Container /dev/shm is too small",
     "REFERENCE §5 '/dev/shm and memlock (containers)' and §6 #6: Docker's default is 64 MB; >= 1 GB needed",
     priority="high",
     controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
@@ -31,15 +36,21 @@ def container_shm(ctx: RuleContext):
     if shm >= ctx.t("shm_min_bytes"):
         return ctx.passed(ev, "container /dev/shm is at least 1 GB")
     return ctx.finding(
-        "fail", ev,
-        "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a small /dev/shm.",
-        commands=["docker run --ipc=host ...   # or --shm-size=16g",
-                  "kubernetes: mount an emptyDir {medium: Memory} at /dev/shm"],
+        "fail",
+        ev,
+        "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a small "
+        "/dev/shm.",
+        commands=[
+            "docker run --ipc=host ...   # or --shm-size=16g",
+            "kubernetes: mount an emptyDir {medium: Memory} at /dev/shm",
+        ],
     )
 
 
 @rule(
-    "isolation.cgroup_cpu_limit", "isolation", "A cgroup CPU limit is below the CPUs visible",
+    "isolation.cgroup_cpu_limit",
+    "isolation",
+    "A cgroup CPU limit is below the CPUs visible",
     "REFERENCE §1 (cgroup isolation, on-prem medium) and §6 #1: DataLoader workers need real CPU time",
     priority="medium",
     controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
@@ -49,16 +60,23 @@ def cgroup_cpu(ctx: RuleContext):
     if limit is None or not threads or limit >= threads:
         return None
     return ctx.finding(
-        "warn", [("platform.cgroup_cpu_limit", limit), ("cpu.threads", threads)],
-        f"Processes here may use only {limit:g} of {threads} CPUs. Tools that size thread pools from the CPU count "
-        "(DataLoader num_workers, OMP/MKL threads) oversubscribe and get throttled. Raise the limit or set the "
-        "thread counts to the limit.", env={"OMP_NUM_THREADS": str(max(1, int(limit)))},
+        "warn",
+        [("platform.cgroup_cpu_limit", limit), ("cpu.threads", threads)],
+        f"Processes here may use only {limit:g} of {threads} CPUs. Tools that size thread pools from the "
+        "CPU count "
+        "(DataLoader num_workers, OMP/MKL threads) oversubscribe and get throttled. Raise the limit or set "
+        "the "
+        "thread counts to the limit.",
+        env={"OMP_NUM_THREADS": str(max(1, int(limit)))},
     )
 
 
 @rule(
-    "isolation.cgroup_memory_limit", "isolation", "A cgroup memory limit is below host RAM",
-    "REFERENCE §1 (cgroup isolation); OOM-killer exits (137) are a typical training failure (REFERENCE §6 T2)",
+    "isolation.cgroup_memory_limit",
+    "isolation",
+    "A cgroup memory limit is below host RAM",
+    "REFERENCE §1 (cgroup isolation); OOM-killer exits (137) are a typical training failure (REFERENCE §6 "
+    "T2)",
     priority="medium",
     controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
 )
@@ -72,27 +90,38 @@ def cgroup_memory(ctx: RuleContext):
     if gpu_mem:
         ev.append(("gpus[*].memory_total_bytes (sum)", gpu_mem))
     return ctx.finding(
-        "warn" if small else "info", ev,
-        "The container may use less memory than the host has; checkpoint loading and DataLoader workers count "
+        "warn" if small else "info",
+        ev,
+        "The container may use less memory than the host has; checkpoint loading and DataLoader workers "
+        "count "
         "against it and the kernel kills the job (exit 137) at the limit.",
         commands=["docker run --memory=<size> ...   # or raise the Kubernetes memory limit"],
     )
 
 
 @rule(
-    "isolation.environment_unknown", "isolation", "Environment unknown: priorities assume either kind",
+    "isolation.environment_unknown",
+    "isolation",
+    "Environment unknown: priorities assume either kind",
     "REFERENCE §1: priorities differ between cloud instances and self-built clusters",
     priority="low",
 )
 def environment(ctx: RuleContext):
     pf = ctx.facts.platform
-    ev = [("platform.environment", pf.environment), ("platform.environment_reason", pf.environment_reason),
-          ("doctor --env", ctx.env)]
+    ev = [
+        ("platform.environment", pf.environment),
+        ("platform.environment_reason", pf.environment_reason),
+        ("doctor --env", ctx.env),
+    ]
     if pf.cloud_provider:
         ev.append(("platform.cloud_provider", pf.cloud_provider))
     if pf.instance_type:
         ev.append(("platform.instance_type", pf.instance_type))
     if ctx.env != "unknown":
         return None  # the report header states the kind and its reason
-    return ctx.finding("info", ev, "gpuwise could not tell whether this is a cloud VM or your own hardware, so "
-                       "each finding gives both answers to 'can I change it'. Pass --env cloud or --env onprem.")
+    return ctx.finding(
+        "info",
+        ev,
+        "gpuwise could not tell whether this is a cloud VM or your own hardware, so "
+        "each finding gives both answers to 'can I change it'. Pass --env cloud or --env onprem.",
+    )

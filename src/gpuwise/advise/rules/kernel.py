@@ -1,5 +1,6 @@
 """Kernel and OS rules (layer: kernel): ACS, IOMMU, NUMA balancing, CPU governor, THP, swap, memlock.
-Sources: REFERENCE §5 rows (PCIe ACS, IOMMU mode, NUMA auto-balancing, CPU governor, THP, /dev/shm and memlock)."""
+Sources: REFERENCE §5 rows
+(PCIe ACS, IOMMU mode, NUMA auto-balancing, CPU governor, THP, /dev/shm and memlock)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,33 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._util import KERNEL_ON_CLOUD, ONPREM_YES, is_virtual_machine
 
-NCCL_ACS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
+NCCL_ACS = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+    "#pci-access-control-services-acs"
+)
 GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/"
 
 
 @rule(
-    "kernel.acs_redirect", "kernel", "PCIe ACS redirects peer-to-peer traffic through the root complex",
+    "kernel.acs_redirect",
+    "kernel",
+    "PCIe ACS redirects peer-to-peer traffic through the root complex",
     "REFERENCE §5 'PCIe ACS (bare metal)' (NCCL Troubleshooting, ACS section; GDS best-practices guide)",
     priority={"cloud": "low", "onprem": "high"},
-    controllable={"cloud": Controllable(can="no", reason="ACS cannot be disabled from inside a VM",
-                                        alternative="ask the provider whether ATS is enabled on the NIC and ACS set "
-                                        "to allow ATS; pick NVLink instance types for GPU-to-GPU traffic"),
-                  "onprem": ONPREM_YES},
+    controllable={
+        "cloud": Controllable(
+            can="no",
+            reason="ACS cannot be disabled from inside a VM",
+            alternative="ask the provider whether ATS is enabled on the NIC and ACS set "
+            "to allow ATS; pick NVLink instance types for GPU-to-GPU traffic",
+        ),
+        "onprem": ONPREM_YES,
+    },
     references=(NCCL_ACS,),
-    gain=ExpectedGain(text="P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)",
-                      source="REFERENCE §5 PCIe ACS row"),
+    gain=ExpectedGain(
+        text="P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)",
+        source="REFERENCE §5 PCIe ACS row",
+    ),
 )
 def acs_redirect(ctx: RuleContext):
     bridges = ctx.facts.kernel.acs_redirect_bridges
@@ -32,17 +45,26 @@ def acs_redirect(ctx: RuleContext):
     vm = is_virtual_machine(ctx.facts)
     status = "info" if vm else ("fail" if len(ctx.facts.gpus) > 1 else "warn")
     return ctx.finding(
-        status, [("kernel.acs_redirect_bridges", bridges), ("platform.virtualization", ctx.facts.platform.virtualization)],
-        "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, P2P is forced up to the root complex: slow, "
+        status,
+        [
+            ("kernel.acs_redirect_bridges", bridges),
+            ("platform.virtualization", ctx.facts.platform.virtualization),
+        ],
+        "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, P2P is forced up to the root "
+        "complex: slow, "
         "or NCCL hangs. On bare metal disable it (BIOS 'ACS' option, or setpci at every boot)."
         + (" This is a VM: ACS in the guest is expected; see the alternative." if vm else ""),
-        commands=["sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
-                  "for bdf in " + " ".join(bridges[:8]) + "; do sudo setpci -s $bdf ECAP_ACS+0x6.w=0000; done"],
+        commands=[
+            "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
+            "for bdf in " + " ".join(bridges[:8]) + "; do sudo setpci -s $bdf ECAP_ACS+0x6.w=0000; done",
+        ],
     )
 
 
 @rule(
-    "kernel.iommu_not_pt", "kernel", "IOMMU translates DMA (not in pass-through mode)",
+    "kernel.iommu_not_pt",
+    "kernel",
+    "IOMMU translates DMA (not in pass-through mode)",
     "REFERENCE §5 'IOMMU mode' (AMD Instinct guides: iommu=pt; NVIDIA NIM: IOMMU-enabled P2P needs iommu=pt)",
     priority={"cloud": "low", "onprem": "high"},
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
@@ -55,16 +77,23 @@ def iommu_not_pt(ctx: RuleContext):
     if k.iommu in ("pt", "off", "default"):
         return ctx.passed(ev, f"IOMMU mode: {k.iommu}")
     return ctx.finding(
-        "warn", ev,
-        "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. Keep it on but in pass-through "
-        "mode.", commands=["sudo sed -i 's/GRUB_CMDLINE_LINUX=\"/&iommu=pt /' /etc/default/grub && sudo update-grub",
-                           "sudo reboot"],
+        "warn",
+        ev,
+        "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. Keep it on but in "
+        "pass-through "
+        "mode.",
+        commands=[
+            "sudo sed -i 's/GRUB_CMDLINE_LINUX=\"/&iommu=pt /' /etc/default/grub && sudo update-grub",
+            "sudo reboot",
+        ],
         config=['GRUB_CMDLINE_LINUX="... iommu=pt"   # /etc/default/grub'],
     )
 
 
 @rule(
-    "kernel.numa_balancing", "kernel", "Automatic NUMA balancing is on",
+    "kernel.numa_balancing",
+    "kernel",
+    "Automatic NUMA balancing is on",
     "REFERENCE §5 'NUMA auto-balancing': 0 (Grace CPU Benchmarking Guide; AMD MI300X guide; mlnx_tune)",
     priority={"cloud": "low", "onprem": "medium"},
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
@@ -78,8 +107,10 @@ def numa_balancing(ctx: RuleContext):
     if value.strip() == ctx.t("numa_balancing_ok"):
         return ctx.passed(ev, "NUMA auto-balancing is off")
     return ctx.finding(
-        "warn", ev,
-        "The kernel migrates pages between NUMA nodes behind the process's back, which adds latency spikes to pinned "
+        "warn",
+        ev,
+        "The kernel migrates pages between NUMA nodes behind the process's back, which adds latency spikes "
+        "to pinned "
         "buffers and data loaders. Bind ranks to NUMA nodes explicitly and turn auto-balancing off.",
         commands=["sudo sysctl -w kernel.numa_balancing=0"],
         config=["kernel.numa_balancing = 0   # /etc/sysctl.d/90-gpuwise.conf"],
@@ -87,7 +118,9 @@ def numa_balancing(ctx: RuleContext):
 
 
 @rule(
-    "kernel.cpu_governor", "kernel", "CPU frequency governor is not 'performance'",
+    "kernel.cpu_governor",
+    "kernel",
+    "CPU frequency governor is not 'performance'",
     "REFERENCE §5 'CPU frequency governor' (Grace benchmarking guide; mlnx_tune; AMD tuning guides)",
     priority={"cloud": "low", "onprem": "medium"},
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
@@ -101,26 +134,38 @@ def cpu_governor(ctx: RuleContext):
             return None
         # Inside most VMs there is no cpufreq driver: the host sets CPU clocks, so say so once, quietly.
         return ctx.finding(
-            "info", [("cpu.governor", None), ("cpu.unknown.governor", reason)],
-            "The VM shows no CPU frequency driver; the host decides CPU clocks. Nothing to change in the guest.",
-            title="CPU frequency governor not visible in this VM", priority="low",
-            controllable=Controllable(can="no", reason="CPU power management belongs to the hypervisor host",
-                                      alternative="choose a compute-optimised or bare-metal instance family if "
-                                      "CPU-side work (data loading) is the bottleneck"),
+            "info",
+            [("cpu.governor", None), ("cpu.unknown.governor", reason)],
+            "The VM shows no CPU frequency driver; the host decides CPU clocks. Nothing to change in the "
+            "guest.",
+            title="CPU frequency governor not visible in this VM",
+            priority="low",
+            controllable=Controllable(
+                can="no",
+                reason="CPU power management belongs to the hypervisor host",
+                alternative="choose a compute-optimised or bare-metal instance family if "
+                "CPU-side work (data loading) is the bottleneck",
+            ),
         )
     ev = [("cpu.governor", gov)]
     if gov == ctx.t("governor_ok"):
         return ctx.passed(ev, "CPU governor is performance")
     return ctx.finding(
-        "warn", ev,
-        "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, data loading and NCCL "
-        "proxy threads.", commands=["sudo cpupower frequency-set -g performance"],
+        "warn",
+        ev,
+        "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, data loading "
+        "and NCCL "
+        "proxy threads.",
+        commands=["sudo cpupower frequency-set -g performance"],
     )
 
 
 @rule(
-    "kernel.thp", "kernel", "Transparent hugepages setting",
-    "REFERENCE §5 'Transparent hugepages': no authoritative GPU-training recommendation (mlnx_tune reports it); "
+    "kernel.thp",
+    "kernel",
+    "Transparent hugepages setting",
+    "REFERENCE §5 'Transparent hugepages': no authoritative GPU-training recommendation (mlnx_tune reports "
+    "it); "
     "§1 lists THP under on-prem medium 'kernel features'",
     priority="low",
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
@@ -130,16 +175,21 @@ def thp(ctx: RuleContext):
     if k.thp_enabled is None:
         return None
     return ctx.finding(
-        "info", [("kernel.thp_enabled", k.thp_enabled), ("kernel.thp_defrag", k.thp_defrag)],
-        "Informational: there is no authoritative recommendation for GPU training. 'always' with synchronous defrag "
+        "info",
+        [("kernel.thp_enabled", k.thp_enabled), ("kernel.thp_defrag", k.thp_defrag)],
+        "Informational: there is no authoritative recommendation for GPU training. 'always' with "
+        "synchronous defrag "
         "can add allocation stalls on the host; 'madvise' is a common compromise. Measure before changing.",
         commands=["cat /sys/kernel/mm/transparent_hugepage/{enabled,defrag}"],
     )
 
 
 @rule(
-    "kernel.swap_on", "kernel", "Swap is enabled",
-    "heuristic: a training host that swaps shows erratic step times; REFERENCE §1 on-prem medium 'kernel features'",
+    "kernel.swap_on",
+    "kernel",
+    "Swap is enabled",
+    "heuristic: a training host that swaps shows erratic step times; REFERENCE §1 on-prem medium 'kernel "
+    "features'",
     priority="low",
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
 )
@@ -151,16 +201,23 @@ def swap_on(ctx: RuleContext):
         return ctx.passed([("memory.swap_total_bytes", 0)], "swap is off")
     swappiness = ctx.facts.kernel.sysctl.get("vm.swappiness")
     return ctx.finding(
-        "info", [("memory.swap_total_bytes", swap), ("kernel.sysctl.vm.swappiness", swappiness)],
-        "When host memory runs short (checkpoint loading, many DataLoader workers) pages of the training process get "
-        "swapped and steps stall instead of failing fast. Turn swap off on dedicated training nodes, or lower "
-        "vm.swappiness.", commands=["sudo swapoff -a", "sudo sysctl -w vm.swappiness=1"],
+        "info",
+        [("memory.swap_total_bytes", swap), ("kernel.sysctl.vm.swappiness", swappiness)],
+        "When host memory runs short (checkpoint loading, many DataLoader workers) pages of the training "
+        "process get "
+        "swapped and steps stall instead of failing fast. Turn swap off on dedicated training nodes, or "
+        "lower "
+        "vm.swappiness.",
+        commands=["sudo swapoff -a", "sudo sysctl -w vm.swappiness=1"],
     )
 
 
 @rule(
-    "kernel.memlock_limited", "kernel", "Locked-memory limit (ulimit -l) is not unlimited",
-    "REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); RDMA registers pinned memory",
+    "kernel.memlock_limited",
+    "kernel",
+    "Locked-memory limit (ulimit -l) is not unlimited",
+    "REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); RDMA registers "
+    "pinned memory",
     priority={"cloud": "medium", "onprem": "high"},
 )
 def memlock_limited(ctx: RuleContext):
@@ -172,10 +229,15 @@ def memlock_limited(ctx: RuleContext):
         return ctx.passed(ev[:1], "memlock is unlimited")
     rdma = bool(ctx.facts.network.rdma_devices)
     return ctx.finding(
-        "warn" if rdma else "info", ev + [("network.rdma_devices", len(ctx.facts.network.rdma_devices))],
-        "RDMA (InfiniBand/RoCE, GPUDirect) registers pinned memory and fails or falls back to sockets when the "
+        "warn" if rdma else "info",
+        ev + [("network.rdma_devices", len(ctx.facts.network.rdma_devices))],
+        "RDMA (InfiniBand/RoCE, GPUDirect) registers pinned memory and fails or falls back to sockets when "
+        "the "
         "locked-memory limit is small; pinned DataLoader buffers count too.",
         priority=None if rdma else "low",
         commands=["docker run --ulimit memlock=-1 ...", "ulimit -l unlimited"],
-        config=["* soft memlock unlimited", "* hard memlock unlimited   # /etc/security/limits.d/99-memlock.conf"],
+        config=[
+            "* soft memlock unlimited",
+            "* hard memlock unlimited   # /etc/security/limits.d/99-memlock.conf",
+        ],
     )

@@ -9,18 +9,47 @@ from gpuwise.bench.models import Measurement
 
 _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
     # (rule id, bench layer, finding layer, what, what to check)
-    ("bench.compute_low", "compute", "hardware", "Matmul throughput",
-     "Check clocks and throttle reasons under load (`nvidia-smi -q -d PERFORMANCE`), power limits, and that the "
-     "benchmark ran alone on the GPU."),
-    ("bench.memory_low", "memory", "hardware", "GPU memory bandwidth",
-     "Check memory clocks, ECC/row-remap state and throttling; compare with another GPU of the same model."),
-    ("bench.host_device_low", "host-device", "hardware", "Host<->GPU (PCIe) bandwidth",
-     "Check the PCIe link width/generation under load, NUMA placement of the pinned buffer, and ACS/IOMMU."),
-    ("bench.gpu_gpu_low", "gpu-gpu", "hardware", "GPU-to-GPU bandwidth",
-     "Check NVLink link state (`nvidia-smi nvlink -s`), P2P support, ACS and IOMMU settings."),
-    ("bench.collective_low", "collective", "network", "Collective bus bandwidth (busbw)",
-     "Check that NCCL uses the expected transport (NCCL_DEBUG=INFO: NET/IB vs NET/Socket, NVLS), leftover NCCL "
-     "debugging variables, and message sizes >= 1 GiB for the plateau."),
+    (
+        "bench.compute_low",
+        "compute",
+        "hardware",
+        "Matmul throughput",
+        "Check clocks and throttle reasons under load (`nvidia-smi -q -d PERFORMANCE`), power limits, and "
+        "that the "
+        "benchmark ran alone on the GPU.",
+    ),
+    (
+        "bench.memory_low",
+        "memory",
+        "hardware",
+        "GPU memory bandwidth",
+        "Check memory clocks, ECC/row-remap state and throttling; compare with another GPU of the same "
+        "model.",
+    ),
+    (
+        "bench.host_device_low",
+        "host-device",
+        "hardware",
+        "Host<->GPU (PCIe) bandwidth",
+        "Check the PCIe link width/generation under load, NUMA placement of the pinned buffer, and "
+        "ACS/IOMMU.",
+    ),
+    (
+        "bench.gpu_gpu_low",
+        "gpu-gpu",
+        "hardware",
+        "GPU-to-GPU bandwidth",
+        "Check NVLink link state (`nvidia-smi nvlink -s`), P2P support, ACS and IOMMU settings.",
+    ),
+    (
+        "bench.collective_low",
+        "collective",
+        "network",
+        "Collective bus bandwidth (busbw)",
+        "Check that NCCL uses the expected transport (NCCL_DEBUG=INFO: NET/IB vs NET/Socket, NVLS), "
+        "leftover NCCL "
+        "debugging variables, and message sizes >= 1 GiB for the plateau.",
+    ),
 )
 
 
@@ -37,12 +66,18 @@ def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None,
 
 def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) -> None:
     @rule(
-        rule_id, layer, f"{what} is well below what this hardware typically achieves",
+        rule_id,
+        layer,
+        f"{what} is well below what this hardware typically achieves",
         "REFERENCE §3 achievable numbers; DCGM pass marks are 0.75x the reference achieved values",
-        priority="high", needs_bench=True,
+        priority="high",
+        needs_bench=True,
     )
     def check(ctx: RuleContext):
-        warn, fail = ctx.t("measurement_percent_of_achievable_warn"), ctx.t("measurement_percent_of_achievable_fail")
+        warn, fail = (
+            ctx.t("measurement_percent_of_achievable_warn"),
+            ctx.t("measurement_percent_of_achievable_fail"),
+        )
         low, seen, status = [], [], "warn"
         for m in ctx.bench.results:
             if m.layer != bench_layer or m.status != "ok" or m.value is None:
@@ -52,13 +87,24 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 continue
             seen.append(m.name)
             if pct < warn:
-                low.append((f"bench:{m.name}", f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak "
-                            f"{m.peak:g} ({m.peak_source or 'peak'}); {pct:.0f}% of achievable ({basis})"))
+                low.append(
+                    (
+                        f"bench:{m.name}",
+                        f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak "
+                        f"{m.peak:g} ({m.peak_source or 'peak'}); {pct:.0f}% of achievable ({basis})",
+                    )
+                )
                 if pct < fail:
                     status = "fail"
         if not low:
-            return ctx.passed([(f"bench:{n}", "within typical achievable range") for n in seen[:3]],
-                              f"{what} is within the typical achievable range") if seen else None
+            return (
+                ctx.passed(
+                    [(f"bench:{n}", "within typical achievable range") for n in seen[:3]],
+                    f"{what} is within the typical achievable range",
+                )
+                if seen
+                else None
+            )
         return ctx.finding(status, low, f"{what} is below the typical achievable fraction. {advice}")
 
 
@@ -67,14 +113,24 @@ for _row in _CHECKS:
 
 
 @rule(
-    "bench.not_measured", "hardware", "Some benchmarks failed or were invalid",
+    "bench.not_measured",
+    "hardware",
+    "Some benchmarks failed or were invalid",
     "DESIGN.md: measure like mamf-finder and nccl-tests; a result above 100% of peak is invalid",
-    priority="low", needs_bench=True,
+    priority="low",
+    needs_bench=True,
 )
 def not_measured(ctx: RuleContext):
-    bad = [(f"bench:{m.name}", f"{m.status}: {m.reason or ''}".strip()) for m in ctx.bench.results
-           if m.status in ("failed", "invalid")]
+    bad = [
+        (f"bench:{m.name}", f"{m.status}: {m.reason or ''}".strip())
+        for m in ctx.bench.results
+        if m.status in ("failed", "invalid")
+    ]
     if not bad:
         return None
-    return ctx.finding("info", bad, "These layers were not judged. Fix the reason shown and re-run the benchmark.",
-                       commands=["gpuwise bench --quick --json bench.json"])
+    return ctx.finding(
+        "info",
+        bad,
+        "These layers were not judged. Fix the reason shown and re-run the benchmark.",
+        commands=["gpuwise bench --quick --json bench.json"],
+    )

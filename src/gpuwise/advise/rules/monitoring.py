@@ -1,5 +1,6 @@
 """Monitoring rules (layer: monitoring): a GPU node without a health/metrics agent.
-Sources: REFERENCE §1 (cloud medium 'GPU utilisation and temperature alerts'; on-prem medium 'Prometheus+DCGM')."""
+Sources: REFERENCE §1 (cloud medium 'GPU utilisation and temperature alerts'; on-prem medium
+'Prometheus+DCGM')."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "
 
 
 @rule(
-    "monitoring.no_gpu_agent", "monitoring", "No GPU monitoring agent (DCGM / exporter) on a GPU node",
+    "monitoring.no_gpu_agent",
+    "monitoring",
+    "No GPU monitoring agent (DCGM / exporter) on a GPU node",
     "REFERENCE §1: cloud medium 'GPU utilisation and temperature alerts'; on-prem medium 'Prometheus+DCGM "
     "monitoring'; §5 DCGM checks (ECC, row remap, throttling) need DCGM",
     priority="medium",
@@ -28,17 +31,24 @@ def no_gpu_agent(ctx: RuleContext):
     if running or active:
         return ctx.passed(ev, "a GPU monitoring agent is running")
     return ctx.finding(
-        "warn", ev,
-        "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, so throttling and "
-        "failing GPUs go unnoticed between runs. Run DCGM with dcgm-exporter (Prometheus) or the provider's GPU "
+        "warn",
+        ev,
+        "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, so throttling "
+        "and "
+        "failing GPUs go unnoticed between runs. Run DCGM with dcgm-exporter (Prometheus) or the "
+        "provider's GPU "
         "monitoring agent, with alerts on utilisation and temperature.",
-        commands=["sudo apt-get install -y datacenter-gpu-manager && sudo systemctl enable --now nvidia-dcgm",
-                  "docker run -d --gpus all -p 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter:<tag>"],
+        commands=[
+            "sudo apt-get install -y datacenter-gpu-manager && sudo systemctl enable --now nvidia-dcgm",
+            "docker run -d --gpus all -p 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter:<tag>",
+        ],
     )
 
 
 @rule(
-    "monitoring.no_node_agent", "monitoring", "No host metrics agent",
+    "monitoring.no_node_agent",
+    "monitoring",
+    "No host metrics agent",
     "REFERENCE §1 medium on both kinds: monitoring and alerts (Prometheus node_exporter or equivalent)",
     priority="low",
 )
@@ -49,7 +59,8 @@ def no_node_agent(ctx: RuleContext):
     if "ps-comm" not in ctx.facts.meta.commands or ctx.facts.meta.commands.get("ps-comm") != "ok":
         return None  # could not look at the process list: do not claim nothing runs
     return ctx.finding(
-        "info", [("monitoring.agents_running", [])],
+        "info",
+        [("monitoring.agents_running", [])],
         "No metrics agent (node_exporter, telegraf, DCGM, ...) is running: host memory, disk and network "
         "saturation during training will not be visible afterwards.",
         commands=["sudo apt-get install -y prometheus-node-exporter"],

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
-from gpuwise.advise.rules._util import FABRIC_ON_CLOUD, ONPREM_YES, nccl_setting, physical_nics, version_tuple
+from gpuwise.advise.rules._util import (
+    FABRIC_ON_CLOUD,
+    ONPREM_YES,
+    nccl_setting,
+    physical_nics,
+    version_tuple,
+)
 
 NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
-GPU_OPERATOR_RDMA = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html"
-RDMA_GAIN = ExpectedGain(text="~4-5x faster collectives than TCP sockets (370 -> 50 ms for a 1 GB AllReduce)",
-                         source="REFERENCE §6 #39 (AReaL #639; NCCL docs)")
+GPU_OPERATOR_RDMA = (
+    "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html"
+)
+RDMA_GAIN = ExpectedGain(
+    text="~4-5x faster collectives than TCP sockets (370 -> 50 ms for a 1 GB AllReduce)",
+    source="REFERENCE §6 #39 (AReaL #639; NCCL docs)",
+)
 
 
 def _ports(ctx: RuleContext):
@@ -20,8 +30,11 @@ def _ports(ctx: RuleContext):
 
 
 @rule(
-    "net.no_rdma", "network", "No RDMA network (InfiniBand/RoCE) for multi-node training",
-    "REFERENCE §1 (multi-node: cloud VPC reaches 70-80% of an IB cluster at 4 nodes, 50-60% at 16+; on-prem high: "
+    "net.no_rdma",
+    "network",
+    "No RDMA network (InfiniBand/RoCE) for multi-node training",
+    "REFERENCE §1 (multi-node: cloud VPC reaches 70-80% of an IB cluster at 4 nodes, 50-60% at 16+; "
+    "on-prem high: "
     "InfiniBand+RDMA with NCCL settings); §6 #39",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": FABRIC_ON_CLOUD, "onprem": ONPREM_YES},
@@ -40,46 +53,69 @@ def no_rdma(ctx: RuleContext):
     return ctx.finding(
         "warn" if many else "info",
         [("network.rdma_devices", []), ("gpus.count", n)],
-        "Multi-node jobs on this node would run NCCL over TCP sockets. Single-node training is unaffected. For "
+        "Multi-node jobs on this node would run NCCL over TCP sockets. Single-node training is unaffected. "
+        "For "
         "multi-node training use InfiniBand or RoCE NICs with GPUDirect RDMA (self-built) or an RDMA-capable "
-        "instance type in one placement group (cloud); on TCP set NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD.",
+        "instance type in one placement group (cloud); on TCP set "
+        "NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD.",
         commands=["ibv_devinfo", "ls /sys/class/infiniband"],
     )
 
 
 @rule(
-    "net.cloud_placement", "network", "Multi-node on cloud: one availability zone and a placement group",
-    "REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; cloud VPC 25-100 Gbps per "
+    "net.cloud_placement",
+    "network",
+    "Multi-node on cloud: one availability zone and a placement group",
+    "REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; cloud VPC 25-100 "
+    "Gbps per "
     "instance; 4 nodes reach 70-80% of a self-built InfiniBand cluster, 16+ nodes 50-60%)",
     priority={"cloud": "high"},
     environments=("cloud",),
-    controllable={"cloud": Controllable(can="yes", reason="placement is chosen when the instances are created")},
-    gain=ExpectedGain(text="avoids the 1-2 ms cross-zone latency on every collective",
-                      source="REFERENCE §1 (source documents' claim)"),
+    controllable={
+        "cloud": Controllable(can="yes", reason="placement is chosen when the instances are created")
+    },
+    gain=ExpectedGain(
+        text="avoids the 1-2 ms cross-zone latency on every collective",
+        source="REFERENCE §1 (source documents' claim)",
+    ),
 )
 def cloud_placement(ctx: RuleContext):
     if not ctx.facts.gpus:
         return None
     pf = ctx.facts.platform
-    evidence = [("platform.environment", pf.environment), ("platform.cloud_provider", pf.cloud_provider),
-                ("platform.instance_type", pf.instance_type),
-                ("network.rdma_devices", [d.name for d in ctx.facts.network.rdma_devices])]
+    evidence = [
+        ("platform.environment", pf.environment),
+        ("platform.cloud_provider", pf.cloud_provider),
+        ("platform.instance_type", pf.instance_type),
+        ("network.rdma_devices", [d.name for d in ctx.facts.network.rdma_devices]),
+    ]
     return ctx.finding(
-        "info", evidence,
+        "info",
+        evidence,
         "If this instance trains with others, create all nodes in one availability zone and in a cluster "
-        "placement group (or the provider's equivalent), and measure all-reduce busbw across the nodes before "
+        "placement group (or the provider's equivalent), and measure all-reduce busbw across the nodes "
+        "before "
         "a long run: multi-node scaling on cloud networks is the largest gap to a self-built cluster.",
-        commands=["gpuwise bench --only collective --json bench.json   # on each node, then gpuwise compare"],
+        commands=[
+            "gpuwise bench --only collective --json bench.json   # on each node, then gpuwise compare"
+        ],
     )
 
 
 @rule(
-    "net.rdma_port_down", "network", "RDMA ports are not active",
+    "net.rdma_port_down",
+    "network",
+    "RDMA ports are not active",
     "REFERENCE §5 'IB/RoCE state': all ports Active at rated speed (Azure check_hw_ib; gcm check-ib)",
     priority="high",
-    controllable={"cloud": Controllable(can="no", reason="the fabric belongs to the provider",
-                                        alternative="restart/replace the instance and report the port to the provider"),
-                  "onprem": ONPREM_YES},
+    controllable={
+        "cloud": Controllable(
+            can="no",
+            reason="the fabric belongs to the provider",
+            alternative="restart/replace the instance and report the port to the provider",
+        ),
+        "onprem": ONPREM_YES,
+    },
 )
 def rdma_port_down(ctx: RuleContext):
     all_ports = list(_ports(ctx))
@@ -87,46 +123,69 @@ def rdma_port_down(ctx: RuleContext):
     if not all_ports:
         return None
     if not down:
-        return ctx.passed([("network.rdma_devices.ports.active", len(all_ports))], "all RDMA ports are active")
+        return ctx.passed(
+            [("network.rdma_devices.ports.active", len(all_ports))], "all RDMA ports are active"
+        )
     evidence = [(f"{p}.state", f"{port.state} / {port.phys_state}") for p, port in down]
     # Some ports up and some down is a broken cable/port; all down may be an unused adapter.
     status = "fail" if len(down) < len(all_ports) else "warn"
     return ctx.finding(
-        status, evidence,
-        "Ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link (cable, transceiver, switch port), "
-        "INIT means the subnet manager has not configured it. If a port is unused on purpose, exclude it with "
-        "NCCL_IB_HCA.", commands=["ibstat", "ibv_devinfo -v", "sudo systemctl status opensm  # IB subnet manager"],
+        status,
+        evidence,
+        "Ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link (cable, transceiver, "
+        "switch port), "
+        "INIT means the subnet manager has not configured it. If a port is unused on purpose, exclude it "
+        "with "
+        "NCCL_IB_HCA.",
+        commands=["ibstat", "ibv_devinfo -v", "sudo systemctl status opensm  # IB subnet manager"],
         env={"NCCL_IB_HCA": "=<active hca list>"},
     )
 
 
 @rule(
-    "net.rdma_rate_below_peers", "network", "An RDMA port runs below the speed of its peers",
+    "net.rdma_rate_below_peers",
+    "network",
+    "An RDMA port runs below the speed of its peers",
     "REFERENCE §5 'IB/RoCE state': all ports at rated speed (Azure check_hw_ib)",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": Controllable(can="no", reason="the fabric belongs to the provider",
-                                        alternative="report the port to the provider"), "onprem": ONPREM_YES},
+    controllable={
+        "cloud": Controllable(
+            can="no",
+            reason="the fabric belongs to the provider",
+            alternative="report the port to the provider",
+        ),
+        "onprem": ONPREM_YES,
+    },
 )
 def rdma_rate(ctx: RuleContext):
-    active = [(p, port) for p, _, port in _ports(ctx)
-              if port.rate_gbps and (port.state or "").upper() == "ACTIVE"]
+    active = [
+        (p, port) for p, _, port in _ports(ctx) if port.rate_gbps and (port.state or "").upper() == "ACTIVE"
+    ]
     if len(active) < 2:
         return None
     best: dict[str, float] = {}
     for _, port in active:
         best[port.link_layer or ""] = max(best.get(port.link_layer or "", 0.0), port.rate_gbps or 0.0)
-    slow = [(f"{p}.rate_gbps", port.rate_gbps) for p, port in active if port.rate_gbps < best[port.link_layer or ""]]
+    slow = [
+        (f"{p}.rate_gbps", port.rate_gbps)
+        for p, port in active
+        if port.rate_gbps < best[port.link_layer or ""]
+    ]
     if not slow:
         return None
     return ctx.finding(
-        "warn", slow + [("network.rdma_devices.ports.rate_gbps (best)", max(best.values()))],
+        "warn",
+        slow + [("network.rdma_devices.ports.rate_gbps (best)", max(best.values()))],
         "A port that trained at a lower rate than its peers (bad cable or transceiver, wrong switch port "
-        "configuration) slows every collective that uses it.", commands=["ibstat", "mlxlink -d <dev> -m"],
+        "configuration) slows every collective that uses it.",
+        commands=["ibstat", "mlxlink -d <dev> -m"],
     )
 
 
 @rule(
-    "net.roce_gid_index", "network", "RoCE without an explicit NCCL GID index on an older NCCL",
+    "net.roce_gid_index",
+    "network",
+    "RoCE without an explicit NCCL GID index on an older NCCL",
     "REFERENCE §7 NCCL_IB_GID_INDEX (automatic since NCCL 2.21); §6 #43; §5 'IB/RoCE state'",
     priority={"cloud": "medium", "onprem": "high"},
     references=(NCCL_ENV,),
@@ -142,41 +201,67 @@ def roce_gid(ctx: RuleContext):
     auto = version_tuple(nccl) and version_tuple(nccl) >= version_tuple(ctx.t("nccl_auto_gid_min_version"))
     evidence = [(f"{roce[0]}.link_layer", "Ethernet"), ("NCCL_IB_GID_INDEX", None), ("NCCL version", nccl)]
     return ctx.finding(
-        "info" if auto else "warn", evidence,
-        ("NCCL picks the RoCE v2 GID automatically since 2.21; set NCCL_IB_GID_INDEX only if it picks a wrong one "
-         "(RoCE v1 or IPv6 link-local)." if auto else
-         "On RoCE an NCCL older than 2.21 (or of unknown version) may use a RoCE v1 or link-local GID: find the RoCE "
-         "v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."),
-        commands=["show_gids"], env={} if auto else {"NCCL_IB_GID_INDEX": "<index of the RoCE v2 IPv4 GID>"},
+        "info" if auto else "warn",
+        evidence,
+        (
+            "NCCL picks the RoCE v2 GID automatically since 2.21; set NCCL_IB_GID_INDEX only if it picks a "
+            "wrong one "
+            "(RoCE v1 or IPv6 link-local)."
+            if auto
+            else "On RoCE an NCCL older than 2.21 (or of unknown version) may use a RoCE v1 or link-local "
+            "GID: find the RoCE v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
+        ),
+        commands=["show_gids"],
+        env={} if auto else {"NCCL_IB_GID_INDEX": "<index of the RoCE v2 IPv4 GID>"},
     )
 
 
 @rule(
-    "net.peermem_missing", "network", "GPUDirect RDMA module (nvidia_peermem) is not loaded",
+    "net.peermem_missing",
+    "network",
+    "GPUDirect RDMA module (nvidia_peermem) is not loaded",
     "REFERENCE §5 'GPUDirect RDMA': nvidia-peermem loaded (bundled since R470) or DMA-BUF",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": Controllable(can="partly", reason="the guest can load the module if the VM exposes "
-                                        "the HCA with GPUDirect support", alternative="use the provider's RDMA image")},
+    controllable={
+        "cloud": Controllable(
+            can="partly",
+            reason="the guest can load the module if the VM exposes the HCA with GPUDirect support",
+            alternative="use the provider's RDMA image",
+        )
+    },
     references=(GPU_OPERATOR_RDMA,),
-    gain=ExpectedGain(text="NIC reads GPU memory directly instead of staging through host memory",
-                      source="REFERENCE §5 GPUDirect RDMA"),
+    gain=ExpectedGain(
+        text="NIC reads GPU memory directly instead of staging through host memory",
+        source="REFERENCE §5 GPUDirect RDMA",
+    ),
 )
 def peermem(ctx: RuleContext):
     net = ctx.facts.network
     if not ctx.facts.gpus or not net.rdma_devices or net.nvidia_peermem_loaded is not False:
         return None
     return ctx.finding(
-        "warn", [("network.nvidia_peermem_loaded", False), ("network.rdma_devices", [d.name for d in net.rdma_devices])],
-        "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for GDRDMA in the NCCL "
+        "warn",
+        [
+            ("network.nvidia_peermem_loaded", False),
+            ("network.rdma_devices", [d.name for d in net.rdma_devices]),
+        ],
+        "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for GDRDMA in the "
+        "NCCL "
         "INFO log). Load it, or use DMA-BUF on recent kernels and NCCL.",
-        commands=["sudo modprobe nvidia_peermem", "echo nvidia_peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf"],
+        commands=[
+            "sudo modprobe nvidia_peermem",
+            "echo nvidia_peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf",
+        ],
         env={"NCCL_DMABUF_ENABLE": "1  # alternative on kernels/NCCL with DMA-BUF support"},
     )
 
 
 @rule(
-    "net.nccl_debug_vars", "network", "NCCL 'Debugging' variables are set",
-    "REFERENCE §7 (NCCL env doc: Debugging variables 'should not be used in production nor retained in scripts'); "
+    "net.nccl_debug_vars",
+    "network",
+    "NCCL 'Debugging' variables are set",
+    "REFERENCE §7 (NCCL env doc: Debugging variables 'should not be used in production nor retained in "
+    "scripts'); "
     "§6 #46",
     priority="medium",
     references=(NCCL_ENV,),
@@ -191,17 +276,23 @@ def nccl_debug_vars(ctx: RuleContext):
     if not found:
         return None
     return ctx.finding(
-        "warn", found,
+        "warn",
+        found,
         "These variables override NCCL's automatic choices; the NCCL documentation classes them as debugging "
-        "aids that can cause sub-optimal behaviour, hangs or (NCCL_PROTO enabling LL128) data corruption. Remove "
+        "aids that can cause sub-optimal behaviour, hangs or (NCCL_PROTO enabling LL128) data corruption. "
+        "Remove "
         "them unless an A/B test on this cluster proved a gain.",
-        commands=["unset " + " ".join(sorted({p.rsplit('.', 1)[1] for p, _ in found})),
-                  "grep -n NCCL_ /etc/nccl.conf ~/.nccl.conf 2>/dev/null"],
+        commands=[
+            "unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in found})),
+            "grep -n NCCL_ /etc/nccl.conf ~/.nccl.conf 2>/dev/null",
+        ],
     )
 
 
 @rule(
-    "net.nccl_ib_disabled", "network", "NCCL_IB_DISABLE=1 on a node with active RDMA ports",
+    "net.nccl_ib_disabled",
+    "network",
+    "NCCL_IB_DISABLE=1 on a node with active RDMA ports",
     "REFERENCE §6 #39 (never leave NCCL_IB_DISABLE=1; AReaL #639: ~4-5x slower collectives)",
     priority="high",
     gain=RDMA_GAIN,
@@ -212,13 +303,18 @@ def nccl_ib_disabled(ctx: RuleContext):
     active = [p for p, _, port in _ports(ctx) if (port.state or "").upper() == "ACTIVE"]
     if value is None or value.strip() in ("0", "") or not active:
         return None
-    return ctx.finding("fail", [(f"{where}.NCCL_IB_DISABLE", value), ("active RDMA ports", len(active))],
-                       "NCCL will use TCP sockets although RDMA ports are up. Unset NCCL_IB_DISABLE.",
-                       commands=["unset NCCL_IB_DISABLE"])
+    return ctx.finding(
+        "fail",
+        [(f"{where}.NCCL_IB_DISABLE", value), ("active RDMA ports", len(active))],
+        "NCCL will use TCP sockets although RDMA ports are up. Unset NCCL_IB_DISABLE.",
+        commands=["unset NCCL_IB_DISABLE"],
+    )
 
 
 @rule(
-    "net.nccl_socket_ifname", "network", "NCCL_SOCKET_IFNAME points at a loopback or container bridge",
+    "net.nccl_socket_ifname",
+    "network",
+    "NCCL_SOCKET_IFNAME points at a loopback or container bridge",
     "REFERENCE §7 NCCL_SOCKET_IFNAME (default skips lo and docker*); §6 #40",
     priority="high",
     references=(NCCL_ENV,),
@@ -234,20 +330,27 @@ def nccl_socket_ifname(ctx: RuleContext):
         return None
     nics = [n.name for n in physical_nics(ctx.facts)]
     return ctx.finding(
-        "fail", [(f"{where}.NCCL_SOCKET_IFNAME", value), ("network.nics (physical)", nics)],
-        "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; lo or docker0 cannot reach "
+        "fail",
+        [(f"{where}.NCCL_SOCKET_IFNAME", value), ("network.nics (physical)", nics)],
+        "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; lo or docker0 "
+        "cannot reach "
         "other nodes and hangs multi-node init. Name the fast data NIC, or exclude: `^lo,docker`.",
         env={"NCCL_SOCKET_IFNAME": f"={nics[0]}" if nics else "^lo,docker"},
     )
 
 
 @rule(
-    "net.tcp_socket_threads", "network", "Fast TCP-only network without NCCL socket tuning",
-    "REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'); §6 #41",
+    "net.tcp_socket_threads",
+    "network",
+    "Fast TCP-only network without NCCL socket tuning",
+    "REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'); "
+    "§6 #41",
     priority={"cloud": "medium", "onprem": "low"},
     references=(NCCL_ENV,),
-    gain=ExpectedGain(text="often substantially higher busbw on TCP (NCCL #209: 2.06 -> 3.75 GB/s)",
-                      source="REFERENCE §6 #41"),
+    gain=ExpectedGain(
+        text="often substantially higher busbw on TCP (NCCL #209: 2.06 -> 3.75 GB/s)",
+        source="REFERENCE §6 #41",
+    ),
 )
 def tcp_socket_threads(ctx: RuleContext):
     if not ctx.facts.gpus or ctx.facts.network.rdma_devices:
@@ -260,31 +363,46 @@ def tcp_socket_threads(ctx: RuleContext):
     if threads and socks:
         return None
     return ctx.finding(
-        "info", [(f"network.nics[{n.name}].speed_mbps", n.speed_mbps) for n in fast]
+        "info",
+        [(f"network.nics[{n.name}].speed_mbps", n.speed_mbps) for n in fast]
         + [("NCCL_SOCKET_NTHREADS", threads), ("NCCL_NSOCKS_PERTHREAD", socks)],
-        "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. Try more helper threads and "
-        "sockets (product <= 64) and measure busbw before and after; cloud NCCL plugins may already set them.",
+        "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. Try more helper "
+        "threads and "
+        "sockets (product <= 64) and measure busbw before and after; cloud NCCL plugins may already set "
+        "them.",
         env={"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"},
     )
 
 
 @rule(
-    "net.mtu_small", "network", "Fast data NIC with standard (1500) MTU",
+    "net.mtu_small",
+    "network",
+    "Fast data NIC with standard (1500) MTU",
     "REFERENCE §5 'MTU and TCP buffers' (NVIDIA adapter tuning guide; mlnx_tune; advisory)",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={"cloud": Controllable(can="partly", reason="the VPC decides the largest MTU",
-                                        alternative="use the provider's documented jumbo MTU (often 8500-9001)"),
-                  "onprem": ONPREM_YES},
+    controllable={
+        "cloud": Controllable(
+            can="partly",
+            reason="the VPC decides the largest MTU",
+            alternative="use the provider's documented jumbo MTU (often 8500-9001)",
+        ),
+        "onprem": ONPREM_YES,
+    },
 )
 def mtu_small(ctx: RuleContext):
     jumbo, fast = ctx.t("mtu_jumbo"), ctx.t("fast_nic_mbps")
-    small = [(f"network.nics[{n.name}].mtu", n.mtu) for n in physical_nics(ctx.facts)
-             if (n.speed_mbps or 0) >= fast and n.mtu and n.mtu < 4000 and (n.state or "up") == "up"]
+    small = [
+        (f"network.nics[{n.name}].mtu", n.mtu)
+        for n in physical_nics(ctx.facts)
+        if (n.speed_mbps or 0) >= fast and n.mtu and n.mtu < 4000 and (n.state or "up") == "up"
+    ]
     if not small or not ctx.facts.gpus:
         return None
     return ctx.finding(
-        "info", small,
-        f"Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, if every switch port and peer "
+        "info",
+        small,
+        f"Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, if every switch port and "
+        "peer "
         "supports them. Advisory: change it fabric-wide or not at all.",
         commands=["sudo ip link set dev <nic> mtu 9000"],
     )

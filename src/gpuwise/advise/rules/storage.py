@@ -7,15 +7,20 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 
 NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
-STORAGE_CLOUD = Controllable(can="partly", reason="disk types come with the instance and its volumes",
-                             alternative="choose an instance with local NVMe (instance store) or a higher-IOPS disk class")
+STORAGE_CLOUD = Controllable(
+    can="partly",
+    reason="disk types come with the instance and its volumes",
+    alternative="choose an instance with local NVMe (instance store) or a higher-IOPS disk class",
+)
 
 _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
 
 def _network_mounts(ctx: RuleContext):
     # Mount.network comes from the storage facts' own table (facts/data/network_fstypes.csv).
-    return [m for m in ctx.facts.storage.mounts if m.network and not m.mountpoint.startswith(_SYSTEM_MOUNTS)]
+    return [
+        m for m in ctx.facts.storage.mounts if m.network and not m.mountpoint.startswith(_SYSTEM_MOUNTS)
+    ]
 
 
 def _in_container(ctx: RuleContext) -> bool:
@@ -24,21 +29,27 @@ def _in_container(ctx: RuleContext) -> bool:
 
 
 @rule(
-    "storage.shm_small", "storage", "/dev/shm is smaller than 1 GB",
+    "storage.shm_small",
+    "storage",
+    "/dev/shm is smaller than 1 GB",
     "REFERENCE §5 '/dev/shm and memlock' and §6 #6 (NCCL Troubleshooting 'Sharing Data')",
     priority="high",
     references=(NCCL_TROUBLESHOOTING,),
 )
 def shm_small(ctx: RuleContext):
     shm = ctx.facts.storage.shm_bytes
-    if shm is None or _in_container(ctx):  # containers: isolation.container_shm says it with container commands
+    if shm is None or _in_container(
+        ctx
+    ):  # containers: isolation.container_shm says it with container commands
         return None
     minimum = ctx.t("shm_min_bytes")
     if shm >= minimum:
         return ctx.passed([("storage.shm_bytes", shm)], "/dev/shm is at least 1 GB")
     return ctx.finding(
-        "fail" if ctx.facts.gpus else "warn", [("storage.shm_bytes", shm)],
-        "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; too small gives 'Bus "
+        "fail" if ctx.facts.gpus else "warn",
+        [("storage.shm_bytes", shm)],
+        "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; too small "
+        "gives 'Bus "
         "error' crashes or silent fallbacks. Do not paper over it with NCCL_SHM_DISABLE.",
         commands=["sudo mount -o remount,size=50% /dev/shm"],
         config=["tmpfs /dev/shm tmpfs defaults,size=50% 0 0   # /etc/fstab"],
@@ -46,12 +57,17 @@ def shm_small(ctx: RuleContext):
 
 
 @rule(
-    "storage.data_on_network", "storage", "Network file systems mounted: training data may be read over the network",
-    "REFERENCE §6 #4 (stage data to local NVMe; ml-engineering) and §1 (cloud SSD 10k-50k IOPS vs ~1M local RAID0)",
+    "storage.data_on_network",
+    "storage",
+    "Network file systems mounted: training data may be read over the network",
+    "REFERENCE §6 #4 (stage data to local NVMe; ml-engineering) and §1 (cloud SSD 10k-50k IOPS vs ~1M "
+    "local RAID0)",
     priority={"cloud": "high", "onprem": "medium"},
     controllable={"cloud": STORAGE_CLOUD},
-    gain=ExpectedGain(text="local NVMe is 2-5x faster than cloud storage for ImageNet-style reading",
-                      source="REFERENCE §1 (source documents' claim)"),
+    gain=ExpectedGain(
+        text="local NVMe is 2-5x faster than cloud storage for ImageNet-style reading",
+        source="REFERENCE §1 (source documents' claim)",
+    ),
 )
 def data_on_network(ctx: RuleContext):
     mounts = _network_mounts(ctx)
@@ -62,21 +78,35 @@ def data_on_network(ctx: RuleContext):
     if ctx.bench is not None:
         low = ctx.t("storage_iops_low")
         for m in ctx.bench.results:
-            if m.layer == "storage" and m.unit.upper() == "IOPS" and m.status == "ok" and m.value is not None:
+            if (
+                m.layer == "storage"
+                and m.unit.upper() == "IOPS"
+                and m.status == "ok"
+                and m.value is not None
+            ):
                 evidence.append((f"bench:{m.name}", m.value))
                 if m.value < low:
                     status = "warn"
     return ctx.finding(
-        status, evidence,
-        "If the training data lives on these mounts, every epoch reads it over the network; small random reads are "
-        "IOPS bound. Stage the dataset to local NVMe (or RAM), shard it into large record files, and prefetch."
-        + (" The measured IOPS are low." if status == "warn" else " Run `gpuwise doctor --bench quick` to measure."),
+        status,
+        evidence,
+        "If the training data lives on these mounts, every epoch reads it over the network; small random "
+        "reads are "
+        "IOPS bound. Stage the dataset to local NVMe (or RAM), shard it into large record files, and "
+        "prefetch."
+        + (
+            " The measured IOPS are low."
+            if status == "warn"
+            else " Run `gpuwise doctor --bench quick` to measure."
+        ),
         commands=["rsync -a /mnt/dataset/ /local_nvme/dataset/"],
     )
 
 
 @rule(
-    "storage.no_local_nvme", "storage", "No local NVMe drive on a GPU node",
+    "storage.no_local_nvme",
+    "storage",
+    "No local NVMe drive on a GPU node",
     "REFERENCE §1: cloud high 'fast disks or local SSD'; on-prem high 'NVMe RAID0'",
     priority={"cloud": "high", "onprem": "medium"},
     controllable={"cloud": STORAGE_CLOUD},
@@ -86,14 +116,18 @@ def no_local_nvme(ctx: RuleContext):
     if not ctx.facts.gpus or not st.block_devices or any(b.nvme for b in st.block_devices):
         return None
     return ctx.finding(
-        "info", [("storage.block_devices", [b.name for b in st.block_devices])],
-        "Without local NVMe, data loading and checkpointing depend on network or SATA disks. Add NVMe scratch "
+        "info",
+        [("storage.block_devices", [b.name for b in st.block_devices])],
+        "Without local NVMe, data loading and checkpointing depend on network or SATA disks. Add NVMe "
+        "scratch "
         "(or choose an instance type with local NVMe) for datasets and checkpoints.",
     )
 
 
 @rule(
-    "storage.nvme_not_raided", "storage", "Several NVMe drives but no RAID0 across them",
+    "storage.nvme_not_raided",
+    "storage",
+    "Several NVMe drives but no RAID0 across them",
     "REFERENCE §1: on-prem high 'NVMe RAID0 and filesystem options'; local NVMe RAID0 reaches ~1M IOPS",
     priority={"cloud": "medium", "onprem": "high"},
 )
@@ -105,9 +139,14 @@ def nvme_not_raided(ctx: RuleContext):
     if len(nvme) < 2 or any((a.level or "") == "raid0" and a.active is not False for a in st.md_arrays):
         return None
     return ctx.finding(
-        "info", [("storage.block_devices (nvme)", nvme), ("storage.md_arrays", [a.name for a in st.md_arrays])],
-        "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets and checkpoints "
+        "info",
+        [("storage.block_devices (nvme)", nvme), ("storage.md_arrays", [a.name for a in st.md_arrays])],
+        "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets and "
+        "checkpoints "
         "(keep the data reproducible elsewhere: RAID0 has no redundancy).",
-        commands=[f"sudo mdadm --create /dev/md0 --level=0 --raid-devices={len(nvme)} "
-                  + " ".join(f"/dev/{n}" for n in nvme), "sudo mkfs.xfs /dev/md0"],
+        commands=[
+            f"sudo mdadm --create /dev/md0 --level=0 --raid-devices={len(nvme)} "
+            + " ".join(f"/dev/{n}" for n in nvme),
+            "sudo mkfs.xfs /dev/md0",
+        ],
     )

@@ -10,7 +10,9 @@ TOOLKIT = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/lat
 
 
 @rule(
-    "toolchain.torch_missing", "toolchain", "PyTorch is not installed in this Python",
+    "toolchain.torch_missing",
+    "toolchain",
+    "PyTorch is not installed in this Python",
     "REFERENCE §6: framework settings (AMP, compile, DDP) need a framework to act on",
     priority="low",
 )
@@ -18,13 +20,18 @@ def torch_missing(ctx: RuleContext):
     sw = ctx.facts.software
     if not ctx.facts.gpus or sw.torch_version or not sw.python_version:
         return None
-    return ctx.finding("info", [("software.torch_version", None), ("software.python_version", sw.python_version)],
-                       "gpuwise looked at the Python it runs in. If training uses another environment or a container, "
-                       "run doctor there (or capture there) to check torch's CUDA build.")
+    return ctx.finding(
+        "info",
+        [("software.torch_version", None), ("software.python_version", sw.python_version)],
+        "gpuwise looked at the Python it runs in. If training uses another environment or a container, "
+        "run doctor there (or capture there) to check torch's CUDA build.",
+    )
 
 
 @rule(
-    "toolchain.container_toolkit_missing", "toolchain", "Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
+    "toolchain.container_toolkit_missing",
+    "toolchain",
+    "Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
     "NVIDIA Container Toolkit install guide; REFERENCE §1 medium: containerised CUDA environments",
     priority="medium",
     references=(TOOLKIT,),
@@ -33,18 +40,29 @@ def container_toolkit(ctx: RuleContext):
     sw = ctx.facts.software
     if not ctx.facts.gpus or not sw.container_runtimes or sw.nvidia_container_toolkit:
         return None
-    if "nvidia_container_toolkit" in sw.unknown and "not captured" in sw.unknown["nvidia_container_toolkit"]:
+    if (
+        "nvidia_container_toolkit" in sw.unknown
+        and "not captured" in sw.unknown["nvidia_container_toolkit"]
+    ):
         return None
     return ctx.finding(
-        "warn", [("software.container_runtimes", sw.container_runtimes), ("software.nvidia_container_toolkit", None)],
+        "warn",
+        [
+            ("software.container_runtimes", sw.container_runtimes),
+            ("software.nvidia_container_toolkit", None),
+        ],
         "A container runtime is installed but `docker run --gpus all` needs the NVIDIA Container Toolkit.",
-        commands=["sudo apt-get install -y nvidia-container-toolkit",
-                  "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker"],
+        commands=[
+            "sudo apt-get install -y nvidia-container-toolkit",
+            "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
+        ],
     )
 
 
 @rule(
-    "toolchain.no_container_runtime", "toolchain", "No container runtime on a GPU node",
+    "toolchain.no_container_runtime",
+    "toolchain",
+    "No container runtime on a GPU node",
     "REFERENCE §1: containerised CUDA environments (medium on cloud); §1 migration risk: keep driver/CUDA "
     "identical between environments",
     priority={"cloud": "medium", "onprem": "low"},
@@ -56,15 +74,21 @@ def no_container_runtime(ctx: RuleContext):
     if not (captured(ctx.facts, "docker-version") and captured(ctx.facts, "podman-version")):
         return None  # not looked for: no claim
     return ctx.finding(
-        "info", [("software.container_runtimes", []), ("platform.container", pf.container)],
-        "Pinning CUDA, cuDNN, NCCL and torch in a container image keeps runs reproducible across nodes and between "
+        "info",
+        [("software.container_runtimes", []), ("platform.container", pf.container)],
+        "Pinning CUDA, cuDNN, NCCL and torch in a container image keeps runs reproducible across nodes and "
+        "between "
         "cloud and on-prem (version drift causes numerical differences and kernel errors).",
-        commands=["install docker or podman plus the NVIDIA Container Toolkit, then use an NGC PyTorch image"],
+        commands=[
+            "install docker or podman plus the NVIDIA Container Toolkit, then use an NGC PyTorch image"
+        ],
     )
 
 
 @rule(
-    "toolchain.nccl_versions_differ", "toolchain", "System NCCL differs from the NCCL inside torch",
+    "toolchain.nccl_versions_differ",
+    "toolchain",
+    "System NCCL differs from the NCCL inside torch",
     "REFERENCE §1 migration risks: keep versions identical across nodes; torch wheels bundle their own NCCL",
     priority="low",
 )
@@ -74,7 +98,9 @@ def nccl_versions(ctx: RuleContext):
     if not a or not b or a[:2] == b[:2]:
         return None
     return ctx.finding(
-        "info", [("software.nccl_system_version", sw.nccl_system_version), ("software.torch_nccl", sw.torch_nccl)],
-        "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: benchmark results from "
+        "info",
+        [("software.nccl_system_version", sw.nccl_system_version), ("software.torch_nccl", sw.torch_nccl)],
+        "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: benchmark "
+        "results from "
         "one do not describe the other. Keep the same NCCL on every node of a job.",
     )
