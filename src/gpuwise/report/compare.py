@@ -68,6 +68,8 @@ class Comparison(BaseModel):
     b: str
     kind_a: str
     kind_b: str
+    host_a: str | None = None
+    host_b: str | None = None
     facts: list[FactDiff] = Field(default_factory=list)
     measurements: list[MeasurementDiff] = Field(default_factory=list)
     findings: list[FindingDiff] = Field(default_factory=list)
@@ -180,7 +182,14 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
     """Compare two gpuwise JSON files (reports or bench results, in any combination)."""
     ka, a = load_any(path_a)
     kb, b = load_any(path_b)
-    comp = Comparison(a=str(path_a), b=str(path_b), kind_a=ka, kind_b=kb)
+    comp = Comparison(
+        a=str(path_a),
+        b=str(path_b),
+        kind_a=ka,
+        kind_b=kb,
+        host_a=a.get("hostname"),
+        host_b=b.get("hostname"),
+    )
     if ka == kb == "report":
         comp.facts = diff_facts(a.get("facts") or {}, b.get("facts") or {})
         comp.findings = diff_findings(a.get("findings") or [], b.get("findings") or [])
@@ -191,6 +200,8 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
 def _v(x: Any) -> str:
     if x is None:
         return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
     if isinstance(x, float):
         return f"{x:.4g}"
     if isinstance(x, list):
@@ -205,7 +216,9 @@ def render_compare_text(c: Comparison, width: int = 110) -> str:
 
     buf = StringIO()
     con = Console(file=buf, width=width, no_color=True, highlight=False, emoji=False)
-    con.print(f"A: {c.a} ({c.kind_a})\nB: {c.b} ({c.kind_b})")
+    con.print(
+        f"A: {c.a} ({c.kind_a}, host {c.host_a or '?'})\nB: {c.b} ({c.kind_b}, host {c.host_b or '?'})"
+    )
     if c.kind_a == c.kind_b == "report":
         if c.facts:
             for layer in sorted({d.layer for d in c.facts}):
