@@ -134,3 +134,12 @@ def test_more_bandwidth_never_slows_a_step(bw, factor, lat):
             nodes=(1, 2, 8, 32))
     assert np.all(r.step_s[1] <= r.step_s[0] + 1e-12)
     assert np.all(r.efficiency <= 1.0 + 1e-9) and np.all(r.efficiency > 0)
+
+
+def test_last_bucket_is_never_hidden():
+    # One bucket (2 GB of gradients in a 4 GB bucket): nothing can overlap, whatever the overlap fraction.
+    r = run(workload(bucket_bytes=4e9), option(overlap=1.0), nodes=(2,))
+    assert r.exposed_comm_s[0, 0] == pytest.approx(r.comm_s[0, 0])
+    # Two buckets: at most half is hidden.
+    r = run(workload(bucket_bytes=1e9, global_batch=64.0), option(overlap=1.0, inter_bytes_s=1e12), nodes=(2,))
+    assert r.exposed_comm_s[0, 0] >= r.comm_s[0, 0] / 2 - 1e-12

@@ -203,7 +203,9 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     inter = np.where(m > 1, inter_bytes / inter_bw + buckets * steps_lat * col["inter_latency_s"], 0.0)
     zero_factor = 1.5 if w.zero_stage == 3 else 1.0  # all-gather fwd + all-gather bwd + reduce-scatter
     comm = zero_factor * (intra + inter)
-    hideable = col["overlap"] * (2.0 / 3.0) * compute / accum  # last micro-batch's backward
+    # Only the last micro-batch's backward can hide the sync, and never the last bucket: it is
+    # reduced after backward ends (DDP reduces buckets in order as their gradients become ready).
+    hideable = np.minimum(col["overlap"] * (2.0 / 3.0) * compute / accum, comm * (buckets - 1) / buckets)
     exposed = np.maximum(comm - hideable, 0.0)
 
     spread = np.sqrt(2.0 * np.log(np.maximum(n, 1.0)))  # E[max of N normals] ≈ mean + σ·sqrt(2 ln N)

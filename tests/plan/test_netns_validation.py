@@ -1,0 +1,43 @@
+"""The netns/tbf validation script runs end to end (root only) and always removes its namespaces."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "validate_netns_scaling.py"
+
+
+def _namespaces() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_netns_validation_small_run(tmp_path):
+    pytest.importorskip("torch")
+    before = _namespaces()
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--rates", "500", "--hidden", "256", "--layers", "2",
+                           "--batch", "64", "--steps", "3", "--warmup", "1", "--repeats", "1", "--timeout", "90",
+                           "--json", str(out)], capture_output=True, text=True, timeout=150)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert rows[0]["rate_mbit"] == 500 and 0 < rows[0]["measured_efficiency"] <= 1.5
+    assert 0 < rows[0]["predicted"]["efficiency"] <= 1
+    assert _namespaces() == before  # cleaned up
+
+
+def test_netns_validation_skips_cleanly_without_root(monkeypatch):
+    import runpy
+
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setattr(sys, "argv", [str(SCRIPT)])
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert exc.value.code == 0
