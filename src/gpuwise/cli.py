@@ -51,7 +51,8 @@ def main() -> None:
     from gpuwise.errors import GpuwiseError
 
     try:
-        app(standalone_mode=False)
+        # with standalone_mode=False click returns the exit code a command raised via typer.Exit
+        code = app(standalone_mode=False)
     except GpuwiseError as exc:
         if _state["debug"]:
             raise
@@ -75,6 +76,7 @@ def main() -> None:
             raise
         typer.secho(f"internal error: {type(exc).__name__}: {exc}\nRe-run with --debug for a traceback, and please report it.", fg=typer.colors.RED, err=True)
         sys.exit(3)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

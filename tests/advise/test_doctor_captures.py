@@ -129,11 +129,6 @@ def test_nvlink_evidence_names_the_dead_links(real, tmp_path):
     assert values["topology.nvlinks[gpu 3].inactive_links"] == [3, 5]
 
 
-@pytest.mark.xfail(
-    reason="needs facts/gpu.py to keep nvidia-smi warnings (in gpu_probe.notes) when the plain table is "
-    "the only GPU output captured; requested from the GPU-facts owner",
-    strict=False,
-)
 def test_inforom_warning_from_plain_nvidia_smi(real, tmp_path):
     """The plain table is the only place nvidia-smi prints 'infoROM is corrupted'."""
     text = real_text(INFOROM_V100)

@@ -166,7 +166,9 @@ def collect_gpus(host: Host) -> GpuResult:
         probe = GpuProbe(source="none", error=nvml_error)
         probe.notes.append("no NVIDIA GPU found: " + "; ".join(tried))
         probe.why("attached_gpus", "no GPU source answered")
-        return GpuResult(gpus=[], probe=probe)
+        result = GpuResult(gpus=[], probe=probe)
+        attach_warnings(host, result)  # a plain `nvidia-smi` table alone still carries infoROM/lost-GPU warnings
+        return result
 
     chosen.probe.error = nvml_error
     if nvml_error and chosen.probe.source != "nvml":
