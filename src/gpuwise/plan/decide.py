@@ -88,9 +88,10 @@ def decide(plan) -> Decision:
     if build is None:
         return Decision("cloud", "rent: no on-prem build can run this workload", cloud_any, None, reasons)
     if cloud is None and cloud_any is None:
-        verdict = "build"
-        return Decision(verdict, "build: no cloud option qualifies", None, build, reasons)
-    cloud = cloud if cloud is not None else cloud_any
+        why = "data residency rules out the cloud" if org.data_residency == "on-prem" else "no cloud option qualifies"
+        return Decision("build", f"build: {why}", None, build, reasons)
+    payg = cloud if cloud is not None else cloud_any  # break-even points are against pay-per-use capacity
+    cloud = cloud_any  # the cost comparison takes the cheapest cloud pricing, reserved included
 
     kb, kc = plan.chosen[build], plan.chosen[cloud]
     cost_b, cost_c = plan.run_cost[build, kb], plan.run_cost[cloud, kc]
@@ -105,22 +106,29 @@ def decide(plan) -> Decision:
 
     # Break-even utilisation and months against the pay-as-you-go cloud option.
     onp = rb.onprem
+    rp, kp = plan.rows[payg], plan.chosen[payg]
     fleet_annual = onp.annual_per_node() * plan.nodes[kb] + onp.staff_per_year
-    cloud_run_payg = cost_c if not rc.pays_idle else rc.node_hour_price * plan.nodes[kc] * hours_c
-    u_star = break_even_utilisation(fleet_annual, hours_b, cloud_run_payg)
     u_eff = min(org.utilisation, 1.0 / org.burstiness)
+    # Pay-per-use cost of one run (a reserved run_cost carries idle hours: undo the 1/u_eff).
+    cloud_run_payg = plan.run_cost[payg, kp] * (u_eff if rp.pays_idle else 1.0)
+    u_star = break_even_utilisation(fleet_annual, hours_b, cloud_run_payg)
     runs_per_month = u_eff * HOURS_PER_YEAR / 12.0 / hours_b
     opex_month = (sum(onp.opex_per_year().values()) * plan.nodes[kb] + onp.staff_per_year) / 12.0
     m_star = break_even_months(onp.capex_per_node() * plan.nodes[kb], opex_month, runs_per_month * cloud_run_payg)
+    payg_name = f"{rp.label} {rp.pricing}"
     if u_star == u_star:
         side = "build" if u_eff > u_star else "cloud"
-        reasons.append(Reason(side, f"break-even utilisation {u_star:.0%} vs expected {u_eff:.0%} "
+        reasons.append(Reason(side, f"break-even utilisation vs {payg_name} {u_star:.0%}; expected {u_eff:.0%} "
                                     f"(utilisation {org.utilisation:.0%}, burstiness {org.burstiness:g})"))
-        flips.append(f"utilisation: the cost comparison flips at {u_star:.0%} utilisation" if u_star <= 1 else
-                     "utilisation: owning does not beat pay-as-you-go cloud even at 100% utilisation")
+        flips.append(f"utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation" if u_star <= 1
+                     else f"utilisation: owning does not beat {payg_name} even at 100% utilisation")
+        if rc.pays_idle:
+            flips.append(f"utilisation does not move the comparison with {rc.label} {rc.pricing}: "
+                         "reserved and owned capacity both pay for idle hours")
     if math.isfinite(m_star):
         reasons.append(Reason("build" if m_star / 12 <= org.horizon_years else "cloud",
-                              f"break-even after {m_star:.0f} months of steady use vs a {org.horizon_years:g}-year horizon"))
+                              f"break-even after {m_star:.0f} months of steady use (capex, no resale credit) vs a "
+                              f"{org.horizon_years:g}-year horizon"))
     else:
         reasons.append(Reason("cloud", "owning never breaks even: monthly opex exceeds the cloud bill for the same work"))
     flips.append(f"price: cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} "
@@ -132,7 +140,7 @@ def decide(plan) -> Decision:
         reasons.append(Reason("cloud", f"bursty demand (peak {org.burstiness:g}× average): an owned fleet sized "
                                        f"for the peak is busy at most {1 / org.burstiness:.0%} of the time"))
     if org.horizon_years < LONG_HORIZON_YEARS:
-        reasons.append(Reason("cloud", f"short horizon ({org.horizon_years:g} years): building pays back over "
+        reasons.append(Reason("cloud", f"short horizon ({org.horizon_years:g} year{'s' if org.horizon_years != 1 else ''}): building pays back over "
                                        "3+ years of steady load (source docs)"))
     elif org.utilisation >= 0.7 and org.burstiness < BURSTY:
         reasons.append(Reason("build", f"steady load ({org.utilisation:.0%} busy, {org.horizon_years:g}-year horizon): "

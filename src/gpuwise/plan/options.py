@@ -138,6 +138,26 @@ def _wanted(offer, sel) -> bool:
             and (offer.accelerator_count or 0) >= sel.min_gpus_per_node)
 
 
+def offer_price(offer, pricing: str, derive: bool) -> tuple[float | None, str]:
+    """(price per node-hour, source). A missing reserved price is derived from on-demand with the catalog's
+    per-provider commitment discount when `derive` is on, and labelled as derived."""
+    price = getattr(offer, PRICE_ATTR[pricing], None)
+    src = f"{getattr(offer, 'price_source', '') or 'catalog'} (as of {getattr(offer, 'as_of', '?')})"
+    if price is not None and price > 0:
+        return float(price), src
+    on_demand = getattr(offer, "price", None)
+    if not derive or pricing == "on_demand" or not on_demand:
+        return None, ""
+    if pricing == "spot":  # spot exists only where the provider sells it: no generic estimate
+        return None, ""
+    raw = cat.onprem_defaults()
+    disc = raw.cloud_commitment_discounts.get(str(offer.provider).lower())
+    if disc is None:
+        return None, ""
+    cut = disc.one_year if pricing == "reserved_1y" else disc.three_year
+    return on_demand * (1 - cut), f"derived: on-demand × (1 − {cut:g}) ({raw.cloud_commitment_discounts_source})"
+
+
 def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> list[OptionRow]:
     """One row per (offer, pricing) with a price; offers without GPUs are skipped."""
     rows: list[OptionRow] = []
@@ -156,10 +176,10 @@ def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> l
             net = network(offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
         for pricing in sel.pricing:
-            price = getattr(offer, PRICE_ATTR[pricing], None)
-            if price is None or not price > 0:
+            price, price_src = offer_price(offer, pricing, sel.derive_missing_prices)
+            if price is None:
                 continue
-            prov = {"price": f"{getattr(offer, 'price_source', '') or 'catalog'} (as of {getattr(offer, 'as_of', '?')})"}
+            prov = {"price": price_src}
             overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
             nums = _numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
             rows.append(OptionRow(

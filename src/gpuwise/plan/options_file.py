@@ -30,6 +30,7 @@ class CloudSelection(_Strict):
     regions: list[str] = Field(default_factory=list)
     pricing: list[Pricing] = Field(default_factory=lambda: ["on_demand", "spot", "reserved_1y", "reserved_3y"])
     storage: StorageClass = "cloud-ssd"
+    derive_missing_prices: bool = Field(True, description="reserved from on-demand × catalog discounts")
     offers_dirs: list[str] = Field(default_factory=list, description="extra offer CSV folders for the catalog")
     min_gpus_per_node: int = Field(1, ge=1)
     max_offers: int = Field(6, ge=1, le=200, description="show the N best offers (all are evaluated)")
