@@ -162,3 +162,32 @@ def test_cli_bad_file_is_a_clean_error(tmp_path):
     assert proc.returncode == 3
     assert f"{bad}:7:" in proc.stderr and "did you mean 'parallelism'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _bench(tmp_path, env, results):
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"schema": "gpuwise-bench/1", "environment": env, "results": results}))
+    return path
+
+
+def test_training_mfu_from_bench_shape_wins(tmp_path):
+    # The shape `gpuwise bench` writes: environment.gpus / catalog_gpu, train_<kind>_<dtype> with extra.mfu.
+    path = _bench(tmp_path, {"gpus": ["NVIDIA H100 80GB HBM3"], "catalog_gpu": "H100-SXM"}, [
+        {"name": "train_transformer_bf16", "layer": "training", "value": 400.0, "unit": "TFLOP/s", "peak": 989.0,
+         "extra": {"mfu": 0.4045}},
+        {"name": "train_cnn_bf16", "layer": "training", "value": 100.0, "unit": "TFLOP/s", "extra": {"mfu": 0.1}},
+        {"name": "allreduce_busbw", "layer": "collective", "value": 80.0, "unit": "GB/s", "params": {"nodes": 2}},
+    ])
+    plan = make_plan(LLM7B, OPTIONS, path)
+    h100 = next(r for r in plan.rows if r.kind == "onprem" and "H100" in r.gpu_name)
+    assert h100.numbers["mfu"] == pytest.approx(0.4045)
+    assert any("train_cnn_bf16" in i for i in plan.calibration.ignored)
+    assert any("across 2 nodes" in i for i in plan.calibration.ignored)
+
+
+def test_cpu_only_bench_applies_nothing(tmp_path):
+    path = _bench(tmp_path, {"cpu_model": "x"}, [
+        {"name": "matmul_bf16", "layer": "compute", "value": 0.1, "unit": "TFLOP/s", "percent_of_peak": 36.0}])
+    plan = make_plan(LLM7B, OPTIONS, path)
+    assert plan.calibration.used == [] and "names no GPU" in plan.calibration.ignored[0]
+    assert not any("calibrated" in r.provenance["mfu"] for r in plan.rows)

@@ -35,22 +35,22 @@ def _fraction(m) -> float | None:
 
 
 def _device_name(report) -> str | None:
+    """The benchmarked GPU: `gpuwise bench` records environment.catalog_gpu (catalog key) and .gpus (names)."""
     env = report.environment or {}
-    for key in ("gpu_name", "device_name", "gpu", "device"):
+    for key in ("catalog_gpu", "gpu_name", "device_name"):
         value = env.get(key)
         if isinstance(value, str) and value:
             return value
-        if isinstance(value, list) and value and isinstance(value[0], str):
-            return value[0]
-    names = env.get("gpu_names") or env.get("devices")
-    if isinstance(names, list) and names:
-        first = names[0]
-        return first if isinstance(first, str) else (first.get("name") if isinstance(first, dict) else None)
+    names = env.get("gpus") or env.get("gpu_names")
+    if isinstance(names, list) and names and isinstance(names[0], str):
+        return names[0]
     return None
 
 
-def load_calibration(path: str | Path, precision: str) -> Calibration:
-    """Parse a BenchReport (schema gpuwise-bench/1) and extract what the planner can use."""
+def load_calibration(path: str | Path, precision: str, model_kind: str = "transformer") -> Calibration:
+    """Parse a BenchReport (schema gpuwise-bench/1) and extract what the planner can use.
+
+    `model_kind` is "transformer" or "cnn": which `train_<kind>_<precision>` result calibrates MFU."""
     from pydantic import ValidationError
 
     from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
@@ -75,27 +75,38 @@ def load_calibration(path: str | Path, precision: str) -> Calibration:
                                   "regenerate it with `gpuwise bench --json`", path=str(p)) from None
 
     cal = Calibration(gpu_name=_device_name(report))
-    want_matmul = {f"matmul_{precision}"}
+    if cal.gpu_name is None:
+        cal.ignored.append("the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU")
+        return cal
+    want_matmul = f"matmul_{precision}"
+    want_training = f"train_{model_kind}_{precision}"
     for m in report.results:
         if m.status != "ok" or m.value is None:
             cal.ignored.append(f"{m.name}: status {m.status}" + (f" ({m.reason})" if m.reason else ""))
             continue
         name = m.name.lower()
-        if "mfu" in name or (m.layer == "training" and m.unit in ("%", "fraction")):
-            value = m.value / 100.0 if m.unit == "%" or m.value > 1 else m.value
-            if 0 < value <= 1:
-                cal.training_mfu = value
-                cal.used.append(f"{m.name}: training MFU {value:.1%} (used as MFU)")
+        if m.layer == "training":
+            if name != want_training:
+                cal.ignored.append(f"{m.name}: not the workload's model kind/precision ({want_training})")
+                continue
+            mfu = (m.extra or {}).get("mfu") or _fraction(m)
+            if mfu and 0 < mfu <= 1:
+                cal.training_mfu = float(mfu)
+                cal.used.append(f"{m.name}: measured training MFU {mfu:.1%} (used as MFU)")
             else:
-                cal.ignored.append(f"{m.name}: MFU {m.value} out of range")
-        elif name in want_matmul:
+                cal.ignored.append(f"{m.name}: no MFU (no peak known for this GPU)")
+        elif name == want_matmul:
             frac = _fraction(m)
             if frac:
                 cal.mamf_fraction = frac
                 cal.used.append(f"{m.name}: {frac:.1%} of peak (MFU = this × mfu_over_mamf)")
             else:
                 cal.ignored.append(f"{m.name}: no percent_of_peak or peak to compare with")
-        elif name.startswith("allreduce") and m.unit.lower().replace(" ", "") in ("gb/s", "gbyte/s"):
+        elif name == "allreduce_busbw" and m.unit.lower().replace(" ", "") == "gb/s":
+            nodes = (m.params or {}).get("nodes") or 1
+            if nodes != 1:
+                cal.ignored.append(f"{m.name}: measured across {nodes} nodes; only a single-node value calibrates NVLink")
+                continue
             cal.intra_busbw_gb_s = m.value
             cal.used.append(f"{m.name}: {m.value:.1f} GB/s intra-node all-reduce bus bandwidth")
         else:

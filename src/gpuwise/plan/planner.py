@@ -115,7 +115,8 @@ def make_plan(workload_path: str | Path, options_path: str | Path | None = None,
     wl = load_workload(workload_path)
     opts = options or load_options(options_path)
     d = PlanDefaults().with_overrides(opts.model_overrides)
-    cal = load_calibration(calibrate_path, wl.training.precision) if calibrate_path else None
+    kind = "transformer" if wl.model.is_transformer else "cnn"
+    cal = load_calibration(calibrate_path, wl.training.precision, kind) if calibrate_path else None
     nodes_arr = np.asarray(nodes or DEFAULT_NODES, dtype=float)
     notes: list[str] = []
 
@@ -126,6 +127,8 @@ def make_plan(workload_path: str | Path, options_path: str | Path | None = None,
         raise UserInputError("no options to compare: no cloud offer matched and no on-prem build was given",
                              "widen the cloud filters in the options file or add an 'onprem:' build")
 
+    if cal is not None and cal.used and not any("calibrated" in " ".join(r.provenance.values()) for r in rows):
+        notes.append(f"calibration from {cal.gpu_name} matched no option's GPU: nothing was applied")
     perf = evaluate(WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")), OptionArrays.stack([r.numbers for r in rows]), nodes_arr)
     plan_ccy = wl.org.currency.upper()
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
