@@ -71,7 +71,7 @@ def max_clock_mhz(cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[
     """Best available max clock: cpufreq max, then lscpu 'CPU max MHz', then the current cpuinfo MHz."""
     if cpuinfo_max_freq and cpuinfo_max_freq.strip().isdigit():
         return int(cpuinfo_max_freq.strip()) / 1000.0, "cpufreq cpuinfo_max_freq"
-    match = re.search(r"^CPU max MHz:\s*([\d.]+)", lscpu or "", re.M)
+    match = re.search(r"^\s*CPU max MHz:\s*([\d.]+)", lscpu or "", re.M)
     if match and float(match.group(1)) > 0:
         return float(match.group(1)), "lscpu CPU max MHz"
     mhz = [float(b["cpu MHz"]) for b in blocks if b.get("cpu MHz", "").replace(".", "", 1).isdigit()]

@@ -129,5 +129,5 @@ def _one(torch, ctx: BenchContext, spec: Spec, model_name: str, dtype: str, why:
                "step_ms": step_s * 1e3, "flops_per_step": flops})
     peak.apply(m)
     if m.peak:
-        m.extra["mfu"] = round(stats.median / m.peak, 4)
+        m.extra["mfu"] = stats.median / m.peak
     return m

@@ -23,8 +23,10 @@ def bench(
 ) -> None:
     """Benchmark every layer (compute, memory, copies, collectives, storage, data loading, training) as a % of peak."""
     from gpuwise.bench import require_torch
+    from gpuwise.bench.runner import start_workers
     from gpuwise.errors import UserInputError
 
+    start_workers()  # its torch import overlaps ours
     require_torch()  # fail before anything else with the install command
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
         raise UserInputError(f"--data-dir {data_dir} is not a writable directory",
