@@ -191,3 +191,21 @@ def test_cpu_only_bench_applies_nothing(tmp_path):
     plan = make_plan(LLM7B, OPTIONS, path)
     assert plan.calibration.used == [] and "names no GPU" in plan.calibration.ignored[0]
     assert not any("calibrated" in r.provenance["mfu"] for r in plan.rows)
+
+
+# Recorded by this project: `gpuwise bench --only compute,training --json` (quick mode) on one NVIDIA H200,
+# torch 2.11.0+cu130, 2026-11-29. It contains an "invalid" result (train_cnn_fp32 at 105% of the fp32 peak).
+H200_BENCH = Path(__file__).parent / "data" / "bench_h200_quick.json"
+
+
+def test_calibration_from_a_real_h200_bench_report():
+    plan = make_plan(LLM7B, OPTIONS, H200_BENCH)
+    cal = plan.calibration
+    assert cal.gpu_name == "H200"
+    assert cal.training_mfu == pytest.approx(0.24575, abs=1e-4)  # train_transformer_bf16 extra.mfu
+    assert cal.mamf_fraction == pytest.approx(0.6867, abs=1e-3)  # matmul_bf16 percent_of_peak
+    assert any("train_cnn_fp32: status invalid" in i for i in cal.ignored)
+    h200 = [r for r in plan.rows if r.gpu_name == "H200"]
+    others = [r for r in plan.rows if r.gpu_name != "H200"]
+    assert h200 and all(r.numbers["mfu"] == pytest.approx(cal.training_mfu) for r in h200)
+    assert not any("calibrated" in r.provenance["mfu"] for r in others)
