@@ -209,3 +209,12 @@ def test_calibration_from_a_real_h200_bench_report():
     others = [r for r in plan.rows if r.gpu_name != "H200"]
     assert h200 and all(r.numbers["mfu"] == pytest.approx(cal.training_mfu) for r in h200)
     assert not any("calibrated" in r.provenance["mfu"] for r in others)
+
+
+def test_break_even_per_cloud_option_in_json():
+    doc = plan_to_json(make_plan(LLM7B, OPTIONS))
+    per = doc["decision"]["break_even_per_cloud_option"]
+    reserved = [v for k, v in per.items() if "reserved" in k]
+    payg = [v for k, v in per.items() if "on_demand" in k]
+    assert reserved and all(v["break_even_utilisation"] is None and v["break_even_months"] > 0 for v in reserved)
+    assert payg and all(0 < v["break_even_utilisation"] < 1 for v in payg)

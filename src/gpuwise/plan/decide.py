@@ -35,6 +35,7 @@ class Decision:
     flips: list[str] = field(default_factory=list)
     break_even_utilisation: float | None = None
     break_even_months: float | None = None
+    per_option: dict[str, dict[str, float]] = field(default_factory=dict)  # cloud key -> break-even vs best build
 
 
 def _best(plan, kind: str, pricings: tuple[str, ...] | None = None) -> int | None:
@@ -63,6 +64,27 @@ def _sweep_winners(plan, cloud_rows: list[int], onprem_rows: list[int]) -> list[
         c, b = cheapest(cloud_rows), cheapest(onprem_rows)
         out.append("-" if math.isinf(c) and math.isinf(b) else ("cloud" if c <= b else "build"))
     return out
+
+
+def break_even_vs(plan, build: int, cloud: int) -> tuple[float, float]:
+    """(break-even utilisation, break-even months) of owned build `build` against cloud row `cloud`,
+    each at its chosen node count, for the same work. The cloud run is priced pay-per-use."""
+    org, onp = plan.workload.org, plan.rows[build].onprem
+    kb, kc = plan.chosen[build], plan.chosen[cloud]
+    hours_b = plan.hours(build, kb)
+    u_eff = min(org.utilisation, 1.0 / org.burstiness)
+    fleet_annual = onp.annual_per_node() * plan.nodes[kb] + onp.staff_per_year
+    opex_month = (sum(onp.opex_per_year().values()) * plan.nodes[kb] + onp.staff_per_year) / 12.0
+    capex = onp.capex_per_node() * plan.nodes[kb]
+    if plan.rows[cloud].pays_idle:
+        # Reserved capacity is paid every hour, used or not: utilisation cannot flip owned vs reserved, and the
+        # monthly bill is fixed. run_cost = price·N·T·fx/u_eff, so price·N·fx = run_cost·u_eff/T.
+        monthly = plan.run_cost[cloud, kc] * u_eff / plan.hours(cloud, kc) * HOURS_PER_YEAR / 12.0
+        return float("nan"), float(break_even_months(capex, opex_month, monthly))
+    cloud_run = plan.run_cost[cloud, kc]
+    u_star = break_even_utilisation(fleet_annual, hours_b, cloud_run)
+    runs_per_month = u_eff * HOURS_PER_YEAR / 12.0 / hours_b
+    return float(u_star), float(break_even_months(capex, opex_month, runs_per_month * cloud_run))
 
 
 def decide(plan) -> Decision:
@@ -104,17 +126,13 @@ def decide(plan) -> Decision:
         f"{_money(cost_b, ccy)} ({hours_b / 24:.1f} days) vs {rc.label} {rc.pricing} x{int(plan.nodes[kc])} "
         f"{_money(cost_c, ccy)} ({hours_c / 24:.1f} days): {cheaper} is {gap:.0%} cheaper")))
 
-    # Break-even utilisation and months against the pay-as-you-go cloud option.
-    onp = rb.onprem
-    rp, kp = plan.rows[payg], plan.chosen[payg]
-    fleet_annual = onp.annual_per_node() * plan.nodes[kb] + onp.staff_per_year
+    # Break-even utilisation and months against the pay-as-you-go cloud option (and, in the JSON, every option).
+    rp = plan.rows[payg]
     u_eff = min(org.utilisation, 1.0 / org.burstiness)
-    # Pay-per-use cost of one run (a reserved run_cost carries idle hours: undo the 1/u_eff).
-    cloud_run_payg = plan.run_cost[payg, kp] * (u_eff if rp.pays_idle else 1.0)
-    u_star = break_even_utilisation(fleet_annual, hours_b, cloud_run_payg)
-    runs_per_month = u_eff * HOURS_PER_YEAR / 12.0 / hours_b
-    opex_month = (sum(onp.opex_per_year().values()) * plan.nodes[kb] + onp.staff_per_year) / 12.0
-    m_star = break_even_months(onp.capex_per_node() * plan.nodes[kb], opex_month, runs_per_month * cloud_run_payg)
+    u_star, m_star = break_even_vs(plan, build, payg)
+    per_option = {plan.rows[o].key: dict(zip(("break_even_utilisation", "break_even_months"),
+                                             break_even_vs(plan, build, o), strict=True))
+                  for o in plan.shown if plan.rows[o].kind == "cloud" and plan.chosen[o] >= 0 and plan.convertible[o]}
     payg_name = f"{rp.label} {rp.pricing}"
     if u_star == u_star:
         side = "build" if u_eff > u_star else "cloud"
@@ -163,7 +181,8 @@ def decide(plan) -> Decision:
 
     verdict, summary = _verdict(plan, cheaper, gap, reasons, org, wl, rb, ttt_b_days)
     return Decision(verdict, summary, cloud, build, reasons, flips,
-                    float(u_star) if u_star == u_star else None, float(m_star) if math.isfinite(m_star) else None)
+                    float(u_star) if u_star == u_star else None, float(m_star) if math.isfinite(m_star) else None,
+                    per_option)
 
 
 def _verdict(plan, cheaper, gap, reasons, org, wl, rb, ttt_b_days) -> tuple[str, str]:
@@ -195,6 +214,8 @@ def _verdict(plan, cheaper, gap, reasons, org, wl, rb, ttt_b_days) -> tuple[str,
 def decision_to_json(d: Decision) -> dict:
     return {"verdict": d.verdict, "summary": d.summary,
             "reasons": [{"favours": r.favours, "text": r.text} for r in d.reasons], "flips": d.flips,
-            "break_even_utilisation": d.break_even_utilisation, "break_even_months": d.break_even_months}
+            "break_even_utilisation": d.break_even_utilisation, "break_even_months": d.break_even_months,
+            "break_even_per_cloud_option": {k: {n: (v if v == v else None) for n, v in be.items()}
+                                            for k, be in d.per_option.items()}}
 
 

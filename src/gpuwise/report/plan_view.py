@@ -65,10 +65,12 @@ def sweep_table(plan: Plan) -> Table:
 
 
 def chosen_table(plan: Plan) -> Table:
-    t = Table(title="Chosen setup per option", title_justify="left")
+    t = Table(title="Chosen setup per option  (per year = fleet busy at the org's utilisation; break-even vs the "
+                    "best build: utilisation U* and months)", title_justify="left")
     for col, just in (("option", "left"), ("nodes", "right"), ("step", "right"), ("compute", "right"),
                       ("comm (exposed)", "right"), ("stragglers", "right"), ("data", "right"), ("mem/GPU", "right"),
-                      ("time", "right"), ("per run", "right"), ("per eff. GPU-h", "right"), ("lead", "right")):
+                      ("time", "right"), ("per run", "right"), ("per year", "right"), ("per eff. GPU-h", "right"),
+                      ("break-even vs build", "right"), ("lead", "right")):
         t.add_column(col, justify=just, overflow="fold")
     p = plan.perf
     for o in plan.shown:
@@ -77,15 +79,25 @@ def chosen_table(plan: Plan) -> Table:
         name = f"{row.label} {row.pricing.replace('_', '-')}"
         if k < 0:
             why = "; ".join(p.reasons(o, 0)) or "no feasible node count"
-            t.add_row(name, "[red]none[/]", f"[dim]{why}[/]", *([""] * 8), f"{row.lead_time_days:.0f} d")
+            t.add_row(name, "[red]none[/]", f"[dim]{why}[/]", *([""] * 10), f"{row.lead_time_days:.0f} d")
             continue
         c = _ccy(plan, o)
         t.add_row(name, str(int(plan.nodes[k])), f"{p.step_s[o, k]:.3g} s", f"{p.compute_s[o, k]:.3g} s",
                   f"{p.comm_s[o, k]:.3g} s ({p.exposed_comm_s[o, k]:.2g})", f"{p.straggler_s[o, k]:.2g} s",
                   f"{p.data_s[o, k]:.2g} s", f"{p.memory_per_gpu_bytes[o, k] / 2**30:.1f} GiB",
-                  duration(p.time_to_train_s[o, k]), money(plan.run_cost[o, k], c),
-                  money(plan.eff_gpu_hour_cost[o, k], c), f"{row.lead_time_days:.0f} d")
+                  duration(p.time_to_train_s[o, k]), money(plan.run_cost[o, k], c), money(plan.year_cost[o, k], c),
+                  money(plan.eff_gpu_hour_cost[o, k], c), _break_even(plan, row.key), f"{row.lead_time_days:.0f} d")
     return t
+
+
+def _break_even(plan: Plan, key: str) -> str:
+    be = getattr(plan.decision, "per_option", {}).get(key)
+    if not be:
+        return ""
+    u, m = be["break_even_utilisation"], be["break_even_months"]
+    u_txt = "n/a" if u != u else (f"{u:.0%}" if u <= 1 else ">100%")
+    m_txt = f"{m:.0f} mo" if m != float("inf") else "never"
+    return f"U* {u_txt} · {m_txt}"
 
 
 def decision_panel(plan: Plan) -> Panel:
