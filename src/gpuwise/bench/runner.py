@@ -177,3 +177,20 @@ def run_benchmarks(ctx: BenchContext, entries: list[BenchEntry], progress: Progr
         if on_done:
             on_done(entry, results)
     return report
+
+
+def bench(options, only: str | None = None, progress: Progress | None = None,
+          on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None) -> BenchReport:
+    """The library entry point (what `gpuwise bench` and `gpuwise doctor --bench` call).
+
+    options: a context.BenchOptions; only: a comma list for registry.select. Raises
+    MissingDependencyError without torch and UserInputError for an unknown benchmark name.
+    """
+    from gpuwise.bench import require_torch
+    from gpuwise.bench.context import build_context
+    from gpuwise.bench.registry import select
+
+    entries = select(only)
+    start_workers()  # its torch import overlaps ours
+    require_torch()
+    return run_benchmarks(build_context(options), entries, progress=progress, on_done=on_done)

@@ -26,19 +26,18 @@ def bench(
     from gpuwise.bench.runner import start_workers
     from gpuwise.errors import UserInputError
 
-    start_workers()  # its torch import overlaps ours
+    start_workers()  # the worker server imports torch while we do
     require_torch()  # fail before anything else with the install command
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
         raise UserInputError(f"--data-dir {data_dir} is not a writable directory",
                              fix="create it first, or pass a directory you can write to")
-    from gpuwise.bench.context import BenchOptions, build_context
+    from gpuwise.bench.context import BenchOptions
     from gpuwise.bench.registry import select
     from gpuwise.bench.sizes import parse_sizes
 
-    entries = select(only)
     options = BenchOptions(mode="quick" if quick else "full", data_dir=str(data_dir) if data_dir else None,
                            sizes=parse_sizes(sizes) if sizes else None, world_size=world_size)
-    report = _run_with_progress(build_context(options), entries)
+    report = _run_with_progress(options, only, len(select(only)))
     from gpuwise.report.bench_view import render_bench
 
     render_bench(report)
@@ -55,7 +54,7 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK | os.X_OK)
 
 
-def _run_with_progress(ctx, entries):
+def _run_with_progress(options, only: str | None, count: int):
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -66,14 +65,14 @@ def _run_with_progress(ctx, entries):
         TimeElapsedColumn,
     )
 
-    from gpuwise.bench.runner import run_benchmarks
+    from gpuwise.bench.runner import bench as run_bench
 
     columns = (SpinnerColumn(), TextColumn("{task.description}", style="bold"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("starting", total=len(entries))
-        return run_benchmarks(
-            ctx, entries,
+        task = progress.add_task("starting (importing torch)", total=count)
+        return run_bench(
+            options, only,
             progress=lambda name, text: progress.update(task, description=f"{name}: {text}"[:90]),
             on_done=lambda entry, results: progress.advance(task),
         )
