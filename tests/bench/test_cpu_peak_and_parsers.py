@@ -32,7 +32,7 @@ def test_zen4_double_pumped_avx512_and_bf16_doubles_fp32():
     peak = derive_cpu_peak(cpuinfo("AuthenticAMD", "avx fma avx2 avx512f avx512_bf16", 2, mhz=2500))
     assert peak.tflops["fp32"] == pytest.approx(2 * 2.5e9 * 16 * 2 / 1e12)
     assert peak.tflops["bf16"] == pytest.approx(2 * peak.tflops["fp32"])
-    assert "current 'cpu MHz'" in peak.source["fp32"]  # no cpufreq: says which clock it used
+    assert "current clock" in peak.source["fp32"]  # no cpufreq: says which clock it used
 
 
 def test_hyperthreads_count_once_and_affinity_limits_cores():

@@ -76,7 +76,8 @@ def max_clock_mhz(cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[
         return float(match.group(1)), "lscpu CPU max MHz"
     mhz = [float(b["cpu MHz"]) for b in blocks if b.get("cpu MHz", "").replace(".", "", 1).isdigit()]
     if mhz:
-        return max(mhz), "current 'cpu MHz' from /proc/cpuinfo (no max clock exposed, e.g. in a VM)"
+        # a VM often hides cpufreq: the current clock is all there is, and boost can exceed it
+        return max(mhz), "current clock from /proc/cpuinfo; max not exposed, boost may exceed it"
     return None, "no clock found"
 
 

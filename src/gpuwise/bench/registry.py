@@ -1,7 +1,8 @@
 """The one table of benchmarks. Each row names a module with `Spec`, `make_spec(ctx)` and `run(ctx, spec)`.
 
 Order is run order: cheap, informative layers first. Timeouts are per benchmark and per mode; they
-bound a hang, they are not the expected duration (quick mode totals well under a minute on 2 CPUs).
+bound a hang, they are not the expected duration (`gpuwise bench --quick` took 26-45 s on the 2-core
+test VM in five runs, and 64 s once while other test suites loaded it).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def _peak_cell(m: Measurement) -> str:
     return ""
 
 
-def _short(text: str, limit: int = 140) -> str:
+def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
