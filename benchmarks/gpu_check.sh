@@ -1,53 +1,56 @@
 #!/usr/bin/env bash
-# Exercise every GPU path of `gpuwise bench` on a GPU machine (written for a lent H200) in one go,
-# and leave everything under $OUT: environment, a `gpuwise capture`, bench JSON + tables, the
-# gpu-marked pytest run, and the harness-overhead comparison. Each step has its own timeout and a
-# failing step does not stop the others; the exit code is the number of failed steps.
+# Every GPU-only check of gpuwise in one go, for a lent GPU machine (written for an H200):
+# a `gpuwise capture` (NVML + nvidia-smi XML both recorded, so their agreement can be checked
+# anywhere later), live probe JSON, the gpu-marked tests, `gpuwise bench --quick`, the harness
+# overhead comparison, and doctor on the capture with the bench results. Each step has its own
+# timeout and a failing step does not stop the others; the exit code is the number of failed steps.
+# Everything lands in $OUT as at most 6 files: log.txt (all step output), h200.tar.gz,
+# probe.json, bench-quick.json, doctor.txt, summary.txt.
 #
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh   # step timeouts sum to 540 s: with machine start-up it fits a 15-minute device lease
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh        # step timeouts sum to 480 s
 #   DATA_DIR=/mnt/nvme OUT=... bash benchmarks/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 DATA_DIR=${DATA_DIR:-${TMPDIR:-/tmp}}
+PY=${PYTHON:-$(command -v python3 || command -v python)}
+export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
+LOG="$OUT/log.txt"
 failed=0
 
 step() {  # step NAME TIMEOUT_S COMMAND...
   local name=$1 limit=$2; shift 2
   local start=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.txt" 2>&1
+  echo "===== $name (limit ${limit}s)" >>"$LOG"
+  timeout --kill-after=10 "$limit" "$@" >>"$LOG" 2>&1
   local rc=$?
-  echo "$name rc=$rc $((SECONDS - start))s" | tee -a "$OUT/steps.txt"
+  echo "===== $name rc=$rc $((SECONDS - start))s" | tee -a "$LOG" >>"$OUT/summary.txt"
   [ "$rc" -eq 0 ] || failed=$((failed + 1))
 }
 
 # gpuwise importable: installed, or straight from this checkout
-if ! python -c "import gpuwise" 2>/dev/null; then
-  export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-fi
-GPUWISE=(python -m gpuwise.cli)
+"$PY" -c "import gpuwise" 2>/dev/null || export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+GW=("$PY" -m gpuwise.cli)
 
-step env 30 bash -c 'nvidia-smi; nvidia-smi topo -m; python -c "import torch, sys; print(sys.version); \
+step env 60 bash -c "nvidia-smi; nvidia-smi topo -m; $PY -c 'import torch, sys; print(sys.version); \
 print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.device_count()); \
-[print(i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i)) for i in range(torch.cuda.device_count())]"'
-if ! python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-  echo "torch has no CUDA here: install the torch build matching the driver, then rerun" | tee -a "$OUT/steps.txt"
-fi
+[print(i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i)) for i in range(torch.cuda.device_count())]'"
+step capture 90 "${GW[@]}" capture -o "$OUT/h200.tar.gz"
+step probe 60 bash -c "${GW[*]} probe --json > $OUT/probe.json && ${GW[*]} probe"
+step pytest-gpu 150 "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/facts/test_nvml.py tests/bench/test_gpu_paths.py
+step bench-quick 240 "${GW[@]}" bench --quick --data-dir "$DATA_DIR" --json "$OUT/bench-quick.json"
+step doctor 60 bash -c "${GW[*]} doctor --from $OUT/h200.tar.gz --bench-results $OUT/bench-quick.json > $OUT/doctor.txt; test \$? -le 2"
+step harness-overhead 120 "$PY" benchmarks/bench_harness_overhead.py --rounds 3
 
-step capture 60 "${GPUWISE[@]}" capture -o "$OUT/h200.tar.gz"
-step bench-quick 180 "${GPUWISE[@]}" bench --quick --data-dir "$DATA_DIR" --json "$OUT/bench-quick.json"
-step pytest-gpu 150 python -m pytest -q -p no:cacheprovider -m gpu tests/bench/test_gpu_paths.py
-step harness-overhead 120 python benchmarks/bench_harness_overhead.py --rounds 4
-
-# the two numbers the issue asks for, pulled out of the JSON
-python - "$OUT/bench-quick.json" >"$OUT/summary.txt" 2>&1 <<'PY'
+# one line per result, for the note
+"$PY" - "$OUT/bench-quick.json" >>"$OUT/summary.txt" 2>&1 <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 for m in doc["results"]:
-    if m["status"] != "skipped":
-        pct = f'{m["percent_of_peak"]:.1f}%' if m["percent_of_peak"] is not None else "no peak"
-        print(f'{m["name"]:<28} {m["status"]:<8} {m["value"] if m["value"] is not None else "-":>14} {m["unit"]:<10} {pct}')
+    pct = f'{m["percent_of_peak"]:.1f}%' if m["percent_of_peak"] is not None else "no peak"
+    val = f'{m["value"]:.4g}' if m["value"] is not None else "-"
+    print(f'{m["name"]:<30} {m["status"]:<8} {val:>12} {m["unit"]:<10} {pct:<8} {m.get("reason") or ""}')
 PY
-cat "$OUT/summary.txt" "$OUT/steps.txt"
+cat "$OUT/summary.txt"
 exit "$failed"

@@ -38,3 +38,20 @@ def test_bad_capture_path_is_a_clean_error(tmp_path):
 def test_unknown_layer_suggests(tmp_path):
     r = subprocess.run([sys.executable, "-m", "gpuwise.cli", "probe", "--layer", "netwrk"], capture_output=True, text=True)
     assert r.returncode == 3 and "did you mean 'network'" in r.stderr
+
+
+def test_probe_text_survives_markup_like_values(tmp_path):
+    """Values such as a mount point '[/run/netns]' or an md device list must print literally."""
+    from rich.console import Console
+
+    from gpuwise.facts.models import Facts, MdArray, Mount
+    from gpuwise.report.probe_view import render_probe
+
+    f = Facts()
+    f.storage.mounts = [Mount(mountpoint="[/run/netns]", device="[bold]x", fstype="ext4")]
+    f.storage.md_arrays = [MdArray(name="md0", level="raid0", devices=["nvme0n1[0]", "nvme1n1[1]"])]
+    f.gpu_probe.error = "NVML [/oops]"
+    console = Console(record=True, width=200)
+    render_probe(f, console=console)
+    text = console.export_text()
+    assert "[/run/netns]" in text and "nvme0n1[0]" in text and "NVML [/oops]" in text

@@ -26,6 +26,7 @@ class Spec:
     warmup: int = 5
     repeats: int = 10
     target_sample_s: float = 0.05
+    warmup_s: float = 0.0  # minimum warm-up time, so GPU clocks have boosted before timing
 
 
 def _sweep(lo: int, hi: int, step: int) -> tuple[Shape, ...]:
@@ -38,8 +39,8 @@ def _sweep(lo: int, hi: int, step: int) -> tuple[Shape, ...]:
 def make_spec(ctx: BenchContext) -> Spec:
     if ctx.device == "cuda":
         if ctx.mode == "full":
-            return Spec(shapes=_sweep(1024, 16384, 1024), warmup=10, repeats=20, target_sample_s=0.1)
-        return Spec(shapes=((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192)))
+            return Spec(shapes=_sweep(1024, 16384, 1024), warmup=10, repeats=20, target_sample_s=0.1, warmup_s=0.5)
+        return Spec(shapes=((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192)), warmup_s=0.5)
     if ctx.mode == "full":
         return Spec(shapes=_sweep(256, 2048, 256), warmup=2, repeats=5, target_sample_s=0.2)
     return Spec(shapes=((512, 512, 512), (1024, 1024, 1024)), warmup=1, repeats=3, target_sample_s=0.1)
@@ -65,7 +66,8 @@ def time_matmul(torch, dtype: str, shape: Shape, device: str, spec: Spec):
     # tf32 vs fp32 is a global switch in torch; set it for this dtype only
     torch.set_float32_matmul_precision("high" if dtype == "tf32" else "highest")
     fn = _operands(torch, dtype, shape, device)
-    timed = measure(fn, device=device, warmup=spec.warmup, repeats=spec.repeats, target_sample_s=spec.target_sample_s)
+    timed = measure(fn, device=device, warmup=spec.warmup, repeats=spec.repeats, target_sample_s=spec.target_sample_s,
+                    warmup_s=spec.warmup_s)
     flops = 2.0 * shape[0] * shape[1] * shape[2]
     return timed, timed.stats_of(lambda s: flops / s / 1e12)
 

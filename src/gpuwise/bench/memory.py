@@ -48,7 +48,7 @@ def stream_pair(torch, device: str, nbytes: int, spec: Spec, where: str, peak: P
     out = []
     for kind, (fn, moved, formula) in kernels.items():
         timed = measure(fn, device=timing_device, warmup=spec.warmup, repeats=spec.repeats,
-                        target_sample_s=spec.target_sample_s)
+                        target_sample_s=spec.target_sample_s, warmup_s=0.3 if timing_device == "cuda" else 0.0)
         stats = timed.stats_of(lambda s, moved=moved: moved / s / 1e9)
         m = Measurement(name=f"{where}_{kind}", layer="memory", unit="GB/s", value=stats.median, stats=stats,
                         device=device, params={"buffer_bytes": n * 4, "bytes_moved_per_op": moved, "kernel": formula,

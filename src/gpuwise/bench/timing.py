@@ -76,11 +76,13 @@ def measure(
     target_sample_s: float = 0.05,
     max_inner: int = 10_000,
     sync: Callable[[], None] | None = None,
+    warmup_s: float = 0.0,
 ) -> Timed:
     """Time `fn`: `warmup` untimed calls, then `repeats` samples of `inner` calls each.
 
     device: "cuda" uses CUDA events on the current device (single-device work). Anything else uses
     the host clock around `sync()` (pass a sync for multi-device or asynchronous work).
+    warmup_s: keep warming up until this many seconds have passed (GPU clock ramp-up).
     """
     if device == "cuda" and sync is None:
         import torch
@@ -90,6 +92,11 @@ def measure(
         timer = _host_timer(sync or (lambda: None))
     for _ in range(warmup):
         fn()
+    # GPUs idle at a low clock and take a while to boost: warm up for a minimum time too, or the first
+    # samples run below the clock the rest of the job will see.
+    deadline = time.perf_counter() + warmup_s
+    while time.perf_counter() < deadline:
+        timer(fn, max(1, warmup))
     # one calibration sample decides how many calls make a sample long enough to time well
     first = timer(fn, 1)
     inner = 1 if first <= 0 else max(1, min(max_inner, math.ceil(target_sample_s / first)))

@@ -113,9 +113,17 @@ def _one(torch, ctx: BenchContext, spec: Spec, model_name: str, dtype: str, why:
     model = (build_gpt(spec.gpt) if model_name == "transformer" else build_cnn(spec.cnn)).to(device)
     inputs, samples, tokens = _batch(torch, model_name, spec, device)
     step = make_step(torch, model, inputs, device, None if dtype == "fp32" else dtype)
-    step()  # first step allocates optimizer state; FLOP counting below sees a steady-state step
-    flops = count_flops(torch, step)
-    timed = measure(step, device=device, warmup=spec.warmup, repeats=spec.repeats, target_sample_s=spec.target_sample_s)
+    # cuDNN runs fp32 convolutions on TF32 tensor cores by default; an "fp32" step judged against the
+    # fp32 peak must really run in fp32 (an H200 run showed the CNN at 105% of the fp32 peak otherwise).
+    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = dtype != "fp32"
+    try:
+        step()  # first step allocates optimizer state; FLOP counting below sees a steady-state step
+        flops = count_flops(torch, step)
+        timed = measure(step, device=device, warmup=spec.warmup, repeats=spec.repeats,
+                        target_sample_s=spec.target_sample_s, warmup_s=0.5 if device == "cuda" else 0.0)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
     stats = timed.stats_of(lambda s: flops / s / 1e12)
     step_s = timed.median_s
     peak = matmul_peak(ctx.gpu_name, dtype) if device == "cuda" else cpu_matmul_peak(ctx.cpu_peak, dtype)
@@ -124,7 +132,8 @@ def _one(torch, ctx: BenchContext, spec: Spec, model_name: str, dtype: str, why:
         params={"model": model_name, "precision": dtype, "why": why, "batch": samples,
                 "config": (spec.gpt if model_name == "transformer" else spec.cnn).__dict__,
                 "parameters": sum(p.numel() for p in model.parameters()), "optimizer": "AdamW",
-                "flops_counted_by": "torch.utils.flop_counter.FlopCounterMode (forward+backward)"},
+                "flops_counted_by": "torch.utils.flop_counter.FlopCounterMode (forward+backward)",
+                "tf32_allowed": dtype != "fp32"},
         extra={"samples_per_s": samples / step_s, "tokens_per_s": tokens / step_s if tokens else None,
                "step_ms": step_s * 1e3, "flops_per_step": flops})
     peak.apply(m)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpuwise.facts.models import Facts, Part
@@ -19,8 +20,8 @@ def _fmt(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        return ", ".join(map(str, value)) if value else "none"
-    return str(value)
+        return escape(", ".join(map(str, value))) if value else "none"
+    return escape(str(value))
 
 
 def gib(n: int | None) -> str:
@@ -36,7 +37,7 @@ def _kv(title: str, rows: Iterable[tuple], part: Part | None = None) -> Table:
     for label, value, *field in rows:
         reason = part.unknown.get(field[0]) if part is not None and field else None
         if value is None and reason:
-            t.add_row(label, f"[dim]unknown: {reason}[/]")
+            t.add_row(label, f"[dim]unknown: {escape(reason)}[/]")
         else:
             t.add_row(label, value if isinstance(value, str) else _fmt(value))
     return t
@@ -50,8 +51,8 @@ def _gpus(f: Facts) -> list:
         head += f" (tool reports {p.attached_gpus} attached)"
     out.append(head)
     if p.error and not any(p.error in n for n in p.notes):
-        out.append(f"[yellow]GPU probe: {p.error}[/]")
-    out.extend(f"[dim]{n}[/]" for n in p.notes)
+        out.append(f"[yellow]GPU probe: {escape(p.error)}[/]")
+    out.extend(f"[dim]{escape(n)}[/]" for n in p.notes)
     if not f.gpus:
         return out
     t = Table("#", "name", "memory", "PCIe now/max", "power", "persist", "ECC", "MIG", "temp", "clock events")
@@ -68,8 +69,8 @@ def _gpus(f: Facts) -> list:
     out.append(t)
     for g in f.gpus:
         if g.error:
-            out.append(f"[red]GPU {g.index}: {g.error}[/]")
-        out.extend(f"[yellow]GPU {g.index}: {w}[/]" for w in g.warnings)
+            out.append(f"[red]GPU {g.index}: {escape(g.error)}[/]")
+        out.extend(f"[yellow]GPU {g.index}: {escape(w)}[/]" for w in g.warnings)
     return out
 
 
@@ -85,10 +86,10 @@ def _topology(f: Facts) -> list:
             row += topo.gpu_nic_links[i]
         cpu = topo.gpu_cpu_affinity[i] if topo.gpu_cpu_affinity and i < len(topo.gpu_cpu_affinity) else None
         numa = topo.gpu_numa_affinity[i] if topo.gpu_numa_affinity and i < len(topo.gpu_numa_affinity) else None
-        t.add_row(name, *row, _fmt(cpu), _fmt(numa))
+        t.add_row(_fmt(name), *map(_fmt, row), _fmt(cpu), _fmt(numa))
     out = [t]
     if topo.nic_devices:
-        out.append("NICs: " + ", ".join(f"{k}={v}" for k, v in topo.nic_devices.items()))
+        out.append("NICs: " + escape(", ".join(f"{k}={v}" for k, v in topo.nic_devices.items())))
     for g in topo.nvlinks or []:
         down = [str(link.link) for link in g.links if not link.active]
         if down:
@@ -101,7 +102,7 @@ def _network(f: Facts) -> list:
     t = Table("NIC", "state", "speed", "MTU", "driver", "IPv4", title="Network", title_justify="left")
     for nic in n.nics:
         speed = "[dim]unknown[/]" if nic.speed_mbps is None else f"{nic.speed_mbps / 1000:g} Gb/s"
-        t.add_row(nic.name + (" [dim](virtual)[/]" if nic.virtual else ""), _fmt(nic.state), speed, _fmt(nic.mtu),
+        t.add_row(_fmt(nic.name) + (" [dim](virtual)[/]" if nic.virtual else ""), _fmt(nic.state), speed, _fmt(nic.mtu),
                   _fmt(nic.driver), _fmt(nic.ipv4))
     out: list = [t]
     if n.rdma_devices:
@@ -109,13 +110,14 @@ def _network(f: Facts) -> list:
         for d in n.rdma_devices:
             for p in d.ports:
                 rate = "[dim]unknown[/]" if p.rate_gbps is None else f"{p.rate_gbps:g} Gb/s"
-                r.add_row(d.name, str(p.port), _fmt(p.state), rate, _fmt(p.link_layer))
+                r.add_row(_fmt(d.name), str(p.port), _fmt(p.state), rate, _fmt(p.link_layer))
         out.append(r)
     else:
-        out.append("RDMA devices: none" + (f" [dim]({n.unknown.get('rdma_devices')})[/]" if n.unknown.get("rdma_devices") else ""))
+        why = n.unknown.get("rdma_devices")
+        out.append("RDMA devices: none" + (f" [dim]({escape(why)})[/]" if why else ""))
     out.append(_kv("", [("nvidia_peermem loaded", n.nvidia_peermem_loaded, "nvidia_peermem_loaded"),
                         ("/etc/nccl.conf", n.nccl_conf if n.nccl_conf is not None else "absent"),
-                        ("NCCL_* environment", ", ".join(f"{k}={v}" for k, v in n.nccl_env.items()) or "none")], n))
+                        ("NCCL_* environment", escape(", ".join(f"{k}={v}" for k, v in n.nccl_env.items())) or "none")], n))
     return out
 
 
@@ -125,13 +127,13 @@ def _storage(f: Facts) -> list:
     for m in s.mounts:
         if m.fstype in PSEUDO_FS:
             continue
-        t.add_row(m.mountpoint, _fmt(m.device), _fmt(m.fstype), gib(m.total_bytes), gib(m.free_bytes),
+        t.add_row(_fmt(m.mountpoint), _fmt(m.device), _fmt(m.fstype), gib(m.total_bytes), gib(m.free_bytes),
                   "network" if m.network else "local")
     disks = ", ".join(
-        f"{b.name} ({'NVMe' if b.nvme else 'rotational' if b.rotational else 'SSD' if b.rotational is False else '?'}, {gib(b.size_bytes)})"
+        f"{escape(b.name)} ({'NVMe' if b.nvme else 'rotational' if b.rotational else 'SSD' if b.rotational is False else '?'}, {gib(b.size_bytes)})"
         for b in s.block_devices
     )
-    md = ", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays) or "none"
+    md = escape(", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays)) or "none"
     md = md if s.md_arrays or "md_arrays" not in s.unknown else None
     shm = gib(s.shm_bytes) if s.shm_bytes is not None else None
     return [t, _kv("", [("block devices", disks or "none"), ("md RAID", md, "md_arrays"), ("/dev/shm", shm, "shm_bytes")], s)]
@@ -141,8 +143,8 @@ def render_probe(f: Facts, layer: str | None = None, console: Console | None = N
     """Print the probe summary. `layer` limits it to one of the eight layers."""
     c = console or Console()
     p, sw, k, cpu, mem = f.platform, f.software, f.kernel, f.cpu, f.memory
-    c.print(f"[bold]gpuwise probe[/] — {f.meta.hostname or '?'} ({f.meta.source})")
-    c.print(f"[bold]environment:[/] {p.environment} — {p.environment_reason or 'no evidence'}")
+    c.print(f"[bold]gpuwise probe[/] — {escape(f.meta.hostname or '?')} ({escape(f.meta.source)})")
+    c.print(f"[bold]environment:[/] {p.environment} — {escape(p.environment_reason or 'no evidence')}")
     sections = {
         "hardware": lambda: [*_gpus(f), *_topology(f), _kv("CPU and memory", [
             ("CPU", f"{_fmt(cpu.model)} — {_fmt(cpu.sockets)} socket(s), {_fmt(cpu.cores)} cores, {_fmt(cpu.threads)} threads"),
@@ -151,7 +153,7 @@ def render_probe(f: Facts, layer: str | None = None, console: Console | None = N
             ("memory", gib(mem.total_bytes)), ("swap", gib(mem.swap_total_bytes)),
             ("hugepages", mem.hugepages_total)], cpu)],
         "driver-cuda": lambda: [_kv("Driver and CUDA", [("driver", sw.driver_version, "driver_version"), ("CUDA (driver)", sw.cuda_driver_version, "cuda_driver_version"),
-                                                        ("services", ", ".join(f"{u}={s}" for u, s in sw.services.items()) or "none")], sw)],
+                                                        ("services", escape(", ".join(f"{u}={s}" for u, s in sw.services.items())) or "none")], sw)],
         "network": lambda: _network(f),
         "storage": lambda: _storage(f),
         "isolation": lambda: [_kv("Platform and isolation", [
