@@ -11,6 +11,7 @@ def test_credentials_are_redacted_and_named():
         "AWS_SECRET_ACCESS_KEY": "abc", "HF_TOKEN": "hf_x", "TENCENTCLOUD_SECRET_ID": "id", "DB_PASSWORD": "pw",
         "GITHUB_API_KEY": "k", "MY_CREDENTIALS": "c", "DATABASE_URL": "postgres://u:hunter2@db/x",
         "NCCL_IB_HCA": "mlx5_0", "PATH": "/usr/bin", "PWD": "/root", "KEYBOARD_LAYOUT": "us",
+        "NIX_SSL_CERT_FILE": "/etc/ssl/certs/ca.crt", "GOOGLE_APPLICATION_CREDENTIALS_PATH": "/k.json",
     }
     out, names = redact_env(env)
     assert names == sorted(["AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "TENCENTCLOUD_SECRET_ID", "DB_PASSWORD",

@@ -20,8 +20,15 @@ REDACTED = "<redacted>"
 _NOT_SECRETS = {"PWD", "OLDPWD", "SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}
 
 
+# Names that end like these hold a location (SSL_CERT_FILE, NIX_SSL_CERT_FILE, AWS_CA_BUNDLE): not a secret.
+_LOCATION_SUFFIXES = ("_FILE", "_DIR", "_PATH", "_BUNDLE")
+
+
 def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_PARTS.search(name)) and name.upper() not in _NOT_SECRETS
+    upper = name.upper()
+    if upper in _NOT_SECRETS or upper.endswith(_LOCATION_SUFFIXES):
+        return False
+    return bool(_SECRET_PARTS.search(name))
 
 
 def redact_env(env: dict[str, str]) -> tuple[dict[str, str], list[str]]:

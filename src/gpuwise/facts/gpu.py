@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 NVML_FORMAT = "gpuwise-nvml/1"
-_GPU_FIELDS = tuple(f for f in Gpu.model_fields if f not in ("unknown", "pcie", "warnings"))
+_GPU_FIELDS = tuple(f for f in Gpu.model_fields if f not in ("unknown", "pcie", "warnings", "error"))
 _PCIE_FIELDS = tuple(f for f in PcieLink.model_fields if f != "unknown")
 
 

@@ -4,7 +4,7 @@ Sources: REFERENCE §3 (MAMF, DCGM 0.75x pass thresholds, nvbandwidth, nccl-test
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.finding import Layer
+from gpuwise.advise.finding import ExpectedGain, Layer
 from gpuwise.bench.models import Measurement
 
 _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
@@ -82,6 +82,9 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
         for m in ctx.bench.results:
             if m.layer != bench_layer or m.status != "ok" or m.value is None:
                 continue
+            if m.params.get("host_memory") == "pageable":
+                continue  # pageable copies are staged through a CPU memcpy: judged by bench.pin_memory_gain
+
             pct, basis = _achievable_percent(ctx, m)
             if pct is None:
                 continue
@@ -133,4 +136,31 @@ def not_measured(ctx: RuleContext):
         bad,
         "These layers were not judged. Fix the reason shown and re-run the benchmark.",
         commands=["gpuwise bench --quick --json bench.json"],
+    )
+
+
+@rule(
+    "bench.pin_memory_gain",
+    "framework",
+    "Pinned host memory moves data to the GPU much faster here",
+    "REFERENCE §6 #3 (tuning guide; ml-engineering): pin_memory=True plus non_blocking copies",
+    priority="medium",
+    needs_bench=True,
+    gain=ExpectedGain(text="the measured pinned/pageable H2D ratio on this machine", source="gpuwise bench host-device"),
+)
+def pin_memory_gain(ctx: RuleContext):
+    by_name = {m.name: m for m in ctx.bench.results if m.status == "ok" and m.value}
+    pinned, pageable = by_name.get("h2d_pinned"), by_name.get("h2d_pageable")
+    if pinned is None or pageable is None:
+        return None
+    ratio = pinned.value / pageable.value
+    evidence = [("bench:h2d_pinned", f"{pinned.value:.3g} {pinned.unit}"), ("bench:h2d_pageable", f"{pageable.value:.3g} {pageable.unit}")]
+    if ratio < ctx.t("pin_memory_ratio_info"):
+        return ctx.passed(evidence, f"pinned and pageable host->GPU copies are close here ({ratio:.1f}x)")
+    return ctx.finding(
+        "info",
+        evidence,
+        f"Host->GPU copies from pinned memory ran {ratio:.1f}x faster than from pageable memory on this machine. "
+        "Load batches with pin_memory=True and copy them with non_blocking=True so the copy overlaps compute.",
+        config=["DataLoader(ds, ..., pin_memory=True)", "batch = batch.to('cuda', non_blocking=True)"],
     )

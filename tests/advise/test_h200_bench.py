@@ -1,0 +1,40 @@
+"""Doctor on the capture and `gpuwise bench --quick` results recorded together on a lent H200."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuwise.advise.engine import run_rules
+from gpuwise.bench.models import BenchReport
+from gpuwise.capture.host import CaptureHost
+from gpuwise.facts.collect import collect_facts
+
+CAPTURES = Path(__file__).parent.parent / "captures"
+FACTS = collect_facts(CaptureHost(CAPTURES / "h200-1gpu-kvm-vm"))
+BENCH = BenchReport.model_validate_json((CAPTURES / "h200-1gpu-kvm-vm.bench-quick.json").read_text())
+
+
+def by_id(findings):
+    return {f.id: f for f in findings}
+
+
+def test_pageable_copies_are_not_judged_as_a_pcie_fault():
+    # as recorded: pinned H2D 55.4 GB/s (88% of PCIe5 x16), pageable 7.1 GB/s (staged through a CPU memcpy)
+    found = by_id(run_rules(FACTS, BENCH, "cloud"))
+    assert found["bench.host_device_low"].status == "pass"
+    gain = found["bench.pin_memory_gain"]
+    assert gain.status == "info" and "7.8x" in gain.recommendation.text
+
+
+def test_pin_memory_rule_is_quiet_when_pageable_is_as_fast():
+    # edit: the pageable H2D result set to 90% of the pinned one
+    edited = BENCH.model_copy(deep=True)
+    pinned = edited.find("h2d_pinned").value
+    edited.find("h2d_pageable").value = 0.9 * pinned
+    assert by_id(run_rules(FACTS, edited, "cloud"))["bench.pin_memory_gain"].status == "pass"
+
+
+def test_sustained_matmul_under_the_power_cap_is_a_warning_not_a_failure():
+    # bf16 678.6 TFLOP/s = 68.6% of 989 while the 700 W cap held the SM clock near 1470 MHz
+    found = by_id(run_rules(FACTS, BENCH, "cloud"))
+    assert found["bench.compute_low"].status == "warn"
