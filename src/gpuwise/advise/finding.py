@@ -6,10 +6,12 @@ always carries the facts or measurements it read, so a reader can check the judg
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The order of each Literal is also the ranking order (first = most important), so each
+# vocabulary is written once and the *_ORDER tuples are derived from it.
 Layer = Literal[
     "hardware",
     "driver-cuda",
@@ -26,19 +28,9 @@ Status = Literal["fail", "warn", "info", "pass"]
 EnvKind = Literal["cloud", "onprem", "unknown"]
 Can = Literal["yes", "no", "partly"]
 
-LAYER_ORDER: tuple[str, ...] = (
-    "hardware",
-    "driver-cuda",
-    "network",
-    "storage",
-    "isolation",
-    "monitoring",
-    "toolchain",
-    "kernel",
-    "framework",
-)
-PRIORITY_ORDER: tuple[str, ...] = ("high", "medium", "low")
-STATUS_ORDER: tuple[str, ...] = ("fail", "warn", "info", "pass")
+LAYER_ORDER: tuple[str, ...] = get_args(Layer)
+PRIORITY_ORDER: tuple[str, ...] = get_args(Priority)
+STATUS_ORDER: tuple[str, ...] = get_args(Status)
 
 
 class _Strict(BaseModel):
