@@ -104,7 +104,8 @@ def test_calibration_changes_mfu_and_is_reported(tmp_path):
     bench = {"schema": "gpuwise-bench/1", "environment": {"gpu_name": "NVIDIA A100-SXM4-80GB"}, "results": [
         {"name": "matmul_bf16", "layer": "compute", "value": 200.0, "unit": "TFLOP/s", "peak": 312.0,
          "percent_of_peak": 64.1},
-        {"name": "allreduce_busbw", "layer": "collective", "value": 150.0, "unit": "GB/s"},
+        {"name": "allreduce_busbw", "layer": "collective", "value": 150.0, "unit": "GB/s",
+         "params": {"backend": "nccl", "nodes": 1}},
         {"name": "fio_randread_4k", "layer": "storage", "value": 1.0, "unit": "IOPS", "status": "skipped"},
     ]}
     path = tmp_path / "bench.json"

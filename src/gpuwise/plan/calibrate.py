@@ -103,9 +103,16 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             else:
                 cal.ignored.append(f"{m.name}: no percent_of_peak or peak to compare with")
         elif name == "allreduce_busbw" and m.unit.lower().replace(" ", "") == "gb/s":
-            nodes = (m.params or {}).get("nodes") or 1
+            params = m.params or {}
+            nodes = params.get("nodes") or 1
             if nodes != 1:
                 cal.ignored.append(f"{m.name}: measured across {nodes} nodes; only a single-node value calibrates NVLink")
+                continue
+            # `gpuwise bench --backend gloo` on a GPU machine all-reduces CPU tensors over loopback: that
+            # number says nothing about the GPUs' interconnect, so only NCCL results calibrate it.
+            if params.get("backend") != "nccl":
+                cal.ignored.append(f"{m.name}: backend {params.get('backend') or 'not recorded'}, not nccl: "
+                                   "not a GPU interconnect measurement")
                 continue
             cal.intra_busbw_gb_s = m.value
             cal.used.append(f"{m.name}: {m.value:.1f} GB/s intra-node all-reduce bus bandwidth")
