@@ -38,3 +38,14 @@ def test_sustained_matmul_under_the_power_cap_is_a_warning_not_a_failure():
     # bf16 678.6 TFLOP/s = 68.6% of 989 while the 700 W cap held the SM clock near 1470 MHz
     found = by_id(run_rules(FACTS, BENCH, "cloud"))
     assert found["bench.compute_low"].status == "warn"
+
+
+def test_pin_memory_rule_reads_full_mode_per_gpu_names():
+    # `bench --full` measures every GPU and names the results h2d_pinned_gpu<N>; the rule pairs by params.
+    edited = BENCH.model_copy(deep=True)
+    for m in edited.results:
+        if m.layer == "host-device":
+            m.name = f"{m.name}_gpu0"
+    gain = by_id(run_rules(FACTS, edited, "cloud"))["bench.pin_memory_gain"]
+    assert gain.status == "info" and "7.8x" in gain.recommendation.text
+    assert {e.path for e in gain.evidence} == {"h2d_pinned_gpu0", "h2d_pageable_gpu0"}

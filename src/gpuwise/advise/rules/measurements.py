@@ -149,12 +149,18 @@ def not_measured(ctx: RuleContext):
     gain=ExpectedGain(text="the measured pinned/pageable H2D ratio on this machine", source="gpuwise bench host-device"),
 )
 def pin_memory_gain(ctx: RuleContext):
-    by_name = {m.name: m for m in ctx.bench.results if m.status == "ok" and m.value}
-    pinned, pageable = by_name.get("h2d_pinned"), by_name.get("h2d_pageable")
+    # Pair by params, not by name: `bench --full` measures every GPU and names them h2d_pinned_gpu<N>.
+    copies: dict[tuple[str | None, str], Measurement] = {}
+    for m in ctx.bench.results:
+        if m.layer == "host-device" and m.status == "ok" and m.value and m.params.get("direction") == "h2d":
+            copies.setdefault((m.device, m.params.get("host_memory")), m)
+    pairs = [(m, copies.get((device, "pageable"))) for (device, memory), m in copies.items() if memory == "pinned"]
+    pinned, pageable = next(((a, b) for a, b in pairs if b is not None), (None, None))
     if pinned is None or pageable is None:
         return None
     ratio = pinned.value / pageable.value
-    evidence = [("bench:h2d_pinned", f"{pinned.value:.3g} {pinned.unit}"), ("bench:h2d_pageable", f"{pageable.value:.3g} {pageable.unit}")]
+    evidence = [(f"bench:{pinned.name}", f"{pinned.value:.3g} {pinned.unit}"),
+                (f"bench:{pageable.name}", f"{pageable.value:.3g} {pageable.unit}")]
     if ratio < ctx.t("pin_memory_ratio_info"):
         return ctx.passed(evidence, f"pinned and pageable host->GPU copies are close here ({ratio:.1f}x)")
     return ctx.finding(
