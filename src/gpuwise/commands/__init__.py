@@ -1,1 +1,50 @@
-"""One module per CLI command. Each defines `register(app)` and imports heavy code lazily."""
+"""One module per CLI command. Each defines `register(app)` and imports heavy code lazily.
+
+Shared here: the checks every command does on a file it will write for the user, so that a bad
+`-o`/`--json` path fails in a second with a clear message, before minutes of work, and never leaves
+a half-written file (writes go through gpuwise.atomic).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def check_output_path(path: Path, option: str) -> None:
+    """Raise UserInputError unless a file can be written at `path` (checked by creating a temp file).
+
+    Missing parent folders are fine (gpuwise.atomic creates them) as long as the nearest existing
+    one is a writable directory.
+    """
+    from gpuwise.errors import UserInputError
+
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise UserInputError(f"{option} {path} is a directory", f"pass a file name, e.g. {option} {path / 'out'}")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UserInputError(f"{option} {path}: {folder} is not a directory",
+                             "choose an output path inside an existing directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserInputError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})",
+                             "choose a directory you can write to") from None
+
+
+def write_output(path: Path, text: str, option: str) -> None:
+    """Write `text` to `path` atomically; an OS error (disk full, permissions) becomes a UserInputError."""
+    from gpuwise.atomic import write_text_atomic
+    from gpuwise.errors import UserInputError
+
+    try:
+        write_text_atomic(Path(path).expanduser(), text)
+    except OSError as exc:
+        raise UserInputError(f"{option} {path}: could not write the file ({exc.strerror or exc}); "
+                             "nothing was written", "free some space or choose another path") from None

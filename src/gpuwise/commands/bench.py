@@ -21,31 +21,44 @@ def bench(
     world_size: int = typer.Option(None, "--world-size", min=1, help="Collective ranks on this node "
                                    "(default: all GPUs, or 2 on CPU)."),
 ) -> None:
-    """Benchmark every layer (compute, memory, copies, collectives, storage, data loading, training) as a % of peak."""
-    from gpuwise.bench import require_torch
-    from gpuwise.bench.runner import start_workers
+    """Benchmark every layer (compute, memory, copies, collectives, storage, data loading, training) as a % of peak.
+
+    Exit codes: 0 = the benchmarks ran (a failed or skipped benchmark is a row with its reason, not an
+    exit code); 3 = could not run (bad option, torch missing, output path not writable).
+    """
+    from gpuwise.bench.registry import select
+    from gpuwise.bench.sizes import parse_sizes
+    from gpuwise.commands import check_output_path
     from gpuwise.errors import UserInputError
 
-    start_workers()  # the worker server imports torch while we do
-    require_torch()  # fail before anything else with the install command
+    # Check every argument before starting workers or importing torch: a typo fails in a second,
+    # and a --json path that cannot be written fails before minutes of measuring, not after.
+    entries = select(only)
+    parsed_sizes = parse_sizes(sizes) if sizes else None
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
         raise UserInputError(f"--data-dir {data_dir} is not a writable directory",
                              fix="create it first, or pass a directory you can write to")
+    if json_out is not None:
+        check_output_path(json_out, "--json")
+
+    from gpuwise.bench import require_torch
+    from gpuwise.bench.runner import start_workers
+
+    start_workers()  # the worker server imports torch while we do
+    require_torch()  # fail before anything else with the install command
     from gpuwise.bench.context import BenchOptions
-    from gpuwise.bench.registry import select
-    from gpuwise.bench.sizes import parse_sizes
 
     options = BenchOptions(mode="quick" if quick else "full", data_dir=str(data_dir) if data_dir else None,
-                           sizes=parse_sizes(sizes) if sizes else None, world_size=world_size)
-    report = _run_with_progress(options, only, len(select(only)))
+                           sizes=parsed_sizes, world_size=world_size)
+    report = _run_with_progress(options, only, len(entries))
     from gpuwise.report.bench_view import render_bench
 
     render_bench(report)
     if json_out is not None:
-        from gpuwise.atomic import write_text_atomic
+        from gpuwise.commands import write_output
 
-        write_text_atomic(json_out, report.model_dump_json(by_alias=True, indent=2) + "\n")
-        typer.echo(f"wrote {json_out}")
+        write_output(json_out, report.model_dump_json(by_alias=True, indent=2) + "\n", "--json")
+        typer.echo(f"wrote {json_out}", err=True)
 
 
 def _writable(path: Path) -> bool:

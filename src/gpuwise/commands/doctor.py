@@ -47,21 +47,17 @@ def _run_quick_bench():
     from gpuwise.errors import MissingDependencyError
 
     try:
-        from gpuwise.bench.context import BenchOptions, build_context
+        from gpuwise.bench.context import BenchOptions
         from gpuwise.bench.registry import select
-        from gpuwise.bench.runner import run_benchmarks
+        from gpuwise.commands.bench import _run_with_progress
     except ImportError as exc:
         raise MissingDependencyError(
             f"--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).",
             "run `gpuwise bench --json bench.json` separately and pass --bench-results bench.json, "
             "or reinstall gpuwise with `pip install 'gpuwise[bench]'`",
         ) from exc
-    ctx, entries = build_context(BenchOptions(mode="quick")), select(None)
-    try:  # the bench command's Rich progress bar (stderr), so a ~minute of benchmarking is not silent
-        from gpuwise.commands.bench import _run_with_progress
-    except ImportError:
-        return run_benchmarks(ctx, entries)
-    return _run_with_progress(ctx, entries)
+    # the bench command's Rich progress bar (stderr), so a minute of benchmarking is not silent
+    return _run_with_progress(BenchOptions(mode="quick"), None, len(select(None)))
 
 
 def doctor(
@@ -105,8 +101,11 @@ def doctor(
 
     from gpuwise.advise.doctor import diagnose
     from gpuwise.capture.host import CaptureHost, LiveHost
+    from gpuwise.commands import check_output_path
     from gpuwise.facts.collect import collect_facts
 
+    if output is not None:
+        check_output_path(output, "-o")
     bench_report = _load_bench(bench_results) if bench_results is not None else None
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
@@ -125,9 +124,9 @@ def doctor(
 
         text = render_text(report, color=output is None and _stdout_is_tty())
     if output is not None:
-        from gpuwise.atomic import write_text_atomic
+        from gpuwise.commands import write_output
 
-        write_text_atomic(output, text)
+        write_output(output, text, "-o")
         typer.echo(f"wrote {output} — {report.summary.verdict}", err=True)
     else:
         typer.echo(text, nl=False)
@@ -166,17 +165,22 @@ def compare(
         raise UserInputError(
             f"--format {fmt!r} is not one of text, json, md", "use --format text, json or md"
         )
+    if output is not None:
+        from gpuwise.commands import check_output_path
+
+        check_output_path(output, "-o")
     comp = compare_files(a, b)
     if fmt == "json":
-        text = json.dumps(comp.model_dump(mode="json"), indent=2) + "\n"
+        text = json.dumps(comp.model_dump(mode="json", by_alias=True), indent=2) + "\n"
     elif fmt == "md":
         text = render_compare_md(comp)
     else:
         text = render_compare_text(comp)
     if output is not None:
-        from gpuwise.atomic import write_text_atomic
+        from gpuwise.commands import write_output
 
-        write_text_atomic(output, text)
+        write_output(output, text, "-o")
+        typer.echo(f"wrote {output}", err=True)
     else:
         typer.echo(text, nl=False)
 

@@ -20,19 +20,24 @@ def register(app: typer.Typer) -> None:
         output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON document to this file."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="List every model assumption with its source."),
     ) -> None:
-        """Compare cloud offers and on-prem builds for a training workload; recommend rent, build or hybrid."""
+        """Compare cloud offers and on-prem builds for a training workload; recommend rent, build or hybrid.
+
+        Exit codes: 0 = a plan was made (it may still say "undecided"); 3 = could not run (a workload,
+        options or calibration file is invalid, or -o cannot be written).
+        """
         import json
 
+        from gpuwise.commands import check_output_path, write_output
         from gpuwise.plan.export import plan_to_json
         from gpuwise.plan.planner import make_plan, parse_sweep
 
+        if output is not None:
+            check_output_path(output, "-o")
         plan = make_plan(workload, options, calibrate, parse_sweep(sweep))
         doc = plan_to_json(plan)
         text = json.dumps(doc, indent=2, default=str) + "\n"
         if output is not None:
-            from gpuwise.atomic import write_text_atomic
-
-            write_text_atomic(output, text)
+            write_output(output, text, "-o")
         if as_json:
             typer.echo(text, nl=False)
             return
@@ -40,4 +45,4 @@ def register(app: typer.Typer) -> None:
 
         render_plan(plan, verbose=verbose)
         if output is not None:
-            typer.echo(f"wrote {output}")
+            typer.echo(f"wrote {output}", err=True)
