@@ -63,7 +63,11 @@ class FindingDiff(BaseModel):
     status_b: str | None = None
 
 
+COMPARE_SCHEMA = "gpuwise-compare/1"
+
+
 class Comparison(BaseModel):
+    schema_: str = Field(default=COMPARE_SCHEMA, alias="schema")
     a: str
     b: str
     kind_a: str
@@ -92,13 +96,38 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         ) from exc
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == "gpuwise-report/1":
+        _check_shape(p, data, {"facts": dict, "findings": list, "measurements": (dict, type(None))})
+        _check_items(p, data.get("findings"), "findings")
+        _check_items(p, (data.get("measurements") or {}).get("results"), "measurements.results")
         return "report", data
     if schema == "gpuwise-bench/1":
+        _check_shape(p, data, {"results": list})
+        _check_items(p, data.get("results"), "results")
         return "bench", data
     raise UserInputError(
         f"{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'",
         "compare files written by `gpuwise doctor --format json` or `gpuwise bench`",
     )
+
+
+_JSON_NAME = {dict: "an object", list: "a list", type(None): "null"}
+_DAMAGED_FIX = "regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`"
+
+
+def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]) -> None:
+    """The top-level fields compare reads must have the right JSON type (a hand-edited or damaged file)."""
+    for name, kind in fields.items():
+        if name in data and not isinstance(data[name], kind):
+            want = " or ".join(_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise UserInputError(f"{p}: field {name!r} should be {want}, not {type(data[name]).__name__} "
+                                 "(a damaged or hand-edited file?)", _DAMAGED_FIX)
+
+
+def _check_items(p: Path, items: Any, where: str) -> None:
+    if items is None:
+        return
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise UserInputError(f"{p}: {where} must be a list of objects", _DAMAGED_FIX)
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
@@ -147,34 +176,43 @@ def _results(kind: str, data: dict) -> list[dict]:
     return [r for r in bench.get("results", []) if isinstance(r, dict)]
 
 
+def _ok_value(r: dict | None) -> float | None:
+    """The value of a result that ran (status ok); anything that is not a number counts as no value."""
+    if not r or r.get("status", "ok") != "ok":
+        return None
+    v = r.get("value")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def diff_measurements(ra: list[dict], rb: list[dict]) -> list[MeasurementDiff]:
     def key(r: dict) -> tuple[str, str | None]:
-        return r.get("name", "?"), r.get("device")
+        device = r.get("device")
+        return str(r.get("name", "?")), None if device is None else str(device)
 
     ma, mb = {key(r): r for r in ra}, {key(r): r for r in rb}
     out = []
     for k in sorted(set(ma) | set(mb), key=lambda k: (k[0], k[1] or "")):
-        va = ma.get(k, {}).get("value") if ma.get(k, {}).get("status", "ok") == "ok" else None
-        vb = mb.get(k, {}).get("value") if mb.get(k, {}).get("status", "ok") == "ok" else None
-        unit = (ma.get(k) or mb.get(k) or {}).get("unit", "")
-        ratio = vb / va if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and va else None
+        va, vb = _ok_value(ma.get(k)), _ok_value(mb.get(k))
+        unit = str((ma.get(k) or mb.get(k) or {}).get("unit") or "")
+        ratio = vb / va if va is not None and vb is not None and va else None
         out.append(MeasurementDiff(name=k[0], device=k[1], unit=unit, a=va, b=vb, ratio=ratio))
     return out
 
 
 def diff_findings(fa: list[dict], fb: list[dict]) -> list[FindingDiff]:
-    da = {f["id"]: f for f in fa if f.get("status") != "pass"}
-    db = {f["id"]: f for f in fb if f.get("status") != "pass"}
+    da = {str(f.get("id")): f for f in fa if f.get("status") != "pass"}
+    db = {str(f.get("id")): f for f in fb if f.get("status") != "pass"}
     out = []
     for fid in sorted(set(da) | set(db)):
         x, y = da.get(fid), db.get(fid)
-        title = (x or y).get("title", fid)
+        title = str((x or y).get("title", fid))
         if x and not y:
-            out.append(FindingDiff(id=fid, title=title, only_in="A", status_a=x.get("status")))
+            out.append(FindingDiff(id=fid, title=title, only_in="A", status_a=_opt_str(x.get("status"))))
         elif y and not x:
-            out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=y.get("status")))
+            out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=_opt_str(y.get("status"))))
         elif x.get("status") != y.get("status"):
-            out.append(FindingDiff(id=fid, title=title, status_a=x.get("status"), status_b=y.get("status")))
+            out.append(FindingDiff(id=fid, title=title, status_a=_opt_str(x.get("status")),
+                                   status_b=_opt_str(y.get("status"))))
     return out
 
 
@@ -187,14 +225,18 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
         b=str(path_b),
         kind_a=ka,
         kind_b=kb,
-        host_a=a.get("hostname"),
-        host_b=b.get("hostname"),
+        host_a=_opt_str(a.get("hostname")),
+        host_b=_opt_str(b.get("hostname")),
     )
     if ka == kb == "report":
         comp.facts = diff_facts(a.get("facts") or {}, b.get("facts") or {})
         comp.findings = diff_findings(a.get("findings") or [], b.get("findings") or [])
     comp.measurements = diff_measurements(_results(ka, a), _results(kb, b))
     return comp
+
+
+def _opt_str(x: Any) -> str | None:
+    return None if x is None else str(x)
 
 
 def _v(x: Any) -> str:
@@ -215,7 +257,8 @@ def render_compare_text(c: Comparison, width: int = 110) -> str:
     from rich.table import Table
 
     buf = StringIO()
-    con = Console(file=buf, width=width, no_color=True, highlight=False, emoji=False)
+    # markup=False: every string here comes from the files (paths like "[/run/netns]", hostnames, titles)
+    con = Console(file=buf, width=width, no_color=True, highlight=False, emoji=False, markup=False)
     con.print(
         f"A: {c.a} ({c.kind_a}, host {c.host_a or '?'})\nB: {c.b} ({c.kind_b}, host {c.host_b or '?'})"
     )
@@ -255,11 +298,16 @@ def render_compare_text(c: Comparison, width: int = 110) -> str:
     return buf.getvalue()
 
 
+def _md(x: Any) -> str:
+    """A Markdown table cell: pipes and newlines from the data must not break the table."""
+    return _v(x).replace("|", "\\|").replace("\n", " ")
+
+
 def render_compare_md(c: Comparison) -> str:
     out = ["# gpuwise compare", "", f"- A: `{c.a}` ({c.kind_a})", f"- B: `{c.b}` ({c.kind_b})", ""]
     if c.facts:
         out += ["## Facts that differ", "", "| layer | fact | A | B |", "|---|---|---|---|"]
-        out += [f"| {d.layer} | `{d.path}` | {_v(d.a)} | {_v(d.b)} |" for d in c.facts] + [""]
+        out += [f"| {d.layer} | `{_md(d.path)}` | {_md(d.a)} | {_md(d.b)} |" for d in c.facts] + [""]
     if c.measurements:
         out += [
             "## Measurements",
@@ -268,13 +316,13 @@ def render_compare_md(c: Comparison) -> str:
             "|---|---|---|---:|---:|---:|",
         ]
         out += [
-            f"| {m.name} | {m.device or ''} | {m.unit} | {_v(m.a)} | {_v(m.b)} | "
+            f"| {_md(m.name)} | {_md(m.device or '')} | {_md(m.unit)} | {_v(m.a)} | {_v(m.b)} | "
             f"{f'{m.ratio:.2f}x' if m.ratio else '—'} |"
             for m in c.measurements
         ] + [""]
     if c.findings:
         out += ["## Findings that differ", "", "| id | title | A | B |", "|---|---|---|---|"]
         out += [
-            f"| `{f.id}` | {f.title} | {f.status_a or '—'} | {f.status_b or '—'} |" for f in c.findings
+            f"| `{_md(f.id)}` | {_md(f.title)} | {_md(f.status_a)} | {_md(f.status_b)} |" for f in c.findings
         ] + [""]
     return "\n".join(out)
