@@ -38,7 +38,9 @@ def test_offers_gpu_a100_lists_tencent_gt4_and_aws_p4d_with_network():
 def test_offers_json_has_network_and_sources():
     result = runner.invoke(app, ["catalog", "offers", "--gpu", "A100", "--json"])
     assert result.exit_code == 0
-    data = json.loads(result.output)
+    doc = json.loads(result.output)
+    assert doc["schema"] == "gpuwise-catalog/1" and doc["kind"] == "offers"
+    data = doc["offers"]
     gt4 = next(o for o in data if o["instance_type"] == "GT4.41XLARGE948")
     assert gt4["network_gbps"] == 50 and gt4["resolved_gpu"] == "A100-SXM-40GB" and gt4["price"] is None
     assert all(o["price_source"] and o["as_of"] for o in data)
@@ -48,14 +50,14 @@ def test_offers_filters_combine():
     result = runner.invoke(
         app, ["catalog", "offers", "--provider", "tencent", "--min-network-gbps", "100", "--json"]
     )
-    types = {o["instance_type"] for o in json.loads(result.output)}
+    types = {o["instance_type"] for o in json.loads(result.output)["offers"]}
     assert "PNV4.56XLARGE932" in types and "GT4.41XLARGE948" not in types
 
 
 def test_gpus_table_and_json():
     result = runner.invoke(app, ["catalog", "gpus"])
     assert result.exit_code == 0 and "H100-SXM" in result.output and "989" in result.output
-    data = json.loads(runner.invoke(app, ["catalog", "gpus", "--json"]).output)
+    data = json.loads(runner.invoke(app, ["catalog", "gpus", "--json"]).output)["gpus"]
     h100 = next(d for d in data if d["key"] == "H100-SXM")
     assert h100["bf16_tflops"] == 989 and h100["source"] and re.fullmatch(r"\d{4}-\d\d-\d\d", h100["as_of"])
 
@@ -63,7 +65,7 @@ def test_gpus_table_and_json():
 def test_fabrics_table_and_json():
     result = runner.invoke(app, ["catalog", "fabrics"])
     assert result.exit_code == 0 and "ib-ndr" in result.output and "pcie5-x16" in result.output
-    data = {f["key"]: f for f in json.loads(runner.invoke(app, ["catalog", "fabrics", "--json"]).output)}
+    data = {f["key"]: f for f in json.loads(runner.invoke(app, ["catalog", "fabrics", "--json"]).output)["fabrics"]}
     assert data["pcie5-x16"]["bandwidth_gb_s"] == 63 and data["ib-ndr"]["bandwidth_gbps"] == 400
 
 
@@ -118,7 +120,7 @@ def test_import_skypilot_writes_a_valid_offers_file(tmp_path, isolated_config):
     # the imported per-AZ rows now show up next to the shipped ones
     listed = json.loads(
         runner.invoke(app, ["catalog", "offers", "--gpu", "A100", "--provider", "aws", "--json"]).output
-    )
+    )["offers"]
     assert {o["zone"] for o in listed} >= {"use1-az1", "use1-az2"}
     # re-importing may refresh gpuwise's own file
     assert runner.invoke(app, ["catalog", "import-skypilot", str(source)]).exit_code == 0

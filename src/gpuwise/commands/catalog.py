@@ -24,10 +24,26 @@ fetch_app = typer.Typer(
 catalog_app.add_typer(fetch_app)
 
 
-def _echo_json(data) -> None:
+CATALOG_SCHEMA = "gpuwise-catalog/1"
+
+
+def _echo_json(data: dict) -> None:
+    """Print one JSON document on stdout, tagged with its schema like every gpuwise --json output."""
     import json
 
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    typer.echo(json.dumps({"schema": CATALOG_SCHEMA, **data}, indent=2, ensure_ascii=False))
+
+
+def _write_offers(target: Path, rows, written_by: str, force: bool) -> None:
+    """offers_io.write_offers_file with OS errors (permissions, disk full) turned into a clean message."""
+    from gpuwise.catalog import offers_io
+    from gpuwise.errors import UserInputError
+
+    try:
+        offers_io.write_offers_file(target, rows, written_by=written_by, force=force)
+    except OSError as exc:
+        raise UserInputError(f"could not write {target} ({exc.strerror or exc}); nothing was written",
+                             "choose another output file with -o") from None
 
 
 @catalog_app.command("gpus")
@@ -38,7 +54,7 @@ def gpus_command(as_json: bool = typer.Option(False, "--json", help="Print the r
 
     specs = gpus.load_gpu_specs()
     if as_json:
-        _echo_json([view.gpu_dict(s) for s in specs])
+        _echo_json({"kind": "gpus", "gpus": [view.gpu_dict(s) for s in specs]})
         return
     view.print_tables(view.gpus_table(specs))
 
@@ -51,7 +67,7 @@ def fabrics_command(as_json: bool = typer.Option(False, "--json", help="Print th
 
     rows = fabrics.load_fabrics()
     if as_json:
-        _echo_json([view.fabric_dict(f) for f in rows])
+        _echo_json({"kind": "fabrics", "fabrics": [view.fabric_dict(f) for f in rows]})
         return
     view.print_tables(view.fabrics_table(rows))
 
@@ -79,7 +95,7 @@ def offers_command(
 
     rows = offers.filter_offers(offers.load_offers(catalog_dirs or []), gpu, provider, min_network_gbps)
     if as_json:
-        _echo_json([view.offer_dict(o) for o in rows])
+        _echo_json({"kind": "offers", "offers": [view.offer_dict(o) for o in rows]})
         return
     if not rows:
         typer.echo("no offers match (try without filters; `gpuwise catalog offers --json` lists every field)")
@@ -149,10 +165,13 @@ def import_skypilot_command(
 ) -> None:
     """Convert a SkyPilot vms.csv into a gpuwise offers file (SkyPilot columns plus ours)."""
     from gpuwise.catalog import offers_io
+    from gpuwise.commands import check_output_path
 
+    if output is not None:
+        check_output_path(output, "-o")
     imported = offers_io.import_skypilot(source, provider, gpu_only=not all_rows)
     target = output or offers_io.default_import_path(imported[0].provider)
-    offers_io.write_offers_file(target, imported, written_by="SkyPilot catalog", force=force)
+    _write_offers(target, imported, "SkyPilot catalog", force)
     typer.echo(f"wrote {len(imported)} offers to {target}")
 
 
@@ -178,14 +197,17 @@ def fetch_tencent_command(
     force: bool = typer.Option(False, "--force", help="Replace OUTPUT even if gpuwise did not write it."),
 ) -> None:
     """Fetch live Tencent Cloud GPU prices and stock (credentials: TENCENTCLOUD_SECRET_ID / _KEY)."""
-    from gpuwise.catalog import offers, offers_io, tencent
+    from gpuwise.catalog import offers, tencent
+    from gpuwise.commands import check_output_path
 
+    if output is not None:
+        check_output_path(output, "-o")
     found = tencent.fetch_tencent_offers(region, zones or (), families or (), image_id)
     if not found:
         typer.echo(f"the API listed no GPU instance types for {region} (with these filters); nothing written")
         return
     target = output or offers.user_offers_dir() / f"tencent-{region}.csv"
-    offers_io.write_offers_file(target, found, written_by=tencent.PRICE_SOURCE, force=force)
+    _write_offers(target, found, tencent.PRICE_SOURCE, force)
     priced = sum(1 for o in found if o.price is not None)
     typer.echo(f"wrote {len(found)} GPU offers ({priced} with an on-demand price) to {target}")
 
