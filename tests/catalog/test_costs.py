@@ -77,5 +77,8 @@ def test_bad_yaml_files(tmp_path):
         costs.read_onprem_defaults(path)
     text = costs.shipped_costs_path().read_text().replace("value: 1.25", "value: lots")
     path.write_text(text)
-    with pytest.raises(DataValidationError, match=r"values\.pue\.value"):
+    with pytest.raises(DataValidationError, match=r"values\.pue\.value") as err:
         costs.read_onprem_defaults(path)
+    assert text.splitlines()[err.value.line - 1].strip() == "value: lots"  # points at the line to edit
+    with pytest.raises(UserInputError, match="file not found"):
+        costs.read_onprem_defaults(tmp_path / "absent.yaml")

@@ -18,10 +18,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpuwise.catalog.validate import did_you_mean
+from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.errors import DataValidationError, UserInputError
 
 SCHEMA = "gpuwise-onprem-costs/1"
@@ -145,29 +145,13 @@ def _override(current: CostValue | None, name: str, given: Any) -> CostValue:
 
 
 def read_onprem_defaults(path: Path) -> OnpremDefaults:
-    """Parse and validate an on-prem defaults YAML file."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise DataValidationError(
-            f"not valid YAML: {getattr(exc, 'problem', exc)}",
-            "fix the YAML syntax",
-            path=str(path),
-            line=mark.line + 1 if mark else None,
-        ) from None
+    """Parse and validate an on-prem defaults YAML file; errors name file:line and the field."""
+    data, lines = load_yaml_with_lines(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise DataValidationError(
-            f"not a {SCHEMA} file", f"the file must start with  schema: {SCHEMA}", path=str(path)
+            f"not a {SCHEMA} file", f"the file must start with  schema: {SCHEMA}", path=str(path), line=1
         )
-    try:
-        return OnpremDefaults.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise DataValidationError(
-            f"field {where}: {first['msg']}", "correct that field", path=str(path)
-        ) from None
+    return validate_data(OnpremDefaults, data, lines, path)
 
 
 def shipped_costs_path() -> Path:

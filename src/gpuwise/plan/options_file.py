@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuwise.plan.yamlfile import validate_file
+from gpuwise.catalog.yamlfile import validate_file
 
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 StorageClass = Literal["local-nvme", "cloud-ssd", "network-fs"]
@@ -81,4 +81,4 @@ class OptionsFile(_Strict):
 
 def load_options(path: str | Path | None) -> OptionsFile:
     """Validate an options file (file:line errors), or return the defaults when no file is given."""
-    return OptionsFile() if path is None else validate_file(OptionsFile, path)
+    return OptionsFile() if path is None else validate_file(OptionsFile, path, see_also="see the examples/ folder for valid files")

@@ -1,6 +1,6 @@
 """The workload file: what to train, how, on what data, by when, and in which organisation.
 
-`load_workload(path)` validates a YAML file (errors carry file:line, see yamlfile.py). Derived
+`load_workload(path)` validates a YAML file (errors carry file:line, see catalog/yamlfile.py). Derived
 quantities (parameters, FLOPs per sample, steps) are methods here so that every consumer computes
 them the same way. Sizes in the file use plain units: counts (params, tokens, samples), gigabytes
 (`size_gb`, 1e9 bytes), days, years.
@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gpuwise.plan.yamlfile import validate_file
+from gpuwise.catalog.yamlfile import validate_file
 
 Precision = Literal["bf16", "fp16", "fp32", "tf32", "fp8"]
 
@@ -172,4 +172,4 @@ class Workload(_Strict):
 
 def load_workload(path: str | Path) -> Workload:
     """Validate a workload YAML file. Raises DataValidationError with file:line on bad input."""
-    return validate_file(Workload, path)
+    return validate_file(Workload, path, see_also="see the examples/ folder for valid files")

@@ -1,5 +1,8 @@
 """Load a YAML file into a pydantic model, turning every mistake into a file:line message.
 
+Used for the planner's workload and options files and the catalog's on-prem cost defaults; the CSV
+counterpart is catalog/validate.py.
+
 PyYAML's composer keeps a start mark on every node, so we compose the document once, remember the
 line of each key path (("training", "parallelism", "tp") -> 12), and construct plain Python data
 from the same node tree. When pydantic rejects the data, its error location is a key path too, so we
@@ -41,7 +44,7 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserInputError(f"file not found: {p}", "check the path, e.g. `gpuwise plan examples/llm-7b-pretrain-1t.yaml`") from None
+        raise UserInputError(f"file not found: {p}", "check the path (relative paths start in the current directory)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserInputError(f"cannot read {p}: {exc}", "pass a readable UTF-8 YAML file") from None
     try:
@@ -104,7 +107,7 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
-def _describe(err: dict, model: type[BaseModel]) -> tuple[str, str]:
+def _describe(err: dict, model: type[BaseModel], see_also: str) -> tuple[str, str]:
     """(message, fix) for one pydantic error dict."""
     loc: KeyPath = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))  # drop union tags
     field = ".".join(str(p) for p in loc) or "(top level)"
@@ -126,27 +129,36 @@ def _describe(err: dict, model: type[BaseModel]) -> tuple[str, str]:
     msg = err.get("msg", "invalid value")
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    return (f"'{field}': {msg} (got {err.get('input')!r})", f"edit '{field}' in the file; see the examples/ folder for valid files")
+    return (f"'{field}': {msg} (got {err.get('input')!r})", f"edit '{field}' in the file" + (f"; {see_also}" if see_also else ""))
 
 
-def validate_file(model: type[M], path: str | Path) -> M:
+def validate_file(model: type[M], path: str | Path, see_also: str = "") -> M:
     """Load `path` and validate it as `model`; raise DataValidationError with file:line on the first error.
 
     All errors are listed in the message (first one's line in the header) so a user fixes them in one go.
+    `see_also` is appended to the fix of a bad value, e.g. where valid example files are.
     """
     data, lines = load_yaml_with_lines(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
+        fields = [f.alias or name for name, f in model.model_fields.items()][:3]
         raise DataValidationError("the file must be a YAML mapping (key: value lines) at the top level",
-                                  "start the file with keys such as 'model:' and 'training:'", path=str(path), line=1)
+                                  f"start the file with keys such as {', '.join(repr(f + ':') for f in fields)}",
+                                  path=str(path), line=1)
+    return validate_data(model, data, lines, path, see_also)
+
+
+def validate_data(model: type[M], data: dict, lines: dict[KeyPath, int], path: str | Path,
+                  see_also: str = "") -> M:
+    """Validate data read by `load_yaml_with_lines` as `model`; errors name file:line (see validate_file)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         described = []
         for err in exc.errors():
             loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
-            described.append((_line_for(loc, lines), *_describe(err, model)))
+            described.append((_line_for(loc, lines), *_describe(err, model, see_also)))
         line, message, fix = described[0]
         for other_line, other_message, other_fix in described[1:]:
             where = f"{path}:{other_line}" if other_line else str(path)
