@@ -134,6 +134,7 @@ def read_rows(
 ) -> Iterator[Row]:
     """Yield each data row of a CSV file as a `Row` that knows its file and line number.
 
+    Blank lines and lines starting with '#' (before or after the header) are skipped.
     Raises DataValidationError when the file cannot be read, is not CSV, lacks a required column
     (with a did-you-mean against `known_columns`), or a row has more cells than the header.
     Columns not in `known_columns` are allowed and ignored (SkyPilot's GpuInfo, Arch...).
@@ -151,12 +152,19 @@ def read_rows(
         raise DataValidationError(
             f"cannot read: {exc.strerror}", "check the file's permissions", path=str(path)
         ) from None
-    reader = csv.reader(text.splitlines())
+    lines = text.splitlines()
+    # Comment lines may also precede the header (a data file explaining its columns). They are skipped
+    # as text, before CSV parsing, so a quote in a comment cannot open a field; `skipped` keeps the
+    # reported line numbers those of the file.
+    skipped = 0
+    while skipped < len(lines) and (not lines[skipped].strip() or lines[skipped].lstrip().startswith("#")):
+        skipped += 1
+    reader = csv.reader(lines[skipped:])
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         raise DataValidationError(
-            "file is empty (no header row)", "add a header row", path=str(path), line=1
+            "file is empty (no header row)", "add a header row", path=str(path), line=skipped + 1
         ) from None
     known = list(known_columns or required_columns)
     for column in required_columns:
@@ -170,11 +178,11 @@ def read_rows(
                 f"the header needs: {', '.join(required_columns)}; optional: "
                 f"{', '.join(c for c in known if c not in required_columns)}",
                 path=str(path),
-                line=1,
+                line=skipped + 1,
             )
     try:
         for cells in reader:
-            line = reader.line_num
+            line = reader.line_num + skipped
             if not cells or all(not c.strip() for c in cells):
                 continue
             if cells[0].lstrip().startswith("#"):
@@ -191,5 +199,5 @@ def read_rows(
             )  # short rows: missing cells read as empty
     except csv.Error as exc:
         raise DataValidationError(
-            f"not valid CSV: {exc}", "fix the quoting on that line", path=str(path), line=reader.line_num
+            f"not valid CSV: {exc}", "fix the quoting on that line", path=str(path), line=reader.line_num + skipped
         ) from None

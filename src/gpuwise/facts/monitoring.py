@@ -17,7 +17,7 @@ def agent_table() -> tuple[tuple[str, frozenset[str]], ...]:
     """(agent, truncated process names) from data/monitoring_agents.csv."""
     return tuple(
         (row["agent"], frozenset(p.strip()[:COMM_MAX] for p in row["processes"].split("|") if p.strip()))
-        for row in load_data_csv("monitoring_agents.csv")
+        for row in load_data_csv("monitoring_agents.csv", ("agent", "processes"))
     )
 
 

@@ -51,7 +51,7 @@ class CloudRule:
 @lru_cache(maxsize=1)
 def cloud_rules() -> tuple[CloudRule, ...]:
     rules = []
-    for row in load_data_csv("cloud_dmi.csv"):
+    for row in load_data_csv("cloud_dmi.csv", ("provider", "label", "conditions", "confidence")):
         conds = tuple(tuple(c.split("=", 1)) for c in row["conditions"].split("&") if "=" in c)
         field, _, regex = row.get("instance_type", "").partition("~")
         rules.append(

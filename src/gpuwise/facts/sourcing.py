@@ -121,11 +121,22 @@ def format_cpulist(cpus: list[int]) -> str:
     return ",".join(out)
 
 
-def load_data_csv(name: str) -> list[dict[str, str]]:
-    """Rows of src/gpuwise/facts/data/<name>; lines starting with '#' are comments."""
-    import csv
-    from importlib import resources
+def load_data_csv(name: str, required: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """Rows of src/gpuwise/facts/data/<name> as {column: text}; lines starting with '#' are comments.
 
-    text = resources.files("gpuwise.facts").joinpath("data", name).read_text(encoding="utf-8")
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    return [{k: (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(lines)]
+    Read through the catalog's CSV reader, so a broken data file fails like a broken catalog file
+    (file:line, the column, "To fix: ..."). Every row must fill `required` and cite its `source`.
+    """
+    from importlib import resources
+    from pathlib import Path
+
+    from gpuwise.catalog.validate import read_rows
+
+    path = Path(str(resources.files("gpuwise.facts") / "data" / name))
+    columns = (*required, "source")
+    rows = []
+    for row in read_rows(path, columns):
+        for column in columns:
+            row.text(column, required=True)
+        rows.append({k: (v or "").strip() for k, v in row.cells.items() if k})
+    return rows

@@ -16,7 +16,7 @@ _NOT_STORAGE = re.compile(r"^(zram|loop|ram)\d+$")
 
 @lru_cache(maxsize=1)
 def network_fstypes() -> frozenset[str]:
-    return frozenset(row["fstype"] for row in load_data_csv("network_fstypes.csv"))
+    return frozenset(row["fstype"] for row in load_data_csv("network_fstypes.csv", ("fstype", "kind")))
 
 
 def is_network_fs(fstype: str | None) -> bool:
