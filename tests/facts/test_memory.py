@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuwise.capture.host import LiveHost
 from gpuwise.facts.memory import collect_memory, parse_meminfo
+from gpuwise.facts.sourcing import binary_scale
 from tests.facts.fake_host import FakeHost
 
 # Head of this machine's /proc/meminfo as read on 2026-11-29 (numbers in kB, as the kernel prints them).
@@ -69,3 +71,12 @@ def test_garbage_never_raises(text):
             files={"/proc/meminfo": text, "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages": text}
         )
     )
+
+
+@pytest.mark.parametrize(
+    ("unit", "scale"),
+    [("", 1), ("B", 1), ("kB", 1024), ("KiB", 1024), ("k", 1024), ("MB", 1 << 20), ("mib", 1 << 20),
+     ("GiB", 1 << 30), ("g", 1 << 30), ("TB", 1 << 40), ("PB", None), ("ib", None), ("pages", None)],
+)
+def test_binary_scale_reads_every_spelling_tools_print(unit, scale):
+    assert binary_scale(unit) == scale

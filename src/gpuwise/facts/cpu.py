@@ -11,7 +11,15 @@ from collections import Counter
 
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import Cpu, NumaNode
-from gpuwise.facts.sourcing import command_text, file_text, format_cpulist, parse_cpulist, to_float, to_int
+from gpuwise.facts.sourcing import (
+    binary_scale,
+    command_text,
+    file_text,
+    format_cpulist,
+    parse_cpulist,
+    to_float,
+    to_int,
+)
 
 _KEY_LINE = re.compile(r"^(\s*)([^:]+?):(\s*)(.*)$")
 
@@ -106,8 +114,7 @@ def parse_numactl(text: str) -> list[NumaNode]:
         else:
             size = re.match(r"^(\d+)\s*([KMGT]?B)$", rest)
             if size:
-                scale = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}[size.group(2)]
-                value = int(size.group(1)) * scale
+                value = int(size.group(1)) * binary_scale(size.group(2))
                 if what == "size":
                     node.memory_total_bytes = value
                 else:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpuwise.facts.sourcing import binary_scale
+
 if TYPE_CHECKING:  # the models import pydantic; the NVML boundary module reads this file without it
     from gpuwise.facts.models import Gpu, GpuProbe
 
@@ -64,7 +66,6 @@ _NO_VALUE = re.compile(
     r"requested functionality has been deprecated|gpu is lost|unknown)\]?$",
     re.IGNORECASE,
 )
-_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4, "kb": 1024, "mb": 1024**2, "gb": 1024**3}
 
 
 class NoValue(ValueError):
@@ -91,10 +92,10 @@ def to_bytes(text: str) -> int:
     m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text)
     if not m:
         raise ValueError(text)
-    unit = (m.group(2) or "b").lower()
-    if unit not in _UNITS:
+    scale = binary_scale(m.group(2))
+    if scale is None:
         raise ValueError(text)
-    return int(float(m.group(1)) * _UNITS[unit])
+    return int(float(m.group(1)) * scale)
 
 
 def to_watts(text: str) -> float:

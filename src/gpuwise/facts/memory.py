@@ -6,9 +6,7 @@ import re
 
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import Memory
-from gpuwise.facts.sourcing import file_text, to_int
-
-_UNITS = {"": 1, "kB": 1024, "KB": 1024, "mB": 1 << 20, "MB": 1 << 20, "GB": 1 << 30}
+from gpuwise.facts.sourcing import binary_scale, file_text, to_int
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
@@ -16,8 +14,9 @@ def parse_meminfo(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in text.splitlines():
         m = re.match(r"^\s*([A-Za-z0-9_()]+):\s+(\d+)(?:\s+(\w+))?\s*$", line)
-        if m and (m.group(3) or "") in _UNITS:
-            out[m.group(1)] = int(m.group(2)) * _UNITS[m.group(3) or ""]
+        scale = binary_scale(m.group(3) or "") if m else None
+        if scale is not None:
+            out[m.group(1)] = int(m.group(2)) * scale
     return out
 
 

@@ -85,6 +85,21 @@ def to_float(text: object) -> float | None:
     return value if value == value and value not in (float("inf"), float("-inf")) else None
 
 
+# Linux and NVIDIA tools print sizes in powers of 1024 whatever the spelling: meminfo "kB", numactl
+# "MB", nvidia-smi "MiB", lscpu "KiB", mount options "size=64g". One table for all of them.
+_BINARY_SCALE = {prefix: 1024**power for power, prefix in enumerate(("", "k", "m", "g", "t"))}
+
+
+def binary_scale(unit: str) -> int | None:
+    """Bytes per unit for '', B, k/K, kB/KB, KiB, ... up to T (all binary); None for anything else."""
+    u = unit.strip().lower()
+    if len(u) == 3 and u.endswith("ib"):
+        u = u[0]
+    elif u.endswith("b"):
+        u = u[:-1]
+    return _BINARY_SCALE.get(u)
+
+
 _RANGE = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 
 

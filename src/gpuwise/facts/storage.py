@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import BlockDevice, MdArray, Mount, Storage
-from gpuwise.facts.sourcing import command_json, command_text, file_text, load_data_csv, to_int
+from gpuwise.facts.sourcing import binary_scale, command_json, command_text, file_text, load_data_csv, to_int
 
 # Compressed-RAM and loop devices are listed by lsblk as disks but hold no training data.
 _NOT_STORAGE = re.compile(r"^(zram|loop|ram)\d+$")
@@ -163,7 +163,7 @@ def _shm_from_options(options: str | None) -> int | None:
     m = re.search(r"(?:^|,)size=(\d+)([kmg]?)(?:,|$)", options or "")
     if not m:
         return None
-    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
+    return int(m.group(1)) * binary_scale(m.group(2))
 
 
 def collect_storage(host: Host) -> Storage:
