@@ -54,6 +54,20 @@ def _lane_gbps(text: str | None) -> float | None:
     return to_float(m.group(1)) if m else None
 
 
+# Port lines the two tools print under different names: label -> (RdmaPort field, converter).
+_IBV_PORT_FIELDS = {
+    "state": ("state", normalize_state),
+    "phys_state": ("phys_state", normalize_phys_state),
+    "link_layer": ("link_layer", normalize_link_layer),
+}
+_IBSTAT_PORT_FIELDS = {
+    "State": ("state", normalize_state),
+    "Physical state": ("phys_state", normalize_phys_state),
+    "Link layer": ("link_layer", normalize_link_layer),
+    "Rate": ("rate_gbps", to_float),  # ibstat prints the rate in Gb/s already
+}
+
+
 def parse_ibv_devinfo(text: str) -> list[RdmaDevice]:
     """`ibv_devinfo [-v]`: hca_id blocks, then `port:` blocks. Rate needs -v (active_width x active_speed)."""
     devices: list[RdmaDevice] = []
@@ -77,12 +91,9 @@ def parse_ibv_devinfo(text: str) -> list[RdmaDevice]:
             dev.ports.append(port)
         elif port is None:
             continue
-        elif key == "state":
-            port.state = normalize_state(value)
-        elif key == "phys_state":
-            port.phys_state = normalize_phys_state(value)
-        elif key == "link_layer":
-            port.link_layer = normalize_link_layer(value)
+        elif key in _IBV_PORT_FIELDS:
+            attr, parse = _IBV_PORT_FIELDS[key]
+            setattr(port, attr, parse(value))
         elif key == "active_width":
             width = _width_lanes(value)
         elif key == "active_speed":
@@ -119,14 +130,9 @@ def parse_ibstat(text: str) -> list[RdmaDevice]:
             dev.fw_version = value or None
         elif port is None:
             continue
-        elif key == "State":
-            port.state = normalize_state(value)
-        elif key == "Physical state":
-            port.phys_state = normalize_phys_state(value)
-        elif key == "Rate":
-            port.rate_gbps = to_float(value)
-        elif key == "Link layer":
-            port.link_layer = normalize_link_layer(value)
+        elif key in _IBSTAT_PORT_FIELDS:
+            attr, parse = _IBSTAT_PORT_FIELDS[key]
+            setattr(port, attr, parse(value))
     return devices
 
 
