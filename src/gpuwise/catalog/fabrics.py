@@ -111,14 +111,6 @@ def get_fabric(key: str) -> Fabric:
     raise UserInputError(f"unknown fabric {key!r}{did_you_mean(key, keys)}", f"use one of: {', '.join(keys)}")
 
 
-def find_fabric(kind: str, bandwidth_gbps: float) -> Fabric | None:
-    """The row of this kind whose nominal per-direction bandwidth equals `bandwidth_gbps`, if any."""
-    for fabric in load_fabrics():
-        if fabric.kind == kind and abs(fabric.bandwidth_gbps - bandwidth_gbps) < 1e-6:
-            return fabric
-    return None
-
-
 def pcie_x16(gen: int) -> Fabric | None:
     """The PCIe x16 row for a generation (3–6), or None."""
     try:
