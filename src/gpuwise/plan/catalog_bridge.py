@@ -1,15 +1,18 @@
 """The planner's only door into gpuwise.catalog.
 
 The catalog owns hardware specs, fabrics, offers and on-prem cost defaults; the planner reads them
-here, through a few small functions, so the rest of plan/ never depends on catalog internals. Reads
-are defensive (getattr with defaults) because a catalog row may leave a field empty.
+here, through a few small functions, so the rest of plan/ never depends on catalog internals. A
+catalog row may leave a field empty (None): callers treat that as unknown, never as zero.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuwise.errors import MissingDependencyError, UserInputError
+
+if TYPE_CHECKING:
+    from gpuwise.catalog.gpus import GpuSpec
 
 
 def _catalog(module: str):
@@ -41,35 +44,12 @@ def onprem_defaults():
     return _catalog("costs").load_onprem_defaults()
 
 
-def attr(obj: Any, *names: str, default: Any = None) -> Any:
-    """First non-None attribute (or dict key) among `names`."""
-    for name in names:
-        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-        if callable(value) and not isinstance(obj, dict):
-            continue
-        if value is not None:
-            return value
-    return default
-
-
-def peak_flops(spec: Any, precision: str) -> float | None:
+def peak_flops(spec: GpuSpec | None, precision: str) -> float | None:
     """Dense peak FLOP/s per GPU at `precision`, or None when the catalog does not know it."""
-    if spec is None:
-        return None
-    getter = getattr(spec, "peak_tflops", None)
-    value = None
-    if callable(getter):
-        try:
-            value = getter(precision)
-        except (KeyError, ValueError, TypeError):
-            value = None
-    if value is None:
-        value = attr(spec, f"{precision}_tflops")
-    return float(value) * 1e12 if value else None
+    value = spec.peak_tflops(precision) if spec is not None else None
+    return value * 1e12 if value else None
 
 
-def gpu_memory_bytes(spec: Any) -> float | None:
-    value = attr(spec, "memory_bytes")
-    if value is None and attr(spec, "memory_gib") is not None:
-        value = float(attr(spec, "memory_gib")) * 2**30
-    return float(value) if value else None
+def gpu_memory_bytes(spec: GpuSpec | None) -> float | None:
+    """Memory of one GPU in bytes, or None when the catalog row leaves it empty."""
+    return float(spec.memory_bytes) if spec is not None and spec.memory_bytes else None

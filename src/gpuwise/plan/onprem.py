@@ -36,7 +36,7 @@ OPTIONAL_ZERO = {"storage_cost_per_node": "not costed: no sourced default (set c
 
 def gpu_class(spec) -> str:
     """'H100-SXM' -> 'H100': the class the catalog's per-GPU cost tables are keyed by."""
-    return str(getattr(spec, "key", "")).split("-")[0].upper()
+    return spec.key.split("-")[0].upper()
 
 
 def catalog_defaults_for(build: OnpremBuild, spec, rdma: bool) -> tuple[dict, dict]:
@@ -55,7 +55,7 @@ def catalog_defaults_for(build: OnpremBuild, spec, rdma: bool) -> tuple[dict, di
         take(ours, entry.value if entry else None, f"catalog {theirs}: {entry.source}" if entry else "")
     price = raw.entry("server_price_per_node", cls)
     take("server_price_per_node", price.value if price else None, f"catalog server price {cls}: {price.source}" if price else "")
-    power = raw.node_power_kw(cls, build.gpus_per_node, getattr(spec, "tdp_watts", None))
+    power = raw.node_power_kw(cls, build.gpus_per_node, spec.tdp_watts)
     take("power_kw_per_node", power, f"catalog node power for {cls} ({build.gpus_per_node} GPUs)")
     fabric_entry = raw.entry("infiniband_fabric_cost_per_node" if rdma else "ethernet_fabric_cost_per_node")
     if fabric_entry and fabric_entry.value is not None:
@@ -126,5 +126,5 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     inputs, lead, cost_prov = cost_inputs(build, spec, net[2], d)
     prov.update({f"cost.{k}": v for k, v in cost_prov.items()})
     return OptionRow(key=f"onprem {build.name}", kind="onprem", pricing="owned", label=build.name,
-                     gpu_name=getattr(spec, "key", build.gpu), currency=inputs.currency, numbers=nums,
+                     gpu_name=spec.key, currency=inputs.currency, numbers=nums,
                      pays_idle=True, onprem=inputs, lead_time_days=lead, network=net[3], provenance=prov)

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.cost import OnpremCostInputs
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.workload import Workload
+
+if TYPE_CHECKING:
+    from gpuwise.catalog.gpus import GpuSpec
 
 NAN = float("nan")
 PRICE_ATTR = {"on_demand": "price", "spot": "spot_price", "reserved_1y": "reserved_1y_price",
@@ -47,7 +51,7 @@ class Hardware:
     """What the perf model needs about one node type, with provenance."""
 
     gpu_name: str
-    spec: object | None
+    spec: GpuSpec | None
     gpus_per_node: int
 
 
@@ -55,7 +59,7 @@ def _gpu_matches(spec, name: str | None) -> bool:
     if not name or spec is None:
         return False
     other = cat.match_gpu(name)
-    return other is not None and getattr(other, "key", None) == getattr(spec, "key", object())
+    return other is not None and other.key == spec.key
 
 
 def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, str]:
@@ -68,11 +72,11 @@ def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | 
             return cal.training_mfu, f"calibrated: measured training MFU on {cal.gpu_name}"
         if cal.mamf_fraction:
             return cal.mamf_fraction * ratio, f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}"
-    name = f"{hw.gpu_name} {getattr(hw.spec, 'key', '')}".lower()
+    name = f"{hw.gpu_name} {hw.spec.key if hw.spec else ''}".lower()
     for cls_name, entry in (d.data["mfu"].get("per_gpu_class") or {}).items():
         if cls_name.lower() in name:
             return entry["value"], f"default for {cls_name}: {entry['source']}"
-    mamf = getattr(hw.spec, "mamf_fraction", None)
+    mamf = hw.spec.mamf_fraction if hw.spec else None
     if mamf:
         return mamf * ratio, f"catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
     return d.value("mfu.fallback_mfu"), f"fallback: {d.source('mfu.fallback_mfu')}"
@@ -83,7 +87,7 @@ def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[
     lat = d.value("communication.nvlink_latency_us") * 1e-6
     if cal and cal.intra_busbw_gb_s and _gpu_matches(hw.spec, cal.gpu_name):
         return cal.intra_busbw_gb_s * 1e9, lat, "calibrated: measured all-reduce busbw"
-    nvlink = getattr(hw.spec, "nvlink_bandwidth_gb_s", None)
+    nvlink = hw.spec.nvlink_bandwidth_gb_s if hw.spec else None
     if nvlink:
         frac = d.value("communication.intra_node_busbw_fraction")
         return nvlink / 2 * frac * 1e9, lat, f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw"
@@ -95,15 +99,15 @@ def network(gbps: float | None, fabric_key: str | None, d: PlanDefaults, latency
             ) -> tuple[float, float, bool, str]:
     """(achieved bytes/s per node, latency s, is_rdma, description) for a node's inter-node network."""
     fab = cat.get_fabric(fabric_key)
-    kind = getattr(fab, "kind", None)
+    kind = fab.kind if fab else None
     is_rdma = rdma if rdma is not None else kind in RDMA_KINDS
     if gbps is None and fab is not None:
         gbps = fab.bandwidth_gbps
     if not gbps:
         return 0.0, NAN, bool(is_rdma), "no network bandwidth known"
-    frac = achieved or getattr(fab, "achieved_fraction", None) or d.value("communication.default_network_achieved_fraction")
+    frac = achieved or (fab.achieved_fraction if fab else None) or d.value("communication.default_network_achieved_fraction")
     lat_key = "communication.default_rdma_latency_us" if is_rdma else "communication.default_network_latency_us"
-    lat_us = latency_us or getattr(fab, "latency_us", None) or d.value(lat_key)
+    lat_us = latency_us or (fab.latency_us if fab else None) or d.value(lat_key)
     name = fabric_key or label or ("RDMA" if is_rdma else "TCP")
     desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved, {lat_us:g} us"
     return gbps / 8.0 * frac * 1e9, lat_us * 1e-6, bool(is_rdma), desc
@@ -114,7 +118,7 @@ def _numbers(wl, hw, d, cal, net, storage: str, time_overhead: float, prov: dict
     intra_bw, intra_lat, prov["intra_node"] = intra_node(hw, d, cal)
     inter_bw, inter_lat, is_rdma, prov["network"] = net
     peak = cat.peak_flops(hw.spec, wl.training.precision)
-    prov["peak"] = f"catalog {getattr(hw.spec, 'key', hw.gpu_name)} {wl.training.precision}" if peak else "unknown"
+    prov["peak"] = f"catalog {hw.spec.key} {wl.training.precision}" if peak and hw.spec else "unknown"
     st = d.storage(storage)
     prov["storage"] = f"{storage}: {st['source']}"
     cv_key = "stragglers.network_cv_rdma" if is_rdma else "stragglers.network_cv_ethernet"
@@ -142,10 +146,10 @@ def offer_price(offer, pricing: str, derive: bool) -> tuple[float | None, str]:
     """(price per node-hour, source). A missing reserved price is derived from on-demand with the catalog's
     per-provider commitment discount when `derive` is on, and labelled as derived."""
     price = getattr(offer, PRICE_ATTR[pricing], None)
-    src = f"{getattr(offer, 'price_source', '') or 'catalog'} (as of {getattr(offer, 'as_of', '?')})"
+    src = f"{offer.price_source or 'catalog'} (as of {offer.as_of or 'an unknown date'})"
     if price is not None and price > 0:
         return float(price), src
-    on_demand = getattr(offer, "price", None)
+    on_demand = offer.price
     if not derive or pricing == "on_demand" or not on_demand:
         return None, ""
     if pricing == "spot":  # spot exists only where the provider sells it: no generic estimate
@@ -166,9 +170,9 @@ def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> l
     for offer in cat.load_offers(sel.offers_dirs):
         if not offer.accelerator_count or not _wanted(offer, sel):
             continue
-        spec = offer.gpu_spec() if callable(getattr(offer, "gpu_spec", None)) else cat.match_gpu(offer.accelerator_name)
+        spec = offer.gpu_spec()
         hw = Hardware(offer.accelerator_name, spec, int(offer.accelerator_count))
-        rdma_gbps = getattr(offer, "rdma_gbps", None)
+        rdma_gbps = offer.rdma_gbps
         # Offer.fabric is a category (vpc-tcp, roce, infiniband, efa, tcpx), not a fabrics.csv key.
         if rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
             net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
