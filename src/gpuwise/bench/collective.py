@@ -77,10 +77,10 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
         return Peak(None, "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"), sharp
     import torch
 
-    from gpuwise.bench.p2p import _topo_text, parse_topo_links
+    from gpuwise.bench.p2p import live_topo_text, parse_topo_links
 
     name = torch.cuda.get_device_name(0)
-    links = parse_topo_links(_topo_text())
+    links = parse_topo_links(live_topo_text())
     if links and all(code.startswith("NV") for code in links.values()):
         nvls = torch.cuda.get_device_capability(0) >= (9, 0) and os.environ.get("NCCL_NVLS_ENABLE", "1") != "0"
         return nvlink_peak(name), nvls

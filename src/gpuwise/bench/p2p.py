@@ -7,7 +7,6 @@ with PCIe. A pair without peer access still copies (staged through host memory) 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gpuwise.bench.context import BenchContext, Skip
@@ -16,7 +15,6 @@ from gpuwise.bench.peaks import Peak, nvlink_peak, pcie_peak
 from gpuwise.bench.timing import measure
 
 MiB = 1 << 20
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -31,25 +29,23 @@ def make_spec(ctx: BenchContext) -> Spec:
 
 
 def parse_topo_links(text: str | None) -> dict[tuple[int, int], str]:
-    """(gpu_i, gpu_j) -> link code ("NV18", "PIX", "SYS", ...) from `nvidia-smi topo -m` text."""
+    """(gpu_i, gpu_j) -> link code ("NV18", "PIX", "SYS", ...) from `nvidia-smi topo -m` text.
+
+    Read with the facts parser (facts/topology.py), so bench and probe agree on every layout
+    (tabs, empty affinity cells, ANSI escapes, NIC columns); {} when there is no GPU matrix.
+    """
     if not text:
         return {}
-    lines = [_ANSI.sub("", line) for line in text.splitlines()]
-    header = next((line for line in lines if re.search(r"\bGPU0\b", line) and not line.startswith("GPU")), None)
-    if header is None:
-        return {}
-    columns = [tok for tok in header.split() if re.fullmatch(r"GPU\d+", tok)]
-    links = {}
-    for line in lines:
-        cells = line.split()
-        if not cells or not re.fullmatch(r"GPU\d+", cells[0]):
-            continue
-        i = int(cells[0][3:])
-        for col, code in zip(columns, cells[1:1 + len(columns)], strict=False):
-            j = int(col[3:])
-            if i != j and code != "X":
-                links[(i, j)] = code
-    return links
+    from gpuwise.facts.topology import parse_topo_m
+
+    topo = parse_topo_m(text)
+    ids = [int(name[3:]) for name in topo.gpu_names]
+    return {
+        (ids[a], ids[b]): code
+        for a, row in enumerate(topo.gpu_links or [])
+        for b, code in enumerate(row)
+        if a != b and code and code != "X"
+    }
 
 
 def link_peak(gpu_name: str | None, code: str | None) -> tuple[str, Peak]:
@@ -60,7 +56,8 @@ def link_peak(gpu_name: str | None, code: str | None) -> tuple[str, Peak]:
     return "unknown", Peak(None, "link type unknown: `nvidia-smi topo -m` not available")
 
 
-def _topo_text() -> str | None:
+def live_topo_text() -> str | None:
+    """`nvidia-smi topo -m` on this machine, through the Host boundary; None when it did not run."""
     from gpuwise.capture.host import LiveHost
 
     result = LiveHost().run("nvidia-smi-topo-m")
@@ -75,7 +72,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     from gpuwise.bench import require_torch
 
     torch = require_torch()
-    links = parse_topo_links(_topo_text())
+    links = parse_topo_links(live_topo_text())
     buffers = [torch.empty(spec.nbytes, dtype=torch.uint8, device=f"cuda:{i}") for i in range(ctx.gpu_count)]
     results = []
     for src in range(ctx.gpu_count):
