@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpuwise.bench.models import BenchReport, Measurement
@@ -60,19 +61,20 @@ def _short(text: str, limit: int = 240) -> str:
 
 
 def layer_table(layer: str, results: list[Measurement]) -> Table:
-    t = Table(title=LAYER_TITLES.get(layer, layer), title_justify="left", expand=False)
+    t = Table(title=escape(LAYER_TITLES.get(layer, str(layer))), title_justify="left", expand=False)
     t.add_column("benchmark", style="bold")
     t.add_column("value", justify="right")
     t.add_column("% of peak", justify="right")
     t.add_column("status")
     t.add_column("details / reason", overflow="fold")
     for m in results:
-        value = f"{_num(m.value)} {m.unit}" if m.value is not None else ""
+        value = escape(f"{_num(m.value)} {m.unit}") if m.value is not None else ""
         style = STATUS_STYLE.get(m.status, "")
         detail = m.reason or _details(m)
         if m.value is not None and m.peak is None and m.peak_source:
             detail = "; ".join(x for x in (detail, m.peak_source.split(":")[0]) if x)
-        t.add_row(m.name, value, _peak_cell(m), f"[{style}]{m.status}[/]", _short(detail or ""))
+        # names, reasons and details come from benchmarks and exceptions: print them literally
+        t.add_row(escape(m.name), value, _peak_cell(m), f"[{style}]{escape(m.status)}[/]", escape(_short(detail or "")))
     return t
 
 
@@ -81,10 +83,11 @@ def render_bench(report: BenchReport, console: Console | None = None) -> None:
     console = console or Console()
     env = report.environment
     versions = ", ".join(f"{k} {env[k]}" for k in ("torch", "cuda", "nccl") if env.get(k))
-    devices = ", ".join(env.get("gpus") or []) or f"CPU only ({env.get('cpu_model', 'unknown CPU')}, {env.get('cpu_cores')} cores)"
-    console.print(f"[bold]gpuwise bench[/] ({report.mode}) on {report.hostname}: {devices}; {versions}")
+    devices = ", ".join(map(str, env.get("gpus") or [])) or f"CPU only ({env.get('cpu_model', 'unknown CPU')}, {env.get('cpu_cores')} cores)"
+    console.print(f"[bold]gpuwise bench[/] ({escape(str(report.mode))}) on {escape(str(report.hostname))}: "
+                  f"{escape(devices)}; {escape(versions)}")
     for warning in env.get("warnings", []):
-        console.print(f"[yellow]note:[/] {warning}")
+        console.print(f"[yellow]note:[/] {escape(str(warning))}")
     layers: dict[str, list[Measurement]] = {}
     for m in report.results:
         layers.setdefault(m.layer, []).append(m)

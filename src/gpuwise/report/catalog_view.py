@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpuwise.catalog.fabrics import Fabric
@@ -25,7 +26,12 @@ def _num(value: float | None, digits: int = 1, suffix: str = "") -> str:
 
 
 def _money(value: float | None, currency: str) -> str:
-    return "[dim]-[/]" if value is None else f"{_CURRENCY.get(currency, currency + ' ')}{value:,.2f}"
+    return "[dim]-[/]" if value is None else escape(f"{_CURRENCY.get(currency, currency + ' ')}{value:,.2f}")
+
+
+def _t(value) -> str:
+    """Catalog text (names, notes, sources, user CSV cells) as a cell that prints literally."""
+    return "" if value is None else escape(str(value))
 
 
 def _jsonable(obj) -> dict:
@@ -79,7 +85,7 @@ def gpus_table(specs: Iterable[GpuSpec]) -> Table:
         table.add_column(header, justify="right", no_wrap=True)
     for s in specs:
         table.add_row(
-            s.key,
+            _t(s.key),
             _num(s.fp32_tflops),
             _num(s.tf32_tflops),
             _num(s.bf16_tflops),
@@ -104,14 +110,14 @@ def fabrics_table(rows: Iterable[Fabric]) -> Table:
     table.add_column("notes")
     for f in rows:
         table.add_row(
-            f.key,
-            f.kind,
+            _t(f.key),
+            _t(f.kind),
             _num(f.bandwidth_gbps, 1),
             _num(f.bandwidth_gb_s, 2),
             _num(f.latency_us, 2),
             "[dim]-[/]" if f.achieved_fraction is None else f"{f.achieved_fraction:.0%}",
             "yes" if f.verified else "[yellow]no[/]",
-            f.notes,
+            _t(f.notes),
         )
     table.caption = "Sources and dates: `gpuwise catalog show KEY` or --json."
     return table
@@ -132,14 +138,14 @@ def offers_table(offers: Iterable[Offer]) -> Table:
         count = "" if o.accelerator_count is None else f"{o.accelerator_count:g}×"
         network = _num(o.network_gbps, 1)
         if o.fabric:
-            network += f" {o.fabric}"
-        where = "/".join(x for x in (o.zone or o.region,) if x) or "[dim]any[/]"
+            network += f" {_t(o.fabric)}"
+        where = _t(o.zone or o.region) or "[dim]any[/]"
         if o.status == "sold-out":
             where += " [red](sold out)[/]"
         table.add_row(
-            o.provider,
-            o.instance_type,
-            f"{count}{o.accelerator_name or '?'}",
+            _t(o.provider),
+            _t(o.instance_type),
+            f"{count}{_t(o.accelerator_name or '?')}",
             _num(o.vcpus, 0),
             network,
             _num(o.rdma_gbps, 0),
@@ -161,11 +167,11 @@ def _detail(title: str, rows: list[tuple[str, str]]) -> Table:
 
 
 def gpu_detail(spec: GpuSpec, reported_name: str | None = None) -> Table:
-    rows = [("key", spec.key), ("name", spec.name)]
+    rows = [("key", _t(spec.key)), ("name", _t(spec.name))]
     if reported_name and reported_name != spec.key:
-        rows.insert(0, ("resolved from", repr(reported_name)))
+        rows.insert(0, ("resolved from", _t(repr(reported_name))))
     rows += [
-        ("vendor", spec.vendor),
+        ("vendor", _t(spec.vendor)),
         *[
             (f"{d} peak", _num(spec.peak_tflops(d), 1, " TFLOPS"))
             for d in ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -180,27 +186,27 @@ def gpu_detail(spec: GpuSpec, reported_name: str | None = None) -> Table:
         ("PCIe fraction", _num(spec.pcie_fraction, 2)),
         ("NVLink fraction", _num(spec.nvlink_fraction, 2)),
         ("verified", "yes" if spec.verified else "[yellow]no[/]"),
-        ("source", spec.source),
+        ("source", _t(spec.source)),
         ("as of", spec.as_of.isoformat()),
-        ("match patterns", "; ".join(spec.patterns)),
+        ("match patterns", _t("; ".join(spec.patterns))),
     ]
     if spec.notes:
-        rows.append(("notes", spec.notes))
-    return _detail(f"GPU {spec.key}", rows)
+        rows.append(("notes", _t(spec.notes)))
+    return _detail(f"GPU {_t(spec.key)}", rows)
 
 
 def offer_detail(offer: Offer) -> Table:
     spec = offer.gpu_spec()
     c = offer.currency
     rows = [
-        ("provider", offer.provider),
+        ("provider", _t(offer.provider)),
         (
             "GPUs",
-            f"{offer.accelerator_count or 0:g} × {offer.accelerator_name or '?'}"
-            + (f"  (catalog: {spec.key})" if spec else "  [dim](no spec row)[/]"),
+            f"{offer.accelerator_count or 0:g} × {_t(offer.accelerator_name or '?')}"
+            + (f"  (catalog: {_t(spec.key)})" if spec else "  [dim](no spec row)[/]"),
         ),
         ("vCPUs / RAM", f"{_num(offer.vcpus, 0)} / {_num(offer.memory_gib, 0, ' GiB')}"),
-        ("network", f"{_num(offer.network_gbps, 1, ' Gb/s')} {offer.fabric or ''}".rstrip()),
+        ("network", f"{_num(offer.network_gbps, 1, ' Gb/s')} {_t(offer.fabric)}".rstrip()),
         ("RDMA", _num(offer.rdma_gbps, 0, " Gb/s")),
         (
             "on-demand",
@@ -212,20 +218,20 @@ def offer_detail(offer: Offer) -> Table:
             "reserved 1 yr / 3 yr",
             f"{_money(offer.reserved_1y_price, c)} / {_money(offer.reserved_3y_price, c)}",
         ),
-        ("region / zone", f"{offer.region or 'any'} / {offer.zone or 'any'}"),
-        ("status", offer.status or "[dim]unknown[/]"),
-        ("price source", offer.price_source or "[dim]none[/]"),
+        ("region / zone", _t(f"{offer.region or 'any'} / {offer.zone or 'any'}")),
+        ("status", _t(offer.status) or "[dim]unknown[/]"),
+        ("price source", _t(offer.price_source) or "[dim]none[/]"),
         ("as of", offer.as_of.isoformat() if offer.as_of else "[dim]unknown[/]"),
-        ("file", f"{offer.file}:{offer.line}" if offer.file else ""),
+        ("file", _t(f"{offer.file}:{offer.line}") if offer.file else ""),
     ]
     if offer.notes:
-        rows.append(("notes", offer.notes))
-    return _detail(f"Offer {offer.instance_type}", rows)
+        rows.append(("notes", _t(offer.notes)))
+    return _detail(f"Offer {_t(offer.instance_type)}", rows)
 
 
 def fabric_detail(fabric: Fabric) -> Table:
     rows = [
-        ("kind", fabric.kind),
+        ("kind", _t(fabric.kind)),
         (
             "bandwidth (per direction)",
             f"{_num(fabric.bandwidth_gbps, 2, ' Gbit/s')} = {_num(fabric.bandwidth_gb_s, 2, ' GB/s')}",
@@ -233,12 +239,12 @@ def fabric_detail(fabric: Fabric) -> Table:
         ("latency", _num(fabric.latency_us, 2, " µs")),
         ("typical achieved fraction", _num(fabric.achieved_fraction, 2)),
         ("verified", "yes" if fabric.verified else "[yellow]no[/]"),
-        ("source", fabric.source),
+        ("source", _t(fabric.source)),
         ("as of", fabric.as_of.isoformat()),
     ]
     if fabric.notes:
-        rows.append(("notes", fabric.notes))
-    return _detail(f"Fabric {fabric.key}", rows)
+        rows.append(("notes", _t(fabric.notes)))
+    return _detail(f"Fabric {_t(fabric.key)}", rows)
 
 
 def print_tables(*tables: Table) -> None:

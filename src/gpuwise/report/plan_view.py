@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -50,15 +51,16 @@ def sweep_table(plan: Plan) -> Table:
         for k in range(len(plan.nodes)):
             reasons = plan.perf.short_reasons(o, k)
             if reasons:
-                cells.append("[dim]✗ " + "\n✗ ".join(reasons) + "[/]")
+                cells.append("[dim]✗ " + "\n✗ ".join(map(escape, reasons)) + "[/]")
                 continue
             secs = plan.perf.time_to_train_s[o, k]
             late = deadline is not None and secs / 86400 > deadline
             mark = "[bold]▶ [/]" if plan.chosen[o] == k else ""
             time_txt = f"[red]{duration(secs)}[/]" if late else duration(secs)
             cells.append(f"{mark}{plan.perf.efficiency[o, k]:.0%}\n{time_txt}\n{money(plan.run_cost[o, k], _ccy(plan, o))}")
-        label = f"{row.label}\n[dim]{row.pricing.replace('_', '-')}[/]" + (f" [dim]{row.region}[/]" if row.region else "")
-        t.add_row(label, f"{row.gpu_name} ×{int(row.numbers['gpus_per_node'])}", *cells)
+        label = (f"{escape(row.label)}\n[dim]{escape(row.pricing.replace('_', '-'))}[/]"
+                 + (f" [dim]{escape(row.region)}[/]" if row.region else ""))
+        t.add_row(label, f"{escape(str(row.gpu_name))} ×{int(row.numbers['gpus_per_node'])}", *cells)
     t.caption = ("▶ = chosen node count (cheapest that meets the deadline); red time = misses the deadline; "
                  "✗ = cannot run (see JSON 'reasons')")
     return t
@@ -76,10 +78,10 @@ def chosen_table(plan: Plan) -> Table:
     for o in plan.shown:
         k = int(plan.chosen[o])
         row = plan.rows[o]
-        name = f"{row.label} {row.pricing.replace('_', '-')}"
+        name = escape(f"{row.label} {row.pricing.replace('_', '-')}")
         if k < 0:
             why = "; ".join(p.reasons(o, 0)) or "no feasible node count"
-            t.add_row(name, "[red]none[/]", f"[dim]{why}[/]", *([""] * 10), f"{row.lead_time_days:.0f} d")
+            t.add_row(name, "[red]none[/]", f"[dim]{escape(why)}[/]", *([""] * 10), f"{row.lead_time_days:.0f} d")
             continue
         c = _ccy(plan, o)
         t.add_row(name, str(int(plan.nodes[k])), f"{p.step_s[o, k]:.3g} s", f"{p.compute_s[o, k]:.3g} s",
@@ -102,14 +104,14 @@ def _break_even(plan: Plan, key: str) -> str:
 
 def decision_panel(plan: Plan) -> Panel:
     d = plan.decision
-    lines = [f"[bold]{d.summary}[/]", ""]
+    lines = [f"[bold]{escape(d.summary)}[/]", ""]
     for r in d.reasons:
         colour = VERDICT_STYLE["build" if r.favours == "build" else "cloud"]
-        lines.append(f"[{colour}]{'+build' if r.favours == 'build' else '+cloud'}[/]  {r.text}")
+        lines.append(f"[{colour}]{'+build' if r.favours == 'build' else '+cloud'}[/]  {escape(r.text)}")
     if d.flips:
-        lines += ["", "[bold]What would flip it[/]"] + [f"  • {f}" for f in d.flips]
+        lines += ["", "[bold]What would flip it[/]"] + [f"  • {escape(f)}" for f in d.flips]
     style = VERDICT_STYLE.get(d.verdict, "white")
-    return Panel("\n".join(lines), title=f"Recommendation: [bold {style}]{d.verdict.upper()}[/]", title_align="left",
+    return Panel("\n".join(lines), title=f"Recommendation: [bold {style}]{escape(d.verdict.upper())}[/]", title_align="left",
                  border_style=style)
 
 
@@ -117,14 +119,15 @@ def notes_group(plan: Plan, verbose: bool = False) -> Group:
     parts = []
     cal = plan.calibration
     if cal is not None:
-        used = "\n".join(f"  ✓ {u}" for u in cal.used) or "  (nothing usable)"
-        ignored = "\n".join(f"  · {i}" for i in cal.ignored[:8])
-        parts.append(f"[bold]Calibration[/] from {cal.gpu_name or 'unknown GPU'}:\n{used}" + (f"\n{ignored}" if ignored else ""))
+        used = "\n".join(f"  ✓ {escape(u)}" for u in cal.used) or "  (nothing usable)"
+        ignored = "\n".join(f"  · {escape(i)}" for i in cal.ignored[:8])
+        parts.append(f"[bold]Calibration[/] from {escape(cal.gpu_name or 'unknown GPU')}:\n{used}" + (f"\n{ignored}" if ignored else ""))
     for note in plan.notes:
-        parts.append(f"[yellow]note:[/] {note}")
+        parts.append(f"[yellow]note:[/] {escape(note)}")
     if verbose:
         parts.append("[bold]Assumptions[/] (override in the options file under model_overrides):")
-        parts += [f"  {a['key']} = {a['value']}  [dim]{a['source']}[/]" for a in assumptions(plan)]
+        parts += [f"  {escape(str(a['key']))} = {escape(str(a['value']))}  [dim]{escape(str(a['source']))}[/]"
+                  for a in assumptions(plan)]
     else:
         parts.append("[dim]Model assumptions and their sources: `--json` (\"assumptions\") or --verbose.[/]")
     return Group(*parts)
@@ -134,9 +137,9 @@ def render_plan(plan: Plan, console: Console | None = None, verbose: bool = Fals
     """Print the plan: sweep table, chosen setups, recommendation, then notes."""
     console = console or Console()
     wl = plan.workload
-    head = (f"[bold]{wl.name or plan.workload_path}[/]: {wl.model.param_count() / 1e9:.3g}B params, "
+    head = (f"[bold]{escape(str(wl.name or plan.workload_path))}[/]: {wl.model.param_count() / 1e9:.3g}B params, "
             f"{wl.total_train_flops():.3g} FLOPs, {wl.steps():,.0f} steps of {wl.training.global_batch} samples, "
-            f"{wl.training.precision}" + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
+            f"{escape(str(wl.training.precision))}" + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
             + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown")
     console.print(head)
     console.print(sweep_table(plan))

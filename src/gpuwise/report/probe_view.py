@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from gpuwise.facts.models import Facts, Part
 
@@ -28,25 +29,31 @@ def gib(n: int | None) -> str:
     return "[dim]unknown[/]" if n is None else f"{n / 2**30:,.1f} GiB"
 
 
+def _m(markup: str) -> Text:
+    """Text gpuwise formatted itself, with Rich markup (its fact parts already escaped)."""
+    return Text.from_markup(markup)
+
+
 def _kv(title: str, rows: Iterable[tuple], part: Part | None = None) -> Table:
     """Key/value rows. A row is (label, value) or (label, value, field): an unknown value whose
-    field has a recorded reason shows the reason inline."""
+    field has a recorded reason shows the reason inline. A str value prints literally (facts can hold
+    '[...]'); a value gpuwise formatted with markup is passed as Text (see _m)."""
     t = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
     t.add_column(style="bold")
     t.add_column()
     for label, value, *field in rows:
         reason = part.unknown.get(field[0]) if part is not None and field else None
         if value is None and reason:
-            t.add_row(label, f"[dim]unknown: {escape(reason)}[/]")
+            t.add_row(escape(label), f"[dim]unknown: {escape(reason)}[/]")
         else:
-            t.add_row(label, value if isinstance(value, str) else _fmt(value))
+            t.add_row(escape(label), value if isinstance(value, Text) else _fmt(value))
     return t
 
 
 def _gpus(f: Facts) -> list:
     out = []
     p = f.gpu_probe
-    head = f"GPUs: {len(f.gpus)} via {p.source}"
+    head = f"GPUs: {len(f.gpus)} via {escape(str(p.source))}"
     if p.attached_gpus is not None and p.attached_gpus != len(f.gpus):
         head += f" (tool reports {p.attached_gpus} attached)"
     out.append(head)
@@ -79,7 +86,7 @@ def _topology(f: Facts) -> list:
     if not topo.gpu_links:
         return []
     cols = topo.gpu_names + topo.nic_names
-    t = Table("", *cols, "CPU affinity", "NUMA", title="Topology (nvidia-smi topo -m)", title_justify="left")
+    t = Table("", *map(escape, cols), "CPU affinity", "NUMA", title="Topology (nvidia-smi topo -m)", title_justify="left")
     for i, name in enumerate(topo.gpu_names):
         row = list(topo.gpu_links[i]) if i < len(topo.gpu_links) else []
         if topo.gpu_nic_links and i < len(topo.gpu_nic_links):
@@ -106,7 +113,7 @@ def _network(f: Facts) -> list:
                   _fmt(nic.driver), _fmt(nic.ipv4))
     out: list = [t]
     if n.rdma_devices:
-        r = Table("HCA", "port", "state", "rate", "link layer", title=f"RDMA ({n.rdma_source})", title_justify="left")
+        r = Table("HCA", "port", "state", "rate", "link layer", title=f"RDMA ({escape(str(n.rdma_source))})", title_justify="left")
         for d in n.rdma_devices:
             for p in d.ports:
                 rate = "[dim]unknown[/]" if p.rate_gbps is None else f"{p.rate_gbps:g} Gb/s"
@@ -117,7 +124,7 @@ def _network(f: Facts) -> list:
         out.append("RDMA devices: none" + (f" [dim]({escape(why)})[/]" if why else ""))
     out.append(_kv("", [("nvidia_peermem loaded", n.nvidia_peermem_loaded, "nvidia_peermem_loaded"),
                         ("/etc/nccl.conf", n.nccl_conf if n.nccl_conf is not None else "absent"),
-                        ("NCCL_* environment", escape(", ".join(f"{k}={v}" for k, v in n.nccl_env.items())) or "none")], n))
+                        ("NCCL_* environment", ", ".join(f"{k}={v}" for k, v in n.nccl_env.items()) or "none")], n))
     return out
 
 
@@ -133,10 +140,10 @@ def _storage(f: Facts) -> list:
         f"{escape(b.name)} ({'NVMe' if b.nvme else 'rotational' if b.rotational else 'SSD' if b.rotational is False else '?'}, {gib(b.size_bytes)})"
         for b in s.block_devices
     )
-    md = escape(", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays)) or "none"
+    md = ", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays) or "none"
     md = md if s.md_arrays or "md_arrays" not in s.unknown else None
-    shm = gib(s.shm_bytes) if s.shm_bytes is not None else None
-    return [t, _kv("", [("block devices", disks or "none"), ("md RAID", md, "md_arrays"), ("/dev/shm", shm, "shm_bytes")], s)]
+    shm = _m(gib(s.shm_bytes)) if s.shm_bytes is not None else None
+    return [t, _kv("", [("block devices", _m(disks) if disks else "none"), ("md RAID", md, "md_arrays"), ("/dev/shm", shm, "shm_bytes")], s)]
 
 
 def render_probe(f: Facts, layer: str | None = None, console: Console | None = None) -> None:
@@ -144,16 +151,16 @@ def render_probe(f: Facts, layer: str | None = None, console: Console | None = N
     c = console or Console()
     p, sw, k, cpu, mem = f.platform, f.software, f.kernel, f.cpu, f.memory
     c.print(f"[bold]gpuwise probe[/] — {escape(f.meta.hostname or '?')} ({escape(f.meta.source)})")
-    c.print(f"[bold]environment:[/] {p.environment} — {escape(p.environment_reason or 'no evidence')}")
+    c.print(f"[bold]environment:[/] {escape(str(p.environment))} — {escape(p.environment_reason or 'no evidence')}")
     sections = {
         "hardware": lambda: [*_gpus(f), *_topology(f), _kv("CPU and memory", [
-            ("CPU", f"{_fmt(cpu.model)} — {_fmt(cpu.sockets)} socket(s), {_fmt(cpu.cores)} cores, {_fmt(cpu.threads)} threads"),
+            ("CPU", _m(f"{_fmt(cpu.model)} — {_fmt(cpu.sockets)} socket(s), {_fmt(cpu.cores)} cores, {_fmt(cpu.threads)} threads")),
             ("max clock", None if cpu.max_mhz is None else f"{cpu.max_mhz:g} MHz", "max_mhz"),
             ("NUMA nodes", cpu.numa_nodes, "numa_nodes"), ("governor", cpu.governor, "governor"),
-            ("memory", gib(mem.total_bytes)), ("swap", gib(mem.swap_total_bytes)),
+            ("memory", _m(gib(mem.total_bytes))), ("swap", _m(gib(mem.swap_total_bytes))),
             ("hugepages", mem.hugepages_total)], cpu)],
         "driver-cuda": lambda: [_kv("Driver and CUDA", [("driver", sw.driver_version, "driver_version"), ("CUDA (driver)", sw.cuda_driver_version, "cuda_driver_version"),
-                                                        ("services", escape(", ".join(f"{u}={s}" for u, s in sw.services.items())) or "none")], sw)],
+                                                        ("services", ", ".join(f"{u}={s}" for u, s in sw.services.items()) or "none")], sw)],
         "network": lambda: _network(f),
         "storage": lambda: _storage(f),
         "isolation": lambda: [_kv("Platform and isolation", [
@@ -162,7 +169,7 @@ def render_probe(f: Facts, layer: str | None = None, console: Console | None = N
             ("instance type", p.instance_type, "instance_type"),
             ("system", " ".join(x for x in (p.sys_vendor, p.product_name) if x) or None, "sys_vendor"),
             ("cgroup CPU limit", p.cgroup_cpu_limit, "cgroup_cpu_limit"),
-            ("cgroup memory limit", gib(p.cgroup_memory_limit_bytes) if p.cgroup_memory_limit_bytes else None, "cgroup_memory_limit_bytes")], p)],
+            ("cgroup memory limit", _m(gib(p.cgroup_memory_limit_bytes)) if p.cgroup_memory_limit_bytes else None, "cgroup_memory_limit_bytes")], p)],
         "monitoring": lambda: [_kv("Monitoring", [("DCGM", f.monitoring.dcgm_version, "dcgm_version"), ("agents running", f.monitoring.agents_running)], f.monitoring)],
         "toolchain": lambda: [_kv("Toolchain", [
             ("python", sw.python_version, "python_version"), ("torch", sw.torch_version, "torch_version"),
@@ -171,7 +178,7 @@ def render_probe(f: Facts, layer: str | None = None, console: Console | None = N
             ("system NCCL", sw.nccl_system_version, "nccl_system_version"),
             ("containers", sw.container_runtimes), ("NVIDIA container toolkit", sw.nvidia_container_toolkit, "nvidia_container_toolkit")], sw)],
         "kernel": lambda: [_kv("Kernel and OS", [
-            ("kernel", k.release, "release"), ("distro", k.distro, "distro"), ("IOMMU", k.iommu, "iommu"), ("THP", f"enabled={_fmt(k.thp_enabled)} defrag={_fmt(k.thp_defrag)}"),
+            ("kernel", k.release, "release"), ("distro", k.distro, "distro"), ("IOMMU", k.iommu, "iommu"), ("THP", _m(f"enabled={_fmt(k.thp_enabled)} defrag={_fmt(k.thp_defrag)}")),
             ("memlock", "unlimited" if k.memlock_unlimited else (None if k.memlock_bytes is None else f"{k.memlock_bytes:,} bytes")),
             ("ACS redirect bridges", k.acs_redirect_bridges, "acs_redirect_bridges"), *sorted(k.sysctl.items())], k)],
     }
