@@ -19,7 +19,9 @@ from gpuwise.commands import bench, capture, catalog, doctor, plan, probe
 
 app = typer.Typer(
     name="gpuwise",
-    help="Measure, diagnose and plan GPU training machines: cloud instances and self-built clusters.",
+    help="Measure, diagnose and plan GPU training machines: cloud instances and self-built clusters.\n\n"
+    "Exit codes: 0 = ok; 1 = warnings, 2 = critical findings (doctor only); 3 = could not run (the message "
+    "says how to fix it); 130 = interrupted.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -36,7 +38,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     _state["debug"] = debug
@@ -66,6 +69,18 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:  # `gpuwise ... | head`: the reader left; not an error worth a message
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
+        sys.exit(141)
+    except OSError as exc:  # a file or device the OS refused (permissions, disk full) that no command caught
+        if _state["debug"]:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.secho(f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, that you can read "
+                    "or write it, and that the disk has space", fg=typer.colors.RED, err=True)
+        sys.exit(3)
     except Exception as exc:  # click usage errors and anything unexpected
         import click
 
@@ -74,7 +89,8 @@ def main() -> None:
             sys.exit(exc.exit_code)
         if _state["debug"]:
             raise
-        typer.secho(f"internal error: {type(exc).__name__}: {exc}\nRe-run with --debug for a traceback, and please report it.", fg=typer.colors.RED, err=True)
+        typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
+                    "Re-run with --debug for a traceback, and please report it.", fg=typer.colors.RED, err=True)
         sys.exit(3)
     sys.exit(code if isinstance(code, int) else 0)
 

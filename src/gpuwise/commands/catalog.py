@@ -15,7 +15,9 @@ import typer
 
 catalog_app = typer.Typer(
     name="catalog",
-    help="What GPUs, links and cloud offers gpuwise knows, each with its source and date.",
+    help="What GPUs, links and cloud offers gpuwise knows, each with its source and date.\n\n"
+    "--json prints one document with schema gpuwise-catalog/1. Exit codes: 0 = ok; 3 = a name, file or "
+    "option is wrong (the message says how to fix it).",
     no_args_is_help=True,
 )
 fetch_app = typer.Typer(
@@ -85,7 +87,8 @@ def offers_command(
         help="At least this much per-instance network or RDMA bandwidth (Gbit/s).",
     ),
     catalog_dirs: list[Path] = typer.Option(
-        None, "--catalog", help="Extra folder of offers *.csv files (repeatable); overrides shipped rows."
+        None, "--catalog", metavar="DIR",
+        help="Extra folder of offers *.csv files (repeatable); overrides shipped rows."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the offers as JSON."),
 ) -> None:
@@ -109,7 +112,7 @@ def show_command(
         ..., help="A GPU name as nvidia-smi reports it, a GPU key, an instance type or a fabric key."
     ),
     catalog_dirs: list[Path] = typer.Option(
-        None, "--catalog", help="Extra folder of offers *.csv files (repeatable)."
+        None, "--catalog", metavar="DIR", help="Extra folder of offers *.csv files (repeatable)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the resolved row(s) as JSON."),
 ) -> None:
@@ -181,10 +184,10 @@ def fetch_tencent_command(
         ..., "--region", help="Tencent Cloud region, e.g. ap-guangzhou, ap-shanghai, ap-beijing."
     ),
     zones: list[str] = typer.Option(
-        None, "--zone", help="Only these zones, e.g. ap-guangzhou-4 (repeatable)."
+        None, "--zone", metavar="ZONE", help="Only these zones, e.g. ap-guangzhou-4 (repeatable)."
     ),
     families: list[str] = typer.Option(
-        None, "--family", help="Only these instance families, e.g. GT4 (repeatable)."
+        None, "--family", metavar="FAMILY", help="Only these instance families, e.g. GT4 (repeatable)."
     ),
     image_id: str = typer.Option(
         None,

@@ -65,7 +65,7 @@ def doctor(
         None, "--from", help="Diagnose a capture (directory or .tar.gz) instead of this machine."
     ),
     bench: str = typer.Option(
-        "none", "--bench", help="Measure too: none (default) or quick (runs `gpuwise bench --quick` first)."
+        "none", "--bench", help="Measure too: none or quick (runs `gpuwise bench --quick` first)."
     ),
     bench_results: Path = typer.Option(
         None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."
@@ -153,8 +153,10 @@ def compare(
 ) -> None:
     """Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
 
-    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`.
-    Exit code 3 if a file cannot be read.
+    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`
+    (two reports, two bench results, or one of each: then only measurements are compared).
+    --format json prints schema gpuwise-compare/1. Exit codes: 0 = compared (differences are not
+    errors); 3 = a file cannot be read or is not a gpuwise report or bench JSON.
     """
     import json
 

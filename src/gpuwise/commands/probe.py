@@ -14,7 +14,11 @@ def probe(
     as_json: bool = typer.Option(False, "--json", help="Print facts as JSON (schema gpuwise-facts/1)."),
     layer: str = typer.Option(None, "--layer", help=f"Show one layer: {', '.join(LAYER_CHOICES)}."),
 ) -> None:
-    """Show what this machine is: GPUs, topology, CPU, memory, network, storage, kernel, software, platform."""
+    """Show what this machine is: GPUs, topology, CPU, memory, network, storage, kernel, software, platform.
+
+    A fact gpuwise could not read is shown as unknown, with the reason. Exit codes: 0 = ok; 3 = could
+    not run (a capture that cannot be read, an unknown --layer).
+    """
     import json
 
     from gpuwise.errors import UserInputError
