@@ -1,8 +1,8 @@
 """The CPU's peak FLOP/s, derived from cores x max clock x SIMD FMA width read from the CPU flags.
 
 No vendor publishes one number per CPU the way GPU datasheets do, so the peak is derived and every
-value says so ("derived: ..."). The FMA width per core is data (the table below, most specific row
-first), never guessed: a CPU whose flags match no row gets no peak.
+value says so ("derived: ..."). The FMA width per core is data (catalog/data/cpu_fma.csv, most
+specific row first), never guessed: a CPU whose flags match no row gets no peak.
 """
 
 from __future__ import annotations
@@ -10,20 +10,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-
-# (vendor_id or "*", required flag, dtype, FMA lanes per cycle per core, source)
-# One FMA = 2 FLOP. Lanes count all FMA pipes together (2 x 256-bit pipes of fp32 = 16 lanes).
-# A negative lane count means "that many times the fp32 lanes" (bf16 dot-product instructions).
-FMA_LANES: tuple[tuple[str, str, str, int, str], ...] = (
-    ("GenuineIntel", "amx_bf16", "bf16", 1024, "Intel AMX: 1024 bf16 FMA/cycle/core (Intel optimization manual)"),
-    ("*", "avx512_bf16", "bf16", -2, "VDPBF16PS: 2 bf16 pairs per fp32 lane, 2x the fp32 rate"),
-    ("GenuineIntel", "avx512f", "fp32", 32, "2 x 512-bit FMA units (Xeon Scalable Gold/Platinum)"),
-    ("AuthenticAMD", "avx512f", "fp32", 16, "Zen 4: 512-bit ops on 2 x 256-bit FMA pipes (AMD Zen 4 guide)"),
-    ("*", "fma", "fp32", 16, "AVX2 + FMA3: 2 x 256-bit FMA pipes (Haswell+, Zen)"),
-    ("*", "avx", "fp32", 8, "AVX without FMA: one 256-bit add + one 256-bit mul per cycle"),
-    ("*", "asimd", "fp32", 8, "Arm NEON: 2 x 128-bit FMA pipes (Neoverse N1/V1 class)"),
-    ("*", "sse2", "fp32", 4, "SSE2: one 128-bit add + one 128-bit mul per cycle"),
-)
 
 
 @dataclass(frozen=True)
@@ -36,24 +22,12 @@ class CpuPeak:
     clock_mhz: float | None
     clock_basis: str
     model: str
+    unavailable: str = ""  # why no rate table could be read, when it could not
 
     def peak(self, dtype: str) -> tuple[float | None, str]:
         if dtype in self.tflops:
             return self.tflops[dtype], self.source[dtype]
-        return None, f"no derived CPU peak for {dtype}: no matching SIMD flag on this CPU"
-
-
-def _cpu_blocks(cpuinfo: str) -> list[dict[str, str]]:
-    blocks = []
-    for chunk in cpuinfo.strip().split("\n\n"):
-        fields = {}
-        for line in chunk.splitlines():
-            key, sep, value = line.partition(":")
-            if sep:
-                fields[key.strip()] = value.strip()
-        if fields:
-            blocks.append(fields)
-    return blocks
+        return None, self.unavailable or f"no derived CPU peak for {dtype}: no matching SIMD flag on this CPU"
 
 
 def physical_cores(blocks: list[dict[str, str]], allowed: set[int] | None) -> int:
@@ -84,7 +58,9 @@ def max_clock_mhz(cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[
 def derive_cpu_peak(cpuinfo: str | None, cpuinfo_max_freq: str | None = None, lscpu: str | None = None,
                     allowed_cpus: set[int] | None = None) -> CpuPeak:
     """Peak TFLOP/s per dtype for the cores this process may use. Pure: inputs are recorded text."""
-    blocks = _cpu_blocks(cpuinfo or "")
+    from gpuwise.facts.cpu import parse_cpuinfo
+
+    blocks = parse_cpuinfo(cpuinfo or "")
     first = blocks[0] if blocks else {}
     flags = set((first.get("flags") or first.get("Features") or "").split())
     vendor = first.get("vendor_id", "")
@@ -93,18 +69,26 @@ def derive_cpu_peak(cpuinfo: str | None, cpuinfo_max_freq: str | None = None, ls
     mhz, basis = max_clock_mhz(cpuinfo_max_freq, lscpu, blocks)
     tflops: dict[str, float] = {}
     source: dict[str, str] = {}
+    try:
+        from gpuwise.catalog.cpus import load_fma_rates
+
+        rates = [r for r in load_fma_rates() if r.applies_to(vendor, flags)]
+        unavailable = ""
+    except Exception as exc:  # a broken data file costs the CPU peak, not the benchmark run
+        rates, unavailable = [], f"no derived CPU peak: the CPU FMA table could not be read ({exc})"
     if mhz is not None:
-        fp32_lanes = next((r[3] for r in FMA_LANES if r[2] == "fp32" and r[1] in flags and r[0] in ("*", vendor)), 0)
-        for row_vendor, flag, dtype, row_lanes, why in FMA_LANES:
-            if dtype in tflops or flag not in flags or row_vendor not in ("*", vendor):
+        fp32_lanes = next((r.fma_lanes for r in rates if r.dtype == "fp32"), None) or 0
+        for rate in rates:
+            if rate.dtype in tflops:
                 continue
-            lanes = -row_lanes * fp32_lanes if row_lanes < 0 else row_lanes
+            lanes = rate.fma_lanes or int((rate.fp32_multiple or 0) * fp32_lanes)
             if lanes <= 0:
                 continue
-            tflops[dtype] = cores * mhz * 1e6 * lanes * 2 / 1e12
-            source[dtype] = (f"derived: {cores} cores x {mhz:.0f} MHz ({basis}) x {lanes} {dtype} FMA lanes "
-                             f"x 2 FLOP/FMA; flag {flag}: {why}")
-    return CpuPeak(tflops=tflops, source=source, cores=cores, clock_mhz=mhz, clock_basis=basis, model=model)
+            tflops[rate.dtype] = cores * mhz * 1e6 * lanes * 2 / 1e12
+            source[rate.dtype] = (f"derived: {cores} cores x {mhz:.0f} MHz ({basis}) x {lanes} {rate.dtype} FMA "
+                                  f"lanes x 2 FLOP/FMA; flag {rate.flag}: {rate.source}")
+    return CpuPeak(tflops=tflops, source=source, cores=cores, clock_mhz=mhz, clock_basis=basis, model=model,
+                   unavailable=unavailable)
 
 
 def live_cpu_peak() -> CpuPeak:
