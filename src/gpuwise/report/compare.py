@@ -4,6 +4,7 @@ ratio B/A, and findings present in only one of them. Used by `gpuwise compare A.
 from __future__ import annotations
 
 import json
+import math
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -177,11 +178,12 @@ def _results(kind: str, data: dict) -> list[dict]:
 
 
 def _ok_value(r: dict | None) -> float | None:
-    """The value of a result that ran (status ok); anything that is not a number counts as no value."""
+    """The value of a result that ran (status ok); anything that is not a finite number counts as no value."""
     if not r or r.get("status", "ok") != "ok":
         return None
     v = r.get("value")
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return float(v) if ok else None  # NaN/inf (hand-edited JSON) would make the output invalid JSON
 
 
 def diff_measurements(ra: list[dict], rb: list[dict]) -> list[MeasurementDiff]:
