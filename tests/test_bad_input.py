@@ -400,3 +400,23 @@ def test_every_help_reads_and_documents_exit_codes():
         assert "list[" not in text, (argv, "a raw Python type as a metavar")
         if " ".join(argv) in DOCUMENTS_EXIT_CODES:
             assert "Exit code" in text and "3 = " in text, (argv, text)
+
+
+def test_doctor_bench_quick_calls_the_bench_runner_with_quick_options(monkeypatch):
+    """Regression: doctor --bench quick called the progress helper with (context, entries) and crashed."""
+    import gpuwise.bench.runner as runner
+    from gpuwise.bench.models import BenchReport
+    from gpuwise.bench.registry import select
+    from gpuwise.commands.doctor import _run_quick_bench
+
+    seen = {}
+
+    def fake_bench(options, only=None, progress=None, on_done=None):
+        seen.update(mode=options.mode, only=only)
+        for entry in select(None):
+            on_done(entry, [])
+        return BenchReport(mode=options.mode)
+
+    monkeypatch.setattr(runner, "bench", fake_bench)
+    report = _run_quick_bench()
+    assert isinstance(report, BenchReport) and seen == {"mode": "quick", "only": None}
