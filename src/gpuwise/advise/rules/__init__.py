@@ -4,6 +4,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     driver_cuda,
     framework,
     gpu_health,
+    gpu_memory,
     hardware,
     isolation,
     kernel,

@@ -64,6 +64,8 @@ def nccl_setting(facts: Facts, name: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
+
 # Controllability texts reused by several rules (the "why not, and what instead" a cloud user needs).
 FIRMWARE_ON_CLOUD = Controllable(
     can="no",

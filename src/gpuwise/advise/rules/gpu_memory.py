@@ -1,0 +1,170 @@
+"""GPU memory rules (layer: hardware): ECC mode, uncorrectable ECC errors, retired pages and row
+remapping. Split from gpu_health.py: these four read the same ECC/remap facts and share thresholds.
+Sources: REFERENCE §5 rows."""
+
+from __future__ import annotations
+
+import re
+
+from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpus
+
+
+def _datacenter(name: str | None, patterns: list[str]) -> bool:
+    words = re.findall(r"[a-z0-9]+", (name or "").lower())
+    return any(p in words for p in patterns)
+
+
+@rule(
+    "gpu.ecc_off",
+    "hardware",
+    "ECC is disabled",
+    "REFERENCE §5 'ECC, row remap, retired pages': ECC on (DCGM level 1; Azure check_gpu_ecc)",
+    priority={"cloud": "medium", "onprem": "high"},
+    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+)
+def ecc_off(ctx: RuleContext):
+    off = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled is False]
+    if not off:
+        on = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled]
+        return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], "ECC is enabled") if on else None
+    patterns = ctx.t("ecc_expected_name_patterns")
+    datacenter = any(_datacenter(g.name, patterns) for _, g in off)
+    pending = [(f"{p}.ecc_pending_enabled", g.ecc_pending_enabled) for p, g in off if g.ecc_pending_enabled]
+    evidence = (
+        [(f"{p}.ecc_enabled", False) for p, _ in off] + pending + [(f"{off[0][0]}.name", off[0][1].name)]
+    )
+    if not datacenter:
+        return ctx.finding(
+            "info",
+            evidence,
+            "This GPU supports ECC but runs without it, which is the default on workstation/consumer "
+            "cards. ECC "
+            "guards long runs against silent memory errors at the cost of some memory capacity and "
+            "bandwidth on "
+            "GDDR cards; enable it for long unattended training.",
+            title="ECC is available but off (workstation/consumer GPU)",
+            priority="low",
+            commands=["sudo nvidia-smi -e 1", "sudo reboot"],
+        )
+    return ctx.finding(
+        "warn",
+        evidence,
+        "ECC protects long training runs from silent memory corruption. Enable it (takes effect after a GPU "
+        "reset or reboot)." + (" ECC is already pending: reboot to apply it." if pending else ""),
+        title="ECC is disabled on a data-centre GPU",
+        commands=["sudo nvidia-smi -e 1", "sudo reboot"],
+    )
+
+
+@rule(
+    "gpu.ecc_uncorrectable",
+    "hardware",
+    "GPU memory has uncorrectable ECC errors",
+    "REFERENCE §5 'ECC, row remap, retired pages': DBE = 0 (DCGM level 1; Azure check_gpu_ecc)",
+    priority="high",
+    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    references=(DCGM_DIAG,),
+)
+def ecc_uncorrectable(ctx: RuleContext):
+    bad = []
+    for p, g in gpus(ctx.facts):
+        if g.ecc_volatile_uncorrectable:
+            bad.append((f"{p}.ecc_volatile_uncorrectable", g.ecc_volatile_uncorrectable))
+        if g.ecc_aggregate_uncorrectable:
+            bad.append((f"{p}.ecc_aggregate_uncorrectable", g.ecc_aggregate_uncorrectable))
+    if not bad:
+        seen = [
+            (f"{p}.ecc_volatile_uncorrectable", 0)
+            for p, g in gpus(ctx.facts)
+            if g.ecc_volatile_uncorrectable == 0
+        ]
+        return ctx.passed(seen[:1], "no uncorrectable ECC errors") if seen else None
+    # Errors since this boot are live; aggregate-only counts are history (maybe already remapped/retired).
+    live = any(path.endswith("ecc_volatile_uncorrectable") for path, _ in bad)
+    return ctx.finding(
+        "fail" if live else "warn",
+        bad,
+        "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, run DCGM "
+        "level 3 "
+        "diagnostics and RMA it if they recur.",
+        commands=["nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT", "dcgmi diag -r 3"],
+    )
+
+
+@rule(
+    "gpu.retired_pages",
+    "hardware",
+    "GPU memory pages were retired",
+    "REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; Azure "
+    "check_gpu_ecc)",
+    priority="high",
+    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    references=(DCGM_DIAG,),
+)
+def retired_pages(ctx: RuleContext):
+    evidence, status = [], None
+    checked = []
+    for p, g in gpus(ctx.facts):
+        if (
+            g.retired_pages_dbe is not None
+            or g.retired_pages_sbe is not None
+            or g.retired_pages_pending is not None
+        ):
+            checked.append(p)
+        if g.retired_pages_dbe:
+            evidence.append((f"{p}.retired_pages_dbe", g.retired_pages_dbe))
+            status = "fail"
+        if g.retired_pages_pending:
+            evidence.append((f"{p}.retired_pages_pending", True))
+            status = "fail"
+        if g.retired_pages_sbe and g.retired_pages_sbe >= ctx.t("retired_pages_sbe_warn"):
+            evidence.append((f"{p}.retired_pages_sbe", g.retired_pages_sbe))
+            status = status or "warn"
+    if status is None:
+        return ctx.passed([(f"{checked[0]}.retired_pages_dbe", 0)], "no retired pages") if checked else None
+    return ctx.finding(
+        status,
+        evidence,
+        "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU memory. "
+        "Reset the "
+        "GPU (or reboot) to apply pending retirements, run DCGM diagnostics, and RMA a GPU that keeps "
+        "retiring pages.",
+        commands=["nvidia-smi -q -d PAGE_RETIREMENT", "sudo nvidia-smi -r -i <gpu>", "dcgmi diag -r 3"],
+    )
+
+
+@rule(
+    "gpu.row_remap",
+    "hardware",
+    "GPU row remapping is pending or has failed",
+    "REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; gcm "
+    "row_remap)",
+    priority="high",
+    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    references=(DCGM_DIAG,),
+)
+def row_remap(ctx: RuleContext):
+    failed = [(f"{p}.remapped_rows_failure", True) for p, g in gpus(ctx.facts) if g.remapped_rows_failure]
+    pending = [(f"{p}.remapped_rows_pending", True) for p, g in gpus(ctx.facts) if g.remapped_rows_pending]
+    if failed:
+        return ctx.finding(
+            "fail",
+            failed + pending,
+            "A row-remap failure means the GPU ran out of spare memory rows: take it out of service "
+            "and RMA it.",
+            commands=["nvidia-smi -q -d ROW_REMAPPER"],
+        )
+    if pending:
+        return ctx.finding(
+            "warn",
+            pending,
+            "A row remap is pending: reset the GPU (or reboot) so the spare row is used.",
+            commands=["nvidia-smi -q -d ROW_REMAPPER", "sudo nvidia-smi -r -i <gpu>"],
+        )
+    checked = [p for p, g in gpus(ctx.facts) if g.remapped_rows_pending is False]
+    return (
+        ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], "no pending row remaps")
+        if checked
+        else None
+    )
