@@ -37,6 +37,11 @@ def is_virtual_machine(facts: Facts) -> bool:
     return bool(v) and v != "none"
 
 
+def in_container(facts: Facts) -> bool:
+    c = facts.platform.container
+    return bool(c) and c != "none"
+
+
 def gpu_is_busy(g: Gpu, idle_names: list[str]) -> bool | None:
     """True when the GPU is not idle (no 'gpu_idle' clock event reason); None when unknown."""
     if g.clock_event_reasons is None:
@@ -64,6 +69,8 @@ def nccl_setting(facts: Facts, name: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# Reference links cited by rules in more than one module.
+NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 
 # Controllability texts reused by several rules (the "why not, and what instead" a cloud user needs).

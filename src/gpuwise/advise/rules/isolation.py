@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable
+from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container
 
-NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 CONTAINER_CTL = Controllable(
     can="partly",
     reason="set when the container is started, not from inside it",
     alternative="restart the container with the options below (or ask the platform team)",
 )
-
-
-def _in_container(ctx: RuleContext) -> bool:
-    c = ctx.facts.platform.container
-    return bool(c) and c != "none"
 
 
 @rule(
@@ -30,7 +25,7 @@ def _in_container(ctx: RuleContext) -> bool:
 )
 def container_shm(ctx: RuleContext):
     shm = ctx.facts.storage.shm_bytes
-    if not _in_container(ctx) or shm is None:
+    if not in_container(ctx.facts) or shm is None:
         return None
     ev = [("platform.container", ctx.facts.platform.container), ("storage.shm_bytes", shm)]
     if shm >= ctx.t("shm_min_bytes"):

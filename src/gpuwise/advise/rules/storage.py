@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container
 
-NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 STORAGE_CLOUD = Controllable(
     can="partly",
     reason="disk types come with the instance and its volumes",
@@ -23,11 +23,6 @@ def _network_mounts(ctx: RuleContext):
     ]
 
 
-def _in_container(ctx: RuleContext) -> bool:
-    c = ctx.facts.platform.container
-    return bool(c) and c != "none"
-
-
 @rule(
     "storage.shm_small",
     "storage",
@@ -38,9 +33,7 @@ def _in_container(ctx: RuleContext) -> bool:
 )
 def shm_small(ctx: RuleContext):
     shm = ctx.facts.storage.shm_bytes
-    if shm is None or _in_container(
-        ctx
-    ):  # containers: isolation.container_shm says it with container commands
+    if shm is None or in_container(ctx.facts):  # containers: isolation.container_shm says it, with container commands
         return None
     minimum = ctx.t("shm_min_bytes")
     if shm >= minimum:
