@@ -61,7 +61,7 @@ def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None,
     fraction = ctx.t("default_achievable_fraction").get(m.layer)
     if not fraction:
         return None, ""
-    return 100.0 * m.percent_of_peak / (100.0 * fraction), f"{fraction} of peak (typical, thresholds.yaml)"
+    return m.percent_of_peak / fraction, f"{fraction} of peak (typical, thresholds.yaml)"
 
 
 def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) -> None:
