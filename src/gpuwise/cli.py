@@ -92,6 +92,8 @@ def main() -> None:
         typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
                     "Re-run with --debug for a traceback, and please report it.", fg=typer.colors.RED, err=True)
         sys.exit(3)
+    if code == 130:  # typer turns Ctrl-C into Exit(130) and, without standalone mode, returns it silently
+        typer.echo("interrupted", err=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 
