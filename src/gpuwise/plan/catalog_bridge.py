@@ -40,6 +40,11 @@ def get_fabric(key: str | None):
         return None
 
 
+def pcie_x16(gen: int):
+    """The catalog's PCIe x16 fabric row for a generation, or None."""
+    return _catalog("fabrics").pcie_x16(gen)
+
+
 def onprem_defaults():
     return _catalog("costs").load_onprem_defaults()
 
