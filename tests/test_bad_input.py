@@ -430,3 +430,13 @@ def test_ctrl_c_exits_130_with_a_word_not_a_traceback():
             "cli.main()\n")
     r = subprocess.run([sys.executable, "-c", code, "slow"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 130 and "interrupted" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_capture_prints_a_bracketed_output_path_literally(tmp_path):
+    """The summary line used to be Rich markup with the path inside: '[/x]' in a path crashed it."""
+    out = tmp_path / "run[/x]" / "cap.tar.gz"
+    r = gpuwise("capture", "-o", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"wrote{out}" in "".join(r.stderr.split())  # Rich may wrap the long line anywhere
+    assert out.is_file() and "Traceback" not in r.stderr
+    assert gpuwise("probe", "--from", str(out), "--json", cwd=tmp_path).returncode == 0
