@@ -42,11 +42,6 @@ def gpu_spec(name: str | None) -> tuple[Any | None, str]:
     return spec, f"catalog: {spec.key}"
 
 
-def _fraction(spec, attr: str) -> float | None:
-    value = getattr(spec, attr, None)
-    return float(value) if value else None
-
-
 def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None:
@@ -55,14 +50,14 @@ def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
     if not value:
         return Peak(None, f"{why}: no {dtype} peak listed")
     # mamf_fraction is measured for bf16 matmul; it is the best-known typical fraction for the others too
-    return Peak(float(value), f"{why}, dense {dtype}", _fraction(spec, "mamf_fraction"))
+    return Peak(float(value), f"{why}, dense {dtype}", spec.mamf_fraction)
 
 
 def hbm_peak(gpu_name: str | None) -> Peak:
     spec, why = gpu_spec(gpu_name)
-    if spec is None or not getattr(spec, "memory_bandwidth_gb_s", None):
+    if spec is None or not spec.memory_bandwidth_gb_s:
         return Peak(None, why if spec is None else f"{why}: no memory bandwidth listed")
-    return Peak(float(spec.memory_bandwidth_gb_s), f"{why}, HBM/GDDR bandwidth", _fraction(spec, "memcpy_fraction"))
+    return Peak(float(spec.memory_bandwidth_gb_s), f"{why}, HBM/GDDR bandwidth", spec.memcpy_fraction)
 
 
 def pcie_peak(gpu_name: str | None) -> Peak:
@@ -70,7 +65,7 @@ def pcie_peak(gpu_name: str | None) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None:
         return Peak(None, why)
-    gen = getattr(spec, "pcie_gen", None)
+    gen = spec.pcie_gen
     if not gen:
         return Peak(None, f"{why}: no PCIe generation listed")
     try:
@@ -81,7 +76,7 @@ def pcie_peak(gpu_name: str | None) -> Peak:
         return Peak(None, f"PCIe peak not available from the fabric catalog: {exc}")
     if link is None:
         return Peak(None, f"fabric catalog has no PCIe gen{gen} x16 row")
-    fraction = _fraction(spec, "pcie_fraction") or link.achieved_fraction
+    fraction = spec.pcie_fraction or link.achieved_fraction
     return Peak(float(link.bandwidth_gb_s), f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})", fraction)
 
 
@@ -92,10 +87,10 @@ def nvlink_peak(gpu_name: str | None) -> Peak:
     (H200: 450 GB/s; nvbandwidth's 396 GB/s is 88% of it, REFERENCE §3).
     """
     spec, why = gpu_spec(gpu_name)
-    if spec is None or not getattr(spec, "nvlink_bandwidth_gb_s", None):
+    if spec is None or not spec.nvlink_bandwidth_gb_s:
         return Peak(None, why if spec is None else f"{why}: no NVLink listed")
     return Peak(float(spec.nvlink_bandwidth_gb_s) / 2, f"{why}, NVLink per direction (half the "
-                f"{spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)", _fraction(spec, "nvlink_fraction"))
+                f"{spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)", spec.nvlink_fraction)
 
 
 def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:

@@ -1,0 +1,52 @@
+"""Contract: bench's peaks are the catalog's figures for the GPU the driver names, or None with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuwise.bench import peaks
+from gpuwise.bench.models import Measurement
+from gpuwise.catalog import fabrics, gpus
+
+H100 = "NVIDIA H100 80GB HBM3"  # as torch.cuda.get_device_name and NVML report it
+
+
+def test_matmul_and_memory_peaks_are_the_catalog_row():
+    spec = gpus.get_gpu("H100-SXM")
+    mm = peaks.matmul_peak(H100, "bf16")
+    assert (mm.value, mm.achievable_fraction) == (spec.bf16_tflops, spec.mamf_fraction)
+    assert "H100-SXM" in mm.source and "dense bf16" in mm.source
+    hbm = peaks.hbm_peak(H100)
+    assert (hbm.value, hbm.achievable_fraction) == (spec.memory_bandwidth_gb_s, spec.memcpy_fraction)
+
+
+def test_pcie_peak_is_the_fabric_row_for_the_gpus_generation():
+    spec = gpus.get_gpu("H100-SXM")
+    link = fabrics.pcie_x16(spec.pcie_gen)
+    pcie = peaks.pcie_peak(H100)
+    assert pcie.value == link.bandwidth_gb_s  # per direction, GB/s: what a one-way copy is compared with
+    assert pcie.achievable_fraction == (spec.pcie_fraction or link.achieved_fraction)
+
+
+def test_nvlink_peak_is_per_direction():
+    spec = gpus.get_gpu("H200")
+    nv = peaks.nvlink_peak("NVIDIA H200")
+    assert nv.value == spec.nvlink_bandwidth_gb_s / 2 and nv.achievable_fraction == spec.nvlink_fraction
+
+
+@pytest.mark.parametrize(
+    ("lookup", "reason"),
+    [
+        (lambda: peaks.matmul_peak("NVIDIA Quantum Accelerator 9000", "bf16"), "not in the GPU catalog"),
+        (lambda: peaks.matmul_peak(None, "bf16"), "no GPU name"),
+        (lambda: peaks.nvlink_peak("NVIDIA L4"), "no NVLink listed"),
+        (lambda: peaks.hbm_peak("NVIDIA A10G"), "no memory bandwidth listed"),
+        (lambda: peaks.pcie_peak("NVIDIA A10G"), "no PCIe generation listed"),
+    ],
+)
+def test_unknown_hardware_gets_no_peak_and_says_why(lookup, reason):
+    peak = lookup()
+    assert peak.value is None and reason in peak.source
+    m = Measurement(name="x", layer="compute", unit="TFLOP/s", value=1.0)
+    peak.apply(m)
+    assert m.peak is None and m.achievable_fraction is None and reason in m.peak_source
