@@ -290,6 +290,19 @@ CASES = [
 ]
 
 
+USAGE_ERRORS = [["doctor", "--bogus"], ["bench", "--world-size", "0"], ["nonsense"], ["plan"],
+                ["catalog", "show"], ["doctor", "--from"], ["catalog", "offers", "--min-network-gbps", "fast"]]
+
+
+@pytest.mark.parametrize("argv", USAGE_ERRORS, ids=[" ".join(a) for a in USAGE_ERRORS])
+def test_usage_errors_exit_3_with_the_help_hint(argv):
+    """Exit 3, not click's 2 (doctor's 'critical findings'), and never an 'internal error' message."""
+    r = gpuwise(*argv)
+    assert r.returncode == 3, r.stderr
+    assert "Error:" in r.stderr and "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == ""
+
+
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in sorted(folder.rglob("*"))}

@@ -49,6 +49,12 @@ for _module in (probe, capture, bench, doctor, plan, catalog):
     _module.register(app)
 
 
+def _is_usage_error(exc: Exception) -> bool:
+    """A click usage error (unknown option, bad value, missing argument). Typer >= 0.2x ships its own
+    copy of click, so the class is not always click's: recognise it by what it offers."""
+    return callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
+
+
 def main() -> None:
     """Console-script entry point: run the app and turn gpuwise errors into clean messages."""
     from gpuwise.errors import GpuwiseError
@@ -82,11 +88,10 @@ def main() -> None:
                     "or write it, and that the disk has space", fg=typer.colors.RED, err=True)
         sys.exit(3)
     except Exception as exc:  # click usage errors and anything unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+        if _is_usage_error(exc):
+            exc.show()  # "Usage: ... Try 'gpuwise CMD --help' for help. Error: ..."
+            # 3, not click's 2: for doctor 2 means "critical findings", and a typo must not read as that
+            sys.exit(3)
         if _state["debug"]:
             raise
         typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
