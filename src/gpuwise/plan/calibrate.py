@@ -8,11 +8,8 @@ benchmarked GPU (by catalog match); other options keep their defaults.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from gpuwise.errors import DataValidationError, UserInputError
 
 
 @dataclass
@@ -51,29 +48,9 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
     """Parse a BenchReport (schema gpuwise-bench/1) and extract what the planner can use.
 
     `model_kind` is "transformer" or "cnn": which `train_<kind>_<precision>` result calibrates MFU."""
-    from pydantic import ValidationError
+    from gpuwise.bench.report_file import read_bench_report
 
-    from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
-
-    p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserInputError(f"calibration file not found: {p}", "pass the JSON written by `gpuwise bench --json`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataValidationError(f"not a readable JSON bench report: {exc}",
-                                  "pass the JSON written by `gpuwise bench --json`", path=str(p)) from None
-    if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
-        got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
-        raise DataValidationError(f"expected schema {BENCH_SCHEMA!r}, got {got!r}",
-                                  "pass a report written by `gpuwise bench --json`", path=str(p))
-    try:
-        report = BenchReport.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise DataValidationError(f"bench report field {'.'.join(map(str, first['loc']))}: {first['msg']}",
-                                  "regenerate it with `gpuwise bench --json`", path=str(p)) from None
-
+    report = read_bench_report(path, "--calibrate")
     cal = Calibration(gpu_name=_device_name(report))
     if cal.gpu_name is None:
         cal.ignored.append("the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU")

@@ -1,0 +1,42 @@
+"""Reading a `gpuwise bench --json` file back: the one loader for everything that consumes bench results.
+
+`gpuwise plan --calibrate` and `gpuwise doctor --bench-results` both take such a file; reading it here
+keeps their checks (readable JSON, schema gpuwise-bench/1, valid fields) and their messages the same.
+Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
+from gpuwise.errors import DataValidationError, UserInputError
+
+FIX = f"pass a file written by `gpuwise bench --json FILE` (schema {BENCH_SCHEMA})"
+
+
+def read_bench_report(path: str | Path, option: str) -> BenchReport:
+    """Load and validate a bench report given to `option` (e.g. "--calibrate"), named in every error.
+
+    Raises UserInputError when the file does not exist, DataValidationError (naming the file) when it
+    is not JSON, has another schema, or a field is invalid.
+    """
+    from pydantic import ValidationError
+
+    p = Path(path).expanduser()
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserInputError(f"{option} {p}: no such file", FIX) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataValidationError(f"{option}: not a readable JSON bench report ({exc})", FIX, path=str(p)) from None
+    if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
+        got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
+        raise DataValidationError(f"{option}: schema is {got!r}, expected {BENCH_SCHEMA!r}", FIX, path=str(p))
+    try:
+        return BenchReport.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise DataValidationError(f"{option}: field {where}: {first['msg']}", FIX, path=str(p)) from None
