@@ -453,3 +453,20 @@ def test_capture_prints_a_bracketed_output_path_literally(tmp_path):
     assert f"wrote{out}" in "".join(r.stderr.split())  # Rich may wrap the long line anywhere
     assert out.is_file() and "Traceback" not in r.stderr
     assert gpuwise("probe", "--from", str(out), "--json", cwd=tmp_path).returncode == 0
+
+
+def test_bench_progress_line_prints_benchmark_text_literally(monkeypatch, capsys):
+    """Progress text comes from benchmarks (e.g. the --data-dir path); on a terminal it was Rich markup."""
+    import gpuwise.bench.runner as runner
+    from gpuwise.bench.context import BenchOptions
+    from gpuwise.bench.models import BenchReport
+    from gpuwise.commands.bench import _run_with_progress
+
+    def fake_bench(options, only=None, progress=None, on_done=None):
+        progress("storage", "fio randread on /data/[/scratch]")
+        return BenchReport(mode=options.mode)
+
+    monkeypatch.setattr(runner, "bench", fake_bench)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # render the bar as on a terminal
+    monkeypatch.setenv("COLUMNS", "200")
+    assert isinstance(_run_with_progress(BenchOptions(mode="quick"), "storage", 1), BenchReport)

@@ -80,8 +80,10 @@ def _run_with_progress(options, only: str | None, count: int):
 
     from gpuwise.bench.runner import bench as run_bench
 
-    columns = (SpinnerColumn(), TextColumn("{task.description}", style="bold"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+    # markup=False: progress text comes from benchmarks (paths, device names) and must print literally;
+    # a '[/x]' in it would raise inside Rich's refresh thread
+    columns = (SpinnerColumn(), TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("starting (importing torch)", total=count)
         return run_bench(
