@@ -51,13 +51,14 @@ def bench(
     options = BenchOptions(mode="quick" if quick else "full", data_dir=str(data_dir) if data_dir else None,
                            sizes=parsed_sizes, world_size=world_size)
     report = _run_with_progress(options, only, len(entries))
+    if json_out is not None:  # first: minutes of measurements are saved even if printing fails
+        from gpuwise.commands import write_output
+
+        write_output(json_out, report.model_dump_json(by_alias=True, indent=2) + "\n", "--json")
     from gpuwise.report.bench_view import render_bench
 
     render_bench(report)
     if json_out is not None:
-        from gpuwise.commands import write_output
-
-        write_output(json_out, report.model_dump_json(by_alias=True, indent=2) + "\n", "--json")
         typer.echo(f"wrote {json_out}", err=True)
 
 
