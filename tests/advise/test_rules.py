@@ -627,3 +627,12 @@ def test_cpu_vm_gets_a_sensible_plan():
     assert not [f for f in findings if f.status == "fail"]
     # GPU-only checks stay quiet rather than guessing.
     assert not ids & {"gpu.persistence_off", "net.no_rdma", "monitoring.no_gpu_agent", "framework.amp_bf16"}
+
+
+def test_host_ram_check_says_nothing_when_one_gpus_memory_is_unknown():
+    # 256 GiB RAM is small next to 8 x 80 GiB; with GPU7's size unknown a partial sum (560 GiB) would
+    # still judge, and a larger RAM would pass against an understated total. Unknown stays unknown.
+    facts = healthy_node()
+    facts.memory.total_bytes = 256 * 2**30
+    facts.gpus[7].memory_total_bytes = None
+    assert "memory.host_ram_small" not in {f.id for f in run_rules(facts, None, "cloud")}

@@ -37,6 +37,13 @@ def is_virtual_machine(facts: Facts) -> bool:
     return bool(v) and v != "none"
 
 
+def total_gpu_memory_bytes(facts: Facts) -> int | None:
+    """Sum of every GPU's memory; None when there are no GPUs or any GPU's memory is unknown
+    (a partial sum would understate it and let a ratio check pass that should not)."""
+    sizes = [g.memory_total_bytes for g in facts.gpus]
+    return sum(sizes) if sizes and None not in sizes else None
+
+
 def in_container(facts: Facts) -> bool:
     c = facts.platform.container
     return bool(c) and c != "none"

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
-from gpuwise.advise.rules._util import FIRMWARE_ON_CLOUD, ONPREM_YES, gpu_is_busy, gpus
+from gpuwise.advise.rules._util import (
+    FIRMWARE_ON_CLOUD,
+    ONPREM_YES,
+    gpu_is_busy,
+    gpus,
+    total_gpu_memory_bytes,
+)
 
 INSTANCE_SIZING_CLOUD = Controllable(
     can="partly",
@@ -315,7 +321,7 @@ def cores_per_gpu(ctx: RuleContext):
     controllable={"cloud": INSTANCE_SIZING_CLOUD, "onprem": ONPREM_YES},
 )
 def host_ram(ctx: RuleContext):
-    total_gpu = sum(g.memory_total_bytes or 0 for g in ctx.facts.gpus)
+    total_gpu = total_gpu_memory_bytes(ctx.facts)
     ram = ctx.facts.memory.total_bytes
     if not total_gpu or not ram:
         return None

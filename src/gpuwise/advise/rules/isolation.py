@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable
-from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container
+from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container, total_gpu_memory_bytes
 
 CONTAINER_CTL = Controllable(
     can="partly",
@@ -79,7 +79,7 @@ def cgroup_memory(ctx: RuleContext):
     limit, ram = ctx.facts.platform.cgroup_memory_limit_bytes, ctx.facts.memory.total_bytes
     if limit is None or not ram or limit >= ram:
         return None
-    gpu_mem = sum(g.memory_total_bytes or 0 for g in ctx.facts.gpus)
+    gpu_mem = total_gpu_memory_bytes(ctx.facts)
     ev = [("platform.cgroup_memory_limit_bytes", limit), ("memory.total_bytes", ram)]
     small = gpu_mem and limit < gpu_mem
     if gpu_mem:
