@@ -390,11 +390,11 @@ def tcp_socket_threads(ctx: RuleContext):
     },
 )
 def mtu_small(ctx: RuleContext):
-    jumbo, fast = ctx.t("mtu_jumbo"), ctx.t("fast_nic_mbps")
+    jumbo, fast, standard = ctx.t("mtu_jumbo"), ctx.t("fast_nic_mbps"), ctx.t("mtu_standard_below")
     small = [
         (f"network.nics[{n.name}].mtu", n.mtu)
         for n in physical_nics(ctx.facts)
-        if (n.speed_mbps or 0) >= fast and n.mtu and n.mtu < 4000 and (n.state or "up") == "up"
+        if (n.speed_mbps or 0) >= fast and n.mtu and n.mtu < standard and (n.state or "up") == "up"
     ]
     if not small or not ctx.facts.gpus:
         return None
