@@ -593,9 +593,22 @@ def test_measurement_rules(rule_id, m, status):
 def test_data_on_network_uses_measured_iops():
     facts = healthy_node()
     facts.storage.mounts.append(Mount(mountpoint="/data", fstype="nfs4", network=True))
-    slow = measurement("fio_randread_4k", "storage", 12000.0, 1e6, None, "IOPS")
+    slow = measurement("fio_randread_4k", "storage", 12000.0, 1e6, None, "IOPS").model_copy(
+        update={"device": "/data/gpuwise-bench"}  # bench --data-dir /data/gpuwise-bench
+    )
     f = next(f for f in run_rules(facts, bench(slow), "cloud") if f.id == "storage.data_on_network")
     assert f.status == "warn" and any(e.kind == "measurement" for e in f.evidence)
+
+
+def test_data_on_network_ignores_iops_measured_elsewhere():
+    # fio ran in the local temp dir (bench's default): it says nothing about the NFS mount.
+    facts = healthy_node()
+    facts.storage.mounts.append(Mount(mountpoint="/data", fstype="nfs4", network=True))
+    local = measurement("fio_randread_4k", "storage", 12000.0, 1e6, None, "IOPS").model_copy(
+        update={"device": "/tmp"}
+    )
+    f = next(f for f in run_rules(facts, bench(local), "cloud") if f.id == "storage.data_on_network")
+    assert f.status == "info" and not any(e.kind == "measurement" for e in f.evidence)
 
 
 def test_failed_benchmarks_are_reported():

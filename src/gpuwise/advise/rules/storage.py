@@ -16,6 +16,14 @@ STORAGE_CLOUD = Controllable(
 _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
 
+def _mount_of(path: str | None, mounts: list):
+    """The mount holding `path` (the longest mountpoint that contains it), or None."""
+    if not path or not path.startswith("/"):
+        return None
+    holding = [m for m in mounts if path == m.mountpoint or path.startswith(m.mountpoint.rstrip("/") + "/")]
+    return max(holding, key=lambda m: len(m.mountpoint), default=None)
+
+
 def _network_mounts(ctx: RuleContext):
     # Mount.network comes from the storage facts' own table (facts/data/network_fstypes.csv).
     return [
@@ -71,11 +79,14 @@ def data_on_network(ctx: RuleContext):
     if ctx.bench is not None:
         low = ctx.t("storage_iops_low")
         for m in ctx.bench.results:
+            # bench storage records the directory it measured as `device`; only a run on one of these
+            # network mounts says anything about them (the default is the local temp dir).
             if (
                 m.layer == "storage"
                 and m.unit.upper() == "IOPS"
                 and m.status == "ok"
                 and m.value is not None
+                and _mount_of(m.device, ctx.facts.storage.mounts) in mounts
             ):
                 evidence.append((f"bench:{m.name}", m.value))
                 if m.value < low:
@@ -88,7 +99,7 @@ def data_on_network(ctx: RuleContext):
         "IOPS bound. Stage the dataset to local NVMe (or RAM), shard it into large record files, and "
         "prefetch."
         + (
-            " The measured IOPS are low."
+            " The IOPS measured on them are low."
             if status == "warn"
             else " Run `gpuwise doctor --bench quick` to measure."
         ),
