@@ -38,8 +38,14 @@ MARK = "[/p]"  # an unmatched closing tag: Rich raises MarkupError if it ever re
 
 def gpuwise(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "120", "HOME": str(cwd or Path.cwd())}  # HOME: no user offers files
-    return subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
+    )
 
 
 # --- 1. markup safety ------------------------------------------------------------------------------
@@ -50,7 +56,10 @@ def _plain_str(annotation) -> bool:
     if annotation is str:
         return True
     args = typing.get_args(annotation)
-    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and set(args) == {str, type(None)}
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and set(args) == {
+        str,
+        type(None),
+    }
 
 
 def _poison_value(value, annotation):
@@ -70,7 +79,9 @@ def poison(obj):
     """A copy of a pydantic model or dataclass with MARK appended to every free-text field, recursively."""
     if isinstance(obj, BaseModel):
         fields = type(obj).model_fields
-        return obj.model_copy(update={n: _poison_value(getattr(obj, n), f.annotation) for n, f in fields.items()})
+        return obj.model_copy(
+            update={n: _poison_value(getattr(obj, n), f.annotation) for n, f in fields.items()}
+        )
     hints = typing.get_type_hints(type(obj))
     new = copy.copy(obj)
     for f in dataclasses.fields(obj):
@@ -120,13 +131,26 @@ def test_catalog_views_print_rows_literally():
     offer = poison(offers.load_offers([])[0])
     fabric = poison(fabrics.load_fabrics()[0])
     c = _console()
-    for table in (view.gpus_table([spec]), view.offers_table([offer]), view.fabrics_table([fabric]),
-                  view.gpu_detail(spec, "[/reported]"), view.offer_detail(offer), view.fabric_detail(fabric)):
+    for table in (
+        view.gpus_table([spec]),
+        view.offers_table([offer]),
+        view.fabrics_table([fabric]),
+        view.gpu_detail(spec, "[/reported]"),
+        view.offer_detail(offer),
+        view.fabric_detail(fabric),
+    ):
         c.print(table)
     text = c.export_text()
     assert MARK in spec.key and MARK in offer.instance_type and MARK in fabric.source
-    for literal in (spec.key, spec.source, offer.instance_type, offer.provider, fabric.key, fabric.source,
-                    "'[/reported]'"):
+    for literal in (
+        spec.key,
+        spec.source,
+        offer.instance_type,
+        offer.provider,
+        fabric.key,
+        fabric.source,
+        "'[/reported]'",
+    ):
         assert literal in text
 
 
@@ -165,9 +189,12 @@ def test_compare_prints_paths_and_hosts_literally(tmp_path):
     from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
 
     def report(mount: str, host: str) -> dict:
-        return {"schema": "gpuwise-report/1", "hostname": host,
-                "facts": {"storage": {"mounts": [{"mountpoint": mount, "fstype": "nsfs|x"}]}},
-                "findings": [{"id": "a.b", "title": "fix [/this]", "status": "warn"}]}
+        return {
+            "schema": "gpuwise-report/1",
+            "hostname": host,
+            "facts": {"storage": {"mounts": [{"mountpoint": mount, "fstype": "nsfs|x"}]}},
+            "findings": [{"id": "a.b", "title": "fix [/this]", "status": "warn"}],
+        }
 
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps(report("[/run/netns]", "[bold]host-a")))
@@ -197,10 +224,12 @@ def inputs(tmp_path_factory) -> Path:
         tar.add(CAPTURE, arcname=CAPTURE.name)
     (d / "truncated.tar.gz").write_bytes(good_tar.read_bytes()[:3000])
     (d / "empty.tar.gz").write_bytes(b"")
-    (d / "not_json.json").write_text("{\"schema\": \"gpuwise-bench/1\", ")
+    (d / "not_json.json").write_text('{"schema": "gpuwise-bench/1", ')
     (d / "wrong_schema.json").write_text(json.dumps({"schema": "something-else/9"}))
     (d / "bench_bad_results.json").write_text(json.dumps({"schema": "gpuwise-bench/1", "results": "x"}))
-    (d / "bench_bad_row.json").write_text(json.dumps({"schema": "gpuwise-bench/1", "results": [{"value": 1}]}))
+    (d / "bench_bad_row.json").write_text(
+        json.dumps({"schema": "gpuwise-bench/1", "results": [{"value": 1}]})
+    )
     (d / "plan.json").write_text(json.dumps({"schema": "gpuwise-plan/1", "options": []}))
     (d / "report_bad_findings.json").write_text(json.dumps({"schema": "gpuwise-report/1", "findings": [1]}))
     (d / "list.json").write_text("[1, 2]")
@@ -215,8 +244,9 @@ def inputs(tmp_path_factory) -> Path:
     (d / "offers_bad_header").mkdir()
     (d / "offers_bad_header" / "x.csv").write_text("provider,instance_type\naws,p4d\n")
     (d / "offers_bad_number").mkdir()
-    (d / "offers_bad_number" / "x.csv").write_text("InstanceType,AcceleratorName,AcceleratorCount,Price\n"
-                                                   "p4d.24xlarge,A100,eight,32.77\n")
+    (d / "offers_bad_number" / "x.csv").write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,Price\np4d.24xlarge,A100,eight,32.77\n"
+    )
     (d / "keep.md").write_text("my notes\n")
     return d
 
@@ -231,14 +261,26 @@ CASES = [
     ("probe-empty-tar", ["probe", "--from", "empty.tar.gz"], "empty.tar.gz"),
     ("probe-bad-layer", ["probe", "--from", "good.tar.gz", "--layer", "gpus"], "unknown layer"),
     ("doctor-truncated-tar", ["doctor", "--from", "truncated.tar.gz"], "truncated"),
-    ("doctor-bench-garbage", ["doctor", "--from", "good.tar.gz", "--bench-results", "garbage.txt"],
-     "not readable JSON"),
-    ("doctor-bench-not-json", ["doctor", "--from", "good.tar.gz", "--bench-results", "not_json.json"],
-     "not readable JSON"),
-    ("doctor-bench-wrong-shape", ["doctor", "--from", "good.tar.gz", "--bench-results", "bench_bad_results.json"],
-     "field results"),
-    ("doctor-bench-is-plan", ["doctor", "--from", "good.tar.gz", "--bench-results", "plan.json"],
-     "gpuwise-plan/1"),
+    (
+        "doctor-bench-garbage",
+        ["doctor", "--from", "good.tar.gz", "--bench-results", "garbage.txt"],
+        "not readable JSON",
+    ),
+    (
+        "doctor-bench-not-json",
+        ["doctor", "--from", "good.tar.gz", "--bench-results", "not_json.json"],
+        "not readable JSON",
+    ),
+    (
+        "doctor-bench-wrong-shape",
+        ["doctor", "--from", "good.tar.gz", "--bench-results", "bench_bad_results.json"],
+        "field results",
+    ),
+    (
+        "doctor-bench-is-plan",
+        ["doctor", "--from", "good.tar.gz", "--bench-results", "plan.json"],
+        "gpuwise-plan/1",
+    ),
     ("doctor-bench-dir", ["doctor", "--from", "good.tar.gz", "--bench-results", "empty_dir"], "empty_dir"),
     ("doctor-bad-format", ["doctor", "--from", "good.tar.gz", "--format", "xml"], "--format"),
     ("doctor-bad-env", ["doctor", "--from", "good.tar.gz", "--env", "moon"], "--env"),
@@ -266,22 +308,38 @@ CASES = [
     ("plan-options-syntax", ["plan", "good.yaml", "--options", "bad_syntax.yaml"], "not valid YAML"),
     ("plan-calibrate-garbage", ["plan", "good.yaml", "--calibrate", "garbage.txt"], "JSON"),
     ("plan-calibrate-plan", ["plan", "good.yaml", "--calibrate", "plan.json"], "gpuwise-plan/1"),
-    ("plan-calibrate-bad-row", ["plan", "good.yaml", "--calibrate", "bench_bad_row.json"], "bench_bad_row.json"),
+    (
+        "plan-calibrate-bad-row",
+        ["plan", "good.yaml", "--calibrate", "bench_bad_row.json"],
+        "bench_bad_row.json",
+    ),
     ("plan-bad-sweep", ["plan", "good.yaml", "--sweep", "nodes=a,b"], "--sweep"),
     ("plan-out-unwritable", ["plan", "good.yaml", "-o", "/proc/plan.json"], "cannot write"),
     ("catalog-show-unknown", ["catalog", "show", "H100"], "never guesses"),
     ("catalog-offers-missing-dir", ["catalog", "offers", "--catalog", "nope"], "does not exist"),
     ("catalog-offers-bad-header", ["catalog", "offers", "--catalog", "offers_bad_header"], "InstanceType"),
     ("catalog-offers-bad-number", ["catalog", "offers", "--catalog", "offers_bad_number"], "eight"),
-    ("catalog-import-garbage", ["catalog", "import-skypilot", "garbage.txt", "--provider", "aws", "-o", "o.csv"],
-     "InstanceType"),
-    ("catalog-import-binary", ["catalog", "import-skypilot", "binary.bin", "--provider", "aws", "-o", "o.csv"],
-     "UTF-8"),
-    ("catalog-import-unwritable", ["catalog", "import-skypilot", "garbage.txt", "-o", "/proc/o.csv"],
-     "cannot write"),
+    (
+        "catalog-import-garbage",
+        ["catalog", "import-skypilot", "garbage.txt", "--provider", "aws", "-o", "o.csv"],
+        "InstanceType",
+    ),
+    (
+        "catalog-import-binary",
+        ["catalog", "import-skypilot", "binary.bin", "--provider", "aws", "-o", "o.csv"],
+        "UTF-8",
+    ),
+    (
+        "catalog-import-unwritable",
+        ["catalog", "import-skypilot", "garbage.txt", "-o", "/proc/o.csv"],
+        "cannot write",
+    ),
     ("bench-only-nonsense", ["bench", "--only", "nonsense"], "unknown benchmark"),
-    ("bench-data-dir-missing", ["bench", "--only", "storage", "--data-dir", "/nonexistent-gpuwise"],
-     "not a writable directory"),
+    (
+        "bench-data-dir-missing",
+        ["bench", "--only", "storage", "--data-dir", "/nonexistent-gpuwise"],
+        "not a writable directory",
+    ),
     ("bench-json-unwritable", ["bench", "--only", "compute", "--json", "/proc/bench.json"], "cannot write"),
     ("bench-json-is-dir", ["bench", "--only", "compute", "--json", "empty_dir"], "is a directory"),
     ("bench-bad-sizes", ["bench", "--only", "collective", "--sizes", "8:banana"], "is not a size"),
@@ -290,8 +348,15 @@ CASES = [
 ]
 
 
-USAGE_ERRORS = [["doctor", "--bogus"], ["bench", "--world-size", "0"], ["nonsense"], ["plan"],
-                ["catalog", "show"], ["doctor", "--from"], ["catalog", "offers", "--min-network-gbps", "fast"]]
+USAGE_ERRORS = [
+    ["doctor", "--bogus"],
+    ["bench", "--world-size", "0"],
+    ["nonsense"],
+    ["plan"],
+    ["catalog", "show"],
+    ["doctor", "--from"],
+    ["catalog", "offers", "--min-network-gbps", "fast"],
+]
 
 
 @pytest.mark.parametrize("argv", USAGE_ERRORS, ids=[" ".join(a) for a in USAGE_ERRORS])
@@ -304,8 +369,10 @@ def test_usage_errors_exit_3_with_the_help_hint(argv):
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 @pytest.mark.parametrize("argv,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -333,8 +400,10 @@ def test_output_into_a_new_folder_is_created(tmp_path):
 
 def _strict_json(text: str):
     """json.loads that also rejects NaN/Infinity, which other JSON readers refuse."""
+
     def reject(constant):
         raise ValueError(f"{constant} is not valid JSON")
+
     return json.loads(text, parse_constant=reject)
 
 
@@ -342,7 +411,10 @@ JSON_COMMANDS = [
     (["probe", "--from", str(H200), "--json"], "gpuwise-facts/1"),
     (["probe", "--from", str(H200), "--json", "--layer", "network"], "gpuwise-facts/1"),
     (["doctor", "--from", str(H200), "--format", "json"], "gpuwise-report/1"),
-    (["doctor", "--from", str(H200), "--format", "json", "--bench-results", str(H200_BENCH)], "gpuwise-report/1"),
+    (
+        ["doctor", "--from", str(H200), "--format", "json", "--bench-results", str(H200_BENCH)],
+        "gpuwise-report/1",
+    ),
     (["plan", str(WORKLOAD), "--json"], "gpuwise-plan/1"),
     (["compare", str(H200_BENCH), str(H200_BENCH), "--format", "json"], "gpuwise-compare/1"),
     (["catalog", "gpus", "--json"], "gpuwise-catalog/1"),
@@ -352,8 +424,9 @@ JSON_COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize("argv,schema", JSON_COMMANDS, ids=[" ".join(a[:2]) + f"#{i}"
-                                                            for i, (a, _) in enumerate(JSON_COMMANDS)])
+@pytest.mark.parametrize(
+    "argv,schema", JSON_COMMANDS, ids=[" ".join(a[:2]) + f"#{i}" for i, (a, _) in enumerate(JSON_COMMANDS)]
+)
 def test_json_output_is_one_document_on_stdout(tmp_path, argv, schema):
     r = gpuwise(*argv, cwd=tmp_path)
     assert r.returncode in (0, 1, 2), r.stderr  # doctor's exit code is its verdict
@@ -393,9 +466,23 @@ def test_plan_output_file_matches_json(tmp_path):
 
 # --- 4. help --------------------------------------------------------------------------------------
 
-HELP = [[], ["probe"], ["capture"], ["bench"], ["doctor"], ["compare"], ["plan"], ["catalog"],
-        ["catalog", "gpus"], ["catalog", "fabrics"], ["catalog", "offers"], ["catalog", "show"],
-        ["catalog", "import-skypilot"], ["catalog", "fetch"], ["catalog", "fetch", "tencent"]]
+HELP = [
+    [],
+    ["probe"],
+    ["capture"],
+    ["bench"],
+    ["doctor"],
+    ["compare"],
+    ["plan"],
+    ["catalog"],
+    ["catalog", "gpus"],
+    ["catalog", "fabrics"],
+    ["catalog", "offers"],
+    ["catalog", "show"],
+    ["catalog", "import-skypilot"],
+    ["catalog", "fetch"],
+    ["catalog", "fetch", "tencent"],
+]
 DOCUMENTS_EXIT_CODES = {"", "probe", "capture", "bench", "doctor", "compare", "plan", "catalog"}
 
 
@@ -436,11 +523,13 @@ def test_doctor_bench_quick_calls_the_bench_runner_with_quick_options(monkeypatc
 
 
 def test_ctrl_c_exits_130_with_a_word_not_a_traceback():
-    code = ("import typer, gpuwise.cli as cli\n"
-            "@cli.app.command('slow')\n"
-            "def slow():\n"
-            "    raise KeyboardInterrupt\n"
-            "cli.main()\n")
+    code = (
+        "import typer, gpuwise.cli as cli\n"
+        "@cli.app.command('slow')\n"
+        "def slow():\n"
+        "    raise KeyboardInterrupt\n"
+        "cli.main()\n"
+    )
     r = subprocess.run([sys.executable, "-c", code, "slow"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 130 and "interrupted" in r.stderr and "Traceback" not in r.stderr
 

@@ -38,8 +38,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     _state["debug"] = debug
@@ -80,12 +81,18 @@ def main() -> None:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
         sys.exit(141)
-    except OSError as exc:  # a file or device the OS refused (permissions, disk full) that no command caught
+    except (
+        OSError
+    ) as exc:  # a file or device the OS refused (permissions, disk full) that no command caught
         if _state["debug"]:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        typer.secho(f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, that you can read "
-                    "or write it, and that the disk has space", fg=typer.colors.RED, err=True)
+        typer.secho(
+            f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, that you can read "
+            "or write it, and that the disk has space",
+            fg=typer.colors.RED,
+            err=True,
+        )
         sys.exit(3)
     except Exception as exc:  # click usage errors and anything unexpected
         if _is_usage_error(exc):
@@ -94,8 +101,12 @@ def main() -> None:
             sys.exit(3)
         if _state["debug"]:
             raise
-        typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
-                    "Re-run with --debug for a traceback, and please report it.", fg=typer.colors.RED, err=True)
+        typer.secho(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "Re-run with --debug for a traceback, and please report it.",
+            fg=typer.colors.RED,
+            err=True,
+        )
         sys.exit(3)
     if code == 130:  # typer turns Ctrl-C into Exit(130) and, without standalone mode, returns it silently
         typer.echo("interrupted", err=True)

@@ -22,20 +22,26 @@ def check_output_path(path: Path, option: str) -> None:
 
     path = Path(path).expanduser()
     if path.is_dir():
-        raise UserInputError(f"{option} {path} is a directory", f"pass a file name, e.g. {option} {path / 'out'}")
+        raise UserInputError(
+            f"{option} {path} is a directory", f"pass a file name, e.g. {option} {path / 'out'}"
+        )
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
-        raise UserInputError(f"{option} {path}: {folder} is not a directory",
-                             "choose an output path inside an existing directory")
+        raise UserInputError(
+            f"{option} {path}: {folder} is not a directory",
+            "choose an output path inside an existing directory",
+        )
     try:
         fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise UserInputError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})",
-                             "choose a directory you can write to") from None
+        raise UserInputError(
+            f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})",
+            "choose a directory you can write to",
+        ) from None
 
 
 def write_output(path: Path, text: str, option: str) -> None:
@@ -46,5 +52,7 @@ def write_output(path: Path, text: str, option: str) -> None:
     try:
         write_text_atomic(Path(path).expanduser(), text)
     except OSError as exc:
-        raise UserInputError(f"{option} {path}: could not write the file ({exc.strerror or exc}); "
-                             "nothing was written", "free some space or choose another path") from None
+        raise UserInputError(
+            f"{option} {path}: could not write the file ({exc.strerror or exc}); nothing was written",
+            "free some space or choose another path",
+        ) from None

@@ -8,20 +8,36 @@ import typer
 
 
 def bench(
-    quick: bool = typer.Option(True, "--quick/--full", help="--quick: a few large shapes/sizes, under a minute on a "
-                               "small machine (default). --full: mamf-style sweeps, sizes up to 1 GiB, more repeats."),
-    only: str = typer.Option(None, "--only", help="Comma list: compute, memory, host-device, gpu-gpu, collective, "
-                             "storage, dataloader, training."),
-    data_dir: Path = typer.Option(None, "--data-dir", help="Directory for the storage and data-loading benchmarks "
-                                  "(use the filesystem you train from). Default: the system temp directory. "
-                                  "Their files are removed afterwards."),
-    json_out: Path = typer.Option(None, "--json", help="Also write the results as JSON (schema gpuwise-bench/1)."),
-    sizes: str = typer.Option(None, "--sizes", help="Collective message sizes: '8:1G' (x2 steps), '8:1G:x8' or "
-                              "'1M,64M,1G'."),
-    world_size: int = typer.Option(None, "--world-size", min=1, help="Collective ranks on this node "
-                                   "(default: all GPUs, or 2 on CPU)."),
+    quick: bool = typer.Option(
+        True,
+        "--quick/--full",
+        help="--quick: a few large shapes/sizes, under a minute on a "
+        "small machine (default). --full: mamf-style sweeps, sizes up to 1 GiB, more repeats.",
+    ),
+    only: str = typer.Option(
+        None,
+        "--only",
+        help="Comma list: compute, memory, host-device, gpu-gpu, collective, "
+        "storage, dataloader, training.",
+    ),
+    data_dir: Path = typer.Option(
+        None,
+        "--data-dir",
+        help="Directory for the storage and data-loading benchmarks "
+        "(use the filesystem you train from). Default: the system temp directory. "
+        "Their files are removed afterwards.",
+    ),
+    json_out: Path = typer.Option(
+        None, "--json", help="Also write the results as JSON (schema gpuwise-bench/1)."
+    ),
+    sizes: str = typer.Option(
+        None, "--sizes", help="Collective message sizes: '8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G'."
+    ),
+    world_size: int = typer.Option(
+        None, "--world-size", min=1, help="Collective ranks on this node (default: all GPUs, or 2 on CPU)."
+    ),
 ) -> None:
-    """Benchmark every layer (compute, memory, copies, collectives, storage, data loading, training) as a % of peak.
+    """Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
 
     Exit codes: 0 = the benchmarks ran (a failed or skipped benchmark is a row with its reason, not an
     exit code); 3 = could not run (bad option, torch missing, output path not writable).
@@ -36,8 +52,10 @@ def bench(
     entries = select(only)
     parsed_sizes = parse_sizes(sizes) if sizes else None
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
-        raise UserInputError(f"--data-dir {data_dir} is not a writable directory",
-                             fix="create it first, or pass a directory you can write to")
+        raise UserInputError(
+            f"--data-dir {data_dir} is not a writable directory",
+            fix="create it first, or pass a directory you can write to",
+        )
     if json_out is not None:
         check_output_path(json_out, "--json")
 
@@ -48,8 +66,12 @@ def bench(
     require_torch()  # fail before anything else with the install command
     from gpuwise.bench.context import BenchOptions
 
-    options = BenchOptions(mode="quick" if quick else "full", data_dir=str(data_dir) if data_dir else None,
-                           sizes=parsed_sizes, world_size=world_size)
+    options = BenchOptions(
+        mode="quick" if quick else "full",
+        data_dir=str(data_dir) if data_dir else None,
+        sizes=parsed_sizes,
+        world_size=world_size,
+    )
     report = _run_with_progress(options, only, len(entries))
     if json_out is not None:  # first: minutes of measurements are saved even if printing fails
         from gpuwise.commands import write_output
@@ -83,12 +105,18 @@ def _run_with_progress(options, only: str | None, count: int):
 
     # markup=False: progress text comes from benchmarks (paths, device names) and must print literally;
     # a '[/x]' in it would raise inside Rich's refresh thread
-    columns = (SpinnerColumn(), TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}", style="bold", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("starting (importing torch)", total=count)
         return run_bench(
-            options, only,
+            options,
+            only,
             progress=lambda name, text: progress.update(task, description=f"{name}: {text}"[:90]),
             on_done=lambda entry, results: progress.advance(task),
         )

@@ -8,8 +8,12 @@ import typer
 
 
 def capture(
-    output: Path = typer.Option(..., "-o", "--output", help="Destination: a new directory, or a file ending in .tar.gz."),
-    mask: bool = typer.Option(False, "--mask", help="Replace hostnames, serials, UUIDs and MACs with stable placeholders."),
+    output: Path = typer.Option(
+        ..., "-o", "--output", help="Destination: a new directory, or a file ending in .tar.gz."
+    ),
+    mask: bool = typer.Option(
+        False, "--mask", help="Replace hostnames, serials, UUIDs and MACs with stable placeholders."
+    ),
 ) -> None:
     """Record files and command outputs (format gpuwise-capture/1). Secrets in the environment are redacted.
 
@@ -28,15 +32,20 @@ def capture(
     console = Console(stderr=True)
     try:
         with console.status("capturing…") as status:
-            summary = write_capture(output, mask=mask,
-                                    progress=lambda msg: status.update(f"capturing: {escape(msg)}"))
+            summary = write_capture(
+                output, mask=mask, progress=lambda msg: status.update(f"capturing: {escape(msg)}")
+            )
     except OSError as exc:
-        raise UserInputError(f"could not write the capture to {output} ({exc.strerror or exc}); "
-                             "nothing was left there", "choose another path with -o (with free space)") from None
+        raise UserInputError(
+            f"could not write the capture to {output} ({exc.strerror or exc}); nothing was left there",
+            "choose another path with -o (with free space)",
+        ) from None
     missing = sorted(c for c, s in summary.commands.items() if s == "missing")
     failed = sorted(f"{c} ({s})" for c, s in summary.commands.items() if s not in ("ok", "missing"))
-    console.print(f"[green]wrote[/] {escape(str(summary.path))}: {summary.files} files, "
-                  f"{len(summary.commands)} commands")
+    console.print(
+        f"[green]wrote[/] {escape(str(summary.path))}: {summary.files} files, "
+        f"{len(summary.commands)} commands"
+    )
     if missing:
         console.print(f"[dim]not installed here (recorded as missing): {escape(', '.join(missing))}[/]")
     if failed:

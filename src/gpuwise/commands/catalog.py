@@ -44,8 +44,10 @@ def _write_offers(target: Path, rows, written_by: str, force: bool) -> None:
     try:
         offers_io.write_offers_file(target, rows, written_by=written_by, force=force)
     except OSError as exc:
-        raise UserInputError(f"could not write {target} ({exc.strerror or exc}); nothing was written",
-                             "choose another output file with -o") from None
+        raise UserInputError(
+            f"could not write {target} ({exc.strerror or exc}); nothing was written",
+            "choose another output file with -o",
+        ) from None
 
 
 @catalog_app.command("gpus")
@@ -87,8 +89,10 @@ def offers_command(
         help="At least this much per-instance network or RDMA bandwidth (Gbit/s).",
     ),
     catalog_dirs: list[Path] = typer.Option(
-        None, "--catalog", metavar="DIR",
-        help="Extra folder of offers *.csv files (repeatable); overrides shipped rows."
+        None,
+        "--catalog",
+        metavar="DIR",
+        help="Extra folder of offers *.csv files (repeatable); overrides shipped rows.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the offers as JSON."),
 ) -> None:
@@ -101,7 +105,9 @@ def offers_command(
         _echo_json({"kind": "offers", "offers": [view.offer_dict(o) for o in rows]})
         return
     if not rows:
-        typer.echo("no offers match (try without filters; `gpuwise catalog offers --json` lists every field)")
+        typer.echo(
+            "no offers match (try without filters; `gpuwise catalog offers --json` lists every field)"
+        )
         return
     view.print_tables(view.offers_table(rows))
 
@@ -207,7 +213,9 @@ def fetch_tencent_command(
         check_output_path(output, "-o")
     found = tencent.fetch_tencent_offers(region, zones or (), families or (), image_id)
     if not found:
-        typer.echo(f"the API listed no GPU instance types for {region} (with these filters); nothing written")
+        typer.echo(
+            f"the API listed no GPU instance types for {region} (with these filters); nothing written"
+        )
         return
     target = output or offers.user_offers_dir() / f"tencent-{region}.csv"
     _write_offers(target, found, tencent.PRICE_SOURCE, force)

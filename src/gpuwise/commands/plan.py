@@ -11,14 +11,29 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan_command(
         workload: Path = typer.Argument(..., help="Workload YAML (see examples/llm-7b-pretrain-1t.yaml)."),
-        options: Path | None = typer.Option(None, "--options", help="Options YAML: cloud filters, on-prem builds, "
-                                                                        "exchange rates (see examples/plan-options.yaml)."),
-        calibrate: Path | None = typer.Option(None, "--calibrate", help="`gpuwise bench --json` report: measured "
-                                                                            "matmul / all-reduce / MFU replace defaults."),
-        sweep: str | None = typer.Option(None, "--sweep", help="Node counts to evaluate, e.g. nodes=1,2,4,8,16,32."),
-        as_json: bool = typer.Option(False, "--json", help="Print the gpuwise-plan/1 JSON document instead of tables."),
-        output: Path | None = typer.Option(None, "--output", "-o", help="Also write the JSON document to this file."),
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="List every model assumption with its source."),
+        options: Path | None = typer.Option(
+            None,
+            "--options",
+            help="Options YAML: cloud filters, on-prem builds, "
+            "exchange rates (see examples/plan-options.yaml).",
+        ),
+        calibrate: Path | None = typer.Option(
+            None,
+            "--calibrate",
+            help="`gpuwise bench --json` report: measured matmul / all-reduce / MFU replace defaults.",
+        ),
+        sweep: str | None = typer.Option(
+            None, "--sweep", help="Node counts to evaluate, e.g. nodes=1,2,4,8,16,32."
+        ),
+        as_json: bool = typer.Option(
+            False, "--json", help="Print the gpuwise-plan/1 JSON document instead of tables."
+        ),
+        output: Path | None = typer.Option(
+            None, "--output", "-o", help="Also write the JSON document to this file."
+        ),
+        verbose: bool = typer.Option(
+            False, "--verbose", "-v", help="List every model assumption with its source."
+        ),
     ) -> None:
         """Compare cloud offers and on-prem builds for a training workload; recommend rent, build or hybrid.
 

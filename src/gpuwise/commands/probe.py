@@ -6,11 +6,22 @@ from pathlib import Path
 
 import typer
 
-LAYER_CHOICES = ("hardware", "driver-cuda", "network", "storage", "isolation", "monitoring", "toolchain", "kernel")
+LAYER_CHOICES = (
+    "hardware",
+    "driver-cuda",
+    "network",
+    "storage",
+    "isolation",
+    "monitoring",
+    "toolchain",
+    "kernel",
+)
 
 
 def probe(
-    source: Path = typer.Option(None, "--from", help="Read a capture (directory or .tar.gz) instead of this machine."),
+    source: Path = typer.Option(
+        None, "--from", help="Read a capture (directory or .tar.gz) instead of this machine."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print facts as JSON (schema gpuwise-facts/1)."),
     layer: str = typer.Option(None, "--layer", help=f"Show one layer: {', '.join(LAYER_CHOICES)}."),
 ) -> None:

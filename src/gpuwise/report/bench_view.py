@@ -9,9 +9,14 @@ from rich.table import Table
 from gpuwise.bench.models import BenchReport, Measurement
 
 LAYER_TITLES = {
-    "compute": "Compute (matmul)", "memory": "Memory bandwidth", "host-device": "Host <-> device copies",
-    "gpu-gpu": "GPU <-> GPU peer copies", "collective": "Collectives (busbw, nccl-tests definition)",
-    "storage": "Storage (fio)", "dataloader": "Data loading", "training": "Training step",
+    "compute": "Compute (matmul)",
+    "memory": "Memory bandwidth",
+    "host-device": "Host <-> device copies",
+    "gpu-gpu": "GPU <-> GPU peer copies",
+    "collective": "Collectives (busbw, nccl-tests definition)",
+    "storage": "Storage (fio)",
+    "dataloader": "Data loading",
+    "training": "Training step",
 }
 STATUS_STYLE = {"ok": "green", "failed": "red", "skipped": "yellow", "invalid": "magenta"}
 
@@ -30,11 +35,15 @@ def _details(m: Measurement) -> str:
     if m.layer == "compute" and "best_shape" in p:
         return "best shape " + "x".join(map(str, p["best_shape"]))
     if m.layer == "collective" and e.get("table"):
-        return (f"{p.get('world_size')} ranks {p.get('backend')}; algbw {_num(e.get('algbw_plateau_gb_s'))} GB/s; "
-                f"slowest rank {e.get('slowest_rank')}")
+        return (
+            f"{p.get('world_size')} ranks {p.get('backend')}; "
+            f"algbw {_num(e.get('algbw_plateau_gb_s'))} GB/s; "
+            f"slowest rank {e.get('slowest_rank')}"
+        )
     if m.layer == "storage":
         lat = e.get("latency_us", {})
-        return f"p99 {_num(lat.get('p99_us'))} us; {'direct' if p.get('direct') else 'buffered'} on {p.get('filesystem')}"
+        how = "direct" if p.get("direct") else "buffered"
+        return f"p99 {_num(lat.get('p99_us'))} us; {how} on {p.get('filesystem')}"
     if m.layer == "dataloader":
         return f"saturates at {e.get('saturating_workers')} workers (best {e.get('best_workers')})"
     if m.layer == "training":
@@ -74,7 +83,13 @@ def layer_table(layer: str, results: list[Measurement]) -> Table:
         if m.value is not None and m.peak is None and m.peak_source:
             detail = "; ".join(x for x in (detail, m.peak_source.split(":")[0]) if x)
         # names, reasons and details come from benchmarks and exceptions: print them literally
-        t.add_row(escape(m.name), value, _peak_cell(m), f"[{style}]{escape(m.status)}[/]", escape(_short(detail or "")))
+        t.add_row(
+            escape(m.name),
+            value,
+            _peak_cell(m),
+            f"[{style}]{escape(m.status)}[/]",
+            escape(_short(detail or "")),
+        )
     return t
 
 
@@ -83,9 +98,14 @@ def render_bench(report: BenchReport, console: Console | None = None) -> None:
     console = console or Console()
     env = report.environment
     versions = ", ".join(f"{k} {env[k]}" for k in ("torch", "cuda", "nccl") if env.get(k))
-    devices = ", ".join(map(str, env.get("gpus") or [])) or f"CPU only ({env.get('cpu_model', 'unknown CPU')}, {env.get('cpu_cores')} cores)"
-    console.print(f"[bold]gpuwise bench[/] ({escape(str(report.mode))}) on {escape(str(report.hostname))}: "
-                  f"{escape(devices)}; {escape(versions)}")
+    devices = (
+        ", ".join(map(str, env.get("gpus") or []))
+        or f"CPU only ({env.get('cpu_model', 'unknown CPU')}, {env.get('cpu_cores')} cores)"
+    )
+    console.print(
+        f"[bold]gpuwise bench[/] ({escape(str(report.mode))}) on {escape(str(report.hostname))}: "
+        f"{escape(devices)}; {escape(versions)}"
+    )
     for warning in env.get("warnings", []):
         console.print(f"[yellow]note:[/] {escape(str(warning))}")
     layers: dict[str, list[Measurement]] = {}

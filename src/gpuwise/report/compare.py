@@ -120,8 +120,11 @@ def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]
     for name, kind in fields.items():
         if name in data and not isinstance(data[name], kind):
             want = " or ".join(_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
-            raise UserInputError(f"{p}: field {name!r} should be {want}, not {type(data[name]).__name__} "
-                                 "(a damaged or hand-edited file?)", _DAMAGED_FIX)
+            raise UserInputError(
+                f"{p}: field {name!r} should be {want}, not {type(data[name]).__name__} "
+                "(a damaged or hand-edited file?)",
+                _DAMAGED_FIX,
+            )
 
 
 def _check_items(p: Path, items: Any, where: str) -> None:
@@ -213,8 +216,14 @@ def diff_findings(fa: list[dict], fb: list[dict]) -> list[FindingDiff]:
         elif y and not x:
             out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=_opt_str(y.get("status"))))
         elif x.get("status") != y.get("status"):
-            out.append(FindingDiff(id=fid, title=title, status_a=_opt_str(x.get("status")),
-                                   status_b=_opt_str(y.get("status"))))
+            out.append(
+                FindingDiff(
+                    id=fid,
+                    title=title,
+                    status_a=_opt_str(x.get("status")),
+                    status_b=_opt_str(y.get("status")),
+                )
+            )
     return out
 
 
@@ -325,6 +334,7 @@ def render_compare_md(c: Comparison) -> str:
     if c.findings:
         out += ["## Findings that differ", "", "| id | title | A | B |", "|---|---|---|---|"]
         out += [
-            f"| `{_md(f.id)}` | {_md(f.title)} | {_md(f.status_a)} | {_md(f.status_b)} |" for f in c.findings
+            f"| `{_md(f.id)}` | {_md(f.title)} | {_md(f.status_a)} | {_md(f.status_b)} |"
+            for f in c.findings
         ] + [""]
     return "\n".join(out)

@@ -1,4 +1,4 @@
-"""Render a rent-vs-build Plan with Rich: options × node counts, the chosen setups, then the recommendation."""
+"""Render a rent-vs-build Plan with Rich: options × node counts, chosen setups, then the recommendation."""
 
 from __future__ import annotations
 
@@ -39,8 +39,11 @@ def _ccy(plan: Plan, o: int) -> str:
 
 def sweep_table(plan: Plan) -> Table:
     """One row per option; each node-count cell: scaling efficiency, time-to-train, cost per run."""
-    t = Table(title="Options × node counts  (scaling efficiency vs 1 node · time to train · cost per run)",
-              title_justify="left", show_lines=True)
+    t = Table(
+        title="Options × node counts  (scaling efficiency vs 1 node · time to train · cost per run)",
+        title_justify="left",
+        show_lines=True,
+    )
     t.add_column("option", overflow="fold", max_width=34)
     t.add_column("GPU", overflow="fold")
     for n in plan.nodes:
@@ -57,22 +60,43 @@ def sweep_table(plan: Plan) -> Table:
             late = deadline is not None and secs / 86400 > deadline
             mark = "[bold]▶ [/]" if plan.chosen[o] == k else ""
             time_txt = f"[red]{duration(secs)}[/]" if late else duration(secs)
-            cells.append(f"{mark}{plan.perf.efficiency[o, k]:.0%}\n{time_txt}\n{money(plan.run_cost[o, k], _ccy(plan, o))}")
-        label = (f"{escape(row.label)}\n[dim]{escape(row.pricing.replace('_', '-'))}[/]"
-                 + (f" [dim]{escape(row.region)}[/]" if row.region else ""))
+            cells.append(
+                f"{mark}{plan.perf.efficiency[o, k]:.0%}\n{time_txt}\n"
+                f"{money(plan.run_cost[o, k], _ccy(plan, o))}"
+            )
+        label = f"{escape(row.label)}\n[dim]{escape(row.pricing.replace('_', '-'))}[/]" + (
+            f" [dim]{escape(row.region)}[/]" if row.region else ""
+        )
         t.add_row(label, f"{escape(str(row.gpu_name))} ×{int(row.numbers['gpus_per_node'])}", *cells)
-    t.caption = ("▶ = chosen node count (cheapest that meets the deadline); red time = misses the deadline; "
-                 "✗ = cannot run (see JSON 'reasons')")
+    t.caption = (
+        "▶ = chosen node count (cheapest that meets the deadline); red time = misses the deadline; "
+        "✗ = cannot run (see JSON 'reasons')"
+    )
     return t
 
 
 def chosen_table(plan: Plan) -> Table:
-    t = Table(title="Chosen setup per option  (per year = fleet busy at the org's utilisation; break-even vs the "
-                    "best build: utilisation U* and months)", title_justify="left")
-    for col, just in (("option", "left"), ("nodes", "right"), ("step", "right"), ("compute", "right"),
-                      ("comm (exposed)", "right"), ("stragglers", "right"), ("data", "right"), ("mem/GPU", "right"),
-                      ("time", "right"), ("per run", "right"), ("per year", "right"), ("per eff. GPU-h", "right"),
-                      ("break-even vs build", "right"), ("lead", "right")):
+    t = Table(
+        title="Chosen setup per option  (per year = fleet busy at the org's utilisation; break-even vs the "
+        "best build: utilisation U* and months)",
+        title_justify="left",
+    )
+    for col, just in (
+        ("option", "left"),
+        ("nodes", "right"),
+        ("step", "right"),
+        ("compute", "right"),
+        ("comm (exposed)", "right"),
+        ("stragglers", "right"),
+        ("data", "right"),
+        ("mem/GPU", "right"),
+        ("time", "right"),
+        ("per run", "right"),
+        ("per year", "right"),
+        ("per eff. GPU-h", "right"),
+        ("break-even vs build", "right"),
+        ("lead", "right"),
+    ):
         t.add_column(col, justify=just, overflow="fold")
     p = plan.perf
     for o in plan.shown:
@@ -81,14 +105,27 @@ def chosen_table(plan: Plan) -> Table:
         name = escape(f"{row.label} {row.pricing.replace('_', '-')}")
         if k < 0:
             why = "; ".join(p.reasons(o, 0)) or "no feasible node count"
-            t.add_row(name, "[red]none[/]", f"[dim]{escape(why)}[/]", *([""] * 10), f"{row.lead_time_days:.0f} d")
+            t.add_row(
+                name, "[red]none[/]", f"[dim]{escape(why)}[/]", *([""] * 10), f"{row.lead_time_days:.0f} d"
+            )
             continue
         c = _ccy(plan, o)
-        t.add_row(name, str(int(plan.nodes[k])), f"{p.step_s[o, k]:.3g} s", f"{p.compute_s[o, k]:.3g} s",
-                  f"{p.comm_s[o, k]:.3g} s ({p.exposed_comm_s[o, k]:.2g})", f"{p.straggler_s[o, k]:.2g} s",
-                  f"{p.data_s[o, k]:.2g} s", f"{p.memory_per_gpu_bytes[o, k] / 2**30:.1f} GiB",
-                  duration(p.time_to_train_s[o, k]), money(plan.run_cost[o, k], c), money(plan.year_cost[o, k], c),
-                  money(plan.eff_gpu_hour_cost[o, k], c), _break_even(plan, row.key), f"{row.lead_time_days:.0f} d")
+        t.add_row(
+            name,
+            str(int(plan.nodes[k])),
+            f"{p.step_s[o, k]:.3g} s",
+            f"{p.compute_s[o, k]:.3g} s",
+            f"{p.comm_s[o, k]:.3g} s ({p.exposed_comm_s[o, k]:.2g})",
+            f"{p.straggler_s[o, k]:.2g} s",
+            f"{p.data_s[o, k]:.2g} s",
+            f"{p.memory_per_gpu_bytes[o, k] / 2**30:.1f} GiB",
+            duration(p.time_to_train_s[o, k]),
+            money(plan.run_cost[o, k], c),
+            money(plan.year_cost[o, k], c),
+            money(plan.eff_gpu_hour_cost[o, k], c),
+            _break_even(plan, row.key),
+            f"{row.lead_time_days:.0f} d",
+        )
     return t
 
 
@@ -111,8 +148,12 @@ def decision_panel(plan: Plan) -> Panel:
     if d.flips:
         lines += ["", "[bold]What would flip it[/]"] + [f"  • {escape(f)}" for f in d.flips]
     style = VERDICT_STYLE.get(d.verdict, "white")
-    return Panel("\n".join(lines), title=f"Recommendation: [bold {style}]{escape(d.verdict.upper())}[/]", title_align="left",
-                 border_style=style)
+    return Panel(
+        "\n".join(lines),
+        title=f"Recommendation: [bold {style}]{escape(d.verdict.upper())}[/]",
+        title_align="left",
+        border_style=style,
+    )
 
 
 def notes_group(plan: Plan, verbose: bool = False) -> Group:
@@ -121,15 +162,20 @@ def notes_group(plan: Plan, verbose: bool = False) -> Group:
     if cal is not None:
         used = "\n".join(f"  ✓ {escape(u)}" for u in cal.used) or "  (nothing usable)"
         ignored = "\n".join(f"  · {escape(i)}" for i in cal.ignored[:8])
-        parts.append(f"[bold]Calibration[/] from {escape(cal.gpu_name or 'unknown GPU')}:\n{used}" + (f"\n{ignored}" if ignored else ""))
+        parts.append(
+            f"[bold]Calibration[/] from {escape(cal.gpu_name or 'unknown GPU')}:\n{used}"
+            + (f"\n{ignored}" if ignored else "")
+        )
     for note in plan.notes:
         parts.append(f"[yellow]note:[/] {escape(note)}")
     if verbose:
         parts.append("[bold]Assumptions[/] (override in the options file under model_overrides):")
-        parts += [f"  {escape(str(a['key']))} = {escape(str(a['value']))}  [dim]{escape(str(a['source']))}[/]"
-                  for a in assumptions(plan)]
+        parts += [
+            f"  {escape(str(a['key']))} = {escape(str(a['value']))}  [dim]{escape(str(a['source']))}[/]"
+            for a in assumptions(plan)
+        ]
     else:
-        parts.append("[dim]Model assumptions and their sources: `--json` (\"assumptions\") or --verbose.[/]")
+        parts.append('[dim]Model assumptions and their sources: `--json` ("assumptions") or --verbose.[/]')
     return Group(*parts)
 
 
@@ -137,10 +183,13 @@ def render_plan(plan: Plan, console: Console | None = None, verbose: bool = Fals
     """Print the plan: sweep table, chosen setups, recommendation, then notes."""
     console = console or Console()
     wl = plan.workload
-    head = (f"[bold]{escape(str(wl.name or plan.workload_path))}[/]: {wl.model.param_count() / 1e9:.3g}B params, "
-            f"{wl.total_train_flops():.3g} FLOPs, {wl.steps():,.0f} steps of {wl.training.global_batch} samples, "
-            f"{escape(str(wl.training.precision))}" + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
-            + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown")
+    head = (
+        f"[bold]{escape(str(wl.name or plan.workload_path))}[/]: {wl.model.param_count() / 1e9:.3g}B params, "
+        f"{wl.total_train_flops():.3g} FLOPs, {wl.steps():,.0f} steps of {wl.training.global_batch} samples, "
+        f"{escape(str(wl.training.precision))}"
+        + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
+        + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"
+    )
     console.print(head)
     console.print(sweep_table(plan))
     console.print(chosen_table(plan))
