@@ -186,12 +186,19 @@ def bench(*results: Measurement) -> BenchReport:
 
 
 def measurement(
-    name: str, layer: str, value: float, peak: float, achievable: float | None = None, unit: str = "GB/s"
+    name: str,
+    layer: str,
+    value: float,
+    peak: float,
+    achievable: float | None = None,
+    unit: str = "GB/s",
+    device: str = "cuda:0",
 ) -> Measurement:
     pct = 100.0 * value / peak
     return Measurement(
         name=name,
         layer=layer,
+        device=device,
         value=value,
         unit=unit,
         peak=peak,

@@ -649,3 +649,9 @@ def test_host_ram_check_says_nothing_when_one_gpus_memory_is_unknown():
     facts.memory.total_bytes = 256 * 2**30
     facts.gpus[7].memory_total_bytes = None
     assert "memory.host_ram_small" not in {f.id for f in run_rules(facts, None, "cloud")}
+
+
+def test_cpu_paths_of_the_benchmarks_are_not_judged_as_gpu_hardware():
+    # A CPU-only machine's matmul against the derived CPU peak: the GPU fractions and advice do not apply.
+    cpu_matmul = measurement("matmul_fp32", "compute", 0.05, 0.17, None, "TFLOP/s", device="cpu")
+    assert "bench.compute_low" not in {f.id for f in run_rules(cpu_vm(), bench(cpu_matmul), "cloud")}

@@ -84,6 +84,8 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 continue
             if m.params.get("host_memory") == "pageable":
                 continue  # pageable copies are staged through a CPU memcpy: judged by bench.pin_memory_gain
+            if "cuda" not in (m.device or ""):
+                continue  # CPU paths: derived CPU peaks, and the typical fractions and advice here are GPU ones
 
             pct, basis = _achievable_percent(ctx, m)
             if pct is None:
