@@ -340,6 +340,11 @@ CASES = [
         ["bench", "--only", "storage", "--data-dir", "/nonexistent-gpuwise"],
         "not a writable directory",
     ),
+    (
+        "bench-data-dir-read-only",  # root passes os.access here; creating a file fails
+        ["bench", "--only", "storage", "--data-dir", "/sys"],
+        "not a writable directory",
+    ),
     ("bench-json-unwritable", ["bench", "--only", "compute", "--json", "/proc/bench.json"], "cannot write"),
     ("bench-json-is-dir", ["bench", "--only", "compute", "--json", "empty_dir"], "is a directory"),
     ("bench-bad-sizes", ["bench", "--only", "collective", "--sizes", "8:banana"], "is not a size"),

@@ -85,9 +85,17 @@ def bench(
 
 
 def _writable(path: Path) -> bool:
+    """Can we create a file there? Tried for real: os.access says yes to root on a read-only mount."""
     import os
+    import tempfile
 
-    return os.access(path, os.W_OK | os.X_OK)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=path)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
 
 
 def _run_with_progress(options, only: str | None, count: int):
