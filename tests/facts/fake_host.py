@@ -5,7 +5,19 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from hypothesis import strategies as st
+
 from gpuwise.capture.host import CommandResult
+
+
+def json_shaped(keys: list[str] | None = None) -> st.SearchStrategy:
+    """Any JSON document whose objects use `keys` (the names a parser looks up; any short text if None),
+    for "never raises on JSON of any shape" tests."""
+    key = st.sampled_from(keys) if keys else st.text(max_size=8)
+    return st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda children: st.lists(children) | st.dictionaries(key, children),
+    )
 
 
 class FakeHost:

@@ -18,7 +18,7 @@ from gpuwise.facts.rdma import (
     parse_ibv_devinfo,
     parse_sysfs_rate,
 )
-from tests.facts.fake_host import FakeHost, failed, md_blocks, missing, parse_ttar
+from tests.facts.fake_host import FakeHost, failed, json_shaped, md_blocks, missing, parse_ttar
 
 
 def _ports(devices):
@@ -261,12 +261,7 @@ def test_garbage_never_raises(text):
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    st.recursive(
-        st.none() | st.integers() | st.text(max_size=8),
-        lambda c: st.lists(c) | st.dictionaries(st.text(max_size=8), c),
-    )
-)
+@given(json_shaped())
 def test_ip_json_of_any_shape_never_raises(data):
     parse_ip_addr(data)
     collect_network(FakeHost(commands={"ip-j-addr": json.dumps(data)}))

@@ -19,7 +19,7 @@ from gpuwise.facts.software import (
     parse_runtime_version,
     parse_services,
 )
-from tests.facts.fake_host import FakeHost, failed, missing
+from tests.facts.fake_host import FakeHost, failed, json_shaped, missing
 
 # `nvcc --version` and `docker --version` as printed on this machine (2026-11-29).
 NVCC = """nvcc: NVIDIA (R) Cuda compiler driver
@@ -164,30 +164,11 @@ def test_garbage_never_raises(text):
     collect_software(FakeHost(commands=dict.fromkeys(ids, text)))
 
 
+PYTHON_ENV_KEYS = ["python_version", "torch", "__version__", "cuda", "hip", "cudnn", "nccl", "version",
+                   "torch_reason"]
+
+
 @settings(max_examples=40, deadline=None)
-@given(
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-        lambda c: (
-            st.lists(c)
-            | st.dictionaries(
-                st.sampled_from(
-                    [
-                        "python_version",
-                        "torch",
-                        "__version__",
-                        "cuda",
-                        "hip",
-                        "cudnn",
-                        "nccl",
-                        "version",
-                        "torch_reason",
-                    ]
-                ),
-                c,
-            )
-        ),
-    )
-)
+@given(json_shaped(PYTHON_ENV_KEYS))
 def test_python_env_json_of_any_shape_never_raises(data):
     collect_software(FakeHost(commands={"python-env": json.dumps(data)}))

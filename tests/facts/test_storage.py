@@ -17,7 +17,7 @@ from gpuwise.facts.storage import (
     parse_mdstat,
     parse_proc_mounts,
 )
-from tests.facts.fake_host import FakeHost, missing
+from tests.facts.fake_host import FakeHost, json_shaped, missing
 
 # A trimmed `findmnt -J` of this machine (2026-11-29) plus an NFS dataset mount and an s3fs bucket.
 FINDMNT = {
@@ -167,31 +167,12 @@ def test_garbage_never_raises(text):
     collect_storage(host)
 
 
+FINDMNT_LSBLK_KEYS = ["filesystems", "children", "target", "fstype", "blockdevices", "name", "type", "size",
+                      "rota"]
+
+
 @settings(max_examples=40, deadline=None)
-@given(
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-        lambda c: (
-            st.lists(c)
-            | st.dictionaries(
-                st.sampled_from(
-                    [
-                        "filesystems",
-                        "children",
-                        "target",
-                        "fstype",
-                        "blockdevices",
-                        "name",
-                        "type",
-                        "size",
-                        "rota",
-                    ]
-                ),
-                c,
-            )
-        ),
-    )
-)
+@given(json_shaped(FINDMNT_LSBLK_KEYS))
 def test_json_of_any_shape_never_raises(data):
     flatten_findmnt(data)
     parse_lsblk(data)
