@@ -163,8 +163,6 @@ def row_remap(ctx: RuleContext):
             commands=["nvidia-smi -q -d ROW_REMAPPER", "sudo nvidia-smi -r -i <gpu>"],
         )
     checked = [p for p, g in gpus(ctx.facts) if g.remapped_rows_pending is False]
-    return (
-        ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], "no pending row remaps")
-        if checked
-        else None
-    )
+    if not checked:
+        return None
+    return ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], "no pending row remaps")

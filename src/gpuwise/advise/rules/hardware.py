@@ -115,14 +115,10 @@ def pcie_width(ctx: RuleContext):
         checked.append(p)
         if cur < mx:
             evidence.append((f"{p}.pcie.width_current/width_max", f"x{cur} / x{mx}"))
+    if not evidence and not checked:
+        return None
     if not evidence:
-        return (
-            ctx.passed(
-                [(f"{checked[0]}.pcie.width_current", "= width_max")], "GPU PCIe links run at full width"
-            )
-            if checked
-            else None
-        )
+        return ctx.passed([(f"{checked[0]}.pcie.width_current", "= width_max")], "GPU PCIe links run at full width")
     return ctx.finding(
         "warn",
         evidence,

@@ -101,15 +101,11 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 )
                 if pct < fail:
                     status = "fail"
+        if not low and not seen:
+            return None
         if not low:
-            return (
-                ctx.passed(
-                    [(f"bench:{n}", "within typical achievable range") for n in seen[:3]],
-                    f"{what} is within the typical achievable range",
-                )
-                if seen
-                else None
-            )
+            evidence = [(f"bench:{n}", "within typical achievable range") for n in seen[:3]]
+            return ctx.passed(evidence, f"{what} is within the typical achievable range")
         return ctx.finding(status, low, f"{what} is below the typical achievable fraction. {advice}")
 
 
