@@ -205,6 +205,16 @@ def _name_matches(candidate: str | None, wanted: str) -> bool:
     return candidate == wanted or candidate.startswith(wanted + "-")
 
 
+def offer_matches_gpu(offer: Offer, gpu: str, spec: gpus.GpuSpec | None = None) -> bool:
+    """Is `offer`'s GPU the one named `gpu`? By name ("A100" also matches "A100-80GB", never "A10"), or by
+    catalog row when `gpu` is a catalog key or an nvidia-smi name (`spec`: its match, looked up if None)."""
+    if _name_matches(offer.accelerator_name, gpu) or _name_matches(offer.gpu_key, gpu):
+        return True
+    spec = spec if spec is not None else gpus.match_gpu(gpu, warn=False)
+    offer_spec = offer.gpu_spec() if spec is not None else None
+    return offer_spec is not None and offer_spec.key == spec.key
+
+
 def filter_offers(
     offers: list[Offer],
     gpu: str | None = None,
@@ -219,11 +229,7 @@ def filter_offers(
     spec = gpus.match_gpu(gpu, warn=False) if gpu else None
     out = []
     for offer in offers:
-        by_name = gpu and (_name_matches(offer.accelerator_name, gpu) or _name_matches(offer.gpu_key, gpu))
-        by_spec = (
-            spec is not None and (offer_spec := offer.gpu_spec()) is not None and offer_spec.key == spec.key
-        )
-        if gpu and not (by_name or by_spec):
+        if gpu and not offer_matches_gpu(offer, gpu, spec):
             continue
         if provider and offer.provider != provider.lower():
             continue

@@ -27,6 +27,10 @@ def load_offers(extra_dirs: list[str] | None = None) -> list[Any]:
     return list(_catalog("offers").load_offers(extra_dirs or []))
 
 
+def offer_matches_gpu(offer: Any, gpu: str) -> bool:
+    return _catalog("offers").offer_matches_gpu(offer, gpu)
+
+
 def match_gpu(name: str):
     return _catalog("gpus").match_gpu(name)
 

@@ -142,8 +142,10 @@ def _wanted(offer, sel) -> bool:
     def match(value, wanted):
         return not wanted or any(w.lower() in str(value or "").lower() for w in wanted)
 
+    # GPUs match as in `gpuwise catalog offers --gpu`: "A10" must not select A100 offers.
+    gpu_ok = not sel.gpus or any(cat.offer_matches_gpu(offer, gpu) for gpu in sel.gpus)
     return (match(offer.provider, sel.providers) and match(offer.instance_type, sel.instance_types)
-            and match(offer.accelerator_name, sel.gpus) and match(offer.region, sel.regions)
+            and gpu_ok and match(offer.region, sel.regions)
             and (offer.accelerator_count or 0) >= sel.min_gpus_per_node)
 
 

@@ -26,7 +26,8 @@ class CloudSelection(_Strict):
     include: bool = True
     providers: list[str] = Field(default_factory=list, description="empty = all providers")
     instance_types: list[str] = Field(default_factory=list)
-    gpus: list[str] = Field(default_factory=list, description="substrings of accelerator names, e.g. A100")
+    gpus: list[str] = Field(default_factory=list, description="GPU names as `gpuwise catalog offers --gpu` takes "
+                            "them: A100 (also A100-80GB, never A10), a catalog key, or an nvidia-smi name")
     regions: list[str] = Field(default_factory=list)
     pricing: list[Pricing] = Field(default_factory=lambda: ["on_demand", "spot", "reserved_1y", "reserved_3y"])
     storage: StorageClass = "cloud-ssd"
