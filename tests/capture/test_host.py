@@ -108,3 +108,9 @@ def test_design_command_ids_are_in_the_table():
                 "ibstat", "ip-j-addr", "findmnt-J", "lspci-vvv"}
     assert required <= set(COMMANDS)
     assert COMMANDS["nvidia-smi-q-x"].argv == ("nvidia-smi", "-q", "-x")
+
+
+def test_output_listed_in_meta_but_missing_is_an_error_not_empty(tmp_path):
+    cap = _make_capture(tmp_path / "c", meta={"format": "gpuwise-capture/1", "commands": {"lscpu": {"status": "ok", "rc": 0}}})
+    r = CaptureHost(cap).run("lscpu")
+    assert r.status == "error" and "incomplete copy" in r.reason()

@@ -230,6 +230,9 @@ class CaptureHost:
         if parts is None and status is None:
             return None
         parts = parts or {}
+        if "txt" not in parts and status in (None, "ok"):
+            # meta.json says it ran, but its output is not here: a partly copied capture
+            return CommandResult(command_id, "", "output missing from the capture (incomplete copy?)", None, "error")
         rc_text = parts.get("rc", "").strip()
         rc = int(rc_text) if rc_text.lstrip("-").isdigit() else (0 if status in (None, "ok") else None)
         return CommandResult(
