@@ -15,16 +15,16 @@ def test_values_and_sources():
     assert d.value("electricity_price_per_kwh") == 0.0826
     assert d.value("ethernet_fabric_cost_per_node") is None  # no source: not invented
     assert d.value("support_fraction_per_year") is None
-    assert "Cheah" in d.entry("server_price_per_node", "H100").source
-    assert d.server_price_per_node("h100") == 310000  # class names are case-insensitive
-    assert d.server_price_per_node("A100") is None  # no sourced A100 server price
+    assert "Cheah" in d.entry("server_price_per_node", "H100-SXM").source
+    assert d.server_price_per_node("h100-sxm") == 310000  # class names are case-insensitive
+    assert d.server_price_per_node("A100-SXM-80GB") is None  # no sourced A100 server price
     assert d.cloud_commitment_discounts["aws"].three_year == 0.64
 
 
 def test_node_power_direct_and_from_tdp():
     d = costs.load_onprem_defaults()
-    assert d.node_power_kw("A100") == 6.5
-    assert d.node_power_kw("H100", gpu_count=4) == pytest.approx(5.1)
+    assert d.node_power_kw("A100-SXM-80GB") == 6.5  # most specific class that has a figure: A100-SXM
+    assert d.node_power_kw("H100-SXM", gpu_count=4) == pytest.approx(5.1)
     assert d.node_power_kw("L40S", gpu_count=8, gpu_tdp_watts=350) == pytest.approx(8 * 0.35 * 1.82)
     assert d.node_power_kw("L40S") is None
 
@@ -41,8 +41,17 @@ def test_plan_file_overrides():
     assert d.value("pue") == 1.1 and d.entry("pue").source == costs.USER_SOURCE
     assert d.value("ethernet_fabric_cost_per_node") == 12000
     assert (d.server_price_per_node("A100"), d.server_price_per_node("H100")) == (200000, 300000)
+    assert d.server_price_per_node("H100-SXM") == 300000  # the user's class covers the shipped H100-SXM
     # the shipped copy is untouched
     assert base.value("pue") == 1.25 and base.server_price_per_node("A100") is None
+    assert base.server_price_per_node("H100-SXM") == 310000
+
+
+def test_figures_sourced_for_sxm_servers_do_not_price_other_parts():
+    d = costs.load_onprem_defaults()
+    assert d.server_price_per_node("H100-PCIE") is None and d.server_price_per_node("H100") is None
+    assert d.node_power_kw("H100-PCIE") is None  # DGX H100's 10.2 kW is not a PCIe server's draw
+    assert d.node_power_kw("A100-PCIE-80GB", gpu_count=8, gpu_tdp_watts=300) == pytest.approx(8 * 0.3 * 1.82)
 
 
 @pytest.mark.parametrize(

@@ -192,5 +192,5 @@ def test_costs_have_a_source_for_every_value():
     ):
         assert required in d.values
     assert d.value("staff_cost_per_year") == 0
-    assert d.server_price_per_node("H100") == 310000
-    assert d.node_power_kw("H100") == 10.2
+    assert d.server_price_per_node("H100-SXM") == 310000
+    assert d.node_power_kw("H100-SXM") == 10.2

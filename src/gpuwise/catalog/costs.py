@@ -6,8 +6,12 @@ accessors return None and the planner must ask the user instead of inventing a n
 
     d = load_onprem_defaults().with_overrides({"pue": 1.1, "server_price_per_node": {"A100": 200000}})
     d.value("pue")                          # 1.1
-    d.server_price_per_node("H100")         # 310000.0 (source: Cheah sheet)
-    d.node_power_kw("H100", gpu_count=8, gpu_tdp_watts=700)
+    d.server_price_per_node("H100-SXM")     # 310000.0 (source: Cheah sheet)
+    d.server_price_per_node("H100-PCIE")    # None: the sourced price is for SXM servers
+    d.node_power_kw("H100-SXM", gpu_count=8, gpu_tdp_watts=700)
+
+GPU classes match most-specific-first against a catalog key ("A100-SXM-80GB" tries A100-SXM-80GB,
+A100-SXM, A100), so a figure sourced for SXM servers never prices a PCIe build.
 """
 
 from __future__ import annotations
@@ -76,8 +80,9 @@ class OnpremDefaults(BaseModel):
             return self.values[name]
         if name in self.per_gpu_class:
             if gpu_class is None:
-                raise UserInputError(f"{name} depends on the GPU class", "pass gpu_class, e.g. 'H100'")
-            return self.per_gpu_class[name].get(_gpu_class(gpu_class))
+                raise UserInputError(f"{name} depends on the GPU class", "pass gpu_class, e.g. 'H100-SXM'")
+            table = self.per_gpu_class[name]
+            return next((table[c] for c in _class_candidates(gpu_class) if c in table), None)
         names = sorted([*self.values, *self.per_gpu_class])
         raise UserInputError(
             f"unknown cost default {name!r}{did_you_mean(name, names)}", f"use one of: {', '.join(names)}"
@@ -89,7 +94,7 @@ class OnpremDefaults(BaseModel):
         return None if entry is None else entry.value
 
     def server_price_per_node(self, gpu_class: str) -> float | None:
-        """Price of one 8-GPU server of this class (e.g. "H100"), or None when unknown."""
+        """Price of one 8-GPU server of this class (e.g. "H100-SXM"), or None when unknown."""
         return self.value("server_price_per_node", gpu_class)
 
     def node_power_kw(
@@ -121,7 +126,11 @@ class OnpremDefaults(BaseModel):
                     )
                 for gpu_class, number in given.items():
                     key = _gpu_class(str(gpu_class))
-                    per_class[name][key] = _override(per_class[name].get(key), f"{name}.{gpu_class}", number)
+                    # The user's class covers its sub-classes too ("A100" is every A100), so shipped
+                    # more specific entries must not shadow it.
+                    table = {k: v for k, v in per_class[name].items() if not k.startswith(key + "-")}
+                    table[key] = _override(per_class[name].get(key), f"{name}.{gpu_class}", number)
+                    per_class[name] = table
             else:
                 names = sorted([*values, *per_class])
                 raise DataValidationError(
@@ -133,6 +142,12 @@ class OnpremDefaults(BaseModel):
 
 def _gpu_class(name: str) -> str:
     return name.strip().upper()
+
+
+def _class_candidates(gpu: str) -> list[str]:
+    """Most specific first: 'A100-SXM-80GB' -> ['A100-SXM-80GB', 'A100-SXM', 'A100']."""
+    parts = _gpu_class(gpu).split("-")
+    return ["-".join(parts[:n]) for n in range(len(parts), 0, -1)]
 
 
 def _override(current: CostValue | None, name: str, given: Any) -> CostValue:

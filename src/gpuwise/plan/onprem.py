@@ -35,8 +35,8 @@ OPTIONAL_ZERO = {"storage_cost_per_node": "not costed: no sourced default (set c
 
 
 def gpu_class(spec) -> str:
-    """'H100-SXM' -> 'H100': the class the catalog's per-GPU cost tables are keyed by."""
-    return spec.key.split("-")[0].upper()
+    """The catalog key ('A100-SXM-80GB'); the cost tables match it most-specific-first (A100-SXM, A100)."""
+    return spec.key.upper()
 
 
 def catalog_defaults_for(build: OnpremBuild, spec, rdma: bool) -> tuple[dict, dict]:
