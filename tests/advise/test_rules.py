@@ -655,3 +655,11 @@ def test_cpu_paths_of_the_benchmarks_are_not_judged_as_gpu_hardware():
     # A CPU-only machine's matmul against the derived CPU peak: the GPU fractions and advice do not apply.
     cpu_matmul = measurement("matmul_fp32", "compute", 0.05, 0.17, None, "TFLOP/s", device="cpu")
     assert "bench.compute_low" not in {f.id for f in run_rules(cpu_vm(), bench(cpu_matmul), "cloud")}
+
+
+def test_probe_layer_choices_are_the_finding_layers():
+    # commands/probe.py keeps its own tuple (command modules import only typer at the top); it must
+    # name the same layers as Finding, except "framework", which has no facts of its own.
+    from gpuwise.commands.probe import LAYER_CHOICES
+
+    assert LAYER_CHOICES == tuple(layer for layer in LAYER_ORDER if layer != "framework")
