@@ -662,4 +662,4 @@ def test_probe_layer_choices_are_the_finding_layers():
     # name the same layers as Finding, except "framework", which has no facts of its own.
     from gpuwise.commands.probe import LAYER_CHOICES
 
-    assert LAYER_CHOICES == tuple(layer for layer in LAYER_ORDER if layer != "framework")
+    assert tuple(layer for layer in LAYER_ORDER if layer != "framework") == LAYER_CHOICES
