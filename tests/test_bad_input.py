@@ -324,6 +324,11 @@ CASES = [
         ["catalog", "import-skypilot", "garbage.txt", "--provider", "aws", "-o", "o.csv"],
         "InstanceType",
     ),
+    (  # no --provider and a file that is not a SkyPilot catalog: the header is the problem, not the provider
+        "catalog-import-garbage-no-provider",
+        ["catalog", "import-skypilot", "garbage.txt", "-o", "o.csv"],
+        "no InstanceType column",
+    ),
     (
         "catalog-import-binary",
         ["catalog", "import-skypilot", "binary.bin", "--provider", "aws", "-o", "o.csv"],

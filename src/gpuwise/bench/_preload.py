@@ -4,9 +4,14 @@ The forkserver never initializes CUDA, so the processes forked from it may (CUDA
 """
 
 import contextlib
+import signal
 
-import gpuwise.bench.models  # noqa: F401
-import gpuwise.bench.runner  # noqa: F401
+# Ctrl-C goes to the whole foreground group; the parent handles it and kills benchmark groups itself,
+# so this server ignores it rather than print a KeyboardInterrupt traceback mid-import.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+import gpuwise.bench.models  # noqa: F401, E402
+import gpuwise.bench.runner  # noqa: F401, E402
 
 with contextlib.suppress(ImportError):  # the parent reports a missing torch; the preload must not die on it
     import torch  # noqa: F401

@@ -87,6 +87,8 @@ def _child_main(conn, ctx: BenchContext, entry: BenchEntry) -> None:
     os.setsid()  # own process group: a timeout kills fio / rank processes this benchmark started
     try:
         conn.send(("result", _execute(ctx, entry, lambda text: conn.send(("progress", text)))))
+    except (BrokenPipeError, EOFError):
+        os._exit(1)  # the parent is gone (Ctrl-C): stop quietly instead of printing a traceback
     finally:
         conn.close()
 
@@ -139,6 +141,9 @@ def run_isolated(ctx: BenchContext, entry: BenchEntry, progress: Progress | None
                     result = payload
             elif not proc.is_alive() and not parent_conn.poll(0):
                 break
+    except BaseException:  # Ctrl-C or any error here: the benchmark and all it started go too
+        _kill_group(proc.pid)
+        raise
     finally:
         parent_conn.close()
     proc.join(10)

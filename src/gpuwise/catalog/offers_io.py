@@ -113,6 +113,16 @@ def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = 
     source = Path(source).expanduser()
     if not source.is_file():
         raise UserInputError(f"{source} is not a file", "pass the path of a SkyPilot vms.csv")
+    try:
+        with source.open(encoding="utf-8") as fh:
+            header = fh.readline()
+    except UnicodeDecodeError:
+        header = "InstanceType"  # not text at all: the offers reader says so, with the byte offset
+    if "InstanceType" not in header:
+        raise DataValidationError(
+            "not a SkyPilot catalog: the header has no InstanceType column",
+            "pass a SkyPilot v8 vms.csv (catalogs/v8/<cloud>/vms.csv)", path=str(source), line=1,
+        )
     name = (provider or source.parent.name or "").strip().lower()
     if not name or name in (".", "/"):
         raise UserInputError(

@@ -118,7 +118,9 @@ def _describe(err: dict, model: type[BaseModel], see_also: str) -> tuple[str, st
         hint = f"did you mean '{close[0]}'? " if close else ""
         return (f"unknown field '{field}'", f"{hint}known fields here: {', '.join(known) or 'none'}")
     if kind == "missing":
-        return (f"missing required field '{field}'", f"add '{loc[-1]}:' under '{'.'.join(map(str, loc[:-1])) or 'the top level'}'")
+        parent = ".".join(map(str, loc[:-1]))
+        where = f"under '{parent}'" if parent else "at the top level"
+        return (f"missing required field '{field}'", f"add '{loc[-1]}:' {where}")
     if kind in ("literal_error", "enum"):
         expected = err.get("ctx", {}).get("expected", "")
         got = err.get("input")
