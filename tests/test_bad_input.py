@@ -264,12 +264,12 @@ CASES = [
     (
         "doctor-bench-garbage",
         ["doctor", "--from", "good.tar.gz", "--bench-results", "garbage.txt"],
-        "not readable JSON",
+        "not a readable JSON",
     ),
     (
         "doctor-bench-not-json",
         ["doctor", "--from", "good.tar.gz", "--bench-results", "not_json.json"],
-        "not readable JSON",
+        "not a readable JSON",
     ),
     (
         "doctor-bench-wrong-shape",

@@ -16,32 +16,6 @@ DOCTOR_HELP = (
 )
 
 
-def _load_bench(path: Path):
-    import json
-
-    from pydantic import ValidationError
-
-    from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
-    from gpuwise.errors import UserInputError
-
-    fix = "pass a file written by `gpuwise bench --json FILE` (schema gpuwise-bench/1)"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserInputError(f"--bench-results {path}: no such file", fix) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"--bench-results {path}: not readable JSON ({exc})", fix) from exc
-    if not isinstance(data, dict) or data.get("schema") != BENCH_SCHEMA:
-        got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise UserInputError(f"--bench-results {path}: schema is {got!r}, expected {BENCH_SCHEMA!r}", fix)
-    try:
-        return BenchReport.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise UserInputError(f"--bench-results {path}: field {where}: {first['msg']}", fix) from exc
-
-
 def _run_quick_bench():
     """Run gpuwise.bench in quick mode; the bench package is optional and imported only here."""
     from gpuwise.errors import MissingDependencyError
@@ -106,7 +80,9 @@ def doctor(
 
     if output is not None:
         check_output_path(output, "-o")
-    bench_report = _load_bench(bench_results) if bench_results is not None else None
+    from gpuwise.bench.report_file import read_bench_report
+
+    bench_report = read_bench_report(bench_results, "--bench-results") if bench_results is not None else None
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
     if bench == "quick":
