@@ -119,6 +119,7 @@ def test_bench_results_feed_measurement_rules(tmp_path):
                 "achievable_fraction": 0.803,
                 "percent_of_achievable": 50.3,
                 "status": "ok",
+                "device": "cuda:0",
             }
         ],
     }
