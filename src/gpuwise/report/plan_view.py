@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -14,13 +15,27 @@ VERDICT_STYLE = {"cloud": "cyan", "build": "green", "hybrid": "yellow", "undecid
 
 
 def money(value: float, ccy: str) -> str:
+    """Compact money; `ccy` may be "" when a table states the one currency in its title."""
     if value != value:  # NaN
         return "[dim]n/a[/]"
     if value >= 1e6:
-        return f"{value / 1e6:,.2f}M {ccy}"
-    if value >= 1e3:
-        return f"{value / 1e3:,.1f}k {ccy}"
-    return f"{value:,.2f} {ccy}"
+        text = f"{value / 1e6:,.2f}M"
+    elif value >= 1e3:
+        text = f"{value / 1e3:,.1f}k"
+    else:
+        text = f"{value:,.2f}"
+    return f"{text} {ccy}" if ccy else text
+
+
+def secs(value: float) -> str:
+    """A step-time component with a unit that keeps it short: 13.8 s, 160 ms, 780 us."""
+    if value != value:
+        return "[dim]n/a[/]"
+    if value == 0 or value >= 1:
+        return f"{value:.3g} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} us"
 
 
 def duration(seconds: float) -> str:
@@ -75,58 +90,58 @@ def sweep_table(plan: Plan) -> Table:
     return t
 
 
-def chosen_table(plan: Plan) -> Table:
-    t = Table(
-        title="Chosen setup per option  (per year = fleet busy at the org's utilisation; break-even vs the "
-        "best build: utilisation U* and months)",
-        title_justify="left",
-    )
-    for col, just in (
-        ("option", "left"),
-        ("nodes", "right"),
-        ("step", "right"),
-        ("compute", "right"),
-        ("comm (exposed)", "right"),
-        ("stragglers", "right"),
-        ("data", "right"),
-        ("mem/GPU", "right"),
-        ("time", "right"),
-        ("per run", "right"),
-        ("per year", "right"),
-        ("per eff. GPU-h", "right"),
-        ("break-even vs build", "right"),
-        ("lead", "right"),
-    ):
-        t.add_column(col, justify=just, overflow="fold")
+def _table(title: str, columns: tuple[str, ...]) -> Table:
+    # light borders, collapsed padding and unwrapped numbers: both tables fit an 80-column terminal
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    t.add_column(columns[0], overflow="fold", min_width=12)
+    for col in columns[1:]:
+        t.add_column(col, justify="right", no_wrap=True)
+    return t
+
+
+def chosen_tables(plan: Plan) -> tuple[Table, Table]:
+    """The chosen node count per option, in two narrow tables: where the step time goes, and the cost."""
+    currencies = {_ccy(plan, o) for o in plan.shown}
+    one_ccy = currencies.pop() if len(currencies) == 1 else ""
+    steps = _table("Chosen setup per option: where a step's time goes (exposed = communication not hidden "
+                   "behind backward)",
+                   ("option", "step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU"))
+    costs = _table("Chosen setup per option: time and cost" + (f" in {one_ccy}" if one_ccy else "")
+                   + " (per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
+                   "break-even vs the best build: utilisation U* and months)",
+                   ("option", "nodes", "time", "per run", "per year", "GPU-h", "break-even", "lead"))
     p = plan.perf
     for o in plan.shown:
         k = int(plan.chosen[o])
         row = plan.rows[o]
         name = escape(f"{row.label} {row.pricing.replace('_', '-')}")
+        lead = f"{row.lead_time_days:.0f} d"
         if k < 0:
-            why = "; ".join(p.reasons(o, 0)) or "no feasible node count"
-            t.add_row(
-                name, "[red]none[/]", f"[dim]{escape(why)}[/]", *([""] * 10), f"{row.lead_time_days:.0f} d"
-            )
+            steps.add_row(name, "[red]none[/]", *([""] * 6))  # the reason is in the sweep table and the JSON
+            costs.add_row(name, "[red]none[/]", *([""] * 5), lead)
             continue
-        c = _ccy(plan, o)
-        t.add_row(
+        c = "" if one_ccy else _ccy(plan, o)
+        steps.add_row(
+            name,
+            secs(p.step_s[o, k]),
+            secs(p.compute_s[o, k]),
+            secs(p.comm_s[o, k]),
+            secs(p.exposed_comm_s[o, k]),
+            secs(p.straggler_s[o, k]),
+            secs(p.data_s[o, k]),
+            f"{p.memory_per_gpu_bytes[o, k] / 2**30:.1f} GiB",
+        )
+        costs.add_row(
             name,
             str(int(plan.nodes[k])),
-            f"{p.step_s[o, k]:.3g} s",
-            f"{p.compute_s[o, k]:.3g} s",
-            f"{p.comm_s[o, k]:.3g} s ({p.exposed_comm_s[o, k]:.2g})",
-            f"{p.straggler_s[o, k]:.2g} s",
-            f"{p.data_s[o, k]:.2g} s",
-            f"{p.memory_per_gpu_bytes[o, k] / 2**30:.1f} GiB",
             duration(p.time_to_train_s[o, k]),
             money(plan.run_cost[o, k], c),
             money(plan.year_cost[o, k], c),
             money(plan.eff_gpu_hour_cost[o, k], c),
             _break_even(plan, row.key),
-            f"{row.lead_time_days:.0f} d",
+            lead,
         )
-    return t
+    return steps, costs
 
 
 def _break_even(plan: Plan, key: str) -> str:
@@ -192,6 +207,7 @@ def render_plan(plan: Plan, console: Console | None = None, verbose: bool = Fals
     )
     console.print(head)
     console.print(sweep_table(plan))
-    console.print(chosen_table(plan))
+    for table in chosen_tables(plan):
+        console.print(table)
     console.print(decision_panel(plan))
     console.print(notes_group(plan, verbose))

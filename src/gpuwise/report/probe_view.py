@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -81,13 +82,15 @@ def _gpus(f: Facts) -> list:
     out.extend(f"[dim]{escape(n)}[/]" for n in p.notes)
     if not f.gpus:
         return out
-    t = Table(
-        "#", "name", "memory", "PCIe now/max", "power", "persist", "ECC", "MIG", "temp", "clock events"
-    )
+    # light borders and collapsed padding so the table fits 80 columns; PCIe as gen x width, now/max
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for col in ("#", "name", "memory", "PCIe now/max", "power", "persist", "ECC", "MIG", "temp"):
+        t.add_column(col, no_wrap=col != "name")
+    t.add_column("clock events")
     for g in f.gpus:
         pcie = g.pcie
-        now = f"Gen{_fmt(pcie.gen_current)}x{_fmt(pcie.width_current)}"
-        link = f"{now} / Gen{_fmt(pcie.gen_max)}x{_fmt(pcie.width_max)}"
+        link = (f"{_fmt(pcie.gen_current)}x{_fmt(pcie.width_current)}/"
+                f"{_fmt(pcie.gen_max)}x{_fmt(pcie.width_max)}")
         t.add_row(
             _fmt(g.index),
             _fmt(g.name),
