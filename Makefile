@@ -25,10 +25,12 @@ test: system-deps $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev,bench,tencent]'
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/pytest -q
 
 lint: $(BIN)/python
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

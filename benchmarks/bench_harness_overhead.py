@@ -92,9 +92,15 @@ def bare_allreduce_busbw(nbytes: int, world: int, iters: int, repeats: int) -> f
     port = collective._free_port()
     threads = max(1, (os.cpu_count() or 1) // world)
     cpu = not torch.cuda.is_available()
-    procs = [subprocess.Popen([sys.executable, __file__, "--bare-rank", str(nbytes), str(iters), str(repeats)],
-                              env=collective.rank_env(dict(os.environ), r, world, port, threads, cpu),
-                              stdout=subprocess.PIPE, text=True) for r in range(world)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--bare-rank", str(nbytes), str(iters), str(repeats)],
+            env=collective.rank_env(dict(os.environ), r, world, port, threads, cpu),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for r in range(world)
+    ]
     out = [p.communicate(timeout=600)[0] for p in procs]
     if any(p.returncode for p in procs):
         raise SystemExit(f"bare all_reduce rank failed: {[p.returncode for p in procs]}")
@@ -103,8 +109,15 @@ def bare_allreduce_busbw(nbytes: int, world: int, iters: int, repeats: int) -> f
 
 def gpuwise_allreduce_busbw(nbytes: int, world: int, repeats: int) -> tuple[float, int]:
     cpu = not torch.cuda.is_available()
-    spec = collective.Spec(sizes=(nbytes,), ops=("all_reduce",), world_size=world, warmup=2, repeats=repeats,
-                           target_bytes=(256 if cpu else 8192) * MiB, max_iters=20)
+    spec = collective.Spec(
+        sizes=(nbytes,),
+        ops=("all_reduce",),
+        world_size=world,
+        warmup=2,
+        repeats=repeats,
+        target_bytes=(256 if cpu else 8192) * MiB,
+        max_iters=20,
+    )
     [m] = collective.launch(spec, deadline_s=900)
     return m["value"], m["extra"]["table"][0]["iters"]
 
@@ -117,8 +130,10 @@ def compare(label: str, gpuwise_fn, bare_fn, rounds: int) -> None:
         for sink, fn in pair if r % 2 == 0 else reversed(pair):
             sink.append(fn())
     o, b = statistics.median(ours), statistics.median(bare)
-    print(f"{label:<40} median: gpuwise {o:9.4f} bare {b:9.4f} ratio {o / b:5.3f} | "
-          f"best: gpuwise {max(ours):9.4f} bare {max(bare):9.4f} ratio {max(ours) / max(bare):5.3f} | rounds={rounds}")
+    print(
+        f"{label:<40} median: gpuwise {o:9.4f} bare {b:9.4f} ratio {o / b:5.3f} | best: "
+        f"gpuwise {max(ours):9.4f} bare {max(bare):9.4f} ratio {max(ours) / max(bare):5.3f} | rounds={rounds}"
+    )
 
 
 def main() -> None:
@@ -135,10 +150,15 @@ def main() -> None:
         shapes, dtype = ((512, 512, 512), (1024, 1024, 1024)), "fp32"
         world, sizes = 2, (4 * MiB, 64 * MiB)
     for shape in shapes if args.only != "all_reduce" else ():
-        _, calls = gpuwise_matmul_tflops(shape, dtype, device)  # how many calls gpuwise times: give bare the same
-        compare(f"matmul {dtype} {'x'.join(map(str, shape))} TFLOP/s",
-                lambda s=shape: gpuwise_matmul_tflops(s, dtype, device)[0],
-                lambda s=shape, n=calls: bare_matmul_tflops(s, dtype, device, n), args.rounds)
+        _, calls = gpuwise_matmul_tflops(
+            shape, dtype, device
+        )  # how many calls gpuwise times: give bare the same
+        compare(
+            f"matmul {dtype} {'x'.join(map(str, shape))} TFLOP/s",
+            lambda s=shape: gpuwise_matmul_tflops(s, dtype, device)[0],
+            lambda s=shape, n=calls: bare_matmul_tflops(s, dtype, device, n),
+            args.rounds,
+        )
     if args.only == "matmul":
         return
     if device == "cuda" and torch.cuda.device_count() < 2:
@@ -146,9 +166,12 @@ def main() -> None:
         return
     for nbytes in sizes:
         value, iters = gpuwise_allreduce_busbw(nbytes, world, 5)
-        compare(f"all_reduce {nbytes // MiB} MiB busbw GB/s ({world} ranks)",
-                lambda n=nbytes: gpuwise_allreduce_busbw(n, world, 5)[0],
-                lambda n=nbytes, i=iters: bare_allreduce_busbw(n, world, i, 5), args.rounds)
+        compare(
+            f"all_reduce {nbytes // MiB} MiB busbw GB/s ({world} ranks)",
+            lambda n=nbytes: gpuwise_allreduce_busbw(n, world, 5)[0],
+            lambda n=nbytes, i=iters: bare_allreduce_busbw(n, world, i, 5),
+            args.rounds,
+        )
 
 
 if __name__ == "__main__":

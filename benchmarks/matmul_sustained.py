@@ -47,8 +47,18 @@ def main() -> None:
     print(f"burst (3 warm-up, 10 timed, from idle): {window(lambda: torch.mm(a, b, out=c), 10):.1f} TFLOP/s")
     per_window = max(1, int(0.25 / (flops / 700e12)))
     smi = subprocess.Popen(
-        ["nvidia-smi", "-i", "0", "--query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active",
-         "--format=csv,noheader", "-lms", "250"], stdout=subprocess.PIPE, text=True)
+        [
+            "nvidia-smi",
+            "-i",
+            "0",
+            "--query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active",
+            "--format=csv,noheader",
+            "-lms",
+            "250",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     rows, t0 = [], time.perf_counter()
     while time.perf_counter() - t0 < args.seconds:
         rows.append((time.perf_counter() - t0, window(lambda: torch.mm(a, b, out=c), per_window)))
@@ -58,10 +68,12 @@ def main() -> None:
         print(f"t={t:5.2f}s {rate:7.1f} TFLOP/s")
     print("nvidia-smi during the run (time, SM clock, power, active clock-event reason mask):")
     print(log)
-    steady = [r[1] for r in rows[len(rows) // 2:]]
+    steady = [r[1] for r in rows[len(rows) // 2 :]]
     print(f"sustained (second half of {args.seconds:g} s): median {statistics.median(steady):.1f} TFLOP/s")
-    print(f"a @ b (allocating) once: {window(lambda: a @ b, per_window):.1f} TFLOP/s; "
-          f"mm(out=c) once: {window(lambda: torch.mm(a, b, out=c), per_window):.1f} TFLOP/s")
+    print(
+        f"a @ b (allocating) once: {window(lambda: a @ b, per_window):.1f} TFLOP/s; mm(out=c) once: "
+        f"{window(lambda: torch.mm(a, b, out=c), per_window):.1f} TFLOP/s"
+    )
 
 
 if __name__ == "__main__":

@@ -38,10 +38,15 @@ def build_inputs(n_options: int):
         rows.append(nums)
         prices.append(r.node_hour_price * rng.uniform(0.5, 1.5))
         annual.append(r.onprem.annual_per_node() if r.onprem else np.nan)
-    costs = CostArrays(node_hour_price=np.array(prices), pays_idle=np.zeros(n_options),
-                       annual_per_node=np.array(annual), fixed_per_year=np.zeros(n_options),
-                       capex_per_node=np.full(n_options, np.nan), opex_per_node_year=np.full(n_options, np.nan),
-                       currency_factor=np.ones(n_options))
+    costs = CostArrays(
+        node_hour_price=np.array(prices),
+        pays_idle=np.zeros(n_options),
+        annual_per_node=np.array(annual),
+        fixed_per_year=np.zeros(n_options),
+        capex_per_node=np.full(n_options, np.nan),
+        opex_per_node_year=np.full(n_options, np.nan),
+        currency_factor=np.ones(n_options),
+    )
     w = WorkloadNumbers.from_workload(plan.workload, PlanDefaults().value("compute.recompute_factor"))
     return w, OptionArrays.stack(rows), costs
 
@@ -72,9 +77,14 @@ def main() -> None:
         times.append(time.perf_counter() - t0)
     assert run.shape == (args.options, len(NODES), n_util)
     med = statistics.median(times)
-    print(f"{n_evals:,} evaluations ({args.options} options × {len(NODES)} node counts × {n_util} utilisations)")
-    print(f"median {med * 1000:.1f} ms, min {min(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms "
-          f"over {args.repeats} repeats (after 1 warm-up); {n_evals / med:,.0f} evaluations/s")
+    print(
+        f"{n_evals:,} evaluations ({args.options} options × {len(NODES)} node counts × {n_util} utilisations)"
+    )
+    print(
+        f"median {med * 1000:.1f} ms, min {min(times) * 1000:.1f} ms, "
+        f"max {max(times) * 1000:.1f} ms over {args.repeats} repeats (after 1 warm-up); "
+        f"{n_evals / med:,.0f} evaluations/s"
+    )
     print("PASS: under 1 s" if med < 1.0 else "FAIL: 1 s or more")
 
 

@@ -40,12 +40,18 @@ def main() -> None:
         if have_torch:
             c_times.append(time_cmd(collect_env))
     p = statistics.median(p_times)
-    print(f"gpuwise probe --json        median {p:.3f} s  (min {min(p_times):.3f}, max {max(p_times):.3f}, n={len(p_times)})")
+    print(
+        f"gpuwise probe --json        median {p:.3f} s  (min {min(p_times):.3f}, max {max(p_times):.3f}, n={len(p_times)})"
+    )
     print(f"  goal < 1.5 s: {'PASS' if p < 1.5 else 'FAIL'}")
     if c_times:
         c = statistics.median(c_times)
-        print(f"torch.utils.collect_env     median {c:.3f} s  (min {min(c_times):.3f}, max {max(c_times):.3f}, n={len(c_times)})")
-        print(f"  ratio probe/collect_env = {p / c:.2f} ({'PASS' if p < c else 'FAIL'}: probe must be faster)")
+        print(
+            f"torch.utils.collect_env     median {c:.3f} s  (min {min(c_times):.3f}, max {max(c_times):.3f}, n={len(c_times)})"
+        )
+        print(
+            f"  ratio probe/collect_env = {p / c:.2f} ({'PASS' if p < c else 'FAIL'}: probe must be faster)"
+        )
     else:
         print("torch not installed: collect_env comparison skipped")
 

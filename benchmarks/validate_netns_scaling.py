@@ -50,8 +50,13 @@ def worker(args) -> None:
     rtt = None
     if args.world > 1:
         rtt = _rtt_probe(args.rank, f"{SUBNET}.1", PORT + 1)
-    dist.init_process_group("gloo", init_method=f"tcp://{SUBNET}.1:{PORT}", rank=args.rank, world_size=args.world,
-                            timeout=__import__("datetime").timedelta(seconds=60))
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://{SUBNET}.1:{PORT}",
+        rank=args.rank,
+        world_size=args.world,
+        timeout=__import__("datetime").timedelta(seconds=60),
+    )
     if args.world > 1:  # rank 1 measured the RTT; give it to rank 0, which writes the result
         shared = torch.tensor([rtt or 0.0], dtype=torch.float64)
         dist.all_reduce(shared, op=dist.ReduceOp.MAX)
@@ -67,7 +72,9 @@ def worker(args) -> None:
 
     for i in range(args.warmup + args.steps):
         t0 = time.perf_counter()
-        with model.no_sync() if args.no_sync else contextlib.nullcontext():  # no_sync: compute only, no all-reduce
+        with (
+            model.no_sync() if args.no_sync else contextlib.nullcontext()
+        ):  # no_sync: compute only, no all-reduce
             loss = torch.nn.functional.mse_loss(model(x), y)
             loss.backward()
         opt.step()
@@ -139,7 +146,21 @@ class Netns:
             self.sh("ip", "netns", "add", ns)
             self.made.append(ns)
             self.sh("ip", "-n", ns, "link", "set", "lo", "up")
-            self.sh("ip", "-n", self.hub, "link", "add", f"h{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            self.sh(
+                "ip",
+                "-n",
+                self.hub,
+                "link",
+                "add",
+                f"h{i}",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                ns,
+            )
             self.sh("ip", "-n", self.hub, "link", "set", f"h{i}", "master", "br0")
             self.sh("ip", "-n", self.hub, "link", "set", f"h{i}", "up")
             self.sh("ip", "-n", ns, "addr", "add", f"{SUBNET}.{i + 1}/24", "dev", "eth0")
@@ -150,8 +171,25 @@ class Netns:
         """tbf on both ends of every veth: each direction of each rank's link runs at `mbit`."""
         burst_kb = max(64, int(mbit * 1e6 / 8 / 1000 / 1000 * 4))  # >= 4 ms of traffic and >= one GSO segment
         for ns, dev in self.links:
-            self.sh("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
-                    "rate", f"{mbit:g}mbit", "burst", f"{burst_kb}kb", "latency", "100ms")
+            self.sh(
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "tc",
+                "qdisc",
+                "replace",
+                "dev",
+                dev,
+                "root",
+                "tbf",
+                "rate",
+                f"{mbit:g}mbit",
+                "burst",
+                f"{burst_kb}kb",
+                "latency",
+                "100ms",
+            )
 
     def close(self) -> None:
         for ns in reversed(self.made):
@@ -165,13 +203,43 @@ def run_ranks(net: Netns, world: int, args, deadline: float, no_sync: bool = Fal
     procs = []
     budget = max(10.0, deadline - time.monotonic())
     for rank in range(world):
-        cmd = ["ip", "netns", "exec", net.names[rank], sys.executable, __file__, "--worker", "--rank", str(rank),
-               "--world", str(world), "--hidden", str(args.hidden), "--layers", str(args.layers),
-               "--batch", str(args.batch), "--steps", str(args.steps), "--warmup", str(args.warmup), "--out", str(out)]
+        cmd = [
+            "ip",
+            "netns",
+            "exec",
+            net.names[rank],
+            sys.executable,
+            __file__,
+            "--worker",
+            "--rank",
+            str(rank),
+            "--world",
+            str(world),
+            "--hidden",
+            str(args.hidden),
+            "--layers",
+            str(args.layers),
+            "--batch",
+            str(args.batch),
+            "--steps",
+            str(args.steps),
+            "--warmup",
+            str(args.warmup),
+            "--out",
+            str(out),
+        ]
         cmd += ["--no-sync"] if no_sync else []
         env = {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1"}  # gloo must use the veth
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      start_new_session=True, env=env))
+        procs.append(
+            subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+                env=env,
+            )
+        )
     try:
         for p in procs:
             _, err = p.communicate(timeout=budget)
@@ -199,19 +267,57 @@ def predict(t1: float, params: int, mbit: float, rtt_s: float, batch: int) -> di
     d = PlanDefaults()
     frac = d.value("communication.default_network_achieved_fraction")
     w = WorkloadNumbers(
-        flops_per_sample=1.0, total_samples=2.0 * batch, global_batch=2.0 * batch, micro_batch=float(batch),
-        params=float(params), weight_bytes=4.0, grad_bytes=4.0, optimizer_bytes=4.0, zero_stage=0, tp=1, pp=1,
-        fixed_dp=0, bucket_bytes=BUCKET_MB * 2**20, layers=0.0, hidden=0.0, heads=0.0, seq_len=0.0,
-        activation_checkpointing=False, flash_attention=True, activation_bytes_per_sample=0.0, bytes_per_sample=0.0,
-        recompute_factor=1.0, random_reads=False, avg_read_bytes=1.0)
-    opt = dict(gpus_per_node=1, peak_flops=batch / t1, mfu=1.0, gpu_memory_bytes=np.nan, intra_bytes_s=1e12,
-               intra_latency_s=0.0, inter_bytes_s=mbit * 1e6 / 8 * frac, inter_latency_s=rtt_s / 2,
-               compute_cv=d.value("stragglers.compute_cv"), network_cv=d.value("stragglers.network_cv_ethernet"),
-               storage_bytes_s=1e12, storage_iops=1e12, storage_shared=0.0, time_overhead=0.0,
-               overlap=d.value("communication.overlap_fraction"), usable_memory_fraction=1.0)
+        flops_per_sample=1.0,
+        total_samples=2.0 * batch,
+        global_batch=2.0 * batch,
+        micro_batch=float(batch),
+        params=float(params),
+        weight_bytes=4.0,
+        grad_bytes=4.0,
+        optimizer_bytes=4.0,
+        zero_stage=0,
+        tp=1,
+        pp=1,
+        fixed_dp=0,
+        bucket_bytes=BUCKET_MB * 2**20,
+        layers=0.0,
+        hidden=0.0,
+        heads=0.0,
+        seq_len=0.0,
+        activation_checkpointing=False,
+        flash_attention=True,
+        activation_bytes_per_sample=0.0,
+        bytes_per_sample=0.0,
+        recompute_factor=1.0,
+        random_reads=False,
+        avg_read_bytes=1.0,
+    )
+    opt = dict(
+        gpus_per_node=1,
+        peak_flops=batch / t1,
+        mfu=1.0,
+        gpu_memory_bytes=np.nan,
+        intra_bytes_s=1e12,
+        intra_latency_s=0.0,
+        inter_bytes_s=mbit * 1e6 / 8 * frac,
+        inter_latency_s=rtt_s / 2,
+        compute_cv=d.value("stragglers.compute_cv"),
+        network_cv=d.value("stragglers.network_cv_ethernet"),
+        storage_bytes_s=1e12,
+        storage_iops=1e12,
+        storage_shared=0.0,
+        time_overhead=0.0,
+        overlap=d.value("communication.overlap_fraction"),
+        usable_memory_fraction=1.0,
+    )
     r = evaluate(w, OptionArrays.stack([opt]), [1, 2])
-    return {"efficiency": float(r.efficiency[0, 1]), "step_s": float(r.step_s[0, 1]), "comm_s": float(r.comm_s[0, 1]),
-            "exposed_comm_s": float(r.exposed_comm_s[0, 1]), "achieved_fraction": frac}
+    return {
+        "efficiency": float(r.efficiency[0, 1]),
+        "step_s": float(r.step_s[0, 1]),
+        "comm_s": float(r.comm_s[0, 1]),
+        "exposed_comm_s": float(r.exposed_comm_s[0, 1]),
+        "achieved_fraction": frac,
+    }
 
 
 def main() -> int:
@@ -281,13 +387,26 @@ def main() -> int:
             measured = t2c / t2
             pred = predict(t2c, params, mbit, rtt, args.batch)
             pred_raw = predict(t1, params, mbit, rtt, args.batch)
-            results.append({"rate_mbit": mbit, "params": params, "grad_mb": params * 4 / 1e6, "rtt_ms": rtt * 1e3,
-                            "t1_s": t1, "t2_compute_only_s": t2c, "t2_s": t2, "t2_min_s": min(t2s),
-                            "t2_max_s": max(t2s), "raw_efficiency": t1 / t2, "predicted_raw": pred_raw,
-                            "raw_error_points": (pred_raw["efficiency"] - t1 / t2) * 100,
-                            "measured_efficiency": measured,
-                            "predicted": pred, "error_points": (pred["efficiency"] - measured) * 100,
-                            "relative_error": (pred["efficiency"] - measured) / measured})
+            results.append(
+                {
+                    "rate_mbit": mbit,
+                    "params": params,
+                    "grad_mb": params * 4 / 1e6,
+                    "rtt_ms": rtt * 1e3,
+                    "t1_s": t1,
+                    "t2_compute_only_s": t2c,
+                    "t2_s": t2,
+                    "t2_min_s": min(t2s),
+                    "t2_max_s": max(t2s),
+                    "raw_efficiency": t1 / t2,
+                    "predicted_raw": pred_raw,
+                    "raw_error_points": (pred_raw["efficiency"] - t1 / t2) * 100,
+                    "measured_efficiency": measured,
+                    "predicted": pred,
+                    "error_points": (pred["efficiency"] - measured) * 100,
+                    "relative_error": (pred["efficiency"] - measured) / measured,
+                }
+            )
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 1
@@ -295,22 +414,30 @@ def main() -> int:
         timer.cancel()
         net.close()
 
-    print(f"MLP {args.layers}x{args.hidden} ({results[0]['params'] / 1e6:.2f}M params, "
-          f"{results[0]['grad_mb']:.1f} MB fp32 gradients), batch {args.batch}/rank, gloo DDP, "
-          f"bucket {BUCKET_MB:g} MiB, 1 CPU thread per rank; latency = measured RTT (no netem in this kernel)")
-    print("| link | RTT | step: 1 rank / 2 ranks no comm / 2 ranks DDP (min–max) | raw E: measured / predicted "
-          "| network E: measured / predicted | error (network E) |")
+    print(
+        f"MLP {args.layers}x{args.hidden} ({results[0]['params'] / 1e6:.2f}M params, "
+        f"{results[0]['grad_mb']:.1f} MB fp32 gradients), batch {args.batch}/rank, gloo DDP, "
+        f"bucket {BUCKET_MB:g} MiB, 1 CPU thread per rank; "
+        "latency = measured RTT (no netem in this kernel)"
+    )
+    print(
+        "| link | RTT | step: 1 rank / 2 ranks no comm / 2 ranks DDP (min–max) | raw E: "
+        "measured / predicted | network E: measured / predicted | error (network E) |"
+    )
     print("|---|---|---|---|---|---|")
     for r in results:
         p = r["predicted"]
-        print(f"| {r['rate_mbit']:g} Mbit/s tbf | {r['rtt_ms']:.3f} ms | {r['t1_s'] * 1e3:.0f} / "
-              f"{r['t2_compute_only_s'] * 1e3:.0f} / {r['t2_s'] * 1e3:.0f} ms ({r['t2_min_s'] * 1e3:.0f}–"
-              f"{r['t2_max_s'] * 1e3:.0f}) | {r['raw_efficiency']:.1%} / {r['predicted_raw']['efficiency']:.1%} | "
-              f"{r['measured_efficiency']:.1%} / {p['efficiency']:.1%} | {r['error_points']:+.1f} pts "
-              f"({r['relative_error']:+.0%}) |")
-    print("raw E = T(1 rank)/T(2 ranks DDP), predicted with compute = the 1-rank step; network E = T(2 ranks, no all-reduce)/T(2 ranks DDP), which removes "
-          "the CPU contention GPUs do not have; predicted E = planner model for the same link, compute = that "
-          "no-all-reduce step time")
+        print(
+            f"| {r['rate_mbit']:g} Mbit/s tbf | {r['rtt_ms']:.3f} ms | {r['t1_s'] * 1e3:.0f} / {r['t2_compute_only_s'] * 1e3:.0f} / {r['t2_s'] * 1e3:.0f} ms ({r['t2_min_s'] * 1e3:.0f}–{r['t2_max_s'] * 1e3:.0f}) "
+            f"| {r['raw_efficiency']:.1%} / {r['predicted_raw']['efficiency']:.1%} | {r['measured_efficiency']:.1%} / {p['efficiency']:.1%} | {r['error_points']:+.1f} pts ({r['relative_error']:+.0%}) "
+            "|"
+        )
+    print(
+        "raw E = T(1 rank)/T(2 ranks DDP), predicted with compute = the 1-rank step; "
+        "network E = T(2 ranks, no all-reduce)/T(2 ranks DDP), "
+        "which removes the CPU contention GPUs do not have; "
+        "predicted E = planner model for the same link, compute = that no-all-reduce step time"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -17,7 +17,9 @@ REAL = Path(os.environ.get("GPUWISE_REAL_FIXTURES", TESTS.parent.parent / "share
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-goldens", action="store_true", help="rewrite golden files instead of comparing")
+    parser.addoption(
+        "--update-goldens", action="store_true", help="rewrite golden files instead of comparing"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -45,7 +47,11 @@ def real_files(subdir: str, pattern: str = "*") -> list[Path]:
 
 
 def capture_dirs() -> list[Path]:
-    return sorted(p for p in CAPTURES.iterdir() if p.is_dir() or p.name.endswith(".tar.gz")) if CAPTURES.is_dir() else []
+    return (
+        sorted(p for p in CAPTURES.iterdir() if p.is_dir() or p.name.endswith(".tar.gz"))
+        if CAPTURES.is_dir()
+        else []
+    )
 
 
 @pytest.fixture
@@ -61,6 +67,8 @@ def golden(request):
             return
         if not path.exists():
             pytest.fail(f"golden file {path} missing: run `pytest --update-goldens` and review the diff")
-        assert text == path.read_text(), f"{name} differs from golden; if intended, run pytest --update-goldens and review"
+        assert text == path.read_text(), (
+            f"{name} differs from golden; if intended, run pytest --update-goldens and review"
+        )
 
     return check

@@ -534,11 +534,8 @@ def test_doctor_bench_quick_calls_the_bench_runner_with_quick_options(monkeypatc
 
 def test_ctrl_c_exits_130_with_a_word_not_a_traceback():
     code = (
-        "import typer, gpuwise.cli as cli\n"
-        "@cli.app.command('slow')\n"
-        "def slow():\n"
-        "    raise KeyboardInterrupt\n"
-        "cli.main()\n"
+        "import typer, "
+        "gpuwise.cli as cli\n@cli.app.command('slow')\ndef slow():\n    raise KeyboardInterrupt\ncli.main()\n"
     )
     r = subprocess.run([sys.executable, "-c", code, "slow"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 130 and "interrupted" in r.stderr and "Traceback" not in r.stderr

@@ -19,9 +19,10 @@ from gpuwise.commands import bench, capture, catalog, doctor, plan, probe
 
 app = typer.Typer(
     name="gpuwise",
-    help="Measure, diagnose and plan GPU training machines: cloud instances and self-built clusters.\n\n"
-    "Exit codes: 0 = ok; 1 = warnings, 2 = critical findings (doctor only); 3 = could not run (the message "
-    "says how to fix it); 130 = interrupted.",
+    help="Measure, diagnose and plan GPU training machines: "
+    "cloud instances and self-built clusters.\n\nExit codes: 0 = ok; 1 = warnings, "
+    "2 = critical findings (doctor only); 3 = could not run (the message says how to fix it); "
+    "130 = interrupted.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -81,15 +82,13 @@ def main() -> None:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
         sys.exit(141)
-    except (
-        OSError
-    ) as exc:  # a file or device the OS refused (permissions, disk full) that no command caught
+    except OSError as exc:  # a file or device the OS refused (permissions, disk full) that no command caught
         if _state["debug"]:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
         typer.secho(
-            f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, that you can read "
-            "or write it, and that the disk has space",
+            f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, "
+            "that you can read or write it, and that the disk has space",
             fg=typer.colors.RED,
             err=True,
         )
@@ -102,8 +101,8 @@ def main() -> None:
         if _state["debug"]:
             raise
         typer.secho(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "Re-run with --debug for a traceback, and please report it.",
+            f"internal error: {type(exc).__name__}: {exc}\nRe-run with --debug for a traceback, "
+            "and please report it.",
             fg=typer.colors.RED,
             err=True,
         )

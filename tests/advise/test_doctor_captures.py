@@ -279,9 +279,7 @@ VM_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "rule_id,what,edit,status", VM_CASES, ids=[f"{c[0]}:{c[1][:30]}" for c in VM_CASES]
-)
+@pytest.mark.parametrize("rule_id,what,edit,status", VM_CASES, ids=[f"{c[0]}:{c[1][:30]}" for c in VM_CASES])
 def test_host_rules_on_the_recorded_vm(tmp_path, rule_id, what, edit, status):
     as_recorded = finding(doctor_report(_vm_copy(tmp_path / "recorded")), rule_id)
     edited_root = _vm_copy(tmp_path / "edited")

@@ -552,9 +552,7 @@ def test_rule_triggers_and_stays_quiet(rule_id, what, edit, status, env, clean_e
     clean = healthy_node()
     if clean_edit:
         clean_edit(clean)
-    clean_env = (
-        "onprem" if env == "unknown" else env
-    )  # the unknown-environment rule's "clean" is a known one
+    clean_env = "onprem" if env == "unknown" else env  # the unknown-environment rule's "clean" is a known one
     quiet = [f for f in run_rules(clean, None, clean_env) if f.id == rule_id and f.status != "pass"]
     assert not quiet, f"{rule_id} fired on the clean node: {quiet[0].title}"
 
@@ -581,9 +579,7 @@ def test_measurement_rules(rule_id, m, status):
         }
     )
     quiet = [
-        f
-        for f in run_rules(healthy_node(), bench(good), "onprem")
-        if f.id == rule_id and f.status != "pass"
+        f for f in run_rules(healthy_node(), bench(good), "onprem") if f.id == rule_id and f.status != "pass"
     ]
     assert not quiet
     # Without measurements the measurement rules do not run at all.
@@ -624,7 +620,9 @@ def test_at_least_40_rules_cover_every_layer():
     layers = {r.layer for r in rules.values()}
     assert layers == set(LAYER_ORDER)  # every layer a Finding may name has at least one rule
     assert all(r.source for r in rules.values())
-    tested = {c[0] for c in CASES} | {c[0] for c in BENCH_CASES} | {"bench.not_measured", "bench.pin_memory_gain"}
+    tested = (
+        {c[0] for c in CASES} | {c[0] for c in BENCH_CASES} | {"bench.not_measured", "bench.pin_memory_gain"}
+    )
     assert set(rules) - tested == set(), "every rule needs a trigger test"
 
 

@@ -15,8 +15,13 @@ LAYERS = ("compute", "memory", "host-device", "gpu-gpu", "collective", "storage"
 
 
 def gpuwise(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "160", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "160", **(env or {})},
+    )
 
 
 def test_only_compute_writes_schema_json_atomically(tmp_path):
@@ -69,6 +74,11 @@ def test_without_torch_it_says_how_to_install(tmp_path):
     fake = tmp_path / "torch"
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('No module named torch (simulated)')\n")
-    r = gpuwise("bench", "--only", "compute", env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    r = gpuwise(
+        "bench",
+        "--only",
+        "compute",
+        env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
     assert r.returncode == 3
     assert "pip install 'gpuwise[bench]'" in r.stderr and "Traceback" not in r.stderr

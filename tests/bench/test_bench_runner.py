@@ -14,7 +14,9 @@ from gpuwise.errors import UserInputError
 
 
 def fake(behaviour: str, timeout_s: float = 30) -> BenchEntry:
-    return BenchEntry(behaviour, "fake", f"tests.bench.fakebench.{behaviour}", behaviour, timeout_s, timeout_s)
+    return BenchEntry(
+        behaviour, "fake", f"tests.bench.fakebench.{behaviour}", behaviour, timeout_s, timeout_s
+    )
 
 
 @pytest.fixture
@@ -25,16 +27,26 @@ def ctx(tmp_path) -> BenchContext:
 def test_judge_percentages_and_invalid_above_peak():
     m = judge(Measurement(name="x", layer="memory", value=80, unit="GB/s", peak=100, achievable_fraction=0.8))
     assert (m.status, m.percent_of_peak, m.percent_of_achievable) == ("ok", 80.0, 100.0)
-    m = judge(Measurement(name="x", layer="memory", value=101, unit="GB/s", peak=100, peak_source="catalog: H200"))
+    m = judge(
+        Measurement(name="x", layer="memory", value=101, unit="GB/s", peak=100, peak_source="catalog: H200")
+    )
     assert m.status == "invalid" and "101% of peak" in m.reason and "catalog: H200" in m.reason
 
 
 def test_judge_nvls_allreduce_is_the_known_exception():
-    m = Measurement(name="allreduce_busbw", layer="collective", value=480, unit="GB/s", peak=450,
-                    extra={"in_network_reduction": True})
+    m = Measurement(
+        name="allreduce_busbw",
+        layer="collective",
+        value=480,
+        unit="GB/s",
+        peak=450,
+        extra={"in_network_reduction": True},
+    )
     m = judge(m)
     assert m.status == "ok" and m.percent_of_peak > 100 and "NVLS" in m.reason
-    same_without = judge(Measurement(name="allgather_busbw", layer="collective", value=480, unit="GB/s", peak=450))
+    same_without = judge(
+        Measurement(name="allgather_busbw", layer="collective", value=480, unit="GB/s", peak=450)
+    )
     assert same_without.status == "invalid"
 
 

@@ -18,13 +18,19 @@ from gpuwise.bench.collective_rank import BUS_FACTOR, RankInfo, iterations, rank
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.errors import EnvironmentProblem, UserInputError
 
-SMALL = collective.Spec(sizes=(8, 4096, 1 << 20), backend="gloo", warmup=1, repeats=3, target_bytes=4 << 20,
-                        timeout_s=20)
+SMALL = collective.Spec(
+    sizes=(8, 4096, 1 << 20), backend="gloo", warmup=1, repeats=3, target_bytes=4 << 20, timeout_s=20
+)
 
 
 def test_two_gloo_ranks_report_algbw_busbw_plateau_and_slowest_rank():
     results = [Measurement.model_validate(d) for d in collective.launch(SMALL, deadline_s=120)]
-    assert [m.name for m in results] == ["allreduce_busbw", "allgather_busbw", "reducescatter_busbw", "broadcast_busbw"]
+    assert [m.name for m in results] == [
+        "allreduce_busbw",
+        "allgather_busbw",
+        "reducescatter_busbw",
+        "broadcast_busbw",
+    ]
     for m in results:
         op = m.params["op"]
         table = m.extra["table"]
@@ -49,8 +55,13 @@ def test_busbw_factors_match_nccl_tests():
 def test_rank_identity_from_torchrun_and_srun_env():
     info = rank_from_env({"RANK": "3", "WORLD_SIZE": "16", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "8"})
     assert info == RankInfo(3, 16, 3, 8, "torchrun") and info.nodes == 2
-    slurm = {"SLURM_PROCID": "9", "SLURM_NTASKS": "16", "SLURM_LOCALID": "1", "SLURM_NTASKS_PER_NODE": "8(x2)",
-             "MASTER_ADDR": "node1"}
+    slurm = {
+        "SLURM_PROCID": "9",
+        "SLURM_NTASKS": "16",
+        "SLURM_LOCALID": "1",
+        "SLURM_NTASKS_PER_NODE": "8(x2)",
+        "MASTER_ADDR": "node1",
+    }
     assert rank_from_env(slurm) == RankInfo(9, 16, 1, 8, "srun")
     with pytest.raises(UserInputError, match="MASTER_ADDR"):
         rank_from_env({k: v for k, v in slurm.items() if k != "MASTER_ADDR"})
@@ -64,10 +75,33 @@ def test_module_under_torchrun_with_two_cpu_ranks(tmp_path):
         pytest.skip("torchrun not on PATH")
     out = tmp_path / "c.json"
     env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
-    proc = subprocess.run([torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
-                           str(collective._free_port()), "-m", "gpuwise.bench.collective", "--sizes", "8,64K,1M",
-                           "--ops", "all_reduce,broadcast", "--repeats", "2", "--warmup", "1", "--json", str(out)],
-                          capture_output=True, text=True, timeout=180, env=env)
+    proc = subprocess.run(
+        [
+            torchrun,
+            "--nproc-per-node",
+            "2",
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            str(collective._free_port()),
+            "-m",
+            "gpuwise.bench.collective",
+            "--sizes",
+            "8,64K,1M",
+            "--ops",
+            "all_reduce,broadcast",
+            "--repeats",
+            "2",
+            "--warmup",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "all_reduce" in proc.stdout and "busbw GB/s" in proc.stdout  # rank 0 printed the table
     report = BenchReport.model_validate(json.loads(out.read_text()))
@@ -78,11 +112,33 @@ def test_module_under_torchrun_with_two_cpu_ranks(tmp_path):
 
 def _start_ranks(tmp_path, extra_args: list[str]):
     port = collective._free_port()
-    spec = collective.Spec(sizes=(64 << 20,), ops=("all_reduce",), backend="gloo", warmup=1, repeats=1000,
-                           target_bytes=64 << 20, max_iters=1, timeout_s=5)
-    cmd = [sys.executable, "-m", "gpuwise.bench.collective", *spec.argv(str(tmp_path / "out.json")), *extra_args]
-    procs = [subprocess.Popen(cmd, env=collective.rank_env(dict(os.environ), r, 2, port, 1, True),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(2)]
+    spec = collective.Spec(
+        sizes=(64 << 20,),
+        ops=("all_reduce",),
+        backend="gloo",
+        warmup=1,
+        repeats=1000,
+        target_bytes=64 << 20,
+        max_iters=1,
+        timeout_s=5,
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "gpuwise.bench.collective",
+        *spec.argv(str(tmp_path / "out.json")),
+        *extra_args,
+    ]
+    procs = [
+        subprocess.Popen(
+            cmd,
+            env=collective.rank_env(dict(os.environ), r, 2, port, 1, True),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for r in range(2)
+    ]
     # wait until rank 0 is timing (it prints a progress line), so the peer fails mid-collective
     line = procs[0].stdout.readline()
     assert line.startswith("progress:"), line + procs[0].stderr.read()

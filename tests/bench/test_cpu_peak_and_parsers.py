@@ -15,8 +15,10 @@ from ..conftest import real_files
 def cpuinfo(vendor: str, flags: str, cores: int, mhz: float = 2000.0, threads_per_core: int = 1) -> str:
     blocks = []
     for cpu in range(cores * threads_per_core):
-        blocks.append(f"processor\t: {cpu}\nvendor_id\t: {vendor}\nmodel name\t: Test CPU\ncpu MHz\t\t: {mhz}\n"
-                      f"physical id\t: 0\ncore id\t\t: {cpu % cores}\nflags\t\t: {flags}\n")
+        blocks.append(
+            f"processor\t: {cpu}\nvendor_id\t: {vendor}\nmodel name\t: Test CPU\ncpu MHz\t\t: "
+            f"{mhz}\nphysical id\t: 0\ncore id\t\t: {cpu % cores}\nflags\t\t: {flags}\n"
+        )
     return "\n".join(blocks)
 
 

@@ -32,7 +32,10 @@ def test_bad_files_name_the_option_the_file_and_the_fix(tmp_path, text, match):
     with pytest.raises(DataValidationError, match=match) as err:
         read_bench_report(path, "--calibrate")
     message = str(err.value)
-    assert message.startswith(f"{path}: --calibrate") and "To fix: pass a file written by `gpuwise bench" in message
+    assert (
+        message.startswith(f"{path}: --calibrate")
+        and "To fix: pass a file written by `gpuwise bench" in message
+    )
 
 
 def test_missing_file(tmp_path):

@@ -16,7 +16,9 @@ from gpuwise.errors import MissingDependencyError
 
 from ..conftest import real_files
 
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not installed (`.ci/run` installs it)")
+needs_fio = pytest.mark.skipif(
+    shutil.which("fio") is None, reason="fio not installed (`.ci/run` installs it)"
+)
 MiB = 1 << 20
 
 
@@ -55,22 +57,48 @@ def test_storage_measures_and_cleans_up_and_matches_a_direct_fio_run(tmp_path):
     workdir = data / "direct-check"
     workdir.mkdir()
     try:
-        common = [f"--directory={workdir}", "--filename=check.dat", f"--size={64 * MiB}", "--ioengine=libaio",
-                  f"--direct={int(direct)}", "--time_based", "--runtime=1", "--group_reporting", "--output-format=json"]
-        subprocess.run(["fio", "--name=w", "--rw=write", "--bs=1M", "--iodepth=16", *common], check=True,
-                       capture_output=True)
+        common = [
+            f"--directory={workdir}",
+            "--filename=check.dat",
+            f"--size={64 * MiB}",
+            "--ioengine=libaio",
+            f"--direct={int(direct)}",
+            "--time_based",
+            "--runtime=1",
+            "--group_reporting",
+            "--output-format=json",
+        ]
+        subprocess.run(
+            ["fio", "--name=w", "--rw=write", "--bs=1M", "--iodepth=16", *common],
+            check=True,
+            capture_output=True,
+        )
         seq, rand = [], []
         for _ in range(3):
-            out = subprocess.run(["fio", "--name=r", "--rw=read", "--bs=1M", "--iodepth=16", "--numjobs=1", *common],
-                                 check=True, capture_output=True, text=True).stdout
+            out = subprocess.run(
+                ["fio", "--name=r", "--rw=read", "--bs=1M", "--iodepth=16", "--numjobs=1", *common],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             seq.append(json.loads(out)["jobs"][0]["read"]["bw_bytes"] / 1e9)
-            out = subprocess.run(["fio", "--name=rr", "--rw=randread", "--bs=4k", "--iodepth=32", "--numjobs=4",
-                                  *common], check=True, capture_output=True, text=True).stdout
+            out = subprocess.run(
+                ["fio", "--name=rr", "--rw=randread", "--bs=4k", "--iodepth=32", "--numjobs=4", *common],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             rand.append(json.loads(out)["jobs"][0]["read"]["iops"])
     finally:
         shutil.rmtree(workdir)
-    assert min(seq) / 2 <= by_name["fio_seqread_1m"].value <= max(seq) * 2, (by_name["fio_seqread_1m"].value, seq)
-    assert min(rand) / 2 <= by_name["fio_randread_4k"].value <= max(rand) * 2, (by_name["fio_randread_4k"].value, rand)
+    assert min(seq) / 2 <= by_name["fio_seqread_1m"].value <= max(seq) * 2, (
+        by_name["fio_seqread_1m"].value,
+        seq,
+    )
+    assert min(rand) / 2 <= by_name["fio_randread_4k"].value <= max(rand) * 2, (
+        by_name["fio_randread_4k"].value,
+        rand,
+    )
 
 
 @needs_fio

@@ -25,8 +25,13 @@ def test_context_on_this_cpu(ctx):
 
 
 def test_matmul_reports_tflops_against_the_derived_peak(ctx):
-    spec = compute.Spec(dtypes=("fp32", "tf32", "fp8"), shapes=((128, 128, 128), (256, 256, 256)), warmup=1,
-                        repeats=3, target_sample_s=0.01)
+    spec = compute.Spec(
+        dtypes=("fp32", "tf32", "fp8"),
+        shapes=((128, 128, 128), (256, 256, 256)),
+        warmup=1,
+        repeats=3,
+        target_sample_s=0.01,
+    )
     fp32, tf32, fp8 = (judge(m) for m in compute.run(ctx, spec))
     assert fp32.status in ("ok", "invalid") and fp32.value > 0 and fp32.unit == "TFLOP/s"
     assert fp32.stats.min <= fp32.stats.median <= fp32.stats.max and fp32.stats.repeats == 3
@@ -40,7 +45,9 @@ def test_matmul_reports_tflops_against_the_derived_peak(ctx):
 def test_matmul_flops_arithmetic():
     import torch
 
-    timed, stats = compute.time_matmul(torch, "fp32", (64, 32, 16), "cpu", compute.Spec(warmup=0, repeats=3))  # odd: median is one sample
+    timed, stats = compute.time_matmul(
+        torch, "fp32", (64, 32, 16), "cpu", compute.Spec(warmup=0, repeats=3)
+    )  # odd: median is one sample
     assert stats.median == pytest.approx(2 * 64 * 32 * 16 / timed.median_s / 1e12, rel=1e-6)
 
 
@@ -82,9 +89,15 @@ def test_dataset_decodes_what_was_written(tmp_path):
 
 
 def test_training_step_reports_samples_tokens_and_mfu(ctx):
-    spec = training.Spec(gpt=training.GPTConfig(vocab=256, seq_len=32, d_model=32, n_layers=1, n_heads=2), gpt_batch=2,
-                         cnn=training.CNNConfig(image_hw=16, width=8), cnn_batch=4, warmup=1, repeats=2,
-                         target_sample_s=0.01)
+    spec = training.Spec(
+        gpt=training.GPTConfig(vocab=256, seq_len=32, d_model=32, n_layers=1, n_heads=2),
+        gpt_batch=2,
+        cnn=training.CNNConfig(image_hw=16, width=8),
+        cnn_batch=4,
+        warmup=1,
+        repeats=2,
+        target_sample_s=0.01,
+    )
     results = {m.name: judge(m) for m in training.run(ctx, spec)}
     fp32 = results["train_transformer_fp32"]
     assert fp32.status in ("ok", "invalid") and fp32.value > 0 and fp32.unit == "TFLOP/s"

@@ -77,7 +77,9 @@ def test_capture_host_keeps_not_captured_empty_and_failed_apart(tmp_path):
 
 
 def test_capture_host_reads_tarball_and_globs(tmp_path):
-    cap = _make_capture(tmp_path / "node1", files={"/sys/class/net/eth0/mtu": "1500\n", "/sys/class/net/lo/mtu": "65536\n"})
+    cap = _make_capture(
+        tmp_path / "node1", files={"/sys/class/net/eth0/mtu": "1500\n", "/sys/class/net/lo/mtu": "65536\n"}
+    )
     tgz = tmp_path / "node1.tar.gz"
     with tarfile.open(tgz, "w:gz") as tar:
         tar.add(cap, arcname="node1")
@@ -91,7 +93,10 @@ def test_capture_host_reads_tarball_and_globs(tmp_path):
         (lambda p: None, "not found"),
         (lambda p: p.mkdir(), "no meta.json"),
         (lambda p: (p.mkdir(), (p / "meta.json").write_text("{not json")), "not valid JSON"),
-        (lambda p: (p.mkdir(), (p / "meta.json").write_text('{"format": "other/2"}')), "expected 'gpuwise-capture/1'"),
+        (
+            lambda p: (p.mkdir(), (p / "meta.json").write_text('{"format": "other/2"}')),
+            "expected 'gpuwise-capture/1'",
+        ),
         (lambda p: p.write_bytes(b"\x1f\x8b garbage"), "cannot read the tarball"),
     ],
 )
@@ -104,13 +109,25 @@ def test_bad_captures_get_clear_errors(tmp_path, setup, message):
 
 
 def test_design_command_ids_are_in_the_table():
-    required = {"nvidia-smi-q-x", "nvidia-smi-topo-m", "nvidia-smi-nvlink-s", "lscpu", "numactl-H", "ibv_devinfo-v",
-                "ibstat", "ip-j-addr", "findmnt-J", "lspci-vvv"}
+    required = {
+        "nvidia-smi-q-x",
+        "nvidia-smi-topo-m",
+        "nvidia-smi-nvlink-s",
+        "lscpu",
+        "numactl-H",
+        "ibv_devinfo-v",
+        "ibstat",
+        "ip-j-addr",
+        "findmnt-J",
+        "lspci-vvv",
+    }
     assert required <= set(COMMANDS)
     assert COMMANDS["nvidia-smi-q-x"].argv == ("nvidia-smi", "-q", "-x")
 
 
 def test_output_listed_in_meta_but_missing_is_an_error_not_empty(tmp_path):
-    cap = _make_capture(tmp_path / "c", meta={"format": "gpuwise-capture/1", "commands": {"lscpu": {"status": "ok", "rc": 0}}})
+    cap = _make_capture(
+        tmp_path / "c", meta={"format": "gpuwise-capture/1", "commands": {"lscpu": {"status": "ok", "rc": 0}}}
+    )
     r = CaptureHost(cap).run("lscpu")
     assert r.status == "error" and "incomplete copy" in r.reason()

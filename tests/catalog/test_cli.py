@@ -65,7 +65,10 @@ def test_gpus_table_and_json():
 def test_fabrics_table_and_json():
     result = runner.invoke(app, ["catalog", "fabrics"])
     assert result.exit_code == 0 and "ib-ndr" in result.output and "pcie5-x16" in result.output
-    data = {f["key"]: f for f in json.loads(runner.invoke(app, ["catalog", "fabrics", "--json"]).output)["fabrics"]}
+    data = {
+        f["key"]: f
+        for f in json.loads(runner.invoke(app, ["catalog", "fabrics", "--json"]).output)["fabrics"]
+    }
     assert data["pcie5-x16"]["bandwidth_gb_s"] == 63 and data["ib-ndr"]["bandwidth_gbps"] == 400
 
 

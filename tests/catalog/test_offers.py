@@ -24,9 +24,7 @@ def _write(path: Path, text: str) -> Path:
 def test_user_file_overrides_shipped_row_and_adds_new_ones(isolated_config):
     _write(
         isolated_config / "aws.csv",
-        f"{HEADER},NetworkGbps,Fabric,Currency,PriceSource,AsOf\n"
-        "p4d.24xlarge,A100,8,96,1152,19.5,,us-east-1,,400,efa,USD,my negotiated price,2026-10-01\n"
-        "p4d.24xlarge,A100,8,96,1152,25.0,,eu-west-1,,400,efa,USD,my quote,2026-10-01\n",
+        f"{HEADER},NetworkGbps,Fabric,Currency,PriceSource,AsOf\np4d.24xlarge,A100,8,96,1152,19.5,,us-east-1,,400,efa,USD,my negotiated price,2026-10-01\np4d.24xlarge,A100,8,96,1152,25.0,,eu-west-1,,400,efa,USD,my quote,2026-10-01\n",
     )
     rows = offers.find_offer("p4d.24xlarge")
     us = [o for o in rows if o.provider == "aws" and o.region == "us-east-1"]
@@ -38,8 +36,7 @@ def test_user_file_overrides_shipped_row_and_adds_new_ones(isolated_config):
 def test_regional_user_rows_replace_the_regionless_template(tmp_path):
     _write(
         tmp_path / "prices" / "tencent-ap-guangzhou.csv",
-        f"Provider,{HEADER},Currency,PriceSource,AsOf\n"
-        "tencent,GT4.41XLARGE948,A100,8,164,948,120.5,,ap-guangzhou,ap-guangzhou-4,CNY,test,2026-11-01\n",
+        f"Provider,{HEADER},Currency,PriceSource,AsOf\ntencent,GT4.41XLARGE948,A100,8,164,948,120.5,,ap-guangzhou,ap-guangzhou-4,CNY,test,2026-11-01\n",
     )
     rows = offers.find_offer("GT4.41XLARGE948", offers.load_offers([tmp_path / "prices"]))
     assert [(o.region, o.zone, o.price) for o in rows] == [("ap-guangzhou", "ap-guangzhou-4", 120.5)]
@@ -48,11 +45,7 @@ def test_regional_user_rows_replace_the_regionless_template(tmp_path):
 
 
 def test_broken_user_csv_reports_file_line_and_is_left_untouched(isolated_config):
-    text = (
-        f"{HEADER},Fabric,Currency\n"
-        "p4d.24xlarge,A100,8,96,1152,19.5,,us-east-1,,efa,USD\n"
-        "p5.48xlarge,H100,8,192,2048,fifty,,us-east-1,,efa,USD\n"
-    )
+    text = f"{HEADER},Fabric,Currency\np4d.24xlarge,A100,8,96,1152,19.5,,us-east-1,,efa,USD\np5.48xlarge,H100,8,192,2048,fifty,,us-east-1,,efa,USD\n"
     path = _write(isolated_config / "mine.csv", text)
     before = (path.read_bytes(), os.stat(path).st_mtime_ns)
     with pytest.raises(DataValidationError) as err:

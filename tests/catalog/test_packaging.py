@@ -13,7 +13,9 @@ PACKAGE = ROOT / "src" / "gpuwise"
 
 
 def _unlisted() -> list[str]:
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["gpuwise"]
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "gpuwise"
+    ]
     shipped = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.glob("**/data/**/*") if p.is_file()]
     return [f for f in shipped if not any(fnmatch.fnmatch(f, pat) for pat in patterns)]
 

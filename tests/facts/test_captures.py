@@ -23,7 +23,9 @@ VOLATILE = {
 
 
 def _strip(data, path=()):
-    if any(len(v) == len(path) and all(a in ("*", b) for a, b in zip(v, path, strict=True)) for v in VOLATILE):
+    if any(
+        len(v) == len(path) and all(a in ("*", b) for a, b in zip(v, path, strict=True)) for v in VOLATILE
+    ):
         return None
     if isinstance(data, dict):
         return {k: _strip(v, (*path, k)) for k, v in data.items()}

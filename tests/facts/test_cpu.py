@@ -131,8 +131,8 @@ def test_sysfs_numa_and_governor_mixed():
 
 
 CPUINFO_2S_HT = "".join(
-    f"processor\t: {i}\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU\nphysical id\t: {i // 4}\n"
-    f"core id\t\t: {(i % 4) // 2}\nflags\t\t: fpu sse avx2\n\n"
+    f"processor\t: {i}\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU\nphysical id\t: "
+    f"{i // 4}\ncore id\t\t: {(i % 4) // 2}\nflags\t\t: fpu sse avx2\n\n"
     for i in range(8)
 )
 

@@ -85,9 +85,10 @@ def test_torch_without_version_file(tmp_path, monkeypatch):
 
 def test_real_python_env_is_fast_and_never_imports_torch():
     code = (
-        "import sys, time, json; from gpuwise.capture.environment import collect_python_env as c;"
-        "t = time.perf_counter(); out = json.loads(c({})); dt = time.perf_counter() - t;"
-        "print(json.dumps({'torch_imported': 'torch' in sys.modules, 'seconds': dt, 'torch': out['torch']}))"
+        "import sys, time, json; "
+        "from gpuwise.capture.environment import collect_python_env as c;t = time.perf_counter(); "
+        "out = json.loads(c({})); dt = time.perf_counter() - t;print(json.dumps({'torch_imported': "
+        "'torch' in sys.modules, 'seconds': dt, 'torch': out['torch']}))"
     )
     start = time.perf_counter()
     result = json.loads(

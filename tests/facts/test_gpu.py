@@ -75,7 +75,14 @@ def test_every_real_xml_parses_count_names_memory(path: Path):
     assert [g.index for g in result.gpus] == list(range(len(blocks)))
     for gpu in result.gpus:
         # every field is a value or has a reason; nothing silently missing
-        for field in ("uuid", "pci_bus_id", "power_limit_watts", "ecc_enabled", "mig_enabled", "sm_clock_mhz"):
+        for field in (
+            "uuid",
+            "pci_bus_id",
+            "power_limit_watts",
+            "ecc_enabled",
+            "mig_enabled",
+            "sm_clock_mhz",
+        ):
             assert getattr(gpu, field) is not None or field in gpu.unknown, (path.name, field)
         assert gpu.compute_capability is None and "compute_capability" in gpu.unknown
 
@@ -150,7 +157,13 @@ def test_xml_clock_reason_names_match_nvml_bits(real):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "garbage", "<nvidia_smi_log><gpu>", "<?xml version='1.0'?><nvidia_smi_log></nvidia_smi_log>", "\x00\xff<<>>"],
+    [
+        "",
+        "garbage",
+        "<nvidia_smi_log><gpu>",
+        "<?xml version='1.0'?><nvidia_smi_log></nvidia_smi_log>",
+        "\x00\xff<<>>",
+    ],
 )
 def test_bad_xml_gives_empty_result_with_reason(text):
     r = parse_nvidia_smi_xml(text)
@@ -192,7 +205,12 @@ def _nvml_doc(**over):
         "warnings": [],
         "unknown": {"mig_enabled": "Not Supported", "pcie.gen_max": "ignored: value present"},
     }
-    doc = {"format": "gpuwise-nvml/1", "error": None, "driver_version": "550.1", "cuda_driver_version": "12.4"}
+    doc = {
+        "format": "gpuwise-nvml/1",
+        "error": None,
+        "driver_version": "550.1",
+        "cuda_driver_version": "12.4",
+    }
     doc.update(device_count=1, gpus=[gpu], unknown={})
     doc.update(over)
     return doc
@@ -203,7 +221,12 @@ def test_nvml_json_maps_fields_and_reasons():
     assert r.probe.source == "nvml" and r.probe.error is None and r.probe.attached_gpus == 1
     assert (r.driver_version, r.cuda_driver_version) == ("550.1", "12.4")
     g = r.gpus[0]
-    assert (g.name, g.memory_total_bytes, g.pcie.gen_max, g.clock_event_reasons) == ("Test GPU", 1000, 5, ["gpu_idle"])
+    assert (g.name, g.memory_total_bytes, g.pcie.gen_max, g.clock_event_reasons) == (
+        "Test GPU",
+        1000,
+        5,
+        ["gpu_idle"],
+    )
     assert g.mig_enabled is None and g.unknown["mig_enabled"] == "NVML: Not Supported"
     assert g.serial is None and g.unknown["serial"] == "not in the NVML output"
 
@@ -221,8 +244,12 @@ def test_nvml_json_broken_gpu_and_wrong_types():
 
 
 def test_nvml_json_error_document():
-    r = parse_nvml_json(json.dumps(_nvml_doc(error="NVML init failed: Driver Not Loaded", gpus=[], device_count=None)))
-    assert r.probe.error == "NVML init failed: Driver Not Loaded" and r.probe.source == "none" and r.gpus == []
+    r = parse_nvml_json(
+        json.dumps(_nvml_doc(error="NVML init failed: Driver Not Loaded", gpus=[], device_count=None))
+    )
+    assert (
+        r.probe.error == "NVML init failed: Driver Not Loaded" and r.probe.source == "none" and r.gpus == []
+    )
 
 
 # ---------------------------------------------------------------- collect_gpus on hand-built captures
@@ -269,7 +296,9 @@ def test_text_report_fallback_and_unmatched_warning_goes_to_notes(real, tmp_path
         tmp_path,
         {
             "nvidia-smi-q.txt": (text / "azhpc-diagnostics_nvidia-smi-q_8x-a100-sxm4-40gb.out").read_text(),
-            "nvidia-smi.txt": (text / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out").read_text(),
+            "nvidia-smi.txt": (
+                text / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out"
+            ).read_text(),
         },
     )
     r = collect_gpus(host)
@@ -280,10 +309,16 @@ def test_text_report_fallback_and_unmatched_warning_goes_to_notes(real, tmp_path
 
 def test_infoROM_warning_attached_by_bus_id(real, tmp_path):
     # A GPU listed as 00000008:00:00.0 (the long form of the warning's 0008:00:00.0) gets the warning.
-    plain = (real / "nvidia_smi_text" / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out").read_text()
-    result = GpuResult(gpus=[Gpu(index=0, pci_bus_id="00000008:00:00.0")], probe=GpuProbe(source="nvidia-smi-q-x"))
+    plain = (
+        real / "nvidia_smi_text" / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out"
+    ).read_text()
+    result = GpuResult(
+        gpus=[Gpu(index=0, pci_bus_id="00000008:00:00.0")], probe=GpuProbe(source="nvidia-smi-q-x")
+    )
     attach_warnings(_capture(tmp_path, {"nvidia-smi.txt": plain}), result)
-    assert result.gpus[0].warnings == ["infoROM is corrupted at gpu 0008:00:00.0"] and result.probe.notes == []
+    assert (
+        result.gpus[0].warnings == ["infoROM is corrupted at gpu 0008:00:00.0"] and result.probe.notes == []
+    )
 
 
 def test_nvml_source_does_not_read_the_plain_table(tmp_path):

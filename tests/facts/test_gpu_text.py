@@ -42,7 +42,11 @@ TEXT_FILES = sorted(
     | set(real_files("nvidia_smi_text", "*PAGE_RETIREMENT*"))
 )
 # plain `nvidia-smi` tables; the one with the infoROM warning is tested on its own
-PLAIN_FILES = [p for p in real_files("nvidia_smi_text", "*nvidia-smi*") if p not in TEXT_FILES and "inforom" not in p.name]
+PLAIN_FILES = [
+    p
+    for p in real_files("nvidia_smi_text", "*nvidia-smi*")
+    if p not in TEXT_FILES and "inforom" not in p.name
+]
 
 
 def _report(real: Path, name: str):
@@ -75,7 +79,11 @@ def test_azure_a100_report_values(real):
     assert all(x.persistence_mode is False for x in r.gpus)
     assert g.pci_bus_id == "00000001:00:00.0" and g.uuid == "GPU-b01e9f90-c60c-4ad1-2052-154833662357"
     assert g.power_limit_watts == 400.0 and g.mig_enabled is False and g.ecc_enabled is True
-    assert g.ecc_volatile_uncorrectable == 0 and g.remapped_rows_pending is False and g.remapped_rows_failure is False
+    assert (
+        g.ecc_volatile_uncorrectable == 0
+        and g.remapped_rows_pending is False
+        and g.remapped_rows_failure is False
+    )
     assert g.clock_event_reasons == ["gpu_idle"]  # "Clocks Throttle Reasons" layout of R460
     assert (g.sm_clock_mhz, g.sm_clock_max_mhz, g.temperature_c) == (210, 1410, 41.0)
 
@@ -84,7 +92,9 @@ def test_pending_row_remap_and_aggregate_dbe_are_read(real):
     a100 = _report(real, "thamada_A100SXMx4_nvidia-smi-a.txt").gpus
     assert [g.remapped_rows_pending for g in a100] == [False, True, False, False]
     gh200 = _report(real, "thamada-gls_GH200_nvidia-smi-a.txt").gpus[0]
-    assert gh200.ecc_volatile_uncorrectable == 0 and gh200.ecc_aggregate_uncorrectable == 1  # DRAM Uncorrectable : 1
+    assert (
+        gh200.ecc_volatile_uncorrectable == 0 and gh200.ecc_aggregate_uncorrectable == 1
+    )  # DRAM Uncorrectable : 1
     assert gh200.pcie.width_max == 1  # C2C-attached GH200 shows an x1 PCIe link
 
 
@@ -101,7 +111,9 @@ def test_h200_fabric_and_old_v100_ecc_layout(real):
 def test_page_retirement_only_report(real):
     r = _report(real, "azurehpc-health-checks_nvidia-smi-q-d-PAGE_RETIREMENT_8gpu.txt")
     assert [g.pci_bus_id for g in r.gpus][:2] == ["00000001:00:00.0", "00000002:00:00.0"]
-    assert all((g.retired_pages_sbe, g.retired_pages_dbe, g.retired_pages_pending) == (0, 0, False) for g in r.gpus)
+    assert all(
+        (g.retired_pages_sbe, g.retired_pages_dbe, g.retired_pages_pending) == (0, 0, False) for g in r.gpus
+    )
     assert r.gpus[0].power_limit_watts is None and "power_limit_watts" in r.gpus[0].unknown
 
 
@@ -139,7 +151,9 @@ def test_recent_driver_q_reports_from_captures(name, body):
 
 def test_inforom_warning_from_plain_output(real):
     r = parse_nvidia_smi_warnings(
-        (real / "nvidia_smi_text" / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out").read_text()
+        (
+            real / "nvidia_smi_text" / "azhpc-diagnostics_nvidia-smi_8x-v100-sxm2_inforom-warning.out"
+        ).read_text()
     )
     assert [(g.index, g.pci_bus_id, g.warnings) for g in r.gpus] == [
         (7, "0008:00:00.0", ["infoROM is corrupted at gpu 0008:00:00.0"])
@@ -154,8 +168,8 @@ def test_plain_tables_without_warnings_give_none(path: Path):
 
 def test_lost_gpu_and_unattributed_warnings():
     text = (
-        "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU\n"
-        "WARNING: something without a bus id\n"
+        "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost. "
+        " Reboot the system to recover this GPU\nWARNING: something without a bus id\n"
     )
     r = parse_nvidia_smi_warnings(text)
     assert r.gpus[0].pci_bus_id == "0000:3B:00.0" and "GPU is lost" in r.gpus[0].warnings[0]

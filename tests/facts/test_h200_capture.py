@@ -19,7 +19,10 @@ def test_nvml_and_xml_agree_on_the_recorded_h200():
     host = CaptureHost(H200)
     via_nvml = parse_nvml_json(host.run("nvml").stdout)
     via_xml = parse_nvidia_smi_xml(host.run("nvidia-smi-q-x").stdout)
-    assert (via_nvml.driver_version, via_nvml.cuda_driver_version) == (via_xml.driver_version, via_xml.cuda_driver_version)
+    assert (via_nvml.driver_version, via_nvml.cuda_driver_version) == (
+        via_xml.driver_version,
+        via_xml.cuda_driver_version,
+    )
     a, b = via_nvml.gpus[0].model_dump(), via_xml.gpus[0].model_dump()
     # compute capability: NVML reports it, `nvidia-smi -q -x` does not; the reasons are worded per source
     differing = sorted(k for k in a if k not in ("unknown", "compute_capability") and a[k] != b[k])

@@ -75,8 +75,21 @@ def test_garbage_never_raises(text):
 
 @pytest.mark.parametrize(
     ("unit", "scale"),
-    [("", 1), ("B", 1), ("kB", 1024), ("KiB", 1024), ("k", 1024), ("MB", 1 << 20), ("mib", 1 << 20),
-     ("GiB", 1 << 30), ("g", 1 << 30), ("TB", 1 << 40), ("PB", None), ("ib", None), ("pages", None)],
+    [
+        ("", 1),
+        ("B", 1),
+        ("kB", 1024),
+        ("KiB", 1024),
+        ("k", 1024),
+        ("MB", 1 << 20),
+        ("mib", 1 << 20),
+        ("GiB", 1 << 30),
+        ("g", 1 << 30),
+        ("TB", 1 << 40),
+        ("PB", None),
+        ("ib", None),
+        ("pages", None),
+    ],
 )
 def test_binary_scale_reads_every_spelling_tools_print(unit, scale):
     assert binary_scale(unit) == scale

@@ -141,8 +141,8 @@ def test_source_order_and_reasons():
     )
     assert net.rdma_devices == [] and net.rdma_source is None
     assert net.unknown["rdma_devices"] == (
-        "no RDMA devices found: ibv_devinfo exited 255: Failed to get IB devices list; ibstat not installed; "
-        "/sys/class/infiniband: no devices"
+        "no RDMA devices found: ibv_devinfo exited 255: Failed to get IB devices list; "
+        "ibstat not installed; /sys/class/infiniband: no devices"
     )
 
 

@@ -53,7 +53,10 @@ def _fake_pynvml(calls: list[str], *, init_error: str | None = None, lost: set[i
     not_supported = NVMLError(3, "Not Supported")
     m.NVMLError = NVMLError
     m.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, m.NVML_VOLATILE_ECC, m.NVML_AGGREGATE_ECC = 1, 0, 1
-    m.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, m.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 0, 1
+    (
+        m.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+        m.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
+    ) = 0, 1
     m.NVML_CLOCK_SM, m.NVML_TEMPERATURE_GPU, m.NVML_ERROR_CORRUPTED_INFOROM = 1, 0, 14
     m.c_nvmlGpuFabricInfo_t = FabricInfo
 
@@ -122,7 +125,9 @@ def test_mapping_with_a_fake_pynvml(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", _fake_pynvml(calls))
     doc = json.loads(nvml.collect_json({}))
     assert calls == ["init", "shutdown"]
-    assert doc["error"] is None and doc["driver_version"] == "550.90.07" and doc["cuda_driver_version"] == "12.4"
+    assert (
+        doc["error"] is None and doc["driver_version"] == "550.90.07" and doc["cuda_driver_version"] == "12.4"
+    )
     g0, g1 = doc["gpus"]
     assert g0["power_limit_watts"] == 700.0 and g0["pci_bus_id"] == "00000000:00:00.0"
     assert g0["pcie"] == {"gen_current": 1, "gen_max": 5, "width_current": 16, "width_max": 16}
@@ -169,7 +174,9 @@ def test_unexpected_exception_mid_read_keeps_what_was_read(monkeypatch):
     fake.nvmlDeviceGetCount = lambda: (_ for _ in ()).throw(RuntimeError("driver went away"))
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     doc = nvml.collect()
-    assert doc["driver_version"] == "550.90.07" and "could not count" in doc["error"] and calls[-1] == "shutdown"
+    assert (
+        doc["driver_version"] == "550.90.07" and "could not count" in doc["error"] and calls[-1] == "shutdown"
+    )
 
 
 def test_older_bindings_use_the_throttle_name(monkeypatch):
@@ -187,15 +194,24 @@ def test_nvml_and_nvidia_smi_xml_agree_on_a_real_gpu():
     doc = nvml.collect_json({})
     via_nvml = parse_nvml_json(doc)
     assert via_nvml.probe.error is None, via_nvml.probe.error
-    xml = subprocess.run(["nvidia-smi", "-q", "-x"], capture_output=True, text=True, timeout=120, check=True).stdout
+    xml = subprocess.run(
+        ["nvidia-smi", "-q", "-x"], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
     via_xml = parse_nvidia_smi_xml(xml)
     assert len(via_nvml.gpus) == len(via_xml.gpus) > 0
     assert via_nvml.driver_version == via_xml.driver_version
     for a, b in zip(via_nvml.gpus, via_xml.gpus, strict=True):
         assert (a.name, a.uuid) == (b.name, b.uuid)
         assert a.pci_bus_id.lower() == b.pci_bus_id.lower()
-        assert abs(a.memory_total_bytes - b.memory_total_bytes) <= 1024**2, (a.memory_total_bytes, b.memory_total_bytes)
+        assert abs(a.memory_total_bytes - b.memory_total_bytes) <= 1024**2, (
+            a.memory_total_bytes,
+            b.memory_total_bytes,
+        )
         assert (a.pcie.gen_max, a.pcie.width_max) == (b.pcie.gen_max, b.pcie.width_max)
         assert a.power_limit_watts == pytest.approx(b.power_limit_watts, abs=0.5)
-        assert (a.ecc_enabled, a.mig_enabled, a.persistence_mode) == (b.ecc_enabled, b.mig_enabled, b.persistence_mode)
+        assert (a.ecc_enabled, a.mig_enabled, a.persistence_mode) == (
+            b.ecc_enabled,
+            b.mig_enabled,
+            b.persistence_mode,
+        )
         assert a.sm_clock_max_mhz == b.sm_clock_max_mhz

@@ -11,11 +11,31 @@ from gpuwise.facts.collect import collect_facts
 
 CAPTURES = Path(__file__).parent.parent / "captures"
 
-TOP = ["software.driver_version", "software.cuda_driver_version", "cpu.model", "cpu.sockets", "cpu.cores",
-       "cpu.threads", "cpu.numa_nodes", "memory.total_bytes", "topology.gpu_links", "kernel.release",
-       "kernel.thp_enabled", "storage.shm_bytes", "platform.virtualization", "platform.cloud_provider",
-       "platform.environment"]
-PER_GPU = ["name", "memory_total_bytes", "pcie.gen_current", "pcie.width_current", "pcie.gen_max", "pcie.width_max"]
+TOP = [
+    "software.driver_version",
+    "software.cuda_driver_version",
+    "cpu.model",
+    "cpu.sockets",
+    "cpu.cores",
+    "cpu.threads",
+    "cpu.numa_nodes",
+    "memory.total_bytes",
+    "topology.gpu_links",
+    "kernel.release",
+    "kernel.thp_enabled",
+    "storage.shm_bytes",
+    "platform.virtualization",
+    "platform.cloud_provider",
+    "platform.environment",
+]
+PER_GPU = [
+    "name",
+    "memory_total_bytes",
+    "pcie.gen_current",
+    "pcie.width_current",
+    "pcie.gen_max",
+    "pcie.width_max",
+]
 PER_PORT = ["state", "rate_gbps", "link_layer"]
 
 

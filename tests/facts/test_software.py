@@ -74,9 +74,9 @@ def test_no_torch_reason_travels():
 
 def test_nvcc_ldconfig_runtimes_toolkit():
     ldconfig = (
-        "812 libs found in cache `/etc/ld.so.cache'\n"
-        "\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
-        "\tlibnccl.so (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so\n"
+        "812 libs found in cache `/etc/ld.so.cache'\n\tlibnccl.so.2 (libc6,x86-64) "
+        "=> /usr/lib/x86_64-linux-gnu/libnccl.so.2\n\tlibnccl.so (libc6,x86-64) "
+        "=> /usr/lib/x86_64-linux-gnu/libnccl.so\n"
     )
     host = FakeHost(
         commands={
@@ -164,8 +164,17 @@ def test_garbage_never_raises(text):
     collect_software(FakeHost(commands=dict.fromkeys(ids, text)))
 
 
-PYTHON_ENV_KEYS = ["python_version", "torch", "__version__", "cuda", "hip", "cudnn", "nccl", "version",
-                   "torch_reason"]
+PYTHON_ENV_KEYS = [
+    "python_version",
+    "torch",
+    "__version__",
+    "cuda",
+    "hip",
+    "cudnn",
+    "nccl",
+    "version",
+    "torch_reason",
+]
 
 
 @settings(max_examples=40, deadline=None)

@@ -167,8 +167,17 @@ def test_garbage_never_raises(text):
     collect_storage(host)
 
 
-FINDMNT_LSBLK_KEYS = ["filesystems", "children", "target", "fstype", "blockdevices", "name", "type", "size",
-                      "rota"]
+FINDMNT_LSBLK_KEYS = [
+    "filesystems",
+    "children",
+    "target",
+    "fstype",
+    "blockdevices",
+    "name",
+    "type",
+    "size",
+    "rota",
+]
 
 
 @settings(max_examples=40, deadline=None)

@@ -17,7 +17,12 @@ from tests.facts.test_gpu_text import capture_sections
 
 # file -> (GPU count, NIC column names, a link string present in the GPU matrix, NUMA affinity per GPU)
 TOPO_EXPECTED = {
-    "gengwg_dgx1_8gpu_topo-mp_4x-mlx5.txt": (8, ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"], "PIX", [0] * 4 + [1] * 4),
+    "gengwg_dgx1_8gpu_topo-mp_4x-mlx5.txt": (
+        8,
+        ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"],
+        "PIX",
+        [0] * 4 + [1] * 4,
+    ),
     "ml-engineering_8x-h100_nv18_no-nic.txt": (8, [], "NV18", [0] * 4 + [1] * 4),
     "nvidia_gpu_exporter_1x-h100-vm_topo-m_ansi-escapes.txt": (1, [], "X", [0]),
     "stelline_puget-wrx90_2gpu_2nic.txt": (2, ["NIC0", "NIC1"], "PHB", [0, 0]),
@@ -61,7 +66,12 @@ def test_dgx1_topo_mp_old_nic_columns(real):
     t = _topo(real, "gengwg_dgx1_8gpu_topo-mp_4x-mlx5.txt")
     assert t.nic_devices == {}  # old outputs name the devices in the header, there is no legend
     assert t.gpu_links[0] == ["X", "PIX", "PHB", "PHB", "SYS", "SYS", "SYS", "SYS"]
-    assert t.gpu_nic_links[0] == ["PIX", "PHB", "SYS", "SYS"] and t.gpu_nic_links[7] == ["SYS", "SYS", "PHB", "PIX"]
+    assert t.gpu_nic_links[0] == ["PIX", "PHB", "SYS", "SYS"] and t.gpu_nic_links[7] == [
+        "SYS",
+        "SYS",
+        "PHB",
+        "PIX",
+    ]
     assert t.gpu_cpu_affinity[4] == "20-39,60-79"
 
 
@@ -107,7 +117,9 @@ def test_topo_sections_of_captures(name, body):
 
 
 def test_nvlink_inactive_links(real):
-    gpus = parse_nvlink_s((real / "nvidia_smi_text" / "azhpc-diagnostics_nvlink-s_8x-v100-sxm2_inactive-links.out").read_text())
+    gpus = parse_nvlink_s(
+        (real / "nvidia_smi_text" / "azhpc-diagnostics_nvlink-s_8x-v100-sxm2_inactive-links.out").read_text()
+    )
     assert [g.gpu_index for g in gpus] == list(range(7)) and all(len(g.links) == 6 for g in gpus)
     inactive = {(g.gpu_index, link.link) for g in gpus for link in g.links if not link.active}
     assert inactive == {(3, 3), (3, 5), (4, 1), (5, 0), (5, 4), (6, 1)}
@@ -115,7 +127,9 @@ def test_nvlink_inactive_links(real):
     assert all(link.speed_gb_s is None for g in gpus for link in g.links if not link.active)
 
 
-@pytest.mark.parametrize("name,body", capture_sections(r"# capabilities :: nvlink -s\n# \$ nvidia-smi nvlink -s"))
+@pytest.mark.parametrize(
+    "name,body", capture_sections(r"# capabilities :: nvlink -s\n# \$ nvidia-smi nvlink -s")
+)
 def test_nvlink_sections_of_captures(name, body):
     gpus = parse_nvlink_s(body)
     assert [g.gpu_index for g in gpus] == [0]

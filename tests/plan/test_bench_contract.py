@@ -19,17 +19,27 @@ from gpuwise.plan.calibrate import load_calibration
 
 def _rows(busbw_gb_s: float) -> list[dict]:
     return [
-        {"op": "all_reduce", "bytes": size, "busbw_gb_s": busbw_gb_s, "algbw_gb_s": busbw_gb_s / 1.75,
-         "busbw_samples_gb_s": [busbw_gb_s] * 3, "slowest_rank": 0, "per_rank_time_us": [1.0] * 8}
+        {
+            "op": "all_reduce",
+            "bytes": size,
+            "busbw_gb_s": busbw_gb_s,
+            "algbw_gb_s": busbw_gb_s / 1.75,
+            "busbw_samples_gb_s": [busbw_gb_s] * 3,
+            "slowest_rank": 0,
+            "per_rank_time_us": [1.0] * 8,
+        }
         for size in (1 << 20, 1 << 24, 1 << 28, 1 << 30)
     ]
 
 
 def _report(tmp_path, backend: str, local_world_size: int) -> str:
-    info = RankInfo(rank=0, world_size=8, local_rank=0, local_world_size=local_world_size, launcher="torchrun")
+    info = RankInfo(
+        rank=0, world_size=8, local_rank=0, local_world_size=local_world_size, launcher="torchrun"
+    )
     results = collective.measurements(_rows(360.0), info, backend, "8 x cuda")
-    report = BenchReport(environment={"gpus": ["NVIDIA H100 80GB HBM3"], "catalog_gpu": "H100-SXM"},
-                         results=results)
+    report = BenchReport(
+        environment={"gpus": ["NVIDIA H100 80GB HBM3"], "catalog_gpu": "H100-SXM"}, results=results
+    )
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(report.to_json_dict()))
     return str(path)

@@ -23,9 +23,33 @@ def test_netns_validation_small_run(tmp_path):
     pytest.importorskip("torch")
     before = _namespaces()
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--rates", "500", "--hidden", "256", "--layers", "2",
-                           "--batch", "64", "--steps", "3", "--warmup", "1", "--repeats", "1", "--timeout", "90",
-                           "--json", str(out)], capture_output=True, text=True, timeout=150)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--rates",
+            "500",
+            "--hidden",
+            "256",
+            "--layers",
+            "2",
+            "--batch",
+            "64",
+            "--steps",
+            "3",
+            "--warmup",
+            "1",
+            "--repeats",
+            "1",
+            "--timeout",
+            "90",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads(out.read_text())
     assert rows[0]["rate_mbit"] == 500 and 0 < rows[0]["measured_efficiency"] <= 1.5

@@ -41,10 +41,26 @@ def test_gpu_selection_matches_like_the_catalog_command():
     from gpuwise.plan.options_file import CloudSelection
 
     def offer(name: str) -> Offer:
-        return Offer(provider="x", instance_type=f"{name}.8x", accelerator_name=name, accelerator_count=8,
-                     vcpus=None, memory_gib=None, price=1.0, spot_price=None, reserved_1y_price=None,
-                     reserved_3y_price=None, region="r", zone=None, network_gbps=None, fabric=None,
-                     rdma_gbps=None, currency="USD", price_source="test", as_of=None)
+        return Offer(
+            provider="x",
+            instance_type=f"{name}.8x",
+            accelerator_name=name,
+            accelerator_count=8,
+            vcpus=None,
+            memory_gib=None,
+            price=1.0,
+            spot_price=None,
+            reserved_1y_price=None,
+            reserved_3y_price=None,
+            region="r",
+            zone=None,
+            network_gbps=None,
+            fabric=None,
+            rdma_gbps=None,
+            currency="USD",
+            price_source="test",
+            as_of=None,
+        )
 
     a10 = CloudSelection(gpus=["A10"])
     assert _wanted(offer("A10"), a10) and not _wanted(offer("A100"), a10) and not _wanted(offer("A10G"), a10)

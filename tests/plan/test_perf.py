@@ -25,20 +25,55 @@ PSI = 1e9  # 1B parameters keeps the arithmetic readable
 
 
 def workload(**kw) -> WorkloadNumbers:
-    base = dict(flops_per_sample=6 * PSI * 1000, total_samples=1e6, global_batch=512.0, micro_batch=4.0, params=PSI,
-                weight_bytes=2.0, grad_bytes=2.0, optimizer_bytes=12.0, zero_stage=0, tp=1, pp=1, fixed_dp=0,
-                bucket_bytes=25e6, layers=0.0, hidden=0.0, heads=0.0, seq_len=0.0, activation_checkpointing=False,
-                flash_attention=True, activation_bytes_per_sample=0.0, bytes_per_sample=0.0, recompute_factor=4 / 3,
-                random_reads=False, avg_read_bytes=131072.0)
+    base = dict(
+        flops_per_sample=6 * PSI * 1000,
+        total_samples=1e6,
+        global_batch=512.0,
+        micro_batch=4.0,
+        params=PSI,
+        weight_bytes=2.0,
+        grad_bytes=2.0,
+        optimizer_bytes=12.0,
+        zero_stage=0,
+        tp=1,
+        pp=1,
+        fixed_dp=0,
+        bucket_bytes=25e6,
+        layers=0.0,
+        hidden=0.0,
+        heads=0.0,
+        seq_len=0.0,
+        activation_checkpointing=False,
+        flash_attention=True,
+        activation_bytes_per_sample=0.0,
+        bytes_per_sample=0.0,
+        recompute_factor=4 / 3,
+        random_reads=False,
+        avg_read_bytes=131072.0,
+    )
     base.update(kw)
     return WorkloadNumbers(**base)
 
 
 def option(**kw) -> dict:
-    base = dict(gpus_per_node=8, peak_flops=1e15, mfu=0.5, gpu_memory_bytes=80 * 2**30, intra_bytes_s=200e9,
-                intra_latency_s=0.0, inter_bytes_s=10e9, inter_latency_s=0.0, compute_cv=0.0, network_cv=0.0,
-                storage_bytes_s=1e12, storage_iops=1e9, storage_shared=0.0, time_overhead=0.0, overlap=0.0,
-                usable_memory_fraction=0.9)
+    base = dict(
+        gpus_per_node=8,
+        peak_flops=1e15,
+        mfu=0.5,
+        gpu_memory_bytes=80 * 2**30,
+        intra_bytes_s=200e9,
+        intra_latency_s=0.0,
+        inter_bytes_s=10e9,
+        inter_latency_s=0.0,
+        compute_cv=0.0,
+        network_cv=0.0,
+        storage_bytes_s=1e12,
+        storage_iops=1e9,
+        storage_shared=0.0,
+        time_overhead=0.0,
+        overlap=0.0,
+        usable_memory_fraction=0.9,
+    )
     base.update(kw)
     return base
 
@@ -63,7 +98,9 @@ def test_hierarchical_allreduce_alpha_beta():
     s = PSI * 2.0
     buckets = np.ceil(s / 25e6)
     intra = 2 * 7 / 8 * s / 200e9 + buckets * 2 * 7 * alpha_nv
-    inter = 8 * 2 * 3 / 4 * s / 8 / 10e9 * 1 + buckets * min(2 * 3, 2 * 2) * alpha_net  # 8 rails share the NICs
+    inter = (
+        8 * 2 * 3 / 4 * s / 8 / 10e9 * 1 + buckets * min(2 * 3, 2 * 2) * alpha_net
+    )  # 8 rails share the NICs
     assert r.comm_s[0, 0] == pytest.approx(intra + inter)
     # No overlap configured: all of it is exposed.
     assert r.exposed_comm_s[0, 0] == pytest.approx(intra + inter)
@@ -90,7 +127,9 @@ def test_memory_per_zero_stage_matches_paper():
 
 
 def test_transformer_activations_korthikanti():
-    w = workload(layers=2.0, hidden=1024.0, heads=16.0, seq_len=2048.0, micro_batch=1.0, flash_attention=False)
+    w = workload(
+        layers=2.0, hidden=1024.0, heads=16.0, seq_len=2048.0, micro_batch=1.0, flash_attention=False
+    )
     states = 16 * PSI
     per_layer = 2048 * 1 * 1024 * (34 + 5 * 16 * 2048 / 1024)
     assert memory_per_gpu(w, np.array([1.0]))[0] == pytest.approx(states + 2 * per_layer)
@@ -130,8 +169,12 @@ def test_stragglers_grow_with_nodes():
 @given(bw=st.floats(1e8, 1e12), factor=st.floats(1.01, 100.0), lat=st.floats(0, 1e-3))
 def test_more_bandwidth_never_slows_a_step(bw, factor, lat):
     w = workload()
-    r = run(w, option(inter_bytes_s=bw, inter_latency_s=lat), option(inter_bytes_s=bw * factor, inter_latency_s=lat),
-            nodes=(1, 2, 8, 32))
+    r = run(
+        w,
+        option(inter_bytes_s=bw, inter_latency_s=lat),
+        option(inter_bytes_s=bw * factor, inter_latency_s=lat),
+        nodes=(1, 2, 8, 32),
+    )
     assert np.all(r.step_s[1] <= r.step_s[0] + 1e-12)
     assert np.all(r.efficiency <= 1.0 + 1e-9) and np.all(r.efficiency > 0)
 
@@ -141,5 +184,7 @@ def test_last_bucket_is_never_hidden():
     r = run(workload(bucket_bytes=4e9), option(overlap=1.0), nodes=(2,))
     assert r.exposed_comm_s[0, 0] == pytest.approx(r.comm_s[0, 0])
     # Two buckets: at most half is hidden.
-    r = run(workload(bucket_bytes=1e9, global_batch=64.0), option(overlap=1.0, inter_bytes_s=1e12), nodes=(2,))
+    r = run(
+        workload(bucket_bytes=1e9, global_batch=64.0), option(overlap=1.0, inter_bytes_s=1e12), nodes=(2,)
+    )
     assert r.exposed_comm_s[0, 0] >= r.comm_s[0, 0] / 2 - 1e-12

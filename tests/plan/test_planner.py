@@ -18,7 +18,9 @@ LLM7B = EXAMPLES / "llm-7b-pretrain-1t.yaml"
 OPTIONS = EXAMPLES / "plan-options.yaml"
 
 
-@pytest.mark.parametrize("name", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml", "llm-13b-finetune.yaml"])
+@pytest.mark.parametrize(
+    "name", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml", "llm-13b-finetune.yaml"]
+)
 def test_examples_give_a_decision_with_reasons(name):
     plan = make_plan(EXAMPLES / name, OPTIONS)
     d = plan.decision
@@ -70,9 +72,11 @@ def test_cost_scales_with_price(tmp_path):
 
 def test_currencies_kept_apart_without_rate(tmp_path):
     opts = tmp_path / "o.yaml"
-    opts.write_text("cloud:\n  include: false\nonprem:\n  - name: cny-build\n    gpu: H100-SXM\n    fabric: ib-ndr\n"
-                    "    costs: {currency: CNY, server_price_per_node: 2200000}\n"
-                    "  - name: usd-build\n    gpu: H100-SXM\n    fabric: ib-ndr\n")
+    opts.write_text(
+        "cloud:\n  include: false\nonprem:\n  - name: cny-build\n    gpu: H100-SXM\n    fabric: "
+        "ib-ndr\n    costs: {currency: CNY, server_price_per_node: 2200000}\n  - name: "
+        "usd-build\n    gpu: H100-SXM\n    fabric: ib-ndr\n"
+    )
     plan = make_plan(LLM7B, opts)
     assert any("CNY" in n for n in plan.notes)
     assert plan.rows[plan.decision.best_onprem].currency == "USD"
@@ -95,19 +99,42 @@ def test_bad_options_file_has_line(tmp_path):
 
 def test_missing_cost_default_names_the_field(tmp_path):
     opts = tmp_path / "o.yaml"
-    opts.write_text("cloud: {include: false}\nonprem:\n  - name: a100\n    gpu: A100-SXM-80GB\n    fabric: ib-hdr\n")
+    opts.write_text(
+        "cloud: {include: false}\nonprem:\n  - name: a100\n    gpu: A100-SXM-80GB\n    fabric: ib-hdr\n"
+    )
     with pytest.raises(DataValidationError, match="costs.server_price_per_node"):
         make_plan(LLM7B, opts)
 
 
 def test_calibration_changes_mfu_and_is_reported(tmp_path):
-    bench = {"schema": "gpuwise-bench/1", "environment": {"gpu_name": "NVIDIA A100-SXM4-80GB"}, "results": [
-        {"name": "matmul_bf16", "layer": "compute", "value": 200.0, "unit": "TFLOP/s", "peak": 312.0,
-         "percent_of_peak": 64.1},
-        {"name": "allreduce_busbw", "layer": "collective", "value": 150.0, "unit": "GB/s",
-         "params": {"backend": "nccl", "nodes": 1}},
-        {"name": "fio_randread_4k", "layer": "storage", "value": 1.0, "unit": "IOPS", "status": "skipped"},
-    ]}
+    bench = {
+        "schema": "gpuwise-bench/1",
+        "environment": {"gpu_name": "NVIDIA A100-SXM4-80GB"},
+        "results": [
+            {
+                "name": "matmul_bf16",
+                "layer": "compute",
+                "value": 200.0,
+                "unit": "TFLOP/s",
+                "peak": 312.0,
+                "percent_of_peak": 64.1,
+            },
+            {
+                "name": "allreduce_busbw",
+                "layer": "collective",
+                "value": 150.0,
+                "unit": "GB/s",
+                "params": {"backend": "nccl", "nodes": 1},
+            },
+            {
+                "name": "fio_randread_4k",
+                "layer": "storage",
+                "value": 1.0,
+                "unit": "IOPS",
+                "status": "skipped",
+            },
+        ],
+    }
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(bench))
     plan = make_plan(LLM7B, OPTIONS, path)
@@ -140,8 +167,10 @@ def test_parse_sweep():
 def test_cli_json_and_table(tmp_path):
     runner = CliRunner()
     out = tmp_path / "plan.json"
-    res = runner.invoke(app, ["plan", str(LLM7B), "--options", str(OPTIONS), "--sweep", "nodes=1,4,16", "--json",
-                              "-o", str(out)])
+    res = runner.invoke(
+        app,
+        ["plan", str(LLM7B), "--options", str(OPTIONS), "--sweep", "nodes=1,4,16", "--json", "-o", str(out)],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["schema"] == "gpuwise-plan/1" and doc["nodes"] == [1, 4, 16]
@@ -156,10 +185,13 @@ def test_cli_bad_file_is_a_clean_error(tmp_path):
     import sys
 
     bad = tmp_path / "bad.yaml"
-    bad.write_text("model:\n  params: 1e9\n  seq_len: 10\ntraining:\n  tokens: 5\n  global_batch: 1\n  pararelism: {}\n"
-                   "data: {size_gb: 1}\n")
-    proc = subprocess.run([sys.executable, "-m", "gpuwise.cli", "plan", str(bad)], capture_output=True, text=True,
-                          timeout=120)
+    bad.write_text(
+        "model:\n  params: 1e9\n  seq_len: 10\ntraining:\n  tokens: 5\n  global_batch: 1\n  pararelism: "
+        "{}\ndata: {size_gb: 1}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", "plan", str(bad)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 3
     assert f"{bad}:7:" in proc.stderr and "did you mean 'parallelism'" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -173,12 +205,34 @@ def _bench(tmp_path, env, results):
 
 def test_training_mfu_from_bench_shape_wins(tmp_path):
     # The shape `gpuwise bench` writes: environment.gpus / catalog_gpu, train_<kind>_<dtype> with extra.mfu.
-    path = _bench(tmp_path, {"gpus": ["NVIDIA H100 80GB HBM3"], "catalog_gpu": "H100-SXM"}, [
-        {"name": "train_transformer_bf16", "layer": "training", "value": 400.0, "unit": "TFLOP/s", "peak": 989.0,
-         "extra": {"mfu": 0.4045}},
-        {"name": "train_cnn_bf16", "layer": "training", "value": 100.0, "unit": "TFLOP/s", "extra": {"mfu": 0.1}},
-        {"name": "allreduce_busbw", "layer": "collective", "value": 80.0, "unit": "GB/s", "params": {"nodes": 2}},
-    ])
+    path = _bench(
+        tmp_path,
+        {"gpus": ["NVIDIA H100 80GB HBM3"], "catalog_gpu": "H100-SXM"},
+        [
+            {
+                "name": "train_transformer_bf16",
+                "layer": "training",
+                "value": 400.0,
+                "unit": "TFLOP/s",
+                "peak": 989.0,
+                "extra": {"mfu": 0.4045},
+            },
+            {
+                "name": "train_cnn_bf16",
+                "layer": "training",
+                "value": 100.0,
+                "unit": "TFLOP/s",
+                "extra": {"mfu": 0.1},
+            },
+            {
+                "name": "allreduce_busbw",
+                "layer": "collective",
+                "value": 80.0,
+                "unit": "GB/s",
+                "params": {"nodes": 2},
+            },
+        ],
+    )
     plan = make_plan(LLM7B, OPTIONS, path)
     h100 = next(r for r in plan.rows if r.kind == "onprem" and "H100" in r.gpu_name)
     assert h100.numbers["mfu"] == pytest.approx(0.4045)
@@ -187,8 +241,19 @@ def test_training_mfu_from_bench_shape_wins(tmp_path):
 
 
 def test_cpu_only_bench_applies_nothing(tmp_path):
-    path = _bench(tmp_path, {"cpu_model": "x"}, [
-        {"name": "matmul_bf16", "layer": "compute", "value": 0.1, "unit": "TFLOP/s", "percent_of_peak": 36.0}])
+    path = _bench(
+        tmp_path,
+        {"cpu_model": "x"},
+        [
+            {
+                "name": "matmul_bf16",
+                "layer": "compute",
+                "value": 0.1,
+                "unit": "TFLOP/s",
+                "percent_of_peak": 36.0,
+            }
+        ],
+    )
     plan = make_plan(LLM7B, OPTIONS, path)
     assert plan.calibration.used == [] and "names no GPU" in plan.calibration.ignored[0]
     assert not any("calibrated" in r.provenance["mfu"] for r in plan.rows)
@@ -217,5 +282,7 @@ def test_break_even_per_cloud_option_in_json():
     per = doc["decision"]["break_even_per_cloud_option"]
     reserved = [v for k, v in per.items() if "reserved" in k]
     payg = [v for k, v in per.items() if "on_demand" in k]
-    assert reserved and all(v["break_even_utilisation"] is None and v["break_even_months"] > 0 for v in reserved)
+    assert reserved and all(
+        v["break_even_utilisation"] is None and v["break_even_months"] > 0 for v in reserved
+    )
     assert payg and all(0 < v["break_even_utilisation"] < 1 for v in payg)

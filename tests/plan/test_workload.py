@@ -28,7 +28,9 @@ def write(tmp_path: Path, text: str) -> Path:
     return p
 
 
-@pytest.mark.parametrize("name", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml", "llm-13b-finetune.yaml"])
+@pytest.mark.parametrize(
+    "name", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml", "llm-13b-finetune.yaml"]
+)
 def test_examples_validate(name):
     wl = load_workload(EXAMPLES / name)
     assert wl.total_train_flops() > 0 and wl.steps() > 0
@@ -70,7 +72,9 @@ def test_missing_required_points_at_parent(tmp_path):
     p = write(tmp_path, GOOD.replace("data:\n  size_gb: 2000\n", "data:\n  read_pattern: random\n"))
     with pytest.raises(DataValidationError) as err:
         load_workload(p)
-    assert "missing required field 'data.size_gb'" in str(err.value) and err.value.line == 7  # the "data:" line
+    assert (
+        "missing required field 'data.size_gb'" in str(err.value) and err.value.line == 7
+    )  # the "data:" line
 
 
 def test_cross_field_rule_and_number_range(tmp_path):
@@ -83,8 +87,12 @@ def test_cross_field_rule_and_number_range(tmp_path):
 
 
 def test_all_errors_listed(tmp_path):
-    p = write(tmp_path, GOOD.replace("  seq_len: 4096\n", "  seq_len: 4096\n  colour: red\n").replace(
-        "size_gb: 2000", "size_gb: lots"))
+    p = write(
+        tmp_path,
+        GOOD.replace("  seq_len: 4096\n", "  seq_len: 4096\n  colour: red\n").replace(
+            "size_gb: 2000", "size_gb: lots"
+        ),
+    )
     with pytest.raises(DataValidationError) as err:
         load_workload(p)
     assert "colour" in str(err.value) and "also" in str(err.value) and "size_gb" in str(err.value)

@@ -85,9 +85,7 @@ def test_output_file_is_written_whole_and_compare_reads_it(real, tmp_path):
 )
 def test_bad_arguments_are_clean_errors(args, message):
     r = gw("doctor", *args)
-    assert (
-        r.returncode == 3 and message in r.stderr and "To fix:" in r.stderr and "Traceback" not in r.stderr
-    )
+    assert r.returncode == 3 and message in r.stderr and "To fix:" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_bench_quick_on_a_capture_is_refused(tmp_path):

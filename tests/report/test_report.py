@@ -63,9 +63,7 @@ def test_cloud_text_says_what_to_do_instead():
 
 
 def test_compare_two_reports(tmp_path):
-    a = diagnose(
-        healthy_node(), bench(measurement("h2d_pinned", "host-device", 50.0, 63.0, 0.87)), "onprem"
-    )
+    a = diagnose(healthy_node(), bench(measurement("h2d_pinned", "host-device", 50.0, 63.0, 0.87)), "onprem")
     b_facts = healthy_node()
     b_facts.gpus[0].pcie.width_current = 8
     b = diagnose(b_facts, bench(measurement("h2d_pinned", "host-device", 25.0, 63.0, 0.87)), "onprem")

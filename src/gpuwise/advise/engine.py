@@ -73,9 +73,7 @@ class Rule:
             else "on your own hardware yes",
         ]
         alt = cloud.alternative if cloud else None
-        return Controllable(
-            can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt
-        )
+        return Controllable(can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt)
 
 
 _REGISTRY: dict[str, Rule] = {}

@@ -17,7 +17,7 @@ def require_torch():
 
         raise MissingDependencyError(
             f"`gpuwise bench` needs PyTorch, which is not installed ({exc}).",
-            fix="pip install 'gpuwise[bench]'  (on a GPU machine, first install the torch build matching "
-                "your CUDA driver from https://pytorch.org)",
+            fix="pip install 'gpuwise[bench]'  (on a GPU machine, "
+            "first install the torch build matching your CUDA driver from https://pytorch.org)",
         ) from exc
     return torch

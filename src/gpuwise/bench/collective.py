@@ -49,20 +49,45 @@ class Spec:
     timeout_s: float = 60.0  # process-group timeout: how long a rank waits for a dead peer
 
     def argv(self, json_path: str) -> list[str]:
-        return ["--sizes", ",".join(map(str, self.sizes)), "--ops", ",".join(self.ops), "--backend", self.backend,
-                "--warmup", str(self.warmup), "--repeats", str(self.repeats), "--target-bytes", str(self.target_bytes),
-                "--max-iters", str(self.max_iters), "--timeout", str(self.timeout_s), "--json", json_path]
+        return [
+            "--sizes",
+            ",".join(map(str, self.sizes)),
+            "--ops",
+            ",".join(self.ops),
+            "--backend",
+            self.backend,
+            "--warmup",
+            str(self.warmup),
+            "--repeats",
+            str(self.repeats),
+            "--target-bytes",
+            str(self.target_bytes),
+            "--max-iters",
+            str(self.max_iters),
+            "--timeout",
+            str(self.timeout_s),
+            "--json",
+            json_path,
+        ]
 
 
 def make_spec(ctx: BenchContext) -> Spec:
     full = ctx.mode == "full"
     if ctx.device == "cuda":
         sizes = ctx.options.sizes or geometric(8, GiB, 2 if full else 8)
-        return Spec(sizes=sizes, world_size=ctx.options.world_size or ctx.gpu_count, repeats=10 if full else 5)
+        return Spec(
+            sizes=sizes, world_size=ctx.options.world_size or ctx.gpu_count, repeats=10 if full else 5
+        )
     # gloo on a few CPU cores: the same sweep shape, capped so quick mode stays quick
     sizes = ctx.options.sizes or (geometric(8, GiB, 2) if full else geometric(8, 16 * MiB, 8))
-    return Spec(sizes=sizes, world_size=ctx.options.world_size or 2, warmup=2, repeats=5 if full else 3,
-                target_bytes=256 * MiB if full else 32 * MiB, timeout_s=60.0 if full else 30.0)
+    return Spec(
+        sizes=sizes,
+        world_size=ctx.options.world_size or 2,
+        warmup=2,
+        repeats=5 if full else 3,
+        target_bytes=256 * MiB if full else 32 * MiB,
+        timeout_s=60.0 if full else 30.0,
+    )
 
 
 # ---- rank 0: rows -> Measurements -------------------------------------------------------------
@@ -74,7 +99,9 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
         return Peak(None, f"{backend} on CPU: loopback/TCP has no physical link peak"), False
     if nodes > 1:
         sharp = os.environ.get("NCCL_COLLNET_ENABLE") == "1"
-        return Peak(None, "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"), sharp
+        return Peak(
+            None, "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"
+        ), sharp
     import torch
 
     from gpuwise.bench.p2p import live_topo_text, parse_topo_links
@@ -82,7 +109,9 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
     name = torch.cuda.get_device_name(0)
     links = parse_topo_links(live_topo_text())
     if links and all(code.startswith("NV") for code in links.values()):
-        nvls = torch.cuda.get_device_capability(0) >= (9, 0) and os.environ.get("NCCL_NVLS_ENABLE", "1") != "0"
+        nvls = (
+            torch.cuda.get_device_capability(0) >= (9, 0) and os.environ.get("NCCL_NVLS_ENABLE", "1") != "0"
+        )
         return nvlink_peak(name), nvls
     if links:
         return pcie_peak(name), False
@@ -99,27 +128,44 @@ def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) ->
         plateau = table[-3:]
         largest = table[-1]
         m = Measurement(
-            name=f"{op.replace('_', '')}_busbw", layer="collective", unit="GB/s",
+            name=f"{op.replace('_', '')}_busbw",
+            layer="collective",
+            unit="GB/s",
             value=statistics.median(r["busbw_gb_s"] for r in plateau),
-            stats=stats_from(largest["busbw_samples_gb_s"]), device=device,
-            params={"op": op, "backend": backend, "world_size": info.world_size, "nodes": info.nodes,
-                    "launcher": info.launcher, "dtype": "fp32", "sizes": [r["bytes"] for r in table],
-                    "busbw_factor": f"{op}: {BUS_FACTOR[op](info.world_size):.4g} at n={info.world_size}"},
-            extra={"plateau_sizes": [r["bytes"] for r in plateau], "algbw_plateau_gb_s":
-                   statistics.median(r["algbw_gb_s"] for r in plateau), "slowest_rank": largest["slowest_rank"],
-                   "per_rank_time_us": largest["per_rank_time_us"],
-                   "table": [{k: v for k, v in r.items() if k != "busbw_samples_gb_s"} for r in table],
-                   "in_network_reduction": bool(in_network and op == "all_reduce")})
+            stats=stats_from(largest["busbw_samples_gb_s"]),
+            device=device,
+            params={
+                "op": op,
+                "backend": backend,
+                "world_size": info.world_size,
+                "nodes": info.nodes,
+                "launcher": info.launcher,
+                "dtype": "fp32",
+                "sizes": [r["bytes"] for r in table],
+                "busbw_factor": f"{op}: {BUS_FACTOR[op](info.world_size):.4g} at n={info.world_size}",
+            },
+            extra={
+                "plateau_sizes": [r["bytes"] for r in plateau],
+                "algbw_plateau_gb_s": statistics.median(r["algbw_gb_s"] for r in plateau),
+                "slowest_rank": largest["slowest_rank"],
+                "per_rank_time_us": largest["per_rank_time_us"],
+                "table": [{k: v for k, v in r.items() if k != "busbw_samples_gb_s"} for r in table],
+                "in_network_reduction": bool(in_network and op == "all_reduce"),
+            },
+        )
         peak.apply(m)
         out.append(m)
     return out
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"{'op':<15}{'size':>12}{'iters':>7}{'time_us':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}  slowest rank")
+    print(
+        f"{'op':<15}{'size':>12}{'iters':>7}{'time_us':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}  slowest rank"
+    )
     for r in rows:
-        print(f"{r['op']:<15}{human(r['bytes']):>12}{r['iters']:>7}{r['time_us']:>12.1f}"
-              f"{r['algbw_gb_s']:>12.3f}{r['busbw_gb_s']:>12.3f}  {r['slowest_rank']}")
+        print(
+            f"{r['op']:<15}{human(r['bytes']):>12}{r['iters']:>7}{r['time_us']:>12.1f}{r['algbw_gb_s']:>12.3f}{r['busbw_gb_s']:>12.3f}  {r['slowest_rank']}"
+        )
 
 
 # ---- single-node launcher ---------------------------------------------------------------------
@@ -131,10 +177,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def rank_env(base: dict[str, str], rank: int, world: int, port: int, threads: int, cpu: bool) -> dict[str, str]:
-    env = dict(base, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
-               LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
-    env.setdefault("OMP_NUM_THREADS", str(threads))  # ranks share the cores; oversubscription would skew times
+def rank_env(
+    base: dict[str, str], rank: int, world: int, port: int, threads: int, cpu: bool
+) -> dict[str, str]:
+    env = dict(
+        base,
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world),
+    )
+    env.setdefault(
+        "OMP_NUM_THREADS", str(threads)
+    )  # ranks share the cores; oversubscription would skew times
     if cpu:
         env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # single node: loopback, never a real NIC
     return env
@@ -153,9 +210,15 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
         for rank in range(spec.world_size):
             err = open(Path(tmp) / f"rank{rank}.err", "w+")  # noqa: SIM115 - closed below, after the ranks exit
             errs.append(err)
-            procs.append(subprocess.Popen(cmd, env=rank_env(dict(os.environ), rank, spec.world_size, port, threads, cpu),
-                                          stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL, stderr=err,
-                                          text=True))
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    env=rank_env(dict(os.environ), rank, spec.world_size, port, threads, cpu),
+                    stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
+                    stderr=err,
+                    text=True,
+                )
+            )
         threading.Thread(target=_forward_progress, args=(procs[0].stdout, say), daemon=True).start()
         try:
             failed = _wait(procs, time.monotonic() + deadline_s)
@@ -163,8 +226,10 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
                 rank, code = failed
                 errs[rank].seek(0)
                 tail = " | ".join(errs[rank].read().strip().splitlines()[-3:])[-600:]
-                raise EnvironmentProblem(f"collective rank {rank} failed (exit {code}): {tail or 'no message'}",
-                                         fix="check the rank's message above; rerun with smaller --sizes if out of memory")
+                raise EnvironmentProblem(
+                    f"collective rank {rank} failed (exit {code}): {tail or 'no message'}",
+                    fix="check the rank's message above; rerun with smaller --sizes if out of memory",
+                )
             from gpuwise.bench.models import BenchReport
 
             return [m.model_dump() for m in BenchReport.model_validate_json(out.read_text()).results]
@@ -186,7 +251,7 @@ def _has_cuda() -> bool:
 def _forward_progress(stream, say) -> None:
     for line in stream:
         if line.startswith("progress: "):
-            say("collective " + line[len("progress: "):].strip())
+            say("collective " + line[len("progress: ") :].strip())
 
 
 def _wait(procs: list[subprocess.Popen], deadline: float) -> tuple[int, int] | None:
@@ -218,16 +283,22 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m gpuwise.bench.collective",
-                                description="nccl-tests style collective benchmark for torchrun/srun ranks.")
-    p.add_argument("--sizes", default="8:1G", help="'8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G' (default 8:1G)")
+    p = argparse.ArgumentParser(
+        prog="python -m gpuwise.bench.collective",
+        description="nccl-tests style collective benchmark for torchrun/srun ranks.",
+    )
+    p.add_argument(
+        "--sizes", default="8:1G", help="'8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G' (default 8:1G)"
+    )
     p.add_argument("--ops", default=",".join(OPS), help="comma list of " + ", ".join(OPS))
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--target-bytes", type=int, default=4 * GiB)
     p.add_argument("--max-iters", type=int, default=20)
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds a rank waits for a peer before failing")
+    p.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds a rank waits for a peer before failing"
+    )
     p.add_argument("--json", help="rank 0 writes a gpuwise-bench/1 report here")
     args = p.parse_args(argv)
     args.sizes = parse_sizes(args.sizes)
@@ -254,7 +325,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a peer died, or the process group timed out: say so and exit, never hang
-        print(f"gpuwise collective: rank failed: {type(exc).__name__}: {str(exc)[:400]}", file=sys.stderr, flush=True)
+        print(
+            f"gpuwise collective: rank failed: {type(exc).__name__}: {str(exc)[:400]}",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(EXIT_PEER_FAILED)
     if info.rank == 0:
         print_table(rows)
@@ -265,8 +340,9 @@ def main(argv: list[str] | None = None) -> int:
             from gpuwise.bench.models import BenchReport
             from gpuwise.bench.runner import judge
 
-            report = BenchReport(hostname=socket.gethostname(), mode="collective",
-                                 results=[judge(m) for m in results])
+            report = BenchReport(
+                hostname=socket.gethostname(), mode="collective", results=[judge(m) for m in results]
+            )
             write_text_atomic(args.json, report.model_dump_json(by_alias=True, indent=1))
     return 0
 

@@ -51,19 +51,33 @@ def rank_from_env(env: dict[str, str]) -> RankInfo:
 
     if "RANK" in env and "WORLD_SIZE" in env:
         world = int(env["WORLD_SIZE"])
-        return RankInfo(int(env["RANK"]), world, int(env.get("LOCAL_RANK", 0)),
-                        int(env.get("LOCAL_WORLD_SIZE", world)), "torchrun")
+        return RankInfo(
+            int(env["RANK"]),
+            world,
+            int(env.get("LOCAL_RANK", 0)),
+            int(env.get("LOCAL_WORLD_SIZE", world)),
+            "torchrun",
+        )
     if "SLURM_PROCID" in env and "SLURM_NTASKS" in env:
         if "MASTER_ADDR" not in env:
-            raise UserInputError("under srun, MASTER_ADDR is not set",
-                                 fix="export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)")
+            raise UserInputError(
+                "under srun, MASTER_ADDR is not set",
+                fix="export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)",
+            )
         per_node = env.get("SLURM_NTASKS_PER_NODE", "").split("(")[0]
         world = int(env["SLURM_NTASKS"])
-        return RankInfo(int(env["SLURM_PROCID"]), world, int(env.get("SLURM_LOCALID", 0)),
-                        int(per_node) if per_node.isdigit() else world, "srun")
-    raise UserInputError("not started by torchrun or srun (no RANK/WORLD_SIZE or SLURM_PROCID in the environment)",
-                         fix="run `torchrun --nproc-per-node N -m gpuwise.bench.collective`, or "
-                             "`gpuwise bench --only collective` on a single node")
+        return RankInfo(
+            int(env["SLURM_PROCID"]),
+            world,
+            int(env.get("SLURM_LOCALID", 0)),
+            int(per_node) if per_node.isdigit() else world,
+            "srun",
+        )
+    raise UserInputError(
+        "not started by torchrun or srun (no RANK/WORLD_SIZE or SLURM_PROCID in the environment)",
+        fix="run `torchrun --nproc-per-node N -m gpuwise.bench.collective`, "
+        "or `gpuwise bench --only collective` on a single node",
+    )
 
 
 class Heartbeat:
@@ -82,8 +96,11 @@ class Heartbeat:
         while True:
             time.sleep(0.5)
             if time.monotonic() - self.last > self.limit_s:
-                sys.stderr.write(f"gpuwise collective rank {self.rank}: no progress for {self.limit_s:.0f} s during "
-                                 f"{self.what}; a peer probably died or hangs. Exiting.\n")
+                sys.stderr.write(
+                    f"gpuwise collective rank {self.rank}: "
+                    f"no progress for {self.limit_s:.0f} s during {self.what}; "
+                    "a peer probably died or hangs. Exiting.\n"
+                )
                 sys.stderr.flush()
                 os._exit(EXIT_WATCHDOG)
 
@@ -143,8 +160,9 @@ def run_rank(info: RankInfo, args) -> list[dict]:
         torch.cuda.set_device(device)
     heartbeat = Heartbeat(args.timeout + 15, info.rank)
     kwargs = {"device_id": device} if backend == "nccl" else {}
-    dist.init_process_group(backend, rank=info.rank, world_size=info.world_size,
-                            timeout=timedelta(seconds=args.timeout), **kwargs)
+    dist.init_process_group(
+        backend, rank=info.rank, world_size=info.world_size, timeout=timedelta(seconds=args.timeout), **kwargs
+    )
     sync = (lambda: torch.cuda.synchronize(device)) if backend == "nccl" else (lambda: None)
     rows = []
     for op in args.ops:
@@ -162,7 +180,9 @@ def run_rank(info: RankInfo, args) -> list[dict]:
             everyone = torch.empty(info.world_size * len(mine), dtype=torch.float64, device=device)
             dist.all_gather_into_tensor(everyone, local)
             if info.rank == 0:
-                rows.append(_row(op, actual, iters, everyone.view(info.world_size, -1).tolist(), info.world_size))
+                rows.append(
+                    _row(op, actual, iters, everyone.view(info.world_size, -1).tolist(), info.world_size)
+                )
             del fn, call
     heartbeat.beat("shutdown")
     dist.barrier()
@@ -176,7 +196,14 @@ def _row(op: str, nbytes: int, iters: int, per_rank: list[list[float]], world: i
     rank_median_s = [statistics.median(r) for r in per_rank]
     busbw = [nbytes / s / 1e9 * BUS_FACTOR[op](world) for s in sample_s]
     time_s = statistics.median(sample_s)
-    return {"op": op, "bytes": nbytes, "iters": iters, "time_us": time_s * 1e6,
-            "algbw_gb_s": nbytes / time_s / 1e9, "busbw_gb_s": nbytes / time_s / 1e9 * BUS_FACTOR[op](world),
-            "busbw_samples_gb_s": busbw, "per_rank_time_us": [round(t * 1e6, 2) for t in rank_median_s],
-            "slowest_rank": max(range(world), key=lambda r: rank_median_s[r])}
+    return {
+        "op": op,
+        "bytes": nbytes,
+        "iters": iters,
+        "time_us": time_s * 1e6,
+        "algbw_gb_s": nbytes / time_s / 1e9,
+        "busbw_gb_s": nbytes / time_s / 1e9 * BUS_FACTOR[op](world),
+        "busbw_samples_gb_s": busbw,
+        "per_rank_time_us": [round(t * 1e6, 2) for t in rank_median_s],
+        "slowest_rank": max(range(world), key=lambda r: rank_median_s[r]),
+    }

@@ -39,7 +39,9 @@ def _sweep(lo: int, hi: int, step: int) -> tuple[Shape, ...]:
 def make_spec(ctx: BenchContext) -> Spec:
     if ctx.device == "cuda":
         if ctx.mode == "full":
-            return Spec(shapes=_sweep(1024, 16384, 1024), warmup=10, repeats=20, target_sample_s=0.1, warmup_s=0.5)
+            return Spec(
+                shapes=_sweep(1024, 16384, 1024), warmup=10, repeats=20, target_sample_s=0.1, warmup_s=0.5
+            )
         return Spec(shapes=((4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192)), warmup_s=0.5)
     if ctx.mode == "full":
         return Spec(shapes=_sweep(256, 2048, 256), warmup=2, repeats=5, target_sample_s=0.2)
@@ -54,7 +56,12 @@ def _operands(torch, dtype: str, shape: Shape, device: str):
         b = torch.randn(n, k, device=device).to(torch.float8_e4m3fn).t()  # _scaled_mm wants column-major B
         one = torch.tensor(1.0, device=device)
         return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    torch_dtype = {
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+        "bf16": torch.bfloat16,
+        "fp16": torch.float16,
+    }[dtype]
     a = torch.randn(m, k, device=device, dtype=torch_dtype)
     b = torch.randn(k, n, device=device, dtype=torch_dtype)
     c = torch.empty(m, n, device=device, dtype=torch_dtype)
@@ -66,8 +73,14 @@ def time_matmul(torch, dtype: str, shape: Shape, device: str, spec: Spec):
     # tf32 vs fp32 is a global switch in torch; set it for this dtype only
     torch.set_float32_matmul_precision("high" if dtype == "tf32" else "highest")
     fn = _operands(torch, dtype, shape, device)
-    timed = measure(fn, device=device, warmup=spec.warmup, repeats=spec.repeats, target_sample_s=spec.target_sample_s,
-                    warmup_s=spec.warmup_s)
+    timed = measure(
+        fn,
+        device=device,
+        warmup=spec.warmup,
+        repeats=spec.repeats,
+        target_sample_s=spec.target_sample_s,
+        warmup_s=spec.warmup_s,
+    )
     flops = 2.0 * shape[0] * shape[1] * shape[2]
     return timed, timed.stats_of(lambda s: flops / s / 1e12)
 
@@ -83,8 +96,13 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     torch = require_torch()
     results = []
     for dtype in spec.dtypes:
-        m = Measurement(name=f"matmul_{dtype}", layer="compute", unit="TFLOP/s", device=ctx.device,
-                        params={"dtype": dtype, "shapes": [list(s) for s in spec.shapes], "flops_per_matmul": "2*m*n*k"})
+        m = Measurement(
+            name=f"matmul_{dtype}",
+            layer="compute",
+            unit="TFLOP/s",
+            device=ctx.device,
+            params={"dtype": dtype, "shapes": [list(s) for s in spec.shapes], "flops_per_matmul": "2*m*n*k"},
+        )
         results.append(m)
         if not ctx.supports(dtype):
             m.status, m.reason = "skipped", ctx.support_reason(dtype)
@@ -93,8 +111,15 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
         for shape in spec.shapes:
             ctx.say(f"matmul {dtype} {shape[0]}x{shape[1]}x{shape[2]}")
             timed, stats = time_matmul(torch, dtype, shape, ctx.device, spec)
-            per_shape.append({"m": shape[0], "n": shape[1], "k": shape[2], "tflops_median": round(stats.median, 4),
-                              "inner": timed.inner})
+            per_shape.append(
+                {
+                    "m": shape[0],
+                    "n": shape[1],
+                    "k": shape[2],
+                    "tflops_median": round(stats.median, 4),
+                    "inner": timed.inner,
+                }
+            )
             if best is None or stats.median > best[1].median:
                 best = (shape, stats)
             if ctx.device == "cuda":

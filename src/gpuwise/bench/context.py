@@ -70,14 +70,21 @@ def _cuda_dtype_support(torch, capability: tuple[int, int]) -> dict[str, str]:
     support["tf32"] = f"yes: {sm} >= 80 has TF32 tensor cores" if major >= 8 else f"no: {sm} < 80 has no TF32"
     support["bf16"] = f"yes: {sm} supports bf16" if torch.cuda.is_bf16_supported() else f"no: {sm} lacks bf16"
     fp8_ok = capability >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
-    support["fp8"] = f"yes: {sm} >= 89 has FP8 tensor cores" if fp8_ok else f"no: FP8 needs SM >= 89 and torch._scaled_mm ({sm})"
+    support["fp8"] = (
+        f"yes: {sm} >= 89 has FP8 tensor cores"
+        if fp8_ok
+        else f"no: FP8 needs SM >= 89 and torch._scaled_mm ({sm})"
+    )
     return support
 
 
 def _cpu_dtype_support(cpu_peak: CpuPeak) -> dict[str, str]:
     support = {"fp32": "yes: every CPU", "tf32": "no: TF32 is a GPU tensor-core format"}
-    support["bf16"] = ("yes: native bf16 instructions (" + cpu_peak.source["bf16"].split("flag ")[-1].split(":")[0] + ")"
-                       if "bf16" in cpu_peak.tflops else "no: no avx512_bf16/amx_bf16 flag (bf16 would be emulated)")
+    support["bf16"] = (
+        "yes: native bf16 instructions (" + cpu_peak.source["bf16"].split("flag ")[-1].split(":")[0] + ")"
+        if "bf16" in cpu_peak.tflops
+        else "no: no avx512_bf16/amx_bf16 flag (bf16 would be emulated)"
+    )
     support["fp16"] = "no: no native fp16 matmul on this CPU path"
     support["fp8"] = "no: FP8 matmul needs an SM >= 89 GPU"
     return support
@@ -86,8 +93,13 @@ def _cpu_dtype_support(cpu_peak: CpuPeak) -> dict[str, str]:
 def versions(torch) -> dict[str, Any]:
     from gpuwise import __version__
 
-    info: dict[str, Any] = {"gpuwise": __version__, "python": platform.python_version(), "torch": torch.__version__,
-                            "platform": platform.platform(), "torch_threads": torch.get_num_threads()}
+    info: dict[str, Any] = {
+        "gpuwise": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+    }
     if torch.cuda.is_available():
         info["cuda"] = torch.version.cuda
         info["cudnn"] = torch.backends.cudnn.version()
@@ -130,7 +142,9 @@ def build_context(options: BenchOptions) -> BenchContext:
     if torch.cuda.is_available() and torch.cuda.device_count() > 0:
         names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         capability = tuple(torch.cuda.get_device_capability(0))
-        ctx = BenchContext(options, "cuda", names, capability, _cuda_dtype_support(torch, capability), cpu_peak, env)
+        ctx = BenchContext(
+            options, "cuda", names, capability, _cuda_dtype_support(torch, capability), cpu_peak, env
+        )
         env["gpus"] = names
         env["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
         props = torch.cuda.get_device_properties(0)

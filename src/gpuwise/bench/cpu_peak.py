@@ -41,7 +41,9 @@ def physical_cores(blocks: list[dict[str, str]], allowed: set[int] | None) -> in
     return len(cores)
 
 
-def max_clock_mhz(cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[dict[str, str]]) -> tuple[float | None, str]:
+def max_clock_mhz(
+    cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[dict[str, str]]
+) -> tuple[float | None, str]:
     """Best available max clock: cpufreq max, then lscpu 'CPU max MHz', then the current cpuinfo MHz."""
     if cpuinfo_max_freq and cpuinfo_max_freq.strip().isdigit():
         return int(cpuinfo_max_freq.strip()) / 1000.0, "cpufreq cpuinfo_max_freq"
@@ -55,8 +57,12 @@ def max_clock_mhz(cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[
     return None, "no clock found"
 
 
-def derive_cpu_peak(cpuinfo: str | None, cpuinfo_max_freq: str | None = None, lscpu: str | None = None,
-                    allowed_cpus: set[int] | None = None) -> CpuPeak:
+def derive_cpu_peak(
+    cpuinfo: str | None,
+    cpuinfo_max_freq: str | None = None,
+    lscpu: str | None = None,
+    allowed_cpus: set[int] | None = None,
+) -> CpuPeak:
     """Peak TFLOP/s per dtype for the cores this process may use. Pure: inputs are recorded text."""
     from gpuwise.facts.cpu import parse_cpuinfo
 
@@ -65,7 +71,9 @@ def derive_cpu_peak(cpuinfo: str | None, cpuinfo_max_freq: str | None = None, ls
     flags = set((first.get("flags") or first.get("Features") or "").split())
     vendor = first.get("vendor_id", "")
     model = first.get("model name", "unknown CPU")
-    cores = physical_cores(blocks, allowed_cpus) or (len(allowed_cpus) if allowed_cpus else os.cpu_count() or 1)
+    cores = physical_cores(blocks, allowed_cpus) or (
+        len(allowed_cpus) if allowed_cpus else os.cpu_count() or 1
+    )
     mhz, basis = max_clock_mhz(cpuinfo_max_freq, lscpu, blocks)
     tflops: dict[str, float] = {}
     source: dict[str, str] = {}
@@ -85,10 +93,19 @@ def derive_cpu_peak(cpuinfo: str | None, cpuinfo_max_freq: str | None = None, ls
             if lanes <= 0:
                 continue
             tflops[rate.dtype] = cores * mhz * 1e6 * lanes * 2 / 1e12
-            source[rate.dtype] = (f"derived: {cores} cores x {mhz:.0f} MHz ({basis}) x {lanes} {rate.dtype} FMA "
-                                  f"lanes x 2 FLOP/FMA; flag {rate.flag}: {rate.source}")
-    return CpuPeak(tflops=tflops, source=source, cores=cores, clock_mhz=mhz, clock_basis=basis, model=model,
-                   unavailable=unavailable)
+            source[rate.dtype] = (
+                f"derived: {cores} cores x {mhz:.0f} MHz ({basis}) "
+                f"x {lanes} {rate.dtype} FMA lanes x 2 FLOP/FMA; flag {rate.flag}: {rate.source}"
+            )
+    return CpuPeak(
+        tflops=tflops,
+        source=source,
+        cores=cores,
+        clock_mhz=mhz,
+        clock_basis=basis,
+        model=model,
+        unavailable=unavailable,
+    )
 
 
 def live_cpu_peak() -> CpuPeak:

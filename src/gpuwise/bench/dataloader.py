@@ -110,8 +110,10 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
 
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
-        raise UserInputError(f"data directory {base} does not exist or is not writable",
-                             fix="pass --data-dir with a writable directory")
+        raise UserInputError(
+            f"data directory {base} does not exist or is not writable",
+            fix="pass --data-dir with a writable directory",
+        )
     workdir = Path(tempfile.mkdtemp(prefix="gpuwise-dataloader-", dir=base))
     try:
         ctx.say(f"writing {spec.samples} sample files")
@@ -120,8 +122,14 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
         for pin in spec.pin_memory:
             for workers in spec.workers:
                 ctx.say(f"DataLoader num_workers={workers} pin_memory={pin}")
-                loader = DataLoader(dataset, batch_size=spec.batch_size, shuffle=True, num_workers=workers,
-                                    pin_memory=pin, persistent_workers=workers > 0)
+                loader = DataLoader(
+                    dataset,
+                    batch_size=spec.batch_size,
+                    shuffle=True,
+                    num_workers=workers,
+                    pin_memory=pin,
+                    persistent_workers=workers > 0,
+                )
                 rates = [epoch_rate(loader, ctx.device, spec.batch_size) for _ in range(spec.epochs)]
                 del loader
                 table.append({"num_workers": workers, "pin_memory": pin, "samples_per_s": rates})
@@ -137,10 +145,27 @@ def _measurement(ctx: BenchContext, spec: Spec, table: list[dict], pin: bool) ->
     best = medians[best_workers]
     saturating = min(w for w, s in medians.items() if s.median >= SATURATION * best.median)
     return Measurement(
-        name="dataloader_samples_per_s" + ("_pinned" if pin else ""), layer="dataloader", unit="samples/s",
-        value=best.median, stats=best, device=ctx.device, peak_source="no peak: loader throughput has no physical peak",
-        params={"samples": spec.samples, "sample_bytes": 3 * spec.image_hw ** 2, "batch_size": spec.batch_size,
-                "pin_memory": pin, "workers_tried": list(spec.workers), "epochs": spec.epochs,
-                "note": "files are in the page cache: this measures the loader, not the disk"},
-        extra={"best_workers": best_workers, "saturating_workers": saturating,
-               "table": [{"num_workers": w, "samples_per_s_median": round(s.median, 1)} for w, s in medians.items()]})
+        name="dataloader_samples_per_s" + ("_pinned" if pin else ""),
+        layer="dataloader",
+        unit="samples/s",
+        value=best.median,
+        stats=best,
+        device=ctx.device,
+        peak_source="no peak: loader throughput has no physical peak",
+        params={
+            "samples": spec.samples,
+            "sample_bytes": 3 * spec.image_hw**2,
+            "batch_size": spec.batch_size,
+            "pin_memory": pin,
+            "workers_tried": list(spec.workers),
+            "epochs": spec.epochs,
+            "note": "files are in the page cache: this measures the loader, not the disk",
+        },
+        extra={
+            "best_workers": best_workers,
+            "saturating_workers": saturating,
+            "table": [
+                {"num_workers": w, "samples_per_s_median": round(s.median, 1)} for w, s in medians.items()
+            ],
+        },
+    )

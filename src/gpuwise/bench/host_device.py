@@ -36,15 +36,24 @@ def copy_bandwidth(torch, gpu: int, direction: str, pinned: bool, spec: Spec):
     dev = torch.empty(spec.nbytes, dtype=torch.uint8, device=f"cuda:{gpu}")
     host.fill_(1)
     if direction == "h2d":
+
         def fn():
             return dev.copy_(host, non_blocking=pinned)
     else:
+
         def fn():
             return host.copy_(dev, non_blocking=pinned)
+
     with torch.cuda.device(gpu):
         # host clock around a device sync: pageable copies block the host, events would miss that part
-        timed = measure(fn, device="host", sync=lambda: torch.cuda.synchronize(gpu), warmup=spec.warmup,
-                        repeats=spec.repeats, target_sample_s=0.05)
+        timed = measure(
+            fn,
+            device="host",
+            sync=lambda: torch.cuda.synchronize(gpu),
+            warmup=spec.warmup,
+            repeats=spec.repeats,
+            target_sample_s=0.05,
+        )
     return timed, timed.stats_of(lambda s: spec.nbytes / s / 1e9)
 
 
@@ -62,10 +71,20 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 memory = "pinned" if pinned else "pageable"
                 ctx.say(f"GPU{gpu} {direction} {memory} {spec.nbytes // MiB} MiB")
                 timed, stats = copy_bandwidth(torch, gpu, direction, pinned, spec)
-                m = Measurement(name=f"{direction}_{memory}" + (f"_gpu{gpu}" if spec.all_gpus else ""),
-                                layer="host-device", unit="GB/s", value=stats.median, stats=stats, device=f"cuda:{gpu}",
-                                params={"bytes": spec.nbytes, "direction": direction, "host_memory": memory,
-                                        "inner": timed.inner})
+                m = Measurement(
+                    name=f"{direction}_{memory}" + (f"_gpu{gpu}" if spec.all_gpus else ""),
+                    layer="host-device",
+                    unit="GB/s",
+                    value=stats.median,
+                    stats=stats,
+                    device=f"cuda:{gpu}",
+                    params={
+                        "bytes": spec.nbytes,
+                        "direction": direction,
+                        "host_memory": memory,
+                        "inner": timed.inner,
+                    },
+                )
                 peak.apply(m)
                 results.append(m)
         torch.cuda.empty_cache()

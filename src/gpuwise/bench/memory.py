@@ -47,12 +47,30 @@ def stream_pair(torch, device: str, nbytes: int, spec: Spec, where: str, peak: P
     timing_device = "cuda" if device.startswith("cuda") else "cpu"
     out = []
     for kind, (fn, moved, formula) in kernels.items():
-        timed = measure(fn, device=timing_device, warmup=spec.warmup, repeats=spec.repeats,
-                        target_sample_s=spec.target_sample_s, warmup_s=0.3 if timing_device == "cuda" else 0.0)
+        timed = measure(
+            fn,
+            device=timing_device,
+            warmup=spec.warmup,
+            repeats=spec.repeats,
+            target_sample_s=spec.target_sample_s,
+            warmup_s=0.3 if timing_device == "cuda" else 0.0,
+        )
         stats = timed.stats_of(lambda s, moved=moved: moved / s / 1e9)
-        m = Measurement(name=f"{where}_{kind}", layer="memory", unit="GB/s", value=stats.median, stats=stats,
-                        device=device, params={"buffer_bytes": n * 4, "bytes_moved_per_op": moved, "kernel": formula,
-                                               "dtype": "fp32", "inner": timed.inner})
+        m = Measurement(
+            name=f"{where}_{kind}",
+            layer="memory",
+            unit="GB/s",
+            value=stats.median,
+            stats=stats,
+            device=device,
+            params={
+                "buffer_bytes": n * 4,
+                "bytes_moved_per_op": moved,
+                "kernel": formula,
+                "dtype": "fp32",
+                "inner": timed.inner,
+            },
+        )
         peak.apply(m)
         out.append(m)
     return out
@@ -69,8 +87,14 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
         torch.cuda.empty_cache()
     else:
         for kind in ("copy", "triad"):
-            results.append(Measurement(name=f"device_{kind}", layer="memory", status="skipped",
-                                       reason="no CUDA GPU: device memory bandwidth needs one"))
+            results.append(
+                Measurement(
+                    name=f"device_{kind}",
+                    layer="memory",
+                    status="skipped",
+                    reason="no CUDA GPU: device memory bandwidth needs one",
+                )
+            )
     ctx.say(f"host copy/triad, {spec.host_bytes // MiB} MiB buffers, {torch.get_num_threads()} threads")
     results += stream_pair(torch, "cpu", spec.host_bytes, spec, "host", NO_HOST_MEMORY_PEAK)
     for m in results[-2:]:

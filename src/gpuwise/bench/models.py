@@ -33,7 +33,9 @@ class Measurement(BaseModel):
     value: float | None = None
     unit: str = ""
     peak: float | None = None  # catalog or derived peak in the same unit
-    peak_source: str | None = None  # e.g. "catalog: H100-SXM (NVIDIA datasheet)", "derived: cores x GHz x FMA width"
+    peak_source: str | None = (
+        None  # e.g. "catalog: H100-SXM (NVIDIA datasheet)", "derived: cores x GHz x FMA width"
+    )
     percent_of_peak: float | None = None
     achievable_fraction: float | None = None  # typical achievable fraction of peak, when the catalog knows it
     percent_of_achievable: float | None = None

@@ -89,13 +89,25 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 torch.cuda.synchronize(d)
 
             with torch.cuda.device(src):
-                timed = measure(lambda a=a, b=b: b.copy_(a, non_blocking=True), device="host", sync=sync,
-                                warmup=spec.warmup, repeats=spec.repeats, target_sample_s=0.05)
+                timed = measure(
+                    lambda a=a, b=b: b.copy_(a, non_blocking=True),
+                    device="host",
+                    sync=sync,
+                    warmup=spec.warmup,
+                    repeats=spec.repeats,
+                    target_sample_s=0.05,
+                )
             stats = timed.stats_of(lambda s: spec.nbytes / s / 1e9)
-            m = Measurement(name=f"p2p_gpu{src}_gpu{dst}", layer="gpu-gpu", unit="GB/s", value=stats.median,
-                            stats=stats, device=f"GPU{src}->GPU{dst}",
-                            params={"bytes": spec.nbytes, "direction": "unidirectional", "inner": timed.inner},
-                            extra={"link": links.get((src, dst), "unknown"), "link_kind": kind, "peer_access": peer})
+            m = Measurement(
+                name=f"p2p_gpu{src}_gpu{dst}",
+                layer="gpu-gpu",
+                unit="GB/s",
+                value=stats.median,
+                stats=stats,
+                device=f"GPU{src}->GPU{dst}",
+                params={"bytes": spec.nbytes, "direction": "unidirectional", "inner": timed.inner},
+                extra={"link": links.get((src, dst), "unknown"), "link_kind": kind, "peer_access": peer},
+            )
             if not peer:
                 m.reason = "no peer access: the copy is staged through host memory"
             peak.apply(m)

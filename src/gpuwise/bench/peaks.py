@@ -77,7 +77,9 @@ def pcie_peak(gpu_name: str | None) -> Peak:
     if link is None:
         return Peak(None, f"fabric catalog has no PCIe gen{gen} x16 row")
     fraction = spec.pcie_fraction or link.achieved_fraction
-    return Peak(float(link.bandwidth_gb_s), f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})", fraction)
+    return Peak(
+        float(link.bandwidth_gb_s), f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})", fraction
+    )
 
 
 def nvlink_peak(gpu_name: str | None) -> Peak:
@@ -89,8 +91,11 @@ def nvlink_peak(gpu_name: str | None) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.nvlink_bandwidth_gb_s:
         return Peak(None, why if spec is None else f"{why}: no NVLink listed")
-    return Peak(float(spec.nvlink_bandwidth_gb_s) / 2, f"{why}, NVLink per direction (half the "
-                f"{spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)", spec.nvlink_fraction)
+    return Peak(
+        float(spec.nvlink_bandwidth_gb_s) / 2,
+        f"{why}, NVLink per direction (half the {spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)",
+        spec.nvlink_fraction,
+    )
 
 
 def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:
@@ -98,4 +103,6 @@ def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:
     return Peak(value, source)
 
 
-NO_HOST_MEMORY_PEAK = Peak(None, "no host memory peak: needs DIMM speed and channel count, which bench does not read")
+NO_HOST_MEMORY_PEAK = Peak(
+    None, "no host memory peak: needs DIMM speed and channel count, which bench does not read"
+)

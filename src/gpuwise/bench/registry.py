@@ -33,15 +33,28 @@ REGISTRY: tuple[BenchEntry, ...] = (
     BenchEntry("memory", "memory", "gpuwise.bench.memory", "Memory bandwidth", 60, 600),
     BenchEntry("host-device", "host-device", "gpuwise.bench.host_device", "Host <-> device copies", 60, 600),
     BenchEntry("gpu-gpu", "gpu-gpu", "gpuwise.bench.p2p", "GPU <-> GPU peer copies", 120, 1200),
-    BenchEntry("collective", "collective", "gpuwise.bench.collective", "Collectives (torch.distributed)", 120, 1800),
+    BenchEntry(
+        "collective", "collective", "gpuwise.bench.collective", "Collectives (torch.distributed)", 120, 1800
+    ),
     BenchEntry("storage", "storage", "gpuwise.bench.storage", "Storage (fio)", 90, 900),
-    BenchEntry("dataloader", "dataloader", "gpuwise.bench.dataloader", "Data loading (torch DataLoader)", 90, 900),
+    BenchEntry(
+        "dataloader", "dataloader", "gpuwise.bench.dataloader", "Data loading (torch DataLoader)", 90, 900
+    ),
     BenchEntry("training", "training", "gpuwise.bench.training", "Training step", 120, 1200),
 )
 
-_ALIASES = {"host_device": "host-device", "h2d": "host-device", "p2p": "gpu-gpu", "gpu_gpu": "gpu-gpu",
-            "collectives": "collective", "nccl": "collective", "fio": "storage", "data": "dataloader",
-            "train": "training", "matmul": "compute"}
+_ALIASES = {
+    "host_device": "host-device",
+    "h2d": "host-device",
+    "p2p": "gpu-gpu",
+    "gpu_gpu": "gpu-gpu",
+    "collectives": "collective",
+    "nccl": "collective",
+    "fio": "storage",
+    "data": "dataloader",
+    "train": "training",
+    "matmul": "compute",
+}
 
 
 def select(only: str | None) -> list[BenchEntry]:
@@ -62,7 +75,9 @@ def select(only: str | None) -> list[BenchEntry]:
 
             close = difflib.get_close_matches(key, list(known), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise UserInputError(f"unknown benchmark '{raw.strip()}'.{hint}",
-                                 fix=f"use --only with some of: {', '.join(known)}")
+            raise UserInputError(
+                f"unknown benchmark '{raw.strip()}'.{hint}",
+                fix=f"use --only with some of: {', '.join(known)}",
+            )
         wanted.add(key)
     return [e for e in REGISTRY if e.name in wanted]

@@ -30,7 +30,9 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
     except FileNotFoundError:
         raise UserInputError(f"{option} {p}: no such file", FIX) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataValidationError(f"{option}: not a readable JSON bench report ({exc})", FIX, path=str(p)) from None
+        raise DataValidationError(
+            f"{option}: not a readable JSON bench report ({exc})", FIX, path=str(p)
+        ) from None
     if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
         got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
         raise DataValidationError(f"{option}: schema is {got!r}, expected {BENCH_SCHEMA!r}", FIX, path=str(p))

@@ -38,8 +38,11 @@ def judge(m: Measurement) -> Measurement:
             m.reason = "above the link peak: NVLS/SHARP in-network reduction (the known exception)"
         else:
             m.status = "invalid"
-            m.reason = (f"{m.percent_of_peak:.0f}% of peak: above 100% means the timing or the peak is wrong "
-                        f"(peak {m.peak:.4g} {m.unit}, {m.peak_source})")
+            m.reason = (
+                f"{m.percent_of_peak:.0f}% of peak: "
+                f"above 100% means the timing or the peak is wrong (peak {m.peak:.4g} {m.unit}, "
+                f"{m.peak_source})"
+            )
     return m
 
 
@@ -112,8 +115,9 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def run_isolated(ctx: BenchContext, entry: BenchEntry, progress: Progress | None = None,
-                 timeout_s: float | None = None) -> list[Measurement]:
+def run_isolated(
+    ctx: BenchContext, entry: BenchEntry, progress: Progress | None = None, timeout_s: float | None = None
+) -> list[Measurement]:
     """Run one benchmark in a child process; a hang past the timeout or a crash becomes `failed`."""
     timeout_s = timeout_s if timeout_s is not None else entry.timeout_s(ctx.mode)
     mpc = _mp_context()
@@ -129,7 +133,13 @@ def run_isolated(ctx: BenchContext, entry: BenchEntry, progress: Progress | None
             if remaining <= 0:
                 _kill_group(proc.pid)
                 proc.join(5)
-                return [_failed(entry, "failed", f"timed out after {timeout_s:.0f} s (killed with everything it started)")]
+                return [
+                    _failed(
+                        entry,
+                        "failed",
+                        f"timed out after {timeout_s:.0f} s (killed with everything it started)",
+                    )
+                ]
             if parent_conn.poll(min(0.2, remaining)):
                 try:
                     kind, payload = parent_conn.recv()
@@ -152,7 +162,11 @@ def run_isolated(ctx: BenchContext, entry: BenchEntry, progress: Progress | None
         proc.join(5)
     if result is None:
         code = proc.exitcode
-        how = f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+        how = (
+            f"killed by signal {signal.Signals(-code).name}"
+            if code is not None and code < 0
+            else f"exit code {code}"
+        )
         return [_failed(entry, "failed", f"crashed ({how}) before returning a result")]
     _kill_group(proc.pid)  # leftovers (a rank that outlived its benchmark) go with the group
     return [Measurement.model_validate(d) for d in result]
@@ -164,12 +178,20 @@ def run_inline(ctx: BenchContext, entry: BenchEntry, progress: Progress | None =
     return [Measurement.model_validate(d) for d in _execute(ctx, entry, say)]
 
 
-def run_benchmarks(ctx: BenchContext, entries: list[BenchEntry], progress: Progress | None = None,
-                   on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
-                   isolate: bool = True) -> BenchReport:
+def run_benchmarks(
+    ctx: BenchContext,
+    entries: list[BenchEntry],
+    progress: Progress | None = None,
+    on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
+    isolate: bool = True,
+) -> BenchReport:
     """Run `entries` one after another (they would disturb each other in parallel) into a BenchReport."""
-    report = BenchReport(created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                         hostname=socket.gethostname(), mode=ctx.mode, environment=dict(ctx.environment))
+    report = BenchReport(
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        hostname=socket.gethostname(),
+        mode=ctx.mode,
+        environment=dict(ctx.environment),
+    )
     report.environment["dtype_support"] = ctx.dtype_support
     report.environment["warnings"] = list(ctx.warnings)
     for entry in entries:
@@ -184,8 +206,12 @@ def run_benchmarks(ctx: BenchContext, entries: list[BenchEntry], progress: Progr
     return report
 
 
-def bench(options, only: str | None = None, progress: Progress | None = None,
-          on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None) -> BenchReport:
+def bench(
+    options,
+    only: str | None = None,
+    progress: Progress | None = None,
+    on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
+) -> BenchReport:
     """The library entry point (what `gpuwise bench` and `gpuwise doctor --bench` call).
 
     options: a context.BenchOptions; only: a comma list for registry.select. Raises

@@ -79,7 +79,10 @@ def direct_io_supported(directory: str) -> tuple[bool, str]:
             os.close(fd)
         return True, "O_DIRECT works here"
     except OSError as exc:
-        return False, f"the filesystem refuses O_DIRECT ({errno.errorcode.get(exc.errno, exc.errno)}: {exc.strerror})"
+        return (
+            False,
+            f"the filesystem refuses O_DIRECT ({errno.errorcode.get(exc.errno, exc.errno)}: {exc.strerror})",
+        )
     finally:
         buf.close()
         path.unlink(missing_ok=True)
@@ -102,32 +105,57 @@ def filesystem_of(directory: str) -> str:
 
 def fio_argv(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) -> list[str]:
     """The fio command line for one job. Everything it writes is workdir/DATA_FILE."""
-    return ["fio", "--output-format=json", f"--name={job.name}", f"--directory={workdir}", f"--filename={DATA_FILE}",
-            f"--rw={job.rw}", f"--bs={job.bs}", f"--size={spec.file_bytes}", f"--numjobs={job.numjobs}",
-            f"--iodepth={job.iodepth}", f"--ioengine={engine}", f"--direct={int(direct)}", "--time_based",
-            f"--runtime={spec.runtime_s}", f"--ramp_time={spec.ramp_s}", "--group_reporting", "--end_fsync=1"]
+    return [
+        "fio",
+        "--output-format=json",
+        f"--name={job.name}",
+        f"--directory={workdir}",
+        f"--filename={DATA_FILE}",
+        f"--rw={job.rw}",
+        f"--bs={job.bs}",
+        f"--size={spec.file_bytes}",
+        f"--numjobs={job.numjobs}",
+        f"--iodepth={job.iodepth}",
+        f"--ioengine={engine}",
+        f"--direct={int(direct)}",
+        "--time_based",
+        f"--runtime={spec.runtime_s}",
+        f"--ramp_time={spec.ramp_s}",
+        "--group_reporting",
+        "--end_fsync=1",
+    ]
 
 
 def parse_fio_json(text: str, rw: str) -> dict:
     """bw (bytes/s), IOPS and completion-latency percentiles (us) from fio's JSON for one job group."""
     try:
-        doc = json.loads(text[text.index("{"):])  # fio may print a warning line before the JSON
+        doc = json.loads(text[text.index("{") :])  # fio may print a warning line before the JSON
         job = doc["jobs"][0]
     except (ValueError, KeyError, IndexError) as exc:
-        raise EnvironmentProblem(f"fio output is not the JSON expected ({exc})",
-                                 fix="check `fio --version` (3.x needed) and rerun") from exc
+        raise EnvironmentProblem(
+            f"fio output is not the JSON expected ({exc})", fix="check `fio --version` (3.x needed) and rerun"
+        ) from exc
     side = job["write" if "write" in rw else "read"]
     if job.get("error"):
-        raise EnvironmentProblem(f"fio job {job.get('jobname')} failed with error {job['error']}",
-                                 fix="check free space and permissions in the data directory")
+        raise EnvironmentProblem(
+            f"fio job {job.get('jobname')} failed with error {job['error']}",
+            fix="check free space and permissions in the data directory",
+        )
     # completion latency by default; total latency (lat_ns) when the job set lat_percentiles=1
     kind = next((k for k in ("clat_ns", "lat_ns") if (side.get(k) or {}).get("percentile")), "clat_ns")
     pct = (side.get(kind) or {}).get("percentile") or {}
-    lat = {f"p{float(k):g}_us": v / 1000.0 for k, v in pct.items() if float(k) in (50.0, 90.0, 99.0, 99.9, 99.99)}
-    return {"bw_bytes": float(side["bw_bytes"]), "iops": float(side["iops"]), "runtime_ms": side.get("runtime"),
-            "latency_us": lat, "latency_kind": kind.removesuffix("_ns"),
-            "mean_latency_us": (side.get(kind) or {}).get("mean", 0) / 1000.0,
-            "fio_version": doc.get("fio version")}
+    lat = {
+        f"p{float(k):g}_us": v / 1000.0 for k, v in pct.items() if float(k) in (50.0, 90.0, 99.0, 99.9, 99.99)
+    }
+    return {
+        "bw_bytes": float(side["bw_bytes"]),
+        "iops": float(side["iops"]),
+        "runtime_ms": side.get("runtime"),
+        "latency_us": lat,
+        "latency_kind": kind.removesuffix("_ns"),
+        "mean_latency_us": (side.get(kind) or {}).get("mean", 0) / 1000.0,
+        "fio_version": doc.get("fio version"),
+    }
 
 
 def _engine() -> str:
@@ -138,25 +166,38 @@ def _engine() -> str:
 def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) -> dict:
     timeout = spec.runtime_s + spec.ramp_s + 120 + spec.file_bytes / (50 * MiB)  # layout at >= 50 MB/s
     try:
-        proc = subprocess.run(fio_argv(job, workdir, spec, direct, engine), capture_output=True, text=True,
-                              timeout=timeout, cwd=workdir)
+        proc = subprocess.run(
+            fio_argv(job, workdir, spec, direct, engine),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=workdir,
+        )
     except subprocess.TimeoutExpired as exc:
-        raise EnvironmentProblem(f"fio {job.name} did not finish in {timeout:.0f} s",
-                                 fix="the filesystem may be hung or very slow; try a smaller --quick run") from exc
+        raise EnvironmentProblem(
+            f"fio {job.name} did not finish in {timeout:.0f} s",
+            fix="the filesystem may be hung or very slow; try a smaller --quick run",
+        ) from exc
     if proc.returncode != 0:
-        raise EnvironmentProblem(f"fio {job.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}",
-                                 fix="check free space and permissions in the data directory")
+        raise EnvironmentProblem(
+            f"fio {job.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}",
+            fix="check free space and permissions in the data directory",
+        )
     return parse_fio_json(proc.stdout, job.rw)
 
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if shutil.which("fio") is None:
-        raise MissingDependencyError("fio is not installed, so storage cannot be measured.",
-                                     fix="apt-get install fio  (or dnf install fio / brew install fio)")
+        raise MissingDependencyError(
+            "fio is not installed, so storage cannot be measured.",
+            fix="apt-get install fio  (or dnf install fio / brew install fio)",
+        )
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
-        raise UserInputError(f"data directory {base} does not exist or is not writable",
-                             fix="pass --data-dir with a writable directory on the filesystem you train from")
+        raise UserInputError(
+            f"data directory {base} does not exist or is not writable",
+            fix="pass --data-dir with a writable directory on the filesystem you train from",
+        )
     workdir = tempfile.mkdtemp(prefix="gpuwise-fio-", dir=base)
     try:
         direct, why = direct_io_supported(workdir)
@@ -170,16 +211,36 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 runs.append(run_job(job, workdir, spec, direct, engine))
             values = [r["bw_bytes"] / 1e9 if job.unit == "GB/s" else r["iops"] for r in runs]
             best = runs[values.index(sorted(values)[len(values) // 2])]  # the run holding the median
-            m = Measurement(name=job.name, layer="storage", unit=job.unit, value=sorted(values)[len(values) // 2],
-                            stats=stats_from(values), device=str(base), peak_source=NO_STORAGE_PEAK,
-                            params={"rw": job.rw, "bs": job.bs, "numjobs": job.numjobs, "iodepth": job.iodepth,
-                                    "ioengine": engine, "direct": direct, "file_bytes": spec.file_bytes,
-                                    "runtime_s": spec.runtime_s, "filesystem": fstype,
-                                    "fio_argv": fio_argv(job, "<dir>", spec, direct, engine)},
-                            extra={"bandwidth_gb_s": best["bw_bytes"] / 1e9, "iops": best["iops"],
-                                   "latency_us": best["latency_us"], "mean_latency_us": best["mean_latency_us"],
-                                   "latency_kind": best["latency_kind"],
-                                   "fio_version": best["fio_version"], "direct_io": why})
+            m = Measurement(
+                name=job.name,
+                layer="storage",
+                unit=job.unit,
+                value=sorted(values)[len(values) // 2],
+                stats=stats_from(values),
+                device=str(base),
+                peak_source=NO_STORAGE_PEAK,
+                params={
+                    "rw": job.rw,
+                    "bs": job.bs,
+                    "numjobs": job.numjobs,
+                    "iodepth": job.iodepth,
+                    "ioengine": engine,
+                    "direct": direct,
+                    "file_bytes": spec.file_bytes,
+                    "runtime_s": spec.runtime_s,
+                    "filesystem": fstype,
+                    "fio_argv": fio_argv(job, "<dir>", spec, direct, engine),
+                },
+                extra={
+                    "bandwidth_gb_s": best["bw_bytes"] / 1e9,
+                    "iops": best["iops"],
+                    "latency_us": best["latency_us"],
+                    "mean_latency_us": best["mean_latency_us"],
+                    "latency_kind": best["latency_kind"],
+                    "fio_version": best["fio_version"],
+                    "direct_io": why,
+                },
+            )
             if not direct:
                 m.reason = f"buffered I/O: {why}; reads may come from the page cache"
             results.append(m)

@@ -38,7 +38,9 @@ def stats_from(values: list[float], warmup: int = 0) -> Stats:
     """Median, min and max of a non-empty list of samples."""
     if not values:
         raise ValueError("no samples to summarize")
-    return Stats(median=statistics.median(values), min=min(values), max=max(values), repeats=len(values), warmup=warmup)
+    return Stats(
+        median=statistics.median(values), min=min(values), max=max(values), repeats=len(values), warmup=warmup
+    )
 
 
 def _cuda_timer(torch):

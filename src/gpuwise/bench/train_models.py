@@ -35,8 +35,9 @@ def build_gpt(cfg: GPTConfig):
             self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
             self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
             self.proj = nn.Linear(cfg.d_model, cfg.d_model)
-            self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
-                                     nn.Linear(4 * cfg.d_model, cfg.d_model))
+            self.mlp = nn.Sequential(
+                nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(), nn.Linear(4 * cfg.d_model, cfg.d_model)
+            )
 
         def forward(self, x):
             b, t, c = x.shape
@@ -69,7 +70,9 @@ def build_cnn(cfg: CNNConfig):
     from torch.nn import functional as F  # noqa: N812
 
     def conv_bn(cin, cout, stride=1):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)
+        )
 
     class Residual(nn.Module):
         def __init__(self, ch):
@@ -84,8 +87,16 @@ def build_cnn(cfg: CNNConfig):
     class CNN(nn.Module):
         def __init__(self):
             super().__init__()
-            self.body = nn.Sequential(conv_bn(3, w), Residual(w), conv_bn(w, 2 * w, 2), Residual(2 * w),
-                                      conv_bn(2 * w, 4 * w, 2), Residual(4 * w), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+            self.body = nn.Sequential(
+                conv_bn(3, w),
+                Residual(w),
+                conv_bn(w, 2 * w, 2),
+                Residual(2 * w),
+                conv_bn(2 * w, 4 * w, 2),
+                Residual(4 * w),
+                nn.AdaptiveAvgPool2d(1),
+                nn.Flatten(),
+            )
             self.fc = nn.Linear(4 * w, cfg.classes)
 
         def forward(self, images, targets):

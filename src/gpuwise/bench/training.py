@@ -32,8 +32,15 @@ class Spec:
 def make_spec(ctx: BenchContext) -> Spec:
     if ctx.device == "cuda":
         gpt = GPTConfig(vocab=32768, seq_len=1024, d_model=768, n_layers=6, n_heads=12)
-        return Spec(gpt=gpt, gpt_batch=8, cnn=CNNConfig(image_hw=64, width=64), cnn_batch=256, warmup=5,
-                    repeats=10 if ctx.mode == "full" else 5, target_sample_s=0.2)
+        return Spec(
+            gpt=gpt,
+            gpt_batch=8,
+            cnn=CNNConfig(image_hw=64, width=64),
+            cnn_batch=256,
+            warmup=5,
+            repeats=10 if ctx.mode == "full" else 5,
+            target_sample_s=0.2,
+        )
     if ctx.mode == "full":
         return Spec(gpt=GPTConfig(d_model=256, n_layers=4, seq_len=256), repeats=5, target_sample_s=0.5)
     return Spec(cnn=CNNConfig(width=16), cnn_batch=16)
@@ -55,7 +62,11 @@ def _batch(torch, model_name: str, spec: Spec, device: str):
         return (idx, torch.roll(idx, -1, dims=1)), spec.gpt_batch, spec.gpt_batch * spec.gpt.seq_len
     hw = spec.cnn.image_hw
     images = torch.randn(spec.cnn_batch, 3, hw, hw, device=device)
-    return (images, torch.randint(0, spec.cnn.classes, (spec.cnn_batch,), device=device)), spec.cnn_batch, None
+    return (
+        (images, torch.randint(0, spec.cnn.classes, (spec.cnn_batch,), device=device)),
+        spec.cnn_batch,
+        None,
+    )
 
 
 def make_step(torch, model, inputs, device: str, dtype: str | None):
@@ -108,7 +119,9 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     return results
 
 
-def _one(torch, ctx: BenchContext, spec: Spec, model_name: str, dtype: str, why: str, name: str) -> Measurement:
+def _one(
+    torch, ctx: BenchContext, spec: Spec, model_name: str, dtype: str, why: str, name: str
+) -> Measurement:
     device = ctx.device
     model = (build_gpt(spec.gpt) if model_name == "transformer" else build_cnn(spec.cnn)).to(device)
     inputs, samples, tokens = _batch(torch, model_name, spec, device)
@@ -120,22 +133,44 @@ def _one(torch, ctx: BenchContext, spec: Spec, model_name: str, dtype: str, why:
     try:
         step()  # first step allocates optimizer state; FLOP counting below sees a steady-state step
         flops = count_flops(torch, step)
-        timed = measure(step, device=device, warmup=spec.warmup, repeats=spec.repeats,
-                        target_sample_s=spec.target_sample_s, warmup_s=0.5 if device == "cuda" else 0.0)
+        timed = measure(
+            step,
+            device=device,
+            warmup=spec.warmup,
+            repeats=spec.repeats,
+            target_sample_s=spec.target_sample_s,
+            warmup_s=0.5 if device == "cuda" else 0.0,
+        )
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
     stats = timed.stats_of(lambda s: flops / s / 1e12)
     step_s = timed.median_s
     peak = matmul_peak(ctx.gpu_name, dtype) if device == "cuda" else cpu_matmul_peak(ctx.cpu_peak, dtype)
     m = Measurement(
-        name=name, layer="training", unit="TFLOP/s", value=stats.median, stats=stats, device=device,
-        params={"model": model_name, "precision": dtype, "why": why, "batch": samples,
-                "config": (spec.gpt if model_name == "transformer" else spec.cnn).__dict__,
-                "parameters": sum(p.numel() for p in model.parameters()), "optimizer": "AdamW",
-                "flops_counted_by": "torch.utils.flop_counter.FlopCounterMode (forward+backward)",
-                "tf32_allowed": dtype != "fp32"},
-        extra={"samples_per_s": samples / step_s, "tokens_per_s": tokens / step_s if tokens else None,
-               "step_ms": step_s * 1e3, "flops_per_step": flops})
+        name=name,
+        layer="training",
+        unit="TFLOP/s",
+        value=stats.median,
+        stats=stats,
+        device=device,
+        params={
+            "model": model_name,
+            "precision": dtype,
+            "why": why,
+            "batch": samples,
+            "config": (spec.gpt if model_name == "transformer" else spec.cnn).__dict__,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "optimizer": "AdamW",
+            "flops_counted_by": "torch.utils.flop_counter.FlopCounterMode (forward+backward)",
+            "tf32_allowed": dtype != "fp32",
+        },
+        extra={
+            "samples_per_s": samples / step_s,
+            "tokens_per_s": tokens / step_s if tokens else None,
+            "step_ms": step_s * 1e3,
+            "flops_per_step": flops,
+        },
+    )
     peak.apply(m)
     if m.peak:
         m.extra["mfu"] = stats.median / m.peak

@@ -134,7 +134,9 @@ def run_argv(src: CommandSource, env: dict[str, str] | None = None) -> CommandRe
         return CommandResult(src.id, "", f"{src.argv[0]}: not found", None, "missing")
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode("utf-8", errors="replace")
-        return CommandResult(src.id, out, f"timed out after {src.timeout_s:g} s", None, "timeout", src.timeout_s)
+        return CommandResult(
+            src.id, out, f"timed out after {src.timeout_s:g} s", None, "timeout", src.timeout_s
+        )
     except OSError as exc:
         return CommandResult(src.id, "", str(exc), None, "error")
     return CommandResult(
@@ -156,7 +158,9 @@ def _run_internal(command_id: str, host: LiveHost) -> CommandResult:
         text = pool.submit(collector.load(), host.env).result(timeout=collector.timeout_s)
     except FutureTimeout:
         return CommandResult(command_id, "", f"timed out after {collector.timeout_s:g} s", None, "timeout")
-    except Exception as exc:  # a collector bug must not sink the probe; it is reported as this command's error
+    except (
+        Exception
+    ) as exc:  # a collector bug must not sink the probe; it is reported as this command's error
         return CommandResult(command_id, "", f"{type(exc).__name__}: {exc}", None, "error")
     finally:
         pool.shutdown(wait=False)
@@ -172,7 +176,10 @@ class CaptureHost:
         self._files: dict[str, str] = {}
         self._commands: dict[str, dict[str, str]] = {}
         if not self.path.exists():
-            raise CaptureFormatError(f"capture not found: {self.path}", "check the path, or make one with `gpuwise capture -o node.tar.gz`")
+            raise CaptureFormatError(
+                f"capture not found: {self.path}",
+                "check the path, or make one with `gpuwise capture -o node.tar.gz`",
+            )
         entries = self._read_tar() if self.path.is_file() else self._read_dir()
         if "meta.json" not in entries:
             raise CaptureFormatError(
@@ -182,7 +189,9 @@ class CaptureHost:
         try:
             self.meta = json.loads(entries.pop("meta.json"))
         except json.JSONDecodeError as exc:
-            raise CaptureFormatError(f"{self.path}: meta.json is not valid JSON ({exc})", "re-run `gpuwise capture`") from exc
+            raise CaptureFormatError(
+                f"{self.path}: meta.json is not valid JSON ({exc})", "re-run `gpuwise capture`"
+            ) from exc
         if not isinstance(self.meta, dict) or self.meta.get("format") != CAPTURE_FORMAT:
             got = self.meta.get("format") if isinstance(self.meta, dict) else None
             raise CaptureFormatError(
@@ -191,9 +200,9 @@ class CaptureHost:
             )
         for rel, text in entries.items():
             if rel.startswith("files/"):
-                self._files["/" + rel[len("files/"):]] = text
+                self._files["/" + rel[len("files/") :]] = text
             elif rel.startswith("commands/"):
-                stem, _, ext = rel[len("commands/"):].rpartition(".")
+                stem, _, ext = rel[len("commands/") :].rpartition(".")
                 self._commands.setdefault(stem, {})[ext] = text
 
     def _read_dir(self) -> dict[str, str]:
@@ -212,9 +221,11 @@ class CaptureHost:
                 for m in members:
                     fh = tar.extractfile(m)
                     if fh is not None:
-                        out[m.name[len(prefix):]] = fh.read().decode("utf-8", errors="replace")
+                        out[m.name[len(prefix) :]] = fh.read().decode("utf-8", errors="replace")
         except (tarfile.TarError, OSError, EOFError) as exc:
-            raise CaptureFormatError(f"{self.path}: cannot read the tarball ({exc})", "re-copy the file; it may be truncated") from exc
+            raise CaptureFormatError(
+                f"{self.path}: cannot read the tarball ({exc})", "re-copy the file; it may be truncated"
+            ) from exc
         return out
 
     def read_file(self, path: str) -> str | None:
@@ -232,7 +243,9 @@ class CaptureHost:
         parts = parts or {}
         if "txt" not in parts and status in (None, "ok"):
             # meta.json says it ran, but its output is not here: a partly copied capture
-            return CommandResult(command_id, "", "output missing from the capture (incomplete copy?)", None, "error")
+            return CommandResult(
+                command_id, "", "output missing from the capture (incomplete copy?)", None, "error"
+            )
         rc_text = parts.get("rc", "").strip()
         rc = int(rc_text) if rc_text.lstrip("-").isdigit() else (0 if status in (None, "ok") else None)
         return CommandResult(

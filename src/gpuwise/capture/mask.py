@@ -25,8 +25,12 @@ class Masker:
         self._map: dict[str, str] = {}
         self._counts: dict[str, int] = {}
         # Longest first, so "node1.cluster" is replaced before "node1".
-        self._literals = sorted({h for h in hostnames if h and len(h) > 1 and h != "localhost"}, key=len, reverse=True)
-        self._serials = sorted({s for s in serials if s and s.strip() not in _NOT_SERIALS}, key=len, reverse=True)
+        self._literals = sorted(
+            {h for h in hostnames if h and len(h) > 1 and h != "localhost"}, key=len, reverse=True
+        )
+        self._serials = sorted(
+            {s for s in serials if s and s.strip() not in _NOT_SERIALS}, key=len, reverse=True
+        )
         for h in self._literals:
             self._placeholder("host", h)
         for s in self._serials:

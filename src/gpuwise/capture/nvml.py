@@ -112,7 +112,10 @@ def _read_gpu(nvml: Any, index: int) -> dict[str, Any]:
     read("ecc_enabled", lambda: nvml.nvmlDeviceGetEccMode(h)[0] == _ENABLED)
     read("ecc_pending_enabled", lambda: nvml.nvmlDeviceGetEccMode(h)[1] == _ENABLED)
     uncorrected = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-    read("ecc_volatile_uncorrectable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(h, uncorrected, nvml.NVML_VOLATILE_ECC)))
+    read(
+        "ecc_volatile_uncorrectable",
+        lambda: int(nvml.nvmlDeviceGetTotalEccErrors(h, uncorrected, nvml.NVML_VOLATILE_ECC)),
+    )
     read(
         "ecc_aggregate_uncorrectable",
         lambda: int(nvml.nvmlDeviceGetTotalEccErrors(h, uncorrected, nvml.NVML_AGGREGATE_ECC)),
@@ -151,11 +154,18 @@ def clock_event_names(mask: int) -> list[str]:
 
 def _clock_event_mask(nvml: Any, h: Any) -> int:
     # Renamed from "throttle" to "clocks event" in R535; older bindings only have the old name.
-    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    getter = (
+        getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+        or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    )
     return int(getter(h))
 
 
-_FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}  # nvmlGpuFabricState_t, as nvidia-smi words it
+_FABRIC_STATES = {
+    1: "Not Started",
+    2: "In Progress",
+    3: "Completed",
+}  # nvmlGpuFabricState_t, as nvidia-smi words it
 
 
 def _fabric_state(nvml: Any, h: Any) -> str:

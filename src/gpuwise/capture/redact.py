@@ -17,7 +17,15 @@ REDACTED = "<redacted>"
 
 
 # Names that match a fragment above but hold a path or a location, not a secret.
-_NOT_SECRETS = {"PWD", "OLDPWD", "SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}
+_NOT_SECRETS = {
+    "PWD",
+    "OLDPWD",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "PIP_CERT",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+}
 
 
 # Names that end like these hold a location (SSL_CERT_FILE, NIX_SSL_CERT_FILE, AWS_CA_BUNDLE): not a secret.

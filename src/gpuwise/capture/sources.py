@@ -60,7 +60,15 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     # services and monitoring agents
     (
         "systemctl-is-active",
-        ("systemctl", "is-active", "nvidia-persistenced", "nvidia-fabricmanager", "nvidia-dcgm", "dcgm-exporter", "prometheus-node-exporter"),
+        (
+            "systemctl",
+            "is-active",
+            "nvidia-persistenced",
+            "nvidia-fabricmanager",
+            "nvidia-dcgm",
+            "dcgm-exporter",
+            "prometheus-node-exporter",
+        ),
         10.0,
     ),
     ("ps-comm", ("ps", "-eo", "comm="), 10.0),

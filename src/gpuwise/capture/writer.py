@@ -82,7 +82,10 @@ def write_capture(
         "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "hostname": clean(hostname),
         "gpuwise_version": __version__,
-        "redacted": {"env": summary.redacted_env, "rule": "names containing KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, ... and URLs with a password"},
+        "redacted": {
+            "env": summary.redacted_env,
+            "rule": "names containing KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, ... and URLs with a password",
+        },
         "masked": bool(mask),
         "commands": {},
     }
@@ -95,8 +98,10 @@ def write_capture(
         summary.files = len(files)
         for cid, res in results.items():
             meta["commands"][cid] = _write_command(tmp / "commands", cid, res, clean)
-            summary.commands[cid] = meta["commands"][cid]["status"] if meta["commands"][cid]["status"] != "ok" else (
-                "ok" if res.rc == 0 else f"rc={res.rc}"
+            summary.commands[cid] = (
+                meta["commands"][cid]["status"]
+                if meta["commands"][cid]["status"] != "ok"
+                else ("ok" if res.rc == 0 else f"rc={res.rc}")
             )
         if masker:
             summary.masked = masker.counts

@@ -43,17 +43,21 @@ def read_fma_rates(path: Path) -> list[FmaRate]:
         lanes, multiple = row.integer("fma_lanes", minimum=1), row.number("fp32_multiple")
         if (lanes is None) == (multiple is None):
             raise row.error("fma_lanes", "give exactly one of fma_lanes and fp32_multiple")
-        rates.append(FmaRate(
-            vendor=row.text("vendor", required=True),
-            flag=row.text("flag", required=True),
-            dtype=row.choice("dtype", DTYPES, required=True),
-            fma_lanes=lanes,
-            fp32_multiple=multiple,
-            source=row.text("source", required=True),
-            as_of=row.date("as_of", required=True),
-        ))
+        rates.append(
+            FmaRate(
+                vendor=row.text("vendor", required=True),
+                flag=row.text("flag", required=True),
+                dtype=row.choice("dtype", DTYPES, required=True),
+                fma_lanes=lanes,
+                fp32_multiple=multiple,
+                source=row.text("source", required=True),
+                as_of=row.date("as_of", required=True),
+            )
+        )
     if not rates:
-        raise DataValidationError("no CPU FMA rows", "restore the file from the gpuwise package", path=str(path))
+        raise DataValidationError(
+            "no CPU FMA rows", "restore the file from the gpuwise package", path=str(path)
+        )
     return rates
 
 

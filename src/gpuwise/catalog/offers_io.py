@@ -121,7 +121,9 @@ def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = 
     if "InstanceType" not in header:
         raise DataValidationError(
             "not a SkyPilot catalog: the header has no InstanceType column",
-            "pass a SkyPilot v8 vms.csv (catalogs/v8/<cloud>/vms.csv)", path=str(source), line=1,
+            "pass a SkyPilot v8 vms.csv (catalogs/v8/<cloud>/vms.csv)",
+            path=str(source),
+            line=1,
         )
     name = (provider or source.parent.name or "").strip().lower()
     if not name or name in (".", "/"):

@@ -199,5 +199,8 @@ def read_rows(
             )  # short rows: missing cells read as empty
     except csv.Error as exc:
         raise DataValidationError(
-            f"not valid CSV: {exc}", "fix the quoting on that line", path=str(path), line=reader.line_num + skipped
+            f"not valid CSV: {exc}",
+            "fix the quoting on that line",
+            path=str(path),
+            line=reader.line_num + skipped,
         ) from None

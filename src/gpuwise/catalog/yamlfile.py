@@ -44,7 +44,9 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserInputError(f"file not found: {p}", "check the path (relative paths start in the current directory)") from None
+        raise UserInputError(
+            f"file not found: {p}", "check the path (relative paths start in the current directory)"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserInputError(f"cannot read {p}: {exc}", "pass a readable UTF-8 YAML file") from None
     try:
@@ -54,8 +56,12 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
-        raise DataValidationError(f"not valid YAML: {problem}", "fix the YAML syntax at that line (indentation, ':' after keys, quotes)",
-                                  path=str(p), line=line) from None
+        raise DataValidationError(
+            f"not valid YAML: {problem}",
+            "fix the YAML syntax at that line (indentation, ':' after keys, quotes)",
+            path=str(p),
+            line=line,
+        ) from None
     lines: dict[KeyPath, int] = {}
     if node is not None:
         _walk(node, (), lines)
@@ -130,8 +136,11 @@ def _describe(err: dict, model: type[BaseModel], see_also: str) -> tuple[str, st
         return (f"'{field}' is {got!r}, which is not allowed", f"{hint}allowed values: {expected}")
     msg = err.get("msg", "invalid value")
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    return (f"'{field}': {msg} (got {err.get('input')!r})", f"edit '{field}' in the file" + (f"; {see_also}" if see_also else ""))
+        msg = msg[len("Value error, ") :]
+    return (
+        f"'{field}': {msg} (got {err.get('input')!r})",
+        f"edit '{field}' in the file" + (f"; {see_also}" if see_also else ""),
+    )
 
 
 def validate_file(model: type[M], path: str | Path, see_also: str = "") -> M:
@@ -145,14 +154,18 @@ def validate_file(model: type[M], path: str | Path, see_also: str = "") -> M:
         data = {}
     if not isinstance(data, dict):
         fields = [f.alias or name for name, f in model.model_fields.items()][:3]
-        raise DataValidationError("the file must be a YAML mapping (key: value lines) at the top level",
-                                  f"start the file with keys such as {', '.join(repr(f + ':') for f in fields)}",
-                                  path=str(path), line=1)
+        raise DataValidationError(
+            "the file must be a YAML mapping (key: value lines) at the top level",
+            f"start the file with keys such as {', '.join(repr(f + ':') for f in fields)}",
+            path=str(path),
+            line=1,
+        )
     return validate_data(model, data, lines, path, see_also)
 
 
-def validate_data(model: type[M], data: dict, lines: dict[KeyPath, int], path: str | Path,
-                  see_also: str = "") -> M:
+def validate_data(
+    model: type[M], data: dict, lines: dict[KeyPath, int], path: str | Path, see_also: str = ""
+) -> M:
     """Validate data read by `load_yaml_with_lines` as `model`; errors name file:line (see validate_file)."""
     try:
         return model.model_validate(data)

@@ -11,21 +11,19 @@ def bench(
     quick: bool = typer.Option(
         True,
         "--quick/--full",
-        help="--quick: a few large shapes/sizes, under a minute on a "
-        "small machine (default). --full: mamf-style sweeps, sizes up to 1 GiB, more repeats.",
+        help="--quick: a few large shapes/sizes, under a minute on a small machine (default). --full: "
+        "mamf-style sweeps, sizes up to 1 GiB, more repeats.",
     ),
     only: str = typer.Option(
         None,
         "--only",
-        help="Comma list: compute, memory, host-device, gpu-gpu, collective, "
-        "storage, dataloader, training.",
+        help="Comma list: compute, memory, host-device, gpu-gpu, collective, storage, dataloader, training.",
     ),
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
-        help="Directory for the storage and data-loading benchmarks "
-        "(use the filesystem you train from). Default: the system temp directory. "
-        "Their files are removed afterwards.",
+        help="Directory for the storage and data-loading benchmarks (use the filesystem you train from). "
+        "Default: the system temp directory. Their files are removed afterwards.",
     ),
     json_out: Path = typer.Option(
         None, "--json", help="Also write the results as JSON (schema gpuwise-bench/1)."

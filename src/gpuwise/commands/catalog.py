@@ -15,9 +15,9 @@ import typer
 
 catalog_app = typer.Typer(
     name="catalog",
-    help="What GPUs, links and cloud offers gpuwise knows, each with its source and date.\n\n"
-    "--json prints one document with schema gpuwise-catalog/1. Exit codes: 0 = ok; 3 = a name, file or "
-    "option is wrong (the message says how to fix it).",
+    help="What GPUs, links and cloud offers gpuwise knows, "
+    "each with its source and date.\n\n--json prints one document with schema gpuwise-catalog/1. "
+    "Exit codes: 0 = ok; 3 = a name, file or option is wrong (the message says how to fix it).",
     no_args_is_help=True,
 )
 fetch_app = typer.Typer(
@@ -105,9 +105,7 @@ def offers_command(
         _echo_json({"kind": "offers", "offers": [view.offer_dict(o) for o in rows]})
         return
     if not rows:
-        typer.echo(
-            "no offers match (try without filters; `gpuwise catalog offers --json` lists every field)"
-        )
+        typer.echo("no offers match (try without filters; `gpuwise catalog offers --json` lists every field)")
         return
     view.print_tables(view.offers_table(rows))
 
@@ -154,8 +152,8 @@ def show_command(
     known += [f.key for f in fabrics.load_fabrics()]
     raise UserInputError(
         f"{name!r} is not a GPU, instance type or fabric the catalog knows{did_you_mean(name, known)}",
-        "see `gpuwise catalog gpus` and `gpuwise catalog offers`; gpuwise never guesses a GPU "
-        "(e.g. 'H100' alone could be SXM, PCIe or NVL: use the name nvidia-smi reports)",
+        "see `gpuwise catalog gpus` and `gpuwise catalog offers`; gpuwise never guesses a GPU (e.g. "
+        "'H100' alone could be SXM, PCIe or NVL: use the name nvidia-smi reports)",
     )
 
 
@@ -213,9 +211,7 @@ def fetch_tencent_command(
         check_output_path(output, "-o")
     found = tencent.fetch_tencent_offers(region, zones or (), families or (), image_id)
     if not found:
-        typer.echo(
-            f"the API listed no GPU instance types for {region} (with these filters); nothing written"
-        )
+        typer.echo(f"the API listed no GPU instance types for {region} (with these filters); nothing written")
         return
     target = output or offers.user_offers_dir() / f"tencent-{region}.csv"
     _write_offers(target, found, tencent.PRICE_SOURCE, force)

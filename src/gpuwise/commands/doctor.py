@@ -8,11 +8,11 @@ from pathlib import Path
 import typer
 
 DOCTOR_HELP = (
-    "Rank what to change on this machine (or a capture), with evidence and exact commands.\n\n"
-    "Findings are grouped by priority, which depends on the environment kind (cloud VM or your own "
-    "hardware); "
-    "each says whether you can change it here and what to do instead if not.\n\n"
-    "Exit codes: 0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run."
+    "Rank what to change on this machine (or a capture), "
+    "with evidence and exact commands.\n\nFindings are grouped by priority, "
+    "which depends on the environment kind (cloud VM or your own hardware); "
+    "each says whether you can change it here and what to do instead if not.\n\nExit codes: "
+    "0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run."
 )
 
 
@@ -69,8 +69,8 @@ def doctor(
     if bench == "quick" and source is not None:
         raise UserInputError(
             "--bench quick measures this machine, not a capture",
-            "run the benchmark on the captured node (gpuwise bench --json bench.json) and pass "
-            "--bench-results bench.json",
+            "run the benchmark on the captured node (gpuwise bench --json bench.json) "
+            "and pass --bench-results bench.json",
         )
 
     from gpuwise.advise.doctor import diagnose
@@ -123,9 +123,7 @@ def compare(
     a: Path = typer.Argument(..., metavar="A.json", help="First report or bench JSON (A)."),
     b: Path = typer.Argument(..., metavar="B.json", help="Second report or bench JSON (B)."),
     fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
-    output: Path = typer.Option(
-        None, "-o", "--output", help="Write to FILE (atomically) instead of stdout."
-    ),
+    output: Path = typer.Option(None, "-o", "--output", help="Write to FILE (atomically) instead of stdout."),
 ) -> None:
     """Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
 

@@ -146,7 +146,10 @@ def collect_gpus(host: Host) -> GpuResult:
             nvml_error = parsed.probe.error
             tried.append(nvml_error)
 
-    for command_id, parse in (("nvidia-smi-q-x", parse_nvidia_smi_xml), ("nvidia-smi-q", parse_nvidia_smi_q_text)):
+    for command_id, parse in (
+        ("nvidia-smi-q-x", parse_nvidia_smi_xml),
+        ("nvidia-smi-q", parse_nvidia_smi_q_text),
+    ):
         if chosen is not None:
             break
         r = host.run(command_id)
@@ -160,14 +163,18 @@ def collect_gpus(host: Host) -> GpuResult:
             if parsed.gpus:
                 chosen = parsed
             else:
-                tried.append(f"`{command_id}`: no GPU in the output ({'; '.join(parsed.probe.notes) or 'empty'})")
+                tried.append(
+                    f"`{command_id}`: no GPU in the output ({'; '.join(parsed.probe.notes) or 'empty'})"
+                )
 
     if chosen is None:
         probe = GpuProbe(source="none", error=nvml_error)
         probe.notes.append("no NVIDIA GPU found: " + "; ".join(tried))
         probe.why("attached_gpus", "no GPU source answered")
         result = GpuResult(gpus=[], probe=probe)
-        attach_warnings(host, result)  # a plain `nvidia-smi` table alone still carries infoROM/lost-GPU warnings
+        attach_warnings(
+            host, result
+        )  # a plain `nvidia-smi` table alone still carries infoROM/lost-GPU warnings
         return result
 
     chosen.probe.error = nvml_error

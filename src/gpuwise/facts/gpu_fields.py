@@ -137,6 +137,7 @@ def convert(raw: str, conv: Callable[[str], Any]) -> Any:
 
 # ---------------------------------------------------------------- per-source paths
 
+
 # field -> (converter, XML paths relative to <gpu>, text paths below "GPU <bus id>").
 # The first path present wins; text keys are matched case-insensitively.
 @dataclass(frozen=True)
@@ -210,7 +211,9 @@ FIELDS: dict[str, FieldSpec] = {
         (("retired pages", "pending page blacklist"), ("retired pages", "pending page retirement")),
     ),
     "remapped_rows_pending": FieldSpec(
-        to_enabled, ("remapped_rows/remapped_row_pending", "remapped_rows"), (("remapped rows", "pending"), ("remapped rows",))
+        to_enabled,
+        ("remapped_rows/remapped_row_pending", "remapped_rows"),
+        (("remapped rows", "pending"), ("remapped rows",)),
     ),
     "remapped_rows_failure": FieldSpec(
         to_enabled,
@@ -227,7 +230,12 @@ FIELDS: dict[str, FieldSpec] = {
 # Uncorrectable ECC totals: old layouts give one double-bit total; since Ampere the report splits
 # DRAM and SRAM (and since R550 SRAM into parity and SEC-DED). The total is the sum of what is there.
 ECC_TOTAL_XML = ("double_bit/total",)
-ECC_PARTS_XML = ("dram_uncorrectable", "sram_uncorrectable", "sram_uncorrectable_parity", "sram_uncorrectable_secded")
+ECC_PARTS_XML = (
+    "dram_uncorrectable",
+    "sram_uncorrectable",
+    "sram_uncorrectable_parity",
+    "sram_uncorrectable_secded",
+)
 ECC_TOTAL_TEXT = (("double bit", "total"),)
 ECC_PARTS_TEXT = (
     ("dram uncorrectable",),
@@ -263,7 +271,9 @@ def mark_unknown(gpu: Any, name: str, reason: str) -> None:
     (getattr(gpu, target) if target else gpu).why(attr, reason)
 
 
-def fill_fields(gpu: Any, lookup: Callable[[str], str | None], paths_of: Callable[[FieldSpec], tuple], tool: str) -> None:
+def fill_fields(
+    gpu: Any, lookup: Callable[[str], str | None], paths_of: Callable[[FieldSpec], tuple], tool: str
+) -> None:
     """Fill every FIELDS entry of `gpu` from `lookup(path) -> raw text or None (absent)`."""
     for name, spec in FIELDS.items():
         raw = None

@@ -117,7 +117,10 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
     if gpu.pci_bus_id is None:
         gpu.pci_bus_id = bus_id
         gpu.unknown.pop("pci_bus_id", None)
-    for fld, scope in (("ecc_volatile_uncorrectable", "volatile"), ("ecc_aggregate_uncorrectable", "aggregate")):
+    for fld, scope in (
+        ("ecc_volatile_uncorrectable", "volatile"),
+        ("ecc_aggregate_uncorrectable", "aggregate"),
+    ):
         counters = tree.get(("ecc errors", scope))
         if counters is None:
             gpu.why(fld, f"not in this {TOOL} output")
@@ -135,7 +138,9 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
         states = list(_walk(section))
         readable = [(label, v) for label, v in states if v in ("active", "not active")]
         if readable:
-            gpu.clock_event_reasons = [reason_from_label(lb, TEXT_REASON_LABELS) for lb, v in readable if v == "active"]
+            gpu.clock_event_reasons = [
+                reason_from_label(lb, TEXT_REASON_LABELS) for lb, v in readable if v == "active"
+            ]
         else:
             gpu.why("clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state")
     gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)")

@@ -65,7 +65,7 @@ def _extract_document(text: str) -> str | None:
     start = re.search(r"<\?xml|<(\w+_log)\b", text)
     if start is None:
         return None
-    body = text[start.start():]
+    body = text[start.start() :]
     ends = list(re.finditer(r"</\w+_log\s*>", body))
     return body[: ends[-1].end()] if ends else body
 
@@ -93,13 +93,18 @@ def _gpu_from_element(index: int, el: ET.Element) -> Gpu:
 
 
 def _fill_ecc(gpu: Gpu, el: ET.Element) -> None:
-    for field, scope in (("ecc_volatile_uncorrectable", "volatile"), ("ecc_aggregate_uncorrectable", "aggregate")):
+    for field, scope in (
+        ("ecc_volatile_uncorrectable", "volatile"),
+        ("ecc_aggregate_uncorrectable", "aggregate"),
+    ):
         counters = el.find(f"ecc_errors/{scope}")
         if counters is None:
             gpu.why(field, f"not in this {TOOL} output")
             continue
         totals = [_scalar(counters, p) for p in ECC_TOTAL_XML]
-        parts = totals if any(t is not None for t in totals) else [_scalar(counters, p) for p in ECC_PARTS_XML]
+        parts = (
+            totals if any(t is not None for t in totals) else [_scalar(counters, p) for p in ECC_PARTS_XML]
+        )
         value, reason = sum_parts(parts, TOOL)
         setattr(gpu, field, value)
         if reason:

@@ -43,7 +43,7 @@ def parse_topo_m(text: str) -> Topology:
     topo.nic_names = [d for d in devices if not _GPU_LABEL.match(d)]
 
     rows: dict[str, tuple[list[str], list[str]]] = {}
-    for line in lines[header_at + 1:]:
+    for line in lines[header_at + 1 :]:
         label = line.split(maxsplit=1)[0] if line.strip() else ""
         if label in devices and label not in rows:
             rows[label] = _split_row(line, len(devices))
@@ -57,7 +57,9 @@ def parse_topo_m(text: str) -> Topology:
     missing = [g for g, r in zip(topo.gpu_names, gpu_rows, strict=True) if r is None]
     if missing:
         topo.why("gpu_links", f"`{_TOOL}` has no row for {', '.join(missing)} (truncated output?)")
-    short = [g for g, r in zip(topo.gpu_names, gpu_rows, strict=True) if r is not None and len(r[0]) < len(devices)]
+    short = [
+        g for g, r in zip(topo.gpu_names, gpu_rows, strict=True) if r is not None and len(r[0]) < len(devices)
+    ]
     if short:
         topo.why("gpu_links", f"`{_TOOL}` rows for {', '.join(short)} are incomplete; missing cells are ''")
 
@@ -115,13 +117,19 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             cpus.append(cpu)
         else:
             cpus.append(None)
-            topo.why("gpu_cpu_affinity", f"{name}: CPU affinity shown as {cpu!r}" if cpu else f"{name}: no CPU affinity shown")
+            topo.why(
+                "gpu_cpu_affinity",
+                f"{name}: CPU affinity shown as {cpu!r}" if cpu else f"{name}: no CPU affinity shown",
+            )
         numa = values.get("NUMA Affinity", "")
         if numa.isdigit():
             numas.append(int(numa))
         else:
             numas.append(None)
-            topo.why("gpu_numa_affinity", f"{name}: NUMA affinity shown as {numa!r}" if numa else f"{name}: no NUMA affinity shown")
+            topo.why(
+                "gpu_numa_affinity",
+                f"{name}: NUMA affinity shown as {numa!r}" if numa else f"{name}: no NUMA affinity shown",
+            )
     if "CPU Affinity" in attributes:
         topo.gpu_cpu_affinity = cpus
     if "NUMA Affinity" in attributes:
@@ -154,7 +162,13 @@ def _parse_nvlink(text: str) -> tuple[list[GpuNvLinks], list[str]]:
             state = link.group(2)
             speed = _SPEED.match(state)
             active = speed is not None or "inactive" not in state.lower()
-            gpus[-1].links.append(NvLink(link=int(link.group(1)), active=active, speed_gb_s=float(speed.group(1)) if speed else None))
+            gpus[-1].links.append(
+                NvLink(
+                    link=int(link.group(1)),
+                    active=active,
+                    speed_gb_s=float(speed.group(1)) if speed else None,
+                )
+            )
         elif line.strip() and gpus:
             message = f"GPU {gpus[-1].gpu_index}: {line.strip()}"
             if message not in messages:

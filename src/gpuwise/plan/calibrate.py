@@ -53,7 +53,9 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
     report = read_bench_report(path, "--calibrate")
     cal = Calibration(gpu_name=_device_name(report))
     if cal.gpu_name is None:
-        cal.ignored.append("the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU")
+        cal.ignored.append(
+            "the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU"
+        )
         return cal
     want_matmul = f"matmul_{precision}"
     want_training = f"train_{model_kind}_{precision}"
@@ -83,13 +85,17 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             params = m.params or {}
             nodes = params.get("nodes") or 1
             if nodes != 1:
-                cal.ignored.append(f"{m.name}: measured across {nodes} nodes; only a single-node value calibrates NVLink")
+                cal.ignored.append(
+                    f"{m.name}: measured across {nodes} nodes; only a single-node value calibrates NVLink"
+                )
                 continue
             # `gpuwise bench --backend gloo` on a GPU machine all-reduces CPU tensors over loopback: that
             # number says nothing about the GPUs' interconnect, so only NCCL results calibrate it.
             if params.get("backend") != "nccl":
-                cal.ignored.append(f"{m.name}: backend {params.get('backend') or 'not recorded'}, not nccl: "
-                                   "not a GPU interconnect measurement")
+                cal.ignored.append(
+                    f"{m.name}: backend {params.get('backend') or 'not recorded'}, not nccl: "
+                    "not a GPU interconnect measurement"
+                )
                 continue
             cal.intra_busbw_gb_s = m.value
             cal.used.append(f"{m.name}: {m.value:.1f} GB/s intra-node all-reduce bus bandwidth")

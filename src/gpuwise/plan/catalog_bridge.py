@@ -19,8 +19,10 @@ def _catalog(module: str):
     try:
         return __import__(f"gpuwise.catalog.{module}", fromlist=[module])
     except ImportError as exc:
-        raise MissingDependencyError(f"the gpuwise catalog module '{module}' could not be imported: {exc}",
-                                     "reinstall gpuwise (`pip install -e .`) so the catalog package and data are present") from None
+        raise MissingDependencyError(
+            f"the gpuwise catalog module '{module}' could not be imported: {exc}",
+            "reinstall gpuwise (`pip install -e .`) so the catalog package and data are present",
+        ) from None
 
 
 def load_offers(extra_dirs: list[str] | None = None) -> list[Any]:

@@ -53,7 +53,8 @@ class OnpremCostInputs:
 
     def capex_per_node(self) -> float:
         return (self.server_price_per_node + self.network_cost_per_node + self.storage_cost_per_node) * (
-            1.0 + self.spares_fraction)
+            1.0 + self.spares_fraction
+        )
 
     def capital_per_year(self) -> float:
         """Capex recovered per year; the residual value is credited at end of life (present value when r > 0)."""
@@ -113,7 +114,11 @@ def cost_per_run(c: CostArrays, nodes, time_to_train_h, utilisation, burstiness:
     idle = c.pays_idle[:, None, None] > 0
     fx = c.currency_factor[:, None, None]
     cloud = price * n * t * np.where(idle, 1.0 / u_eff, 1.0)
-    owned = (c.annual_per_node[:, None, None] * n + c.fixed_per_year[:, None, None]) * t / (HOURS_PER_YEAR * u_eff)
+    owned = (
+        (c.annual_per_node[:, None, None] * n + c.fixed_per_year[:, None, None])
+        * t
+        / (HOURS_PER_YEAR * u_eff)
+    )
     return np.where(np.isnan(price), owned, cloud) * fx
 
 
@@ -128,8 +133,9 @@ def cost_per_year(c: CostArrays, nodes, utilisation, burstiness: float) -> np.nd
     return np.where(np.isnan(price), owned, cloud) * c.currency_factor[:, None, None]
 
 
-def cost_per_effective_gpu_hour(c: CostArrays, nodes, gpus_per_node, efficiency, utilisation,
-                                burstiness: float) -> np.ndarray:
+def cost_per_effective_gpu_hour(
+    c: CostArrays, nodes, gpus_per_node, efficiency, utilisation, burstiness: float
+) -> np.ndarray:
     """Yearly cost / useful GPU-hours (busy hours × scaling efficiency). -> (O, K, U)."""
     n = np.asarray(nodes, dtype=float)[None, :, None]
     u_eff = effective_utilisation(utilisation, burstiness)[None, None, :]

@@ -35,7 +35,9 @@ class Decision:
     flips: list[str] = field(default_factory=list)
     break_even_utilisation: float | None = None
     break_even_months: float | None = None
-    per_option: dict[str, dict[str, float]] = field(default_factory=dict)  # cloud key -> break-even vs best build
+    per_option: dict[str, dict[str, float]] = field(
+        default_factory=dict
+    )  # cloud key -> break-even vs best build
 
 
 def _best(plan, kind: str, pricings: tuple[str, ...] | None = None) -> int | None:
@@ -58,9 +60,13 @@ def _sweep_winners(plan, cloud_rows: list[int], onprem_rows: list[int]) -> list[
     """At each node count: which side is cheaper per run (feasible rows only)."""
     out = []
     for k, _n in enumerate(plan.nodes):
+
         def cheapest(rows, k=k):
-            costs = [plan.run_cost[o, k] for o in rows if plan.perf.infeasible[o, k] == 0 and plan.convertible[o]]
+            costs = [
+                plan.run_cost[o, k] for o in rows if plan.perf.infeasible[o, k] == 0 and plan.convertible[o]
+            ]
             return min(costs) if costs else math.inf
+
         c, b = cheapest(cloud_rows), cheapest(onprem_rows)
         out.append("-" if math.isinf(c) and math.isinf(b) else ("cloud" if c <= b else "build"))
     return out
@@ -97,20 +103,42 @@ def decide(plan) -> Decision:
     flips: list[str] = []
 
     if cloud is None and build is None:
-        return Decision("undecided", "no option can run this workload (see the reasons per option)", None, None)
+        return Decision(
+            "undecided", "no option can run this workload (see the reasons per option)", None, None
+        )
     if org.data_residency == "on-prem":
-        reasons.append(Reason("build", "data must stay on premises (org.data_residency: on-prem): cloud options are "
-                                       "shown for comparison only"))
+        reasons.append(
+            Reason(
+                "build",
+                "data must stay on premises (org.data_residency: on-prem): "
+                "cloud options are shown for comparison only",
+            )
+        )
     elif org.data_residency == "region":
-        reasons.append(Reason("cloud", "data residency 'region' can be met in the cloud by renting in that region only; "
-                                       "check each offer's region"))
+        reasons.append(
+            Reason(
+                "cloud",
+                "data residency 'region' can be met in the cloud by renting in that region only; "
+                "check each offer's region",
+            )
+        )
     if org.compliance:
-        reasons.append(Reason("build", f"compliance requirements ({', '.join(org.compliance)}): physical isolation "
-                                       "is simpler on owned hardware (source docs); confirm what your cloud certifies"))
+        reasons.append(
+            Reason(
+                "build",
+                f"compliance requirements ({', '.join(org.compliance)}): "
+                "physical isolation is simpler on owned hardware (source docs); "
+                "confirm what your cloud certifies",
+            )
+        )
     if build is None:
         return Decision("cloud", "rent: no on-prem build can run this workload", cloud_any, None, reasons)
     if cloud is None and cloud_any is None:
-        why = "data residency rules out the cloud" if org.data_residency == "on-prem" else "no cloud option qualifies"
+        why = (
+            "data residency rules out the cloud"
+            if org.data_residency == "on-prem"
+            else "no cloud option qualifies"
+        )
         return Decision("build", f"build: {why}", None, build, reasons)
     payg = cloud if cloud is not None else cloud_any  # break-even points are against pay-per-use capacity
     cloud = cloud_any  # the cost comparison takes the cheapest cloud pricing, reserved included
@@ -121,68 +149,136 @@ def decide(plan) -> Decision:
     rb, rc = plan.rows[build], plan.rows[cloud]
     cheaper = "build" if cost_b < cost_c else "cloud"
     gap = abs(cost_b - cost_c) / max(cost_b, cost_c)
-    reasons.append(Reason(cheaper, (
-        f"cost per run at {org.utilisation:.0%} utilisation: {rb.label} x{int(plan.nodes[kb])} nodes "
-        f"{_money(cost_b, ccy)} ({hours_b / 24:.1f} days) vs {rc.label} {rc.pricing} x{int(plan.nodes[kc])} "
-        f"{_money(cost_c, ccy)} ({hours_c / 24:.1f} days): {cheaper} is {gap:.0%} cheaper")))
+    reasons.append(
+        Reason(
+            cheaper,
+            (
+                f"cost per run at {org.utilisation:.0%} utilisation: "
+                f"{rb.label} x{int(plan.nodes[kb])} nodes {_money(cost_b, ccy)} ({hours_b / 24:.1f} days) "
+                f"vs {rc.label} {rc.pricing} x{int(plan.nodes[kc])} {_money(cost_c, ccy)} ({hours_c / 24:.1f} days): "
+                f"{cheaper} is {gap:.0%} cheaper"
+            ),
+        )
+    )
 
     # Break-even utilisation and months against the pay-as-you-go cloud option (and, in the JSON, every option).
     rp = plan.rows[payg]
     u_eff = min(org.utilisation, 1.0 / org.burstiness)
     u_star, m_star = break_even_vs(plan, build, payg)
-    per_option = {plan.rows[o].key: dict(zip(("break_even_utilisation", "break_even_months"),
-                                             break_even_vs(plan, build, o), strict=True))
-                  for o in plan.shown if plan.rows[o].kind == "cloud" and plan.chosen[o] >= 0 and plan.convertible[o]}
+    per_option = {
+        plan.rows[o].key: dict(
+            zip(("break_even_utilisation", "break_even_months"), break_even_vs(plan, build, o), strict=True)
+        )
+        for o in plan.shown
+        if plan.rows[o].kind == "cloud" and plan.chosen[o] >= 0 and plan.convertible[o]
+    }
     payg_name = f"{rp.label} {rp.pricing}"
     if u_star == u_star:
         side = "build" if u_eff > u_star else "cloud"
-        reasons.append(Reason(side, f"break-even utilisation vs {payg_name} {u_star:.0%}; expected {u_eff:.0%} "
-                                    f"(utilisation {org.utilisation:.0%}, burstiness {org.burstiness:g})"))
-        flips.append(f"utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation" if u_star <= 1
-                     else f"utilisation: owning does not beat {payg_name} even at 100% utilisation")
+        reasons.append(
+            Reason(
+                side,
+                f"break-even utilisation vs {payg_name} {u_star:.0%}; "
+                f"expected {u_eff:.0%} (utilisation {org.utilisation:.0%}, burstiness {org.burstiness:g})",
+            )
+        )
+        flips.append(
+            f"utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation"
+            if u_star <= 1
+            else f"utilisation: owning does not beat {payg_name} even at 100% utilisation"
+        )
         if rc.pays_idle:
-            flips.append(f"utilisation does not move the comparison with {rc.label} {rc.pricing}: "
-                         "reserved and owned capacity both pay for idle hours")
+            flips.append(
+                f"utilisation does not move the comparison with {rc.label} {rc.pricing}: "
+                "reserved and owned capacity both pay for idle hours"
+            )
     if math.isfinite(m_star):
-        reasons.append(Reason("build" if m_star / 12 <= org.horizon_years else "cloud",
-                              f"break-even after {m_star:.0f} months of steady use (capex, no resale credit) vs a "
-                              f"{org.horizon_years:g}-year horizon"))
+        reasons.append(
+            Reason(
+                "build" if m_star / 12 <= org.horizon_years else "cloud",
+                f"break-even after {m_star:.0f} months of steady use (capex, no resale credit) "
+                f"vs a {org.horizon_years:g}-year horizon",
+            )
+        )
     else:
-        reasons.append(Reason("cloud", "owning never breaks even: monthly opex exceeds the cloud bill for the same work"))
-    flips.append(f"price: cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} "
-                 f"{abs(1 - cost_b / cost_c):.0%} (or on-prem costs {'rise' if cheaper == 'build' else 'fall'} "
-                 f"{abs(1 - cost_c / cost_b):.0%}) to flip the cost comparison")
+        reasons.append(
+            Reason("cloud", "owning never breaks even: monthly opex exceeds the cloud bill for the same work")
+        )
+    flips.append(
+        "price: "
+        f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {abs(1 - cost_b / cost_c):.0%} (or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {abs(1 - cost_c / cost_b):.0%}) "
+        "to flip the cost comparison"
+    )
 
     # Demand shape and organisation (source documents' selection logic).
     if org.burstiness >= BURSTY:
-        reasons.append(Reason("cloud", f"bursty demand (peak {org.burstiness:g}× average): an owned fleet sized "
-                                       f"for the peak is busy at most {1 / org.burstiness:.0%} of the time"))
+        reasons.append(
+            Reason(
+                "cloud",
+                f"bursty demand (peak {org.burstiness:g}× average): "
+                f"an owned fleet sized for the peak is busy at most {1 / org.burstiness:.0%} of the time",
+            )
+        )
     if org.horizon_years < LONG_HORIZON_YEARS:
-        reasons.append(Reason("cloud", f"short horizon ({org.horizon_years:g} year{'s' if org.horizon_years != 1 else ''}): building pays back over "
-                                       "3+ years of steady load (source docs)"))
+        reasons.append(
+            Reason(
+                "cloud",
+                f"short horizon ({org.horizon_years:g} year{'s' if org.horizon_years != 1 else ''}): "
+                "building pays back over 3+ years of steady load (source docs)",
+            )
+        )
     elif org.utilisation >= 0.7 and org.burstiness < BURSTY:
-        reasons.append(Reason("build", f"steady load ({org.utilisation:.0%} busy, {org.horizon_years:g}-year horizon): "
-                                       "the source documents' case for building"))
-    reasons.append(Reason("build" if org.ops_team else "cloud",
-                          "an ops team is available to run a cluster" if org.ops_team else
-                          "no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"))
+        reasons.append(
+            Reason(
+                "build",
+                f"steady load ({org.utilisation:.0%} busy, {org.horizon_years:g}-year horizon): "
+                "the source documents' case for building",
+            )
+        )
+    reasons.append(
+        Reason(
+            "build" if org.ops_team else "cloud",
+            "an ops team is available to run a cluster"
+            if org.ops_team
+            else "no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures",
+        )
+    )
     ttt_b_days = hours_b / 24
     if wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days:
-        reasons.append(Reason("cloud", f"deadline {wl.deadline_days:g} days: the build needs {rb.lead_time_days:.0f} days "
-                                       f"lead time + {ttt_b_days:.1f} days training; the cloud can start now"))
+        reasons.append(
+            Reason(
+                "cloud",
+                f"deadline {wl.deadline_days:g} days: "
+                f"the build needs {rb.lead_time_days:.0f} days lead time + {ttt_b_days:.1f} days training; "
+                "the cloud can start now",
+            )
+        )
 
-    winners = _sweep_winners(plan, [o for o, r in enumerate(plan.rows) if r.kind == "cloud"],
-                             [o for o, r in enumerate(plan.rows) if r.kind == "onprem"])
+    winners = _sweep_winners(
+        plan,
+        [o for o, r in enumerate(plan.rows) if r.kind == "cloud"],
+        [o for o, r in enumerate(plan.rows) if r.kind == "onprem"],
+    )
     changes = [f"{int(n)}: {w}" for n, w in zip(plan.nodes, winners, strict=False) if w != "-"]
     if len({w for w in winners if w != "-"}) > 1:
         flips.append("node count: the cheaper side changes across the sweep (" + ", ".join(changes) + ")")
     elif changes:
-        flips.append(f"node count: {winners[-1] if winners[-1] != '-' else cheaper} stays cheaper at every node count swept")
+        flips.append(
+            f"node count: {winners[-1] if winners[-1] != '-' else cheaper} stays cheaper at every node count swept"
+        )
 
     verdict, summary = _verdict(plan, cheaper, gap, reasons, org, wl, rb, ttt_b_days)
-    return Decision(verdict, summary, cloud, build, reasons, flips,
-                    float(u_star) if u_star == u_star else None, float(m_star) if math.isfinite(m_star) else None,
-                    per_option)
+    return Decision(
+        verdict,
+        summary,
+        cloud,
+        build,
+        reasons,
+        flips,
+        float(u_star) if u_star == u_star else None,
+        float(m_star) if math.isfinite(m_star) else None,
+        per_option,
+    )
 
 
 def _verdict(plan, cheaper, gap, reasons, org, wl, rb, ttt_b_days) -> tuple[str, str]:
@@ -195,27 +291,45 @@ def _verdict(plan, cheaper, gap, reasons, org, wl, rb, ttt_b_days) -> tuple[str,
     against = "; ".join(r.text.split(":")[0] for r in context if r.favours == "cloud")
     if cheaper == "build" and gap >= CLOSE_MARGIN:
         if lean <= -3:
-            return "cloud", (f"rent: building is {gap:.0%} cheaper per run on paper, but the context points to cloud "
-                             f"({against})")
+            return "cloud", (
+                f"rent: building is {gap:.0%} cheaper per run on paper, "
+                f"but the context points to cloud ({against})"
+            )
         if late:
-            return "hybrid", "rent for this run (the build would miss the deadline), then build for the steady load"
+            return (
+                "hybrid",
+                "rent for this run (the build would miss the deadline), then build for the steady load",
+            )
         if org.burstiness >= BURSTY:
-            return "hybrid", "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty"
+            return (
+                "hybrid",
+                "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty",
+            )
         return "build", f"build: {gap:.0%} cheaper per run at the expected utilisation"
     if cheaper == "build":  # within the model's uncertainty: context decides
         if lean > 0 and not late:
             return "build", f"build, narrowly: {gap:.0%} cheaper per run and the context favours owning"
-        return "cloud", f"rent: building is only {gap:.0%} cheaper per run (within the model's uncertainty) and the context favours cloud"
+        return (
+            "cloud",
+            f"rent: building is only {gap:.0%} cheaper per run (within the model's uncertainty) and the context favours cloud",
+        )
     if gap < CLOSE_MARGIN and lean >= 2 and not late:
-        return "build", f"build, narrowly: cloud is only {gap:.0%} cheaper per run and the context favours owning"
+        return (
+            "build",
+            f"build, narrowly: cloud is only {gap:.0%} cheaper per run and the context favours owning",
+        )
     return "cloud", f"rent: cloud is {gap:.0%} cheaper per run at the expected utilisation"
 
 
 def decision_to_json(d: Decision) -> dict:
-    return {"verdict": d.verdict, "summary": d.summary,
-            "reasons": [{"favours": r.favours, "text": r.text} for r in d.reasons], "flips": d.flips,
-            "break_even_utilisation": d.break_even_utilisation, "break_even_months": d.break_even_months,
-            "break_even_per_cloud_option": {k: {n: (v if v == v else None) for n, v in be.items()}
-                                            for k, be in d.per_option.items()}}
-
-
+    return {
+        "verdict": d.verdict,
+        "summary": d.summary,
+        "reasons": [{"favours": r.favours, "text": r.text} for r in d.reasons],
+        "flips": d.flips,
+        "break_even_utilisation": d.break_even_utilisation,
+        "break_even_months": d.break_even_months,
+        "break_even_per_cloud_option": {
+            k: {n: (v if v == v else None) for n, v in be.items()} for k, be in d.per_option.items()
+        },
+    }

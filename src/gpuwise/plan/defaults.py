@@ -57,8 +57,10 @@ class PlanDefaults:
             try:
                 node = out._node(dotted)
             except KeyError:
-                raise DataValidationError(f"model_overrides: unknown key '{dotted}'",
-                                          "use a dotted key from plan_defaults.yaml, e.g. stragglers.compute_cv") from None
+                raise DataValidationError(
+                    f"model_overrides: unknown key '{dotted}'",
+                    "use a dotted key from plan_defaults.yaml, e.g. stragglers.compute_cv",
+                ) from None
             parent = out._node(dotted.rsplit(".", 1)[0]) if "." in dotted else out.data
             leaf = dotted.rsplit(".", 1)[-1]
             if isinstance(node, dict) and "value" in node:

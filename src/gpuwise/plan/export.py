@@ -9,11 +9,20 @@ from gpuwise.plan.planner import PLAN_SCHEMA, Plan
 
 # Defaults the model used, listed in every plan with their sources.
 ASSUMPTION_KEYS = (
-    "mfu.mfu_over_mamf", "mfu.fallback_mfu", "compute.recompute_factor", "communication.overlap_fraction",
-    "communication.intra_node_busbw_fraction", "communication.nvlink_latency_us",
-    "communication.default_network_achieved_fraction", "communication.default_rdma_latency_us",
-    "communication.default_network_latency_us", "stragglers.compute_cv", "stragglers.network_cv_rdma",
-    "stragglers.network_cv_ethernet", "memory.usable_fraction", "cloud.spot_preemption_overhead",
+    "mfu.mfu_over_mamf",
+    "mfu.fallback_mfu",
+    "compute.recompute_factor",
+    "communication.overlap_fraction",
+    "communication.intra_node_busbw_fraction",
+    "communication.nvlink_latency_us",
+    "communication.default_network_achieved_fraction",
+    "communication.default_rdma_latency_us",
+    "communication.default_network_latency_us",
+    "stragglers.compute_cv",
+    "stragglers.network_cv_rdma",
+    "stragglers.network_cv_ethernet",
+    "memory.usable_fraction",
+    "cloud.spot_preemption_overhead",
     "lead_time_days.onprem_build",
 )
 
@@ -35,32 +44,46 @@ def option_json(plan: Plan, o: int) -> dict:
     per_nodes = []
     for k, n in enumerate(plan.nodes):
         ok = perf.infeasible[o, k] == 0
-        per_nodes.append({
-            "nodes": int(n), "gpus": int(n * row.numbers["gpus_per_node"]), "feasible": bool(ok),
-            "reasons": perf.reasons(o, k),
-            "step_s": _num(perf.step_s[o, k]) if ok else None,
-            "compute_s": _num(perf.compute_s[o, k]) if ok else None,
-            "comm_s": _num(perf.comm_s[o, k]) if ok else None,
-            "exposed_comm_s": _num(perf.exposed_comm_s[o, k]) if ok else None,
-            "straggler_s": _num(perf.straggler_s[o, k]) if ok else None,
-            "data_s": _num(perf.data_s[o, k]) if ok else None,
-            "scaling_efficiency": _num(perf.efficiency[o, k], 4) if ok else None,
-            "time_to_train_days": _num(perf.time_to_train_s[o, k] / 86400, 3) if ok else None,
-            "memory_per_gpu_gib": _num(perf.memory_per_gpu_bytes[o, k] / 2**30, 2),
-            "cost_per_run": _num(plan.run_cost[o, k], 2) if ok else None,
-            "cost_per_year": _num(plan.year_cost[o, k], 0),
-            "cost_per_effective_gpu_hour": _num(plan.eff_gpu_hour_cost[o, k], 4) if ok else None,
-        })
+        per_nodes.append(
+            {
+                "nodes": int(n),
+                "gpus": int(n * row.numbers["gpus_per_node"]),
+                "feasible": bool(ok),
+                "reasons": perf.reasons(o, k),
+                "step_s": _num(perf.step_s[o, k]) if ok else None,
+                "compute_s": _num(perf.compute_s[o, k]) if ok else None,
+                "comm_s": _num(perf.comm_s[o, k]) if ok else None,
+                "exposed_comm_s": _num(perf.exposed_comm_s[o, k]) if ok else None,
+                "straggler_s": _num(perf.straggler_s[o, k]) if ok else None,
+                "data_s": _num(perf.data_s[o, k]) if ok else None,
+                "scaling_efficiency": _num(perf.efficiency[o, k], 4) if ok else None,
+                "time_to_train_days": _num(perf.time_to_train_s[o, k] / 86400, 3) if ok else None,
+                "memory_per_gpu_gib": _num(perf.memory_per_gpu_bytes[o, k] / 2**30, 2),
+                "cost_per_run": _num(plan.run_cost[o, k], 2) if ok else None,
+                "cost_per_year": _num(plan.year_cost[o, k], 0),
+                "cost_per_effective_gpu_hour": _num(plan.eff_gpu_hour_cost[o, k], 4) if ok else None,
+            }
+        )
     k = int(plan.chosen[o])
     out = {
-        "key": row.key, "kind": row.kind, "pricing": row.pricing, "label": row.label, "gpu": row.gpu_name,
-        "gpus_per_node": int(row.numbers["gpus_per_node"]), "provider": row.provider,
-        "instance_type": row.instance_type, "region": row.region,
+        "key": row.key,
+        "kind": row.kind,
+        "pricing": row.pricing,
+        "label": row.label,
+        "gpu": row.gpu_name,
+        "gpus_per_node": int(row.numbers["gpus_per_node"]),
+        "provider": row.provider,
+        "instance_type": row.instance_type,
+        "region": row.region,
         "currency": plan.currency if plan.convertible[o] else row.currency,
-        "node_hour_price": _num(row.node_hour_price, 4), "price_currency": row.currency,
-        "lead_time_days": row.lead_time_days, "network": row.network,
-        "mfu": _num(row.numbers["mfu"], 4), "provenance": row.provenance,
-        "chosen_nodes": int(plan.nodes[k]) if k >= 0 else None, "per_nodes": per_nodes,
+        "node_hour_price": _num(row.node_hour_price, 4),
+        "price_currency": row.currency,
+        "lead_time_days": row.lead_time_days,
+        "network": row.network,
+        "mfu": _num(row.numbers["mfu"], 4),
+        "provenance": row.provenance,
+        "chosen_nodes": int(plan.nodes[k]) if k >= 0 else None,
+        "per_nodes": per_nodes,
     }
     if row.onprem is not None:
         out["onprem_costs"] = {key: _num(v, 2) for key, v in row.onprem.breakdown().items()}
@@ -73,16 +96,25 @@ def plan_to_json(plan: Plan) -> dict:
     cal = plan.calibration
     return {
         "schema": PLAN_SCHEMA,
-        "workload": {"name": wl.name, "path": plan.workload_path, "params": _num(wl.model.param_count(), 0),
-                     "total_train_flops": _num(wl.total_train_flops(), 0), "total_samples": _num(wl.total_samples(), 0),
-                     "steps": _num(wl.steps(), 1), "precision": wl.training.precision,
-                     "deadline_days": wl.deadline_days, "org": wl.org.model_dump()},
+        "workload": {
+            "name": wl.name,
+            "path": plan.workload_path,
+            "params": _num(wl.model.param_count(), 0),
+            "total_train_flops": _num(wl.total_train_flops(), 0),
+            "total_samples": _num(wl.total_samples(), 0),
+            "steps": _num(wl.steps(), 1),
+            "precision": wl.training.precision,
+            "deadline_days": wl.deadline_days,
+            "org": wl.org.model_dump(),
+        },
         "currency": plan.currency,
         "nodes": [int(n) for n in plan.nodes],
         "evaluated_options": len(plan.rows),
         "options": [option_json(plan, o) for o in plan.shown],
         "decision": decision_to_json(plan.decision),
-        "calibration": None if cal is None else {"gpu": cal.gpu_name, "used": cal.used, "ignored": cal.ignored},
+        "calibration": None
+        if cal is None
+        else {"gpu": cal.gpu_name, "used": cal.used, "ignored": cal.ignored},
         "assumptions": assumptions(plan),
         "notes": plan.notes,
     }

@@ -29,9 +29,11 @@ CATALOG_NAMES = {
     "residual_fraction": "residual_value_fraction",
 }
 # Inputs no source gives a default for: counted as 0 and said so, rather than blocking every plan.
-OPTIONAL_ZERO = {"storage_cost_per_node": "not costed: no sourced default (set costs.storage_cost_per_node)",
-                 "support_fraction_per_year": "not costed: no sourced default (set costs.support_fraction_per_year)",
-                 "interest_rate": "0: straight-line depreciation (set costs.interest_rate for a capital-recovery factor)"}
+OPTIONAL_ZERO = {
+    "storage_cost_per_node": "not costed: no sourced default (set costs.storage_cost_per_node)",
+    "support_fraction_per_year": "not costed: no sourced default (set costs.support_fraction_per_year)",
+    "interest_rate": "0: straight-line depreciation (set costs.interest_rate for a capital-recovery factor)",
+}
 
 
 def gpu_class(spec) -> str:
@@ -54,16 +56,26 @@ def catalog_defaults_for(build: OnpremBuild, spec, rdma: bool) -> tuple[dict, di
         entry = raw.entry(theirs)
         take(ours, entry.value if entry else None, f"catalog {theirs}: {entry.source}" if entry else "")
     price = raw.entry("server_price_per_node", cls)
-    take("server_price_per_node", price.value if price else None, f"catalog server price {cls}: {price.source}" if price else "")
+    take(
+        "server_price_per_node",
+        price.value if price else None,
+        f"catalog server price {cls}: {price.source}" if price else "",
+    )
     power = raw.node_power_kw(cls, build.gpus_per_node, spec.tdp_watts)
     take("power_kw_per_node", power, f"catalog node power for {cls} ({build.gpus_per_node} GPUs)")
     fabric_entry = raw.entry("infiniband_fabric_cost_per_node" if rdma else "ethernet_fabric_cost_per_node")
     if fabric_entry and fabric_entry.value is not None:
-        take("network_cost_per_node", fabric_entry.value * build.gpus_per_node / 8, f"catalog: {fabric_entry.source}")
+        take(
+            "network_cost_per_node",
+            fabric_entry.value * build.gpus_per_node / 8,
+            f"catalog: {fabric_entry.source}",
+        )
     return vals, prov
 
 
-def cost_inputs(build: OnpremBuild, spec, rdma: bool, d: PlanDefaults) -> tuple[OnpremCostInputs, float, dict]:
+def cost_inputs(
+    build: OnpremBuild, spec, rdma: bool, d: PlanDefaults
+) -> tuple[OnpremCostInputs, float, dict]:
     """(cost inputs, lead time days, provenance) for one build: options file > catalog > error."""
     given = {k: v for k, v in build.costs.model_dump().items() if v is not None}
     base, base_prov = catalog_defaults_for(build, spec, rdma)
@@ -83,8 +95,10 @@ def cost_inputs(build: OnpremBuild, spec, rdma: bool, d: PlanDefaults) -> tuple[
             prov[name] = fallback[1]
             return fallback[0]
         raise DataValidationError(
-            f"on-prem build '{build.name}': no value for costs.{name} and the catalog has no default for "
-            f"{gpu_class(spec) or build.gpu}", f"set costs.{name} for build '{build.name}' in the options file")
+            f"on-prem build '{build.name}': "
+            f"no value for costs.{name} and the catalog has no default for {gpu_class(spec) or build.gpu}",
+            f"set costs.{name} for build '{build.name}' in the options file",
+        )
 
     server = pick("server_price_per_node")
     if "network_cost_per_node" in given or "network_cost_per_node" in base:
@@ -94,37 +108,63 @@ def cost_inputs(build: OnpremBuild, spec, rdma: bool, d: PlanDefaults) -> tuple[
         network_cost = server * frac / (1.0 - frac)  # network = frac of (server + network)
         prov["network_cost_per_node"] = f"{frac:.0%} of cluster capex ({prov['network_cost_fraction']})"
     inputs = OnpremCostInputs(
-        server_price_per_node=server, network_cost_per_node=network_cost,
-        storage_cost_per_node=pick("storage_cost_per_node"), spares_fraction=pick("spares_fraction"),
-        power_kw_per_node=pick("power_kw_per_node"), load_fraction=pick("load_fraction"), pue=pick("pue"),
-        electricity_per_kwh=pick("electricity_per_kwh"), colo_per_kw_month=pick("colo_per_kw_month"),
-        staff_per_year=pick("staff_per_year"), support_fraction_per_year=pick("support_fraction_per_year"),
-        lifetime_years=pick("lifetime_years"), interest_rate=pick("interest_rate"),
-        residual_fraction=pick("residual_fraction"), currency=str(pick("currency")).upper(),
+        server_price_per_node=server,
+        network_cost_per_node=network_cost,
+        storage_cost_per_node=pick("storage_cost_per_node"),
+        spares_fraction=pick("spares_fraction"),
+        power_kw_per_node=pick("power_kw_per_node"),
+        load_fraction=pick("load_fraction"),
+        pue=pick("pue"),
+        electricity_per_kwh=pick("electricity_per_kwh"),
+        colo_per_kw_month=pick("colo_per_kw_month"),
+        staff_per_year=pick("staff_per_year"),
+        support_fraction_per_year=pick("support_fraction_per_year"),
+        lifetime_years=pick("lifetime_years"),
+        interest_rate=pick("interest_rate"),
+        residual_fraction=pick("residual_fraction"),
+        currency=str(pick("currency")).upper(),
     )
-    lead = pick("lead_time_days", (d.value("lead_time_days.onprem_build"), d.source("lead_time_days.onprem_build")))
+    lead = pick(
+        "lead_time_days", (d.value("lead_time_days.onprem_build"), d.source("lead_time_days.onprem_build"))
+    )
     return inputs, float(lead), prov
 
 
 def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibration | None) -> OptionRow:
     spec = cat.match_gpu(build.gpu)
     if spec is None:
-        raise DataValidationError(f"on-prem build '{build.name}': GPU '{build.gpu}' is not in the catalog",
-                                  "use a name from `gpuwise catalog gpus`, e.g. H100-SXM or A100-SXM-80GB")
+        raise DataValidationError(
+            f"on-prem build '{build.name}': GPU '{build.gpu}' is not in the catalog",
+            "use a name from `gpuwise catalog gpus`, e.g. H100-SXM or A100-SXM-80GB",
+        )
     hw = Hardware(build.gpu, spec, build.gpus_per_node)
     gbps = build.network_gbps
     if gbps is None and build.fabric:
         fab = cat.get_fabric(build.fabric)
         if fab is None:
-            raise DataValidationError(f"on-prem build '{build.name}': unknown fabric '{build.fabric}'",
-                                      "use a key from `gpuwise catalog fabrics` (e.g. ib-ndr, ib-hdr, roce-200g)")
+            raise DataValidationError(
+                f"on-prem build '{build.name}': unknown fabric '{build.fabric}'",
+                "use a key from `gpuwise catalog fabrics` (e.g. ib-ndr, ib-hdr, roce-200g)",
+            )
         gbps = fab.bandwidth_gbps * build.nics_per_node
-    net = network(gbps, build.fabric, d, build.network_latency_us, build.network_achieved_fraction,
-                  build.rdma)
+    net = network(
+        gbps, build.fabric, d, build.network_latency_us, build.network_achieved_fraction, build.rdma
+    )
     prov: dict = {}
     nums = _numbers(wl, hw, d, cal, net, build.storage, 0.0, prov)
     inputs, lead, cost_prov = cost_inputs(build, spec, net[2], d)
     prov.update({f"cost.{k}": v for k, v in cost_prov.items()})
-    return OptionRow(key=f"onprem {build.name}", kind="onprem", pricing="owned", label=build.name,
-                     gpu_name=spec.key, currency=inputs.currency, numbers=nums,
-                     pays_idle=True, onprem=inputs, lead_time_days=lead, network=net[3], provenance=prov)
+    return OptionRow(
+        key=f"onprem {build.name}",
+        kind="onprem",
+        pricing="owned",
+        label=build.name,
+        gpu_name=spec.key,
+        currency=inputs.currency,
+        numbers=nums,
+        pays_idle=True,
+        onprem=inputs,
+        lead_time_days=lead,
+        network=net[3],
+        provenance=prov,
+    )

@@ -21,8 +21,12 @@ if TYPE_CHECKING:
     from gpuwise.catalog.gpus import GpuSpec
 
 NAN = float("nan")
-PRICE_ATTR = {"on_demand": "price", "spot": "spot_price", "reserved_1y": "reserved_1y_price",
-              "reserved_3y": "reserved_3y_price"}
+PRICE_ATTR = {
+    "on_demand": "price",
+    "spot": "spot_price",
+    "reserved_1y": "reserved_1y_price",
+    "reserved_3y": "reserved_3y_price",
+}
 RDMA_KINDS = {"infiniband", "roce", "efa"}
 
 
@@ -71,7 +75,10 @@ def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | 
         if cal.training_mfu:
             return cal.training_mfu, f"calibrated: measured training MFU on {cal.gpu_name}"
         if cal.mamf_fraction:
-            return cal.mamf_fraction * ratio, f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}"
+            return (
+                cal.mamf_fraction * ratio,
+                f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}",
+            )
     name = f"{hw.gpu_name} {hw.spec.key if hw.spec else ''}".lower()
     for cls_name, entry in (d.data["mfu"].get("per_gpu_class") or {}).items():
         if cls_name.lower() in name:
@@ -90,18 +97,37 @@ def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[
     nvlink = hw.spec.nvlink_bandwidth_gb_s if hw.spec else None
     if nvlink:
         frac = d.value("communication.intra_node_busbw_fraction")
-        return nvlink / 2 * frac * 1e9, lat, f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw"
+        return (
+            nvlink / 2 * frac * 1e9,
+            lat,
+            f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw",
+        )
     link = cat.pcie_x16(hw.spec.pcie_gen) if hw.spec and hw.spec.pcie_gen else None
     if link is not None:
-        frac = hw.spec.pcie_fraction or link.achieved_fraction or d.value("communication.pcie_achieved_fraction")
-        return (link.bandwidth_gb_s * frac * 1e9, lat,
-                f"no NVLink: catalog PCIe gen{hw.spec.pcie_gen} x16 {link.bandwidth_gb_s:g} GB/s per direction × {frac:g}")
-    return d.value("communication.pcie_fallback_gb_s") * 1e9, lat, "no NVLink: " + d.source("communication.pcie_fallback_gb_s")
+        frac = (
+            hw.spec.pcie_fraction or link.achieved_fraction or d.value("communication.pcie_achieved_fraction")
+        )
+        return (
+            link.bandwidth_gb_s * frac * 1e9,
+            lat,
+            f"no NVLink: catalog PCIe gen{hw.spec.pcie_gen} x16 {link.bandwidth_gb_s:g} GB/s per direction × {frac:g}",
+        )
+    return (
+        d.value("communication.pcie_fallback_gb_s") * 1e9,
+        lat,
+        "no NVLink: " + d.source("communication.pcie_fallback_gb_s"),
+    )
 
 
-def network(gbps: float | None, fabric_key: str | None, d: PlanDefaults, latency_us: float | None = None,
-            achieved: float | None = None, rdma: bool | None = None, label: str | None = None,
-            ) -> tuple[float, float, bool, str]:
+def network(
+    gbps: float | None,
+    fabric_key: str | None,
+    d: PlanDefaults,
+    latency_us: float | None = None,
+    achieved: float | None = None,
+    rdma: bool | None = None,
+    label: str | None = None,
+) -> tuple[float, float, bool, str]:
     """(achieved bytes/s per node, latency s, is_rdma, description) for a node's inter-node network."""
     fab = cat.get_fabric(fabric_key)
     kind = fab.kind if fab else None
@@ -110,8 +136,14 @@ def network(gbps: float | None, fabric_key: str | None, d: PlanDefaults, latency
         gbps = fab.bandwidth_gbps
     if not gbps:
         return 0.0, NAN, bool(is_rdma), "no network bandwidth known"
-    frac = achieved or (fab.achieved_fraction if fab else None) or d.value("communication.default_network_achieved_fraction")
-    lat_key = "communication.default_rdma_latency_us" if is_rdma else "communication.default_network_latency_us"
+    frac = (
+        achieved
+        or (fab.achieved_fraction if fab else None)
+        or d.value("communication.default_network_achieved_fraction")
+    )
+    lat_key = (
+        "communication.default_rdma_latency_us" if is_rdma else "communication.default_network_latency_us"
+    )
     lat_us = latency_us or (fab.latency_us if fab else None) or d.value(lat_key)
     name = fabric_key or label or ("RDMA" if is_rdma else "TCP")
     desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved, {lat_us:g} us"
@@ -128,12 +160,21 @@ def _numbers(wl, hw, d, cal, net, storage: str, time_overhead: float, prov: dict
     prov["storage"] = f"{storage}: {st['source']}"
     cv_key = "stragglers.network_cv_rdma" if is_rdma else "stragglers.network_cv_ethernet"
     return dict(
-        gpus_per_node=hw.gpus_per_node, peak_flops=peak or NAN, mfu=mfu,
-        gpu_memory_bytes=cat.gpu_memory_bytes(hw.spec) or NAN, intra_bytes_s=intra_bw, intra_latency_s=intra_lat,
-        inter_bytes_s=inter_bw, inter_latency_s=inter_lat if not math.isnan(inter_lat) else 0.0,
-        compute_cv=d.value("stragglers.compute_cv"), network_cv=d.value(cv_key),
-        storage_bytes_s=st["read_gb_s"] * 1e9, storage_iops=st["iops"], storage_shared=st["scope"] == "shared",
-        time_overhead=time_overhead, overlap=d.value("communication.overlap_fraction"),
+        gpus_per_node=hw.gpus_per_node,
+        peak_flops=peak or NAN,
+        mfu=mfu,
+        gpu_memory_bytes=cat.gpu_memory_bytes(hw.spec) or NAN,
+        intra_bytes_s=intra_bw,
+        intra_latency_s=intra_lat,
+        inter_bytes_s=inter_bw,
+        inter_latency_s=inter_lat if not math.isnan(inter_lat) else 0.0,
+        compute_cv=d.value("stragglers.compute_cv"),
+        network_cv=d.value(cv_key),
+        storage_bytes_s=st["read_gb_s"] * 1e9,
+        storage_iops=st["iops"],
+        storage_shared=st["scope"] == "shared",
+        time_overhead=time_overhead,
+        overlap=d.value("communication.overlap_fraction"),
         usable_memory_fraction=d.value("memory.usable_fraction"),
     )
 
@@ -144,9 +185,13 @@ def _wanted(offer, sel) -> bool:
 
     # GPUs match as in `gpuwise catalog offers --gpu`: "A10" must not select A100 offers.
     gpu_ok = not sel.gpus or any(cat.offer_matches_gpu(offer, gpu) for gpu in sel.gpus)
-    return (match(offer.provider, sel.providers) and match(offer.instance_type, sel.instance_types)
-            and gpu_ok and match(offer.region, sel.regions)
-            and (offer.accelerator_count or 0) >= sel.min_gpus_per_node)
+    return (
+        match(offer.provider, sel.providers)
+        and match(offer.instance_type, sel.instance_types)
+        and gpu_ok
+        and match(offer.region, sel.regions)
+        and (offer.accelerator_count or 0) >= sel.min_gpus_per_node
+    )
 
 
 def offer_price(offer, pricing: str, derive: bool) -> tuple[float | None, str]:
@@ -166,7 +211,9 @@ def offer_price(offer, pricing: str, derive: bool) -> tuple[float | None, str]:
     if disc is None:
         return None, ""
     cut = disc.one_year if pricing == "reserved_1y" else disc.three_year
-    return on_demand * (1 - cut), f"derived: on-demand × (1 − {cut:g}) ({raw.cloud_commitment_discounts_source})"
+    return on_demand * (
+        1 - cut
+    ), f"derived: on-demand × (1 − {cut:g}) ({raw.cloud_commitment_discounts_source})"
 
 
 def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> list[OptionRow]:
@@ -193,10 +240,23 @@ def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> l
             prov = {"price": price_src}
             overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
             nums = _numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
-            rows.append(OptionRow(
-                key=f"{where} {pricing}", kind="cloud", pricing=pricing, label=f"{offer.provider} {offer.instance_type}",
-                gpu_name=offer.accelerator_name, currency=(offer.currency or "USD").upper(), numbers=nums,
-                node_hour_price=float(price), pays_idle=pricing.startswith("reserved"),
-                lead_time_days=d.value("lead_time_days.cloud"), provider=offer.provider,
-                instance_type=offer.instance_type, region=offer.region, network=net[3], provenance=prov))
+            rows.append(
+                OptionRow(
+                    key=f"{where} {pricing}",
+                    kind="cloud",
+                    pricing=pricing,
+                    label=f"{offer.provider} {offer.instance_type}",
+                    gpu_name=offer.accelerator_name,
+                    currency=(offer.currency or "USD").upper(),
+                    numbers=nums,
+                    node_hour_price=float(price),
+                    pays_idle=pricing.startswith("reserved"),
+                    lead_time_days=d.value("lead_time_days.cloud"),
+                    provider=offer.provider,
+                    instance_type=offer.instance_type,
+                    region=offer.region,
+                    network=net[3],
+                    provenance=prov,
+                )
+            )
     return rows

@@ -26,13 +26,20 @@ class CloudSelection(_Strict):
     include: bool = True
     providers: list[str] = Field(default_factory=list, description="empty = all providers")
     instance_types: list[str] = Field(default_factory=list)
-    gpus: list[str] = Field(default_factory=list, description="GPU names as `gpuwise catalog offers --gpu` takes "
-                            "them: A100 (also A100-80GB, never A10), a catalog key, or an nvidia-smi name")
+    gpus: list[str] = Field(
+        default_factory=list,
+        description="GPU names as `gpuwise catalog offers --gpu` takes them: A100 (also A100-80GB, "
+        "never A10), a catalog key, or an nvidia-smi name",
+    )
     regions: list[str] = Field(default_factory=list)
-    pricing: list[Pricing] = Field(default_factory=lambda: ["on_demand", "spot", "reserved_1y", "reserved_3y"])
+    pricing: list[Pricing] = Field(
+        default_factory=lambda: ["on_demand", "spot", "reserved_1y", "reserved_3y"]
+    )
     storage: StorageClass = "cloud-ssd"
     derive_missing_prices: bool = Field(True, description="reserved from on-demand × catalog discounts")
-    offers_dirs: list[str] = Field(default_factory=list, description="extra offer CSV folders for the catalog")
+    offers_dirs: list[str] = Field(
+        default_factory=list, description="extra offer CSV folders for the catalog"
+    )
     min_gpus_per_node: int = Field(1, ge=1)
     max_offers: int = Field(6, ge=1, le=200, description="show the N best offers (all are evaluated)")
 
@@ -42,7 +49,9 @@ class OnpremCosts(_Strict):
 
     server_price_per_node: float | None = Field(None, ge=0)
     network_cost_per_node: float | None = Field(None, ge=0)
-    network_cost_fraction: float | None = Field(None, ge=0, lt=1, description="network as share of cluster cost")
+    network_cost_fraction: float | None = Field(
+        None, ge=0, lt=1, description="network as share of cluster cost"
+    )
     storage_cost_per_node: float | None = Field(None, ge=0)
     spares_fraction: float | None = Field(None, ge=0, le=1)
     power_kw_per_node: float | None = Field(None, gt=0)
@@ -64,8 +73,12 @@ class OnpremBuild(_Strict):
     gpu: str = Field(..., description="GPU name the catalog knows, e.g. H100-SXM, A100-SXM-80GB")
     gpus_per_node: int = Field(8, ge=1, le=72)
     fabric: str | None = Field(None, description="catalog fabric key, e.g. ib-ndr")
-    nics_per_node: int = Field(8, ge=1, le=64, description="ports of `fabric` per node (rail-optimised: one per GPU)")
-    network_gbps: float | None = Field(None, gt=0, description="per-node total; overrides fabric × nics_per_node")
+    nics_per_node: int = Field(
+        8, ge=1, le=64, description="ports of `fabric` per node (rail-optimised: one per GPU)"
+    )
+    network_gbps: float | None = Field(
+        None, gt=0, description="per-node total; overrides fabric × nics_per_node"
+    )
     network_latency_us: float | None = Field(None, gt=0)
     network_achieved_fraction: float | None = Field(None, gt=0, le=1)
     rdma: bool = True
@@ -76,10 +89,16 @@ class OnpremBuild(_Strict):
 class OptionsFile(_Strict):
     cloud: CloudSelection = Field(default_factory=CloudSelection)
     onprem: list[OnpremBuild] | None = Field(None, description="None = catalog default builds; [] = none")
-    exchange_rates: dict[str, float] = Field(default_factory=dict, description="1 unit of KEY = value plan-currency units")
+    exchange_rates: dict[str, float] = Field(
+        default_factory=dict, description="1 unit of KEY = value plan-currency units"
+    )
     model_overrides: dict[str, float] = Field(default_factory=dict, description="dotted plan_defaults keys")
 
 
 def load_options(path: str | Path | None) -> OptionsFile:
     """Validate an options file (file:line errors), or return the defaults when no file is given."""
-    return OptionsFile() if path is None else validate_file(OptionsFile, path, see_also="see the examples/ folder for valid files")
+    return (
+        OptionsFile()
+        if path is None
+        else validate_file(OptionsFile, path, see_also="see the examples/ folder for valid files")
+    )

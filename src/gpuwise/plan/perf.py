@@ -31,8 +31,15 @@ REASON_TEXT = {
     NO_NETWORK: "no inter-node network bandwidth known for this option",
 }
 
-REASON_SHORT = {NO_PEAK: "no peak", TP_TOO_WIDE: "tp > node", NOT_DIVISIBLE: "tp·pp ∤ GPUs", BATCH_TOO_SMALL: "batch < dp",
-                NO_FIT: "no memory fit", DP_MISMATCH: "dp fixed", NO_NETWORK: "no network"}
+REASON_SHORT = {
+    NO_PEAK: "no peak",
+    TP_TOO_WIDE: "tp > node",
+    NOT_DIVISIBLE: "tp·pp ∤ GPUs",
+    BATCH_TOO_SMALL: "batch < dp",
+    NO_FIT: "no memory fit",
+    DP_MISMATCH: "dp fixed",
+    NO_NETWORK: "no network",
+}
 
 
 @dataclass(frozen=True)
@@ -70,18 +77,34 @@ class WorkloadNumbers:
 
         tr, m = wl.training, wl.model
         mixed = tr.precision not in ("fp32", "tf32")
-        opt = OPTIMIZER_BYTES[tr.optimizer] if mixed else OPTIMIZER_BYTES[tr.optimizer] - 4  # no separate fp32 master
+        opt = (
+            OPTIMIZER_BYTES[tr.optimizer] if mixed else OPTIMIZER_BYTES[tr.optimizer] - 4
+        )  # no separate fp32 master
         par = tr.parallelism
         return cls(
-            flops_per_sample=m.train_flops_per_sample(), total_samples=wl.total_samples(),
-            global_batch=float(tr.global_batch), micro_batch=float(tr.micro_batch), params=m.param_count(),
-            weight_bytes=2.0 if mixed else 4.0, grad_bytes=float(GRAD_BYTES[tr.precision]), optimizer_bytes=float(opt),
-            zero_stage=par.effective_zero, tp=par.tp, pp=par.pp, fixed_dp=0 if par.dp == "auto" else int(par.dp),
+            flops_per_sample=m.train_flops_per_sample(),
+            total_samples=wl.total_samples(),
+            global_batch=float(tr.global_batch),
+            micro_batch=float(tr.micro_batch),
+            params=m.param_count(),
+            weight_bytes=2.0 if mixed else 4.0,
+            grad_bytes=float(GRAD_BYTES[tr.precision]),
+            optimizer_bytes=float(opt),
+            zero_stage=par.effective_zero,
+            tp=par.tp,
+            pp=par.pp,
+            fixed_dp=0 if par.dp == "auto" else int(par.dp),
             bucket_bytes=tr.bucket_mb * 1e6,
-            layers=float(m.layers or 0), hidden=float(m.hidden or 0), heads=float(m.heads or 0),
-            seq_len=float(m.seq_len or 0), activation_checkpointing=tr.activation_checkpointing,
-            flash_attention=tr.flash_attention, activation_bytes_per_sample=float(m.activation_bytes_per_sample or 0),
-            bytes_per_sample=wl.bytes_per_sample(), recompute_factor=recompute_factor, random_reads=wl.data.read_pattern == "random",
+            layers=float(m.layers or 0),
+            hidden=float(m.hidden or 0),
+            heads=float(m.heads or 0),
+            seq_len=float(m.seq_len or 0),
+            activation_checkpointing=tr.activation_checkpointing,
+            flash_attention=tr.flash_attention,
+            activation_bytes_per_sample=float(m.activation_bytes_per_sample or 0),
+            bytes_per_sample=wl.bytes_per_sample(),
+            recompute_factor=recompute_factor,
+            random_reads=wl.data.read_pattern == "random",
             avg_read_bytes=wl.data.avg_read_kb * 1024.0,
         )
 
@@ -140,8 +163,12 @@ def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:
     psi = w.params / (w.tp * w.pp)
     wb, gb, ob = w.weight_bytes, w.grad_bytes, w.optimizer_bytes
     dp = np.maximum(dp, 1.0)
-    states = {0: (wb + gb + ob) * psi + 0 * dp, 1: (wb + gb) * psi + ob * psi / dp,
-              2: wb * psi + (gb + ob) * psi / dp, 3: (wb + gb + ob) * psi / dp}[w.zero_stage]
+    states = {
+        0: (wb + gb + ob) * psi + 0 * dp,
+        1: (wb + gb) * psi + ob * psi / dp,
+        2: wb * psi + (gb + ob) * psi / dp,
+        3: (wb + gb + ob) * psi / dp,
+    }[w.zero_stage]
     if w.layers and w.hidden and w.seq_len:
         s, b, h, a, t = w.seq_len, w.micro_batch, w.hidden, max(w.heads, 1.0), w.tp
         # FlashAttention never stores the s×s score matrix: drop Korthikanti's 5·a·s/h term.
@@ -150,7 +177,9 @@ def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:
         layers_here = w.layers / w.pp
         in_flight = float(w.pp)  # 1F1B: the first stage holds pp micro-batches of activations
         if w.activation_checkpointing:
-            acts = 2.0 * s * b * h * layers_here * in_flight + per_layer  # layer inputs + one layer recomputed
+            acts = (
+                2.0 * s * b * h * layers_here * in_flight + per_layer
+            )  # layer inputs + one layer recomputed
         else:
             acts = per_layer * layers_here * in_flight
     else:
@@ -185,7 +214,9 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     tp_comm = 0.0
     if w.tp > 1 and w.layers and w.hidden:
         msg = w.micro_batch * w.seq_len * w.hidden * w.weight_bytes
-        per_ar = 2.0 * (w.tp - 1) / w.tp * msg / col["intra_bytes_s"] + 2.0 * (w.tp - 1) * col["intra_latency_s"]
+        per_ar = (
+            2.0 * (w.tp - 1) / w.tp * msg / col["intra_bytes_s"] + 2.0 * (w.tp - 1) * col["intra_latency_s"]
+        )
         tp_comm = 4.0 * (w.layers / w.pp) * accum * per_ar
 
     # Data-parallel gradient sync, hierarchical. k = DP ranks of one group inside a node, m = nodes in it.
@@ -194,7 +225,10 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     k = np.maximum(dp / m, 1.0)
     groups_per_node = g / k
     buckets = np.ceil(grad_rank / w.bucket_bytes)
-    intra = 2.0 * (k - 1) / k * grad_rank / col["intra_bytes_s"] + buckets * 2.0 * (k - 1) * col["intra_latency_s"]
+    intra = (
+        2.0 * (k - 1) / k * grad_rank / col["intra_bytes_s"]
+        + buckets * 2.0 * (k - 1) * col["intra_latency_s"]
+    )
     inter_bw = np.where(col["inter_bytes_s"] > 0, col["inter_bytes_s"], np.nan)
     inter_bytes = groups_per_node * 2.0 * (m - 1) / m * grad_rank
     steps_lat = np.minimum(2.0 * (m - 1), 2.0 * np.ceil(np.log2(m)))  # ring vs NCCL double binary tree
@@ -227,6 +261,16 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
 
     one = step if np.all(n == 1) else evaluate(w, o, [1.0]).step_s  # reference: one node of the same option
     efficiency = one / (n * step)
-    return PerfResult(nodes=n[0], step_s=step, compute_s=compute + bubble + tp_comm, comm_s=comm,
-                      exposed_comm_s=exposed, straggler_s=straggler, data_s=data + 0 * step, efficiency=efficiency,
-                      time_to_train_s=ttt, memory_per_gpu_bytes=mem + 0 * step, infeasible=infeasible)
+    return PerfResult(
+        nodes=n[0],
+        step_s=step,
+        compute_s=compute + bubble + tp_comm,
+        comm_s=comm,
+        exposed_comm_s=exposed,
+        straggler_s=straggler,
+        data_s=data + 0 * step,
+        efficiency=efficiency,
+        time_to_train_s=ttt,
+        memory_per_gpu_bytes=mem + 0 * step,
+        infeasible=infeasible,
+    )

@@ -62,8 +62,11 @@ def default_builds(d: PlanDefaults, notes: list[str]) -> list[OnpremBuild]:
         if priced:
             builds.append(OnpremBuild(name=entry["name"], gpu=entry["gpu"], fabric=entry["fabric"]))
         else:
-            notes.append(f"default build {entry['name']} skipped: the catalog has no server price for it "
-                         "(add it under onprem: with costs.server_price_per_node in an options file)")
+            notes.append(
+                f"default build {entry['name']} skipped: "
+                "the catalog has no server price for it (add it under onprem: "
+                "with costs.server_price_per_node in an options file)"
+            )
     return builds
 
 
@@ -84,13 +87,19 @@ def parse_sweep(text: str | None) -> list[int]:
     try:
         nodes = sorted({int(v) for v in values.split(",") if v.strip()})
     except ValueError:
-        raise UserInputError(f"--sweep {text!r}: node counts must be whole numbers", "use --sweep nodes=1,2,4,8") from None
+        raise UserInputError(
+            f"--sweep {text!r}: node counts must be whole numbers", "use --sweep nodes=1,2,4,8"
+        ) from None
     if not nodes or nodes[0] < 1 or nodes[-1] > 100000:
-        raise UserInputError(f"--sweep {text!r}: node counts must be between 1 and 100000", "use --sweep nodes=1,2,4,8")
+        raise UserInputError(
+            f"--sweep {text!r}: node counts must be between 1 and 100000", "use --sweep nodes=1,2,4,8"
+        )
     return nodes
 
 
-def choose_nodes(perf: PerfResult, run_cost: np.ndarray, deadline_days: float | None, lead_days: np.ndarray) -> np.ndarray:
+def choose_nodes(
+    perf: PerfResult, run_cost: np.ndarray, deadline_days: float | None, lead_days: np.ndarray
+) -> np.ndarray:
     """Per option: the cheapest node count that meets the deadline; else the fastest; -1 if none feasible."""
     feasible = perf.infeasible == 0
     days = perf.time_to_train_s / 86400.0
@@ -107,8 +116,13 @@ def choose_nodes(perf: PerfResult, run_cost: np.ndarray, deadline_days: float | 
     return chosen
 
 
-def make_plan(workload_path: str | Path, options_path: str | Path | None = None, calibrate_path: str | Path | None = None,
-              nodes: list[int] | None = None, options: OptionsFile | None = None) -> Plan:
+def make_plan(
+    workload_path: str | Path,
+    options_path: str | Path | None = None,
+    calibrate_path: str | Path | None = None,
+    nodes: list[int] | None = None,
+    options: OptionsFile | None = None,
+) -> Plan:
     """Evaluate every option at every node count and decide. Raises GpuwiseError subclasses on bad input."""
     from gpuwise.plan.decide import decide
 
@@ -124,26 +138,40 @@ def make_plan(workload_path: str | Path, options_path: str | Path | None = None,
     builds = default_builds(d, notes) if opts.onprem is None else opts.onprem
     rows += [onprem_row(wl, b, d, cal) for b in builds]
     if not rows:
-        raise UserInputError("no options to compare: no cloud offer matched and no on-prem build was given",
-                             "widen the cloud filters in the options file or add an 'onprem:' build")
+        raise UserInputError(
+            "no options to compare: no cloud offer matched and no on-prem build was given",
+            "widen the cloud filters in the options file or add an 'onprem:' build",
+        )
 
-    if cal is not None and cal.used and not any("calibrated" in " ".join(r.provenance.values()) for r in rows):
+    if (
+        cal is not None
+        and cal.used
+        and not any("calibrated" in " ".join(r.provenance.values()) for r in rows)
+    ):
         notes.append(f"calibration from {cal.gpu_name} matched no option's GPU: nothing was applied")
-    perf = evaluate(WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")), OptionArrays.stack([r.numbers for r in rows]), nodes_arr)
+    perf = evaluate(
+        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
+        OptionArrays.stack([r.numbers for r in rows]),
+        nodes_arr,
+    )
     plan_ccy = wl.org.currency.upper()
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
     fx = np.array([currency_factor(r.currency, plan_ccy, rates) for r in rows])
     missing = sorted({r.currency for r, f in zip(rows, fx, strict=False) if math.isnan(f)})
     if missing:
-        notes.append(f"prices in {', '.join(missing)} are shown in their own currency and left out of the decision: "
-                     f"add exchange_rates (e.g. {missing[0]}: 0.14 = 1 {missing[0]} in {plan_ccy}) to compare them")
+        notes.append(
+            f"prices in {', '.join(missing)} are shown in their own currency and left out of the decision: "
+            f"add exchange_rates (e.g. {missing[0]}: 0.14 = 1 {missing[0]} in {plan_ccy}) to compare them"
+        )
     costs = CostArrays(
         node_hour_price=np.array([r.node_hour_price for r in rows]),
         pays_idle=np.array([1.0 if r.pays_idle else 0.0 for r in rows]),
         annual_per_node=np.array([r.onprem.annual_per_node() if r.onprem else np.nan for r in rows]),
         fixed_per_year=np.array([r.onprem.staff_per_year if r.onprem else 0.0 for r in rows]),
         capex_per_node=np.array([r.onprem.capex_per_node() if r.onprem else np.nan for r in rows]),
-        opex_per_node_year=np.array([sum(r.onprem.opex_per_year().values()) if r.onprem else np.nan for r in rows]),
+        opex_per_node_year=np.array(
+            [sum(r.onprem.opex_per_year().values()) if r.onprem else np.nan for r in rows]
+        ),
         currency_factor=np.where(np.isnan(fx), 1.0, fx),  # unconvertible rows keep their own currency
     )
     hours = perf.time_to_train_s / 3600.0
@@ -151,13 +179,33 @@ def make_plan(workload_path: str | Path, options_path: str | Path | None = None,
     run_cost = cost_per_run(costs, nodes_arr, hours, u, wl.org.burstiness)[:, :, 0]
     year_cost = cost_per_year(costs, nodes_arr, u, wl.org.burstiness)[:, :, 0]
     gpus = np.array([r.numbers["gpus_per_node"] for r in rows])
-    eff_cost = cost_per_effective_gpu_hour(costs, nodes_arr, gpus, perf.efficiency, u, wl.org.burstiness)[:, :, 0]
-    chosen = choose_nodes(perf, np.where(np.isnan(fx)[:, None], np.nan, run_cost), wl.deadline_days,
-                          np.array([r.lead_time_days for r in rows]))
+    eff_cost = cost_per_effective_gpu_hour(costs, nodes_arr, gpus, perf.efficiency, u, wl.org.burstiness)[
+        :, :, 0
+    ]
+    chosen = choose_nodes(
+        perf,
+        np.where(np.isnan(fx)[:, None], np.nan, run_cost),
+        wl.deadline_days,
+        np.array([r.lead_time_days for r in rows]),
+    )
 
-    plan = Plan(workload=wl, workload_path=str(workload_path), rows=rows, nodes=nodes_arr, perf=perf, run_cost=run_cost,
-                year_cost=year_cost, eff_gpu_hour_cost=eff_cost, chosen=chosen, currency=plan_ccy, shown=[],
-                calibration=cal, defaults=d, convertible=~np.isnan(fx), notes=notes)
+    plan = Plan(
+        workload=wl,
+        workload_path=str(workload_path),
+        rows=rows,
+        nodes=nodes_arr,
+        perf=perf,
+        run_cost=run_cost,
+        year_cost=year_cost,
+        eff_gpu_hour_cost=eff_cost,
+        chosen=chosen,
+        currency=plan_ccy,
+        shown=[],
+        calibration=cal,
+        defaults=d,
+        convertible=~np.isnan(fx),
+        notes=notes,
+    )
     plan.shown = _rows_to_show(plan, opts.cloud.max_offers)
     plan.decision = decide(plan)
     return plan
@@ -165,11 +213,14 @@ def make_plan(workload_path: str | Path, options_path: str | Path | None = None,
 
 def _rows_to_show(plan: Plan, max_cloud: int) -> list[int]:
     """All on-prem rows, and the `max_cloud` cheapest cloud rows at their chosen node count."""
+
     def run_cost(o):
         k = plan.chosen[o]
         return plan.run_cost[o, k] if k >= 0 else np.inf
 
-    cloud = sorted((o for o, r in enumerate(plan.rows) if r.kind == "cloud"),
-                   key=lambda o: (plan.chosen[o] < 0, not plan.convertible[o], run_cost(o)))
+    cloud = sorted(
+        (o for o, r in enumerate(plan.rows) if r.kind == "cloud"),
+        key=lambda o: (plan.chosen[o] < 0, not plan.convertible[o], run_cost(o)),
+    )
     onprem = [o for o, r in enumerate(plan.rows) if r.kind == "onprem"]
     return cloud[:max_cloud] + onprem

@@ -31,7 +31,11 @@ NETWORKS = (
     ("IB 8x NDR 400G", 8 * 400.0, "ib-ndr", True),
 )
 CLAIM = {4: (0.70, 0.80), 16: (0.50, 0.60)}
-DEFAULT_WORKLOADS = ("examples/llm-7b-pretrain-1t.yaml", "examples/llm-13b-finetune.yaml", "examples/resnet50-imagenet.yaml")
+DEFAULT_WORKLOADS = (
+    "examples/llm-7b-pretrain-1t.yaml",
+    "examples/llm-13b-finetune.yaml",
+    "examples/resnet50-imagenet.yaml",
+)
 
 
 def scenario(workload_path: str, d: PlanDefaults | None = None) -> dict:
@@ -43,17 +47,27 @@ def scenario(workload_path: str, d: PlanDefaults | None = None) -> dict:
     for _label, gbps, fabric, rdma in NETWORKS:
         # Same local storage for both, so only the network differs.
         rows.append(_numbers(wl, hw, d, None, network(gbps, fabric, d, rdma=rdma), "local-nvme", 0.0, {}))
-    perf = evaluate(WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
-                    OptionArrays.stack(rows), np.asarray(NODES, dtype=float))
-    return {label: {"efficiency": perf.efficiency[i].tolist(), "step_s": perf.step_s[i].tolist(),
-                    "feasible": (perf.infeasible[i] == 0).tolist()}
-            for i, (label, *_rest) in enumerate(NETWORKS)}
+    perf = evaluate(
+        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
+        OptionArrays.stack(rows),
+        np.asarray(NODES, dtype=float),
+    )
+    return {
+        label: {
+            "efficiency": perf.efficiency[i].tolist(),
+            "step_s": perf.step_s[i].tolist(),
+            "feasible": (perf.infeasible[i] == 0).tolist(),
+        }
+        for i, (label, *_rest) in enumerate(NETWORKS)
+    }
 
 
 def table(paths: list[str]) -> str:
     """Markdown table: scaling efficiency per network and the cloud/IB throughput ratio vs the claims."""
-    lines = ["| workload | network | eff. 4 nodes | eff. 16 nodes | cloud/IB 4 nodes (claim 70–80%) | cloud/IB 16 nodes (claim 50–60%) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| workload | network | eff. 4 nodes | eff. 16 nodes | cloud/IB 4 nodes (claim 70–80%) | cloud/IB 16 nodes (claim 50–60%) |",
+        "|---|---|---|---|---|---|",
+    ]
     for path in paths:
         res = scenario(path)
         name = Path(path).stem
@@ -68,7 +82,11 @@ def table(paths: list[str]) -> str:
                 for k in (1, 2):
                     vals = sorted(s[k] / r["step_s"][k] for s in ib)
                     ok = r["feasible"][k]
-                    span = f"{vals[0]:.0%}" if round(vals[0], 2) == round(vals[-1], 2) else f"{vals[0]:.0%}–{vals[-1]:.0%}"
+                    span = (
+                        f"{vals[0]:.0%}"
+                        if round(vals[0], 2) == round(vals[-1], 2)
+                        else f"{vals[0]:.0%}–{vals[-1]:.0%}"
+                    )
                     ratio.append(span if ok else "n/a")
             lines.append(f"| {name} | {label} | {eff[1]} | {eff[2]} | {ratio[0]} | {ratio[1]} |")
     return "\n".join(lines)
@@ -77,7 +95,10 @@ def table(paths: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     paths = (argv if argv is not None else sys.argv[1:]) or [p for p in DEFAULT_WORKLOADS if Path(p).exists()]
     if not paths:
-        print("give workload files, e.g. python -m gpuwise.plan.scenario examples/llm-7b-pretrain-1t.yaml", file=sys.stderr)
+        print(
+            "give workload files, e.g. python -m gpuwise.plan.scenario examples/llm-7b-pretrain-1t.yaml",
+            file=sys.stderr,
+        )
         return 2
     print(f"8x {GPU} per node, identical except the inter-node network; nodes {', '.join(map(str, NODES))}")
     print(table(paths))

@@ -39,9 +39,15 @@ class ModelSpec(_Strict):
     heads: int | None = Field(None, gt=0)
     seq_len: int | None = Field(None, gt=0, description="tokens per sample (transformers)")
     vocab: int | None = Field(None, gt=0)
-    flops_per_sample: float | None = Field(None, gt=0, description="training FLOPs per sample (forward+backward)")
-    activation_bytes_per_sample: float | None = Field(None, gt=0, description="for non-transformers; memory check")
-    mfu: float | None = Field(None, gt=0, le=1, description="model FLOPs utilisation to assume; overrides defaults")
+    flops_per_sample: float | None = Field(
+        None, gt=0, description="training FLOPs per sample (forward+backward)"
+    )
+    activation_bytes_per_sample: float | None = Field(
+        None, gt=0, description="for non-transformers; memory check"
+    )
+    mfu: float | None = Field(
+        None, gt=0, le=1, description="model FLOPs utilisation to assume; overrides defaults"
+    )
 
     @model_validator(mode="after")
     def _enough_to_size(self) -> ModelSpec:
@@ -97,7 +103,9 @@ class Training(_Strict):
     optimizer: Literal["adamw", "adamw-8bit", "sgd"] = "adamw"
     activation_checkpointing: bool = False
     flash_attention: bool = Field(True, description="attention kernels that never store the s×s score matrix")
-    bucket_mb: float = Field(25.0, gt=0, description="gradient bucket size (PyTorch DDP default bucket_cap_mb=25)")
+    bucket_mb: float = Field(
+        25.0, gt=0, description="gradient bucket size (PyTorch DDP default bucket_cap_mb=25)"
+    )
     parallelism: Parallelism = Field(default_factory=Parallelism)
 
     @model_validator(mode="after")
@@ -111,7 +119,9 @@ class DataSpec(_Strict):
     size_gb: float = Field(..., gt=0, description="dataset size on disk, gigabytes")
     samples: float | None = Field(None, gt=0, description="samples in the dataset (one epoch)")
     read_pattern: Literal["sequential", "random"] = "sequential"
-    bytes_per_sample: float | None = Field(None, gt=0, description="bytes read per sample; default size/sample count")
+    bytes_per_sample: float | None = Field(
+        None, gt=0, description="bytes read per sample; default size/sample count"
+    )
     avg_read_kb: float = Field(128.0, gt=0, description="size of one random read, KiB (one JPEG, one record)")
 
 
@@ -123,7 +133,9 @@ class OrgContext(_Strict):
     compliance: list[str] = Field(default_factory=list)
     ops_team: bool = False
     currency: str = "USD"
-    exchange_rates: dict[str, float] = Field(default_factory=dict, description="1 unit of KEY = value units of currency")
+    exchange_rates: dict[str, float] = Field(
+        default_factory=dict, description="1 unit of KEY = value units of currency"
+    )
 
 
 class Workload(_Strict):
@@ -137,11 +149,15 @@ class Workload(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
         if self.training.tokens is not None and self.model.seq_len is None:
-            raise ValueError("training.tokens needs model.seq_len to turn tokens into samples; or give training.samples")
+            raise ValueError(
+                "training.tokens needs model.seq_len to turn tokens into samples; or give training.samples"
+            )
         if self.training.epochs is not None and self.data.samples is None:
             raise ValueError("training.epochs needs data.samples (samples per epoch)")
         if not self.model.is_transformer and self.data.bytes_per_sample is None and self.data.samples is None:
-            raise ValueError("give data.samples or data.bytes_per_sample so the read volume per step is known")
+            raise ValueError(
+                "give data.samples or data.bytes_per_sample so the read volume per step is known"
+            )
         par = self.training.parallelism
         if par.fsdp and par.zero_stage not in (0, 3):
             raise ValueError("fsdp: true shards like ZeRO-3; set zero_stage to 3 (or leave it out)")

@@ -37,8 +37,7 @@ def _details(m: Measurement) -> str:
     if m.layer == "collective" and e.get("table"):
         return (
             f"{p.get('world_size')} ranks {p.get('backend')}; "
-            f"algbw {_num(e.get('algbw_plateau_gb_s'))} GB/s; "
-            f"slowest rank {e.get('slowest_rank')}"
+            f"algbw {_num(e.get('algbw_plateau_gb_s'))} GB/s; slowest rank {e.get('slowest_rank')}"
         )
     if m.layer == "storage":
         lat = e.get("latency_us", {})

@@ -26,9 +26,7 @@ def _num(value: float | None, digits: int = 1, suffix: str = "") -> str:
 
 
 def _money(value: float | None, currency: str) -> str:
-    return (
-        "[dim]-[/]" if value is None else escape(f"{_CURRENCY.get(currency, currency + ' ')}{value:,.2f}")
-    )
+    return "[dim]-[/]" if value is None else escape(f"{_CURRENCY.get(currency, currency + ' ')}{value:,.2f}")
 
 
 def _t(value) -> str:
@@ -213,11 +211,7 @@ def offer_detail(offer: Offer) -> Table:
         (
             "on-demand",
             _money(offer.price, c)
-            + (
-                f"  ({_money(offer.price_per_gpu_hour, c)} per GPU-hour)"
-                if offer.price_per_gpu_hour
-                else ""
-            ),
+            + (f"  ({_money(offer.price_per_gpu_hour, c)} per GPU-hour)" if offer.price_per_gpu_hour else ""),
         ),
         ("spot", _money(offer.spot_price, c)),
         (

@@ -88,8 +88,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
     except FileNotFoundError:
         raise UserInputError(
             f"{p}: no such file",
-            "pass two files written by `gpuwise doctor --format json -o FILE` "
-            "or `gpuwise bench --json FILE`",
+            "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`",
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
@@ -121,8 +120,8 @@ def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]
         if name in data and not isinstance(data[name], kind):
             want = " or ".join(_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
             raise UserInputError(
-                f"{p}: field {name!r} should be {want}, not {type(data[name]).__name__} "
-                "(a damaged or hand-edited file?)",
+                f"{p}: field {name!r} should be {want}, "
+                f"not {type(data[name]).__name__} (a damaged or hand-edited file?)",
                 _DAMAGED_FIX,
             )
 
@@ -270,9 +269,7 @@ def render_compare_text(c: Comparison, width: int = 110) -> str:
     buf = StringIO()
     # markup=False: every string here comes from the files (paths like "[/run/netns]", hostnames, titles)
     con = Console(file=buf, width=width, no_color=True, highlight=False, emoji=False, markup=False)
-    con.print(
-        f"A: {c.a} ({c.kind_a}, host {c.host_a or '?'})\nB: {c.b} ({c.kind_b}, host {c.host_b or '?'})"
-    )
+    con.print(f"A: {c.a} ({c.kind_a}, host {c.host_a or '?'})\nB: {c.b} ({c.kind_b}, host {c.host_b or '?'})")
     if c.kind_a == c.kind_b == "report":
         if c.facts:
             for layer in sorted({d.layer for d in c.facts}):
@@ -290,9 +287,7 @@ def render_compare_text(c: Comparison, width: int = 110) -> str:
         for col in ("name", "device", "unit", "A", "B", "B/A"):
             t.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
         for m in c.measurements:
-            t.add_row(
-                m.name, m.device or "", m.unit, _v(m.a), _v(m.b), f"{m.ratio:.2f}x" if m.ratio else "—"
-            )
+            t.add_row(m.name, m.device or "", m.unit, _v(m.a), _v(m.b), f"{m.ratio:.2f}x" if m.ratio else "—")
         con.print(t)
     else:
         con.print("measurements: none in either file")
@@ -327,14 +322,12 @@ def render_compare_md(c: Comparison) -> str:
             "|---|---|---|---:|---:|---:|",
         ]
         out += [
-            f"| {_md(m.name)} | {_md(m.device or '')} | {_md(m.unit)} | {_v(m.a)} | {_v(m.b)} | "
-            f"{f'{m.ratio:.2f}x' if m.ratio else '—'} |"
+            f"| {_md(m.name)} | {_md(m.device or '')} | {_md(m.unit)} | {_v(m.a)} | {_v(m.b)} | {f'{m.ratio:.2f}x' if m.ratio else '—'} |"
             for m in c.measurements
         ] + [""]
     if c.findings:
         out += ["## Findings that differ", "", "| id | title | A | B |", "|---|---|---|---|"]
         out += [
-            f"| `{_md(f.id)}` | {_md(f.title)} | {_md(f.status_a)} | {_md(f.status_b)} |"
-            for f in c.findings
+            f"| `{_md(f.id)}` | {_md(f.title)} | {_md(f.status_a)} | {_md(f.status_b)} |" for f in c.findings
         ] + [""]
     return "\n".join(out)

@@ -76,8 +76,7 @@ def sweep_table(plan: Plan) -> Table:
             mark = "[bold]▶ [/]" if plan.chosen[o] == k else ""
             time_txt = f"[red]{duration(secs)}[/]" if late else duration(secs)
             cells.append(
-                f"{mark}{plan.perf.efficiency[o, k]:.0%}\n{time_txt}\n"
-                f"{money(plan.run_cost[o, k], _ccy(plan, o))}"
+                f"{mark}{plan.perf.efficiency[o, k]:.0%}\n{time_txt}\n{money(plan.run_cost[o, k], _ccy(plan, o))}"
             )
         label = f"{escape(row.label)}\n[dim]{escape(row.pricing.replace('_', '-'))}[/]" + (
             f" [dim]{escape(row.region)}[/]" if row.region else ""
@@ -103,13 +102,18 @@ def chosen_tables(plan: Plan) -> tuple[Table, Table]:
     """The chosen node count per option, in two narrow tables: where the step time goes, and the cost."""
     currencies = {_ccy(plan, o) for o in plan.shown}
     one_ccy = currencies.pop() if len(currencies) == 1 else ""
-    steps = _table("Chosen setup per option: where a step's time goes (exposed = communication not hidden "
-                   "behind backward)",
-                   ("option", "step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU"))
-    costs = _table("Chosen setup per option: time and cost" + (f" in {one_ccy}" if one_ccy else "")
-                   + " (per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
-                   "break-even vs the best build: utilisation U* and months)",
-                   ("option", "nodes", "time", "per run", "per year", "GPU-h", "break-even", "lead"))
+    steps = _table(
+        "Chosen setup per option: "
+        "where a step's time goes (exposed = communication not hidden behind backward)",
+        ("option", "step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU"),
+    )
+    costs = _table(
+        "Chosen setup per option: time and cost"
+        + (f" in {one_ccy}" if one_ccy else "")
+        + " (per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
+        "break-even vs the best build: utilisation U* and months)",
+        ("option", "nodes", "time", "per run", "per year", "GPU-h", "break-even", "lead"),
+    )
     p = plan.perf
     for o in plan.shown:
         k = int(plan.chosen[o])
@@ -199,8 +203,9 @@ def render_plan(plan: Plan, console: Console | None = None, verbose: bool = Fals
     console = console or Console()
     wl = plan.workload
     head = (
-        f"[bold]{escape(str(wl.name or plan.workload_path))}[/]: {wl.model.param_count() / 1e9:.3g}B params, "
-        f"{wl.total_train_flops():.3g} FLOPs, {wl.steps():,.0f} steps of {wl.training.global_batch} samples, "
+        f"[bold]{escape(str(wl.name or plan.workload_path))}[/]: "
+        f"{wl.model.param_count() / 1e9:.3g}B params, {wl.total_train_flops():.3g} FLOPs, "
+        f"{wl.steps():,.0f} steps of {wl.training.global_batch} samples, "
         f"{escape(str(wl.training.precision))}"
         + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
         + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"

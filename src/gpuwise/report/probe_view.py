@@ -89,8 +89,9 @@ def _gpus(f: Facts) -> list:
     t.add_column("clock events")
     for g in f.gpus:
         pcie = g.pcie
-        link = (f"{_fmt(pcie.gen_current)}x{_fmt(pcie.width_current)}/"
-                f"{_fmt(pcie.gen_max)}x{_fmt(pcie.width_max)}")
+        link = (
+            f"{_fmt(pcie.gen_current)}x{_fmt(pcie.width_current)}/{_fmt(pcie.gen_max)}x{_fmt(pcie.width_max)}"
+        )
         t.add_row(
             _fmt(g.index),
             _fmt(g.name),
@@ -130,9 +131,7 @@ def _topology(f: Facts) -> list:
             row += topo.gpu_nic_links[i]
         cpu = topo.gpu_cpu_affinity[i] if topo.gpu_cpu_affinity and i < len(topo.gpu_cpu_affinity) else None
         numa = (
-            topo.gpu_numa_affinity[i]
-            if topo.gpu_numa_affinity and i < len(topo.gpu_numa_affinity)
-            else None
+            topo.gpu_numa_affinity[i] if topo.gpu_numa_affinity and i < len(topo.gpu_numa_affinity) else None
         )
         t.add_row(_fmt(name), *map(_fmt, row), _fmt(cpu), _fmt(numa))
     out = [t]

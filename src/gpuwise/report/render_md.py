@@ -35,8 +35,7 @@ def render_md(report: Report) -> str:
             if f.evidence:
                 out += ["| evidence | value |", "|---|---|"]
                 out += [
-                    f"| {'measured ' if e.kind == 'measurement' else ''}`{_cell(e.path)}` | "
-                    f"{_cell(fmt_value(e.value))} |"
+                    f"| {'measured ' if e.kind == 'measurement' else ''}`{_cell(e.path)}` | {_cell(fmt_value(e.value))} |"
                     for e in f.evidence
                 ]
                 out.append("")

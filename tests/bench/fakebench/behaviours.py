@@ -22,11 +22,15 @@ def make_spec(ctx):
 
 def ok(ctx, spec):
     ctx.say("working")
-    return [Measurement(name="fake_ok", layer="fake", value=50.0, unit="GB/s", peak=100.0, peak_source="test")]
+    return [
+        Measurement(name="fake_ok", layer="fake", value=50.0, unit="GB/s", peak=100.0, peak_source="test")
+    ]
 
 
 def above_peak(ctx, spec):
-    return [Measurement(name="fake_above", layer="fake", value=120.0, unit="GB/s", peak=100.0, peak_source="test")]
+    return [
+        Measurement(name="fake_above", layer="fake", value=120.0, unit="GB/s", peak=100.0, peak_source="test")
+    ]
 
 
 def crash(ctx, spec):

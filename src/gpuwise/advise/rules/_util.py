@@ -84,14 +84,14 @@ DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diag
 FIRMWARE_ON_CLOUD = Controllable(
     can="no",
     reason="BIOS, PCIe and firmware settings are not reachable from a cloud VM",
-    alternative="choose an instance family whose GPUs are attached at full PCIe width/generation "
-    "(bare-metal or full-node GPU shapes), or report it to the provider with this evidence",
+    alternative="choose an instance family whose GPUs are attached at full PCIe width/generation (bare-metal or full-node GPU shapes), "
+    "or report it to the provider with this evidence",
 )
 HARDWARE_ON_CLOUD = Controllable(
     can="no",
     reason="the physical GPU and its board belong to the provider",
-    alternative="stop this instance and start a new one (you usually land on another host), and report the "
-    "GPU to the provider with this evidence",
+    alternative="stop this instance and start a new one (you usually land on another host), "
+    "and report the GPU to the provider with this evidence",
 )
 KERNEL_ON_CLOUD = Controllable(
     can="partly",
@@ -102,8 +102,7 @@ KERNEL_ON_CLOUD = Controllable(
 FABRIC_ON_CLOUD = Controllable(
     can="no",
     reason="the network fabric is chosen by the instance type",
-    alternative="choose an instance type with RDMA networking "
-    "(e.g. InfiniBand/RoCE or EFA-class shapes) and place "
-    "the nodes in one availability zone / placement group",
+    alternative="choose an instance type with RDMA networking (e.g. InfiniBand/RoCE or EFA-class shapes) "
+    "and place the nodes in one availability zone / placement group",
 )
 ONPREM_YES = Controllable(can="yes", reason="your own hardware: you can change it")

@@ -13,8 +13,8 @@ TORCH_INSTALL = "https://pytorch.org/get-started/locally/"
 DRIVER_CLOUD = Controllable(
     can="partly",
     reason="the guest driver is yours on most GPU VMs, but managed images/containers pin it",
-    alternative="pick an image (deep-learning image) "
-    "whose driver supports your CUDA, or a torch build for this driver",
+    alternative="pick an image (deep-learning image) whose driver supports your CUDA, "
+    "or a torch build for this driver",
 )
 
 
@@ -26,9 +26,8 @@ def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
     "driver.torch_cuda_newer_than_driver",
     "driver-cuda",
     "torch was built for a newer CUDA than the driver supports",
-    "CUDA Compatibility guide (minor-version compatibility within a major release); REFERENCE §1 on-prem "
-    "high: "
-    "validated driver+CUDA pairs",
+    "CUDA Compatibility guide (minor-version compatibility within a major release); "
+    "REFERENCE §1 on-prem high: validated driver+CUDA pairs",
     priority="high",
     controllable={"cloud": DRIVER_CLOUD},
     references=(CUDA_COMPAT, TORCH_INSTALL),
@@ -48,24 +47,24 @@ def torch_cuda_vs_driver(ctx: RuleContext):
             ev, f"driver supports CUDA {sw.cuda_driver_version} >= torch's CUDA {sw.torch_cuda}"
         )
     fix = [
-        f"pip install torch --index-url https://download.pytorch.org/whl/cu{drv[0]}{drv[1]}  "
-        "(if that build exists) or upgrade the NVIDIA driver"
+        f"pip install torch --index-url https://download.pytorch.org/whl/cu{drv[0]}{drv[1]}  (if that build exists) "
+        "or upgrade the NVIDIA driver"
     ]
     if built[0] > drv[0]:
         return ctx.finding(
             "fail",
             ev,
             f"torch needs CUDA {sw.torch_cuda} but the driver supports only {sw.cuda_driver_version}: "
-            "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, or "
-            "install a torch build for this driver's CUDA.",
+            "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, "
+            "or install a torch build for this driver's CUDA.",
             commands=fix,
         )
     return ctx.finding(
         "warn",
         ev,
-        f"torch's CUDA {sw.torch_cuda} is newer than the driver's {sw.cuda_driver_version}. Minor-version "
-        "compatibility usually lets it run, but PTX JIT and some newer features fail. Keep the pair "
-        "validated: upgrade the driver or match torch to it.",
+        f"torch's CUDA {sw.torch_cuda} is newer than the driver's {sw.cuda_driver_version}. "
+        "Minor-version compatibility usually lets it run, but PTX JIT and some newer features fail. "
+        "Keep the pair validated: upgrade the driver or match torch to it.",
         commands=fix,
     )
 
@@ -83,9 +82,7 @@ def torch_cpu_only(ctx: RuleContext):
     if not ctx.facts.gpus or not sw.torch_version or sw.torch_cuda:
         return None
     reason = sw.unknown.get("torch_cuda", "")
-    if (
-        reason and "cpu" not in reason.lower()
-    ):  # could not tell (not captured, import failed): do not accuse
+    if reason and "cpu" not in reason.lower():  # could not tell (not captured, import failed): do not accuse
         return None
     return ctx.finding(
         "fail",
@@ -106,8 +103,8 @@ def torch_cpu_only(ctx: RuleContext):
     "driver.nvcc_newer_than_driver",
     "driver-cuda",
     "The CUDA toolkit (nvcc) is newer than the driver supports",
-    "CUDA Compatibility guide: binaries built by a newer toolkit need a newer driver (beyond minor-version "
-    "compat)",
+    "CUDA Compatibility guide: "
+    "binaries built by a newer toolkit need a newer driver (beyond minor-version compat)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": DRIVER_CLOUD},
     references=(CUDA_COMPAT,),
@@ -124,8 +121,8 @@ def nvcc_vs_driver(ctx: RuleContext):
             ("software.cuda_driver_version", sw.cuda_driver_version),
         ],
         "Kernels compiled with this nvcc (custom CUDA extensions, flash-attention builds, Triton's ptxas) "
-        "may not "
-        "load on this driver. Install a toolkit no newer than the driver's CUDA, or upgrade the driver.",
+        "may not load on this driver. Install a toolkit no newer than the driver's CUDA, "
+        "or upgrade the driver.",
     )
 
 
@@ -145,8 +142,7 @@ def torch_vs_nvcc(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("software.torch_cuda", sw.torch_cuda), ("software.nvcc_version", sw.nvcc_version)],
-        "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. Point "
-        "CUDA_HOME at a "
-        "toolkit with torch's CUDA major version.",
+        "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. "
+        "Point CUDA_HOME at a toolkit with torch's CUDA major version.",
         env={"CUDA_HOME": f"/usr/local/cuda-{sw.torch_cuda}"},
     )

@@ -8,9 +8,7 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._util import cc_value, version_tuple
 
-CUDA_NOTES = (
-    "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
-)
+CUDA_NOTES = "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
 AMP_DOC = "https://pytorch.org/docs/stable/amp.html"
 
 
@@ -68,10 +66,9 @@ def amp_bf16(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        f"bf16 — detected from {evidence[0][0]} = {evidence[0][1]}: these GPUs have bf16 Tensor Cores. If "
-        "the model "
-        "trains in fp32, wrap the "
-        "forward pass in bf16 autocast (no GradScaler needed). Changes numerics: validate the loss curve.",
+        f"bf16 — detected from {evidence[0][0]} = {evidence[0][1]}: these GPUs have bf16 Tensor Cores. "
+        "If the model trains in fp32, wrap the forward pass in bf16 autocast (no GradScaler needed). "
+        "Changes numerics: validate the loss curve.",
         config=["with torch.autocast('cuda', dtype=torch.bfloat16):", "    loss = model(batch)"],
     )
 
@@ -94,10 +91,9 @@ def amp_fp16(ctx: RuleContext):
     return ctx.finding(
         "info",
         ev16,
-        f"These GPUs ({ev16[0][0]} = {ev16[0][1]}) have fp16 Tensor Cores but no bf16: use fp16 autocast "
-        "with "
-        "torch.amp.GradScaler "
-        "to avoid gradient underflow. Changes numerics: validate the loss curve.",
+        f"These GPUs ({ev16[0][0]} = {ev16[0][1]}) have fp16 Tensor Cores but no bf16: "
+        "use fp16 autocast with torch.amp.GradScaler to avoid gradient underflow. Changes numerics: "
+        "validate the loss curve.",
         config=[
             "scaler = torch.amp.GradScaler('cuda')",
             "with torch.autocast('cuda', dtype=torch.float16): loss = model(batch)",
@@ -126,9 +122,9 @@ def tf32(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "PyTorch keeps fp32 matmuls in full fp32 by default; whatever still runs in fp32 (outside "
-        "autocast) can use "
-        "TF32 Tensor Cores. Reduces matmul mantissa to 10 bits: affects numerics.",
+        "PyTorch keeps fp32 matmuls in full fp32 by default; "
+        "whatever still runs in fp32 (outside autocast) can use TF32 Tensor Cores. "
+        "Reduces matmul mantissa to 10 bits: affects numerics.",
         config=["torch.set_float32_matmul_precision('high')"],
     )
 
@@ -149,10 +145,9 @@ def fp8(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "FP8 matmuls (Transformer Engine, torchao float8) roughly double peak matmul throughput over bf16 "
-        "on large "
-        "GEMMs, with scaling recipes that need convergence checks. Consider it for large transformer "
-        "training.",
+        "FP8 matmuls (Transformer Engine, torchao float8) "
+        "roughly double peak matmul throughput over bf16 on large GEMMs, "
+        "with scaling recipes that need convergence checks. Consider it for large transformer training.",
     )
 
 
@@ -160,9 +155,8 @@ def fp8(ctx: RuleContext):
     "framework.torch_compile",
     "framework",
     "Try torch.compile",
-    "REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, ~0.94-0.98x "
-    "on "
-    "large GEMM-bound ones",
+    "REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, "
+    "~0.94-0.98x on large GEMM-bound ones",
     priority="medium",
     gain=ExpectedGain(
         text="2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)",
@@ -176,9 +170,9 @@ def torch_compile(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.torch_version", ctx.facts.software.torch_version)],
-        "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. Measure: it "
-        "can be "
-        "slower on large GEMM-bound models, and compiling costs tens of seconds to minutes up front.",
+        "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. Measure: "
+        "it can be slower on large GEMM-bound models, "
+        "and compiling costs tens of seconds to minutes up front.",
         config=["model = torch.compile(model)", "TORCH_LOGS=graph_breaks,recompiles python train.py"],
     )
 

@@ -39,9 +39,9 @@ def persistence_off(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        f"{len(off)} of {len(known)} GPUs have persistence mode off, so every new CUDA process pays the "
-        "driver "
-        "initialisation. Run the persistence daemon (preferred over the legacy `nvidia-smi -pm 1`).",
+        f"{len(off)} of {len(known)} GPUs have persistence mode off, "
+        "so every new CUDA process pays the driver initialisation. "
+        "Run the persistence daemon (preferred over the legacy `nvidia-smi -pm 1`).",
         commands=["sudo systemctl enable --now nvidia-persistenced", "nvidia-smi -q | grep -i persistence"],
         controllable=Controllable(
             can="yes",
@@ -78,8 +78,8 @@ def throttle_active(ctx: RuleContext):
         status,
         evidence,
         "Clock event reasons show the GPU is slowed by heat, power capping or a hardware slowdown signal. "
-        "Check "
-        "airflow/cooling and PSU health, compare power limits with the default, and re-check under load.",
+        "Check airflow/cooling and PSU health, compare power limits with the default, "
+        "and re-check under load.",
         commands=["nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE", "dcgmi diag -r 2"],
     )
 
@@ -104,8 +104,8 @@ def temperature_high(ctx: RuleContext):
     return ctx.finding(
         "warn",
         hot,
-        f"GPUs at or above {limit} C are close to thermal slowdown. Check airflow, fan "
-        "curves and inlet temperature.",
+        f"GPUs at or above {limit} C are close to thermal slowdown. Check airflow, "
+        "fan curves and inlet temperature.",
         commands=["nvidia-smi -q -d TEMPERATURE"],
     )
 
@@ -133,11 +133,10 @@ def mig_enabled(ctx: RuleContext):
     return ctx.finding(
         "warn",
         on,
-        "MIG splits each GPU into small instances: a training process sees only one slice (a fraction of "
-        "the SMs "
-        "and memory) and NVLink P2P is not available. Disable MIG on training nodes unless you train small "
-        "models "
-        "on purpose.",
+        "MIG splits each GPU into small instances: "
+        "a training process sees only one slice (a fraction of the SMs and memory) "
+        "and NVLink P2P is not available. "
+        "Disable MIG on training nodes unless you train small models on purpose.",
         commands=["sudo nvidia-smi -i <gpu> -mig 0", "sudo nvidia-smi -r -i <gpu>"],
     )
 
@@ -151,8 +150,8 @@ def mig_enabled(ctx: RuleContext):
     controllable={
         "cloud": Controllable(
             can="partly",
-            reason="Fabric Manager runs in the guest on full-node "
-            "NVSwitch VMs; on partial shapes the provider runs it",
+            reason="Fabric Manager runs in the guest on full-node NVSwitch VMs; "
+            "on partial shapes the provider runs it",
             alternative="restart the instance, then report it to the provider",
         )
     },
@@ -168,18 +167,15 @@ def fabric_manager(ctx: RuleContext):
     service = ctx.facts.software.services.get("nvidia-fabricmanager")
     if not bad:
         done = [
-            (f"{p}.fabric_state", g.fabric_state)
-            for p, g in gpus(ctx.facts)
-            if g.fabric_state == "Completed"
+            (f"{p}.fabric_state", g.fabric_state) for p, g in gpus(ctx.facts) if g.fabric_state == "Completed"
         ]
         return ctx.passed(done[:1], "NVSwitch fabric is initialised") if done else None
     evidence = bad + ([("software.services.nvidia-fabricmanager", service)] if service else [])
     return ctx.finding(
         "fail",
         evidence,
-        "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the fabric. Install "
-        "the "
-        "nvidia-fabricmanager package of exactly the driver's version and start it.",
+        "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the fabric. "
+        "Install the nvidia-fabricmanager package of exactly the driver's version and start it.",
         commands=["sudo systemctl enable --now nvidia-fabricmanager", "nvidia-smi -q | grep -A2 -i fabric"],
     )
 
@@ -192,8 +188,7 @@ def fabric_manager(ctx: RuleContext):
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
     gain=ExpectedGain(
-        text="each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per "
-        "NVLink2 link in the V100 capture)",
+        text="each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per NVLink2 link in the V100 capture)",
         source="nvidia-smi nvlink -s per-link speeds",
     ),
 )
@@ -210,16 +205,13 @@ def nvlink_inactive(ctx: RuleContext):
         if dead:
             evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].inactive_links", dead))
     if not evidence:
-        return ctx.passed(
-            [("topology.nvlinks.active_links", total)], f"all {total} NVLink links are active"
-        )
+        return ctx.passed([("topology.nvlinks.active_links", total)], f"all {total} NVLink links are active")
     return ctx.finding(
         "fail",
         evidence,
-        f"{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs is slower "
-        "or goes "
-        "over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM diagnostics and get the "
-        "baseboard checked.",
+        f"{inactive} of {total} NVLink links are inactive, "
+        "so GPU-to-GPU traffic on those pairs is slower or goes over PCIe. Reset the GPUs or reboot; "
+        "if links stay down, run DCGM diagnostics and get the baseboard checked.",
         commands=["nvidia-smi nvlink -s", "nvidia-smi topo -m", "dcgmi diag -r 2"],
     )
 
@@ -246,8 +238,7 @@ def inforom_warning(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail DCGM "
-        "checks. "
+        "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail DCGM checks. "
         "Run `dcgmi diag -r 1`; the fix is an infoROM/VBIOS reflash by the vendor (RMA on most systems).",
         commands=["nvidia-smi -q | grep -i -A6 inforom", "dcgmi diag -r 1"],
     )
@@ -257,9 +248,8 @@ def inforom_warning(ctx: RuleContext):
     "gpu.unreadable",
     "hardware",
     "A GPU could not be read",
-    "DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; an NVML "
-    "handle "
-    "failure usually means 'GPU has fallen off the bus' (check dmesg for Xid 79)",
+    "DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; "
+    "an NVML handle failure usually means 'GPU has fallen off the bus' (check dmesg for Xid 79)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
 )
@@ -270,9 +260,8 @@ def unreadable(ctx: RuleContext):
     return ctx.finding(
         "fail",
         bad,
-        "The driver could not query this GPU, so jobs that use it fail. Look for Xid errors in the kernel "
-        "log, "
-        "reset the GPU or reboot; if it recurs, reseat or RMA it.",
+        "The driver could not query this GPU, so jobs that use it fail. "
+        "Look for Xid errors in the kernel log, reset the GPU or reboot; if it recurs, reseat or RMA it.",
         commands=["sudo dmesg -T | grep -i xid", "nvidia-smi -q -i <gpu>", "sudo nvidia-smi -r -i <gpu>"],
     )
 
@@ -291,8 +280,8 @@ def mixed_models(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("gpus[*].name", names)],
-        "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one "
-        "model, e.g. with CUDA_VISIBLE_DEVICES.",
+        "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one model, "
+        "e.g. with CUDA_VISIBLE_DEVICES.",
         env={"CUDA_VISIBLE_DEVICES": "<same-model GPUs>"},
     )
 
@@ -315,6 +304,7 @@ def gpus_busy(ctx: RuleContext):
     return ctx.finding(
         "info",
         busy,
-        "These GPUs were not idle when the facts were taken; link generation and clocks are judged "
-        "as under load. Run doctor again on an idle node to separate load effects from setup problems.",
+        "These GPUs were not idle when the facts were taken; "
+        "link generation and clocks are judged as under load. "
+        "Run doctor again on an idle node to separate load effects from setup problems.",
     )

@@ -38,11 +38,10 @@ def ecc_off(ctx: RuleContext):
         return ctx.finding(
             "info",
             evidence,
-            "This GPU supports ECC but runs without it, which is the default on workstation/consumer "
-            "cards. ECC "
-            "guards long runs against silent memory errors at the cost of some memory capacity and "
-            "bandwidth on "
-            "GDDR cards; enable it for long unattended training.",
+            "This GPU supports ECC but runs without it, "
+            "which is the default on workstation/consumer cards. "
+            "ECC guards long runs against silent memory errors at the cost of some memory capacity and bandwidth on GDDR cards; "
+            "enable it for long unattended training.",
             title="ECC is available but off (workstation/consumer GPU)",
             priority="low",
             commands=["sudo nvidia-smi -e 1", "sudo reboot"],
@@ -50,8 +49,9 @@ def ecc_off(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        "ECC protects long training runs from silent memory corruption. Enable it (takes effect after a GPU "
-        "reset or reboot)." + (" ECC is already pending: reboot to apply it." if pending else ""),
+        "ECC protects long training runs from silent memory corruption. "
+        "Enable it (takes effect after a GPU reset or reboot)."
+        + (" ECC is already pending: reboot to apply it." if pending else ""),
         title="ECC is disabled on a data-centre GPU",
         commands=["sudo nvidia-smi -e 1", "sudo reboot"],
     )
@@ -85,9 +85,8 @@ def ecc_uncorrectable(ctx: RuleContext):
     return ctx.finding(
         "fail" if live else "warn",
         bad,
-        "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, run DCGM "
-        "level 3 "
-        "diagnostics and RMA it if they recur.",
+        "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, "
+        "run DCGM level 3 diagnostics and RMA it if they recur.",
         commands=["nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT", "dcgmi diag -r 3"],
     )
 
@@ -96,8 +95,8 @@ def ecc_uncorrectable(ctx: RuleContext):
     "gpu.retired_pages",
     "hardware",
     "GPU memory pages were retired",
-    "REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; Azure "
-    "check_gpu_ecc)",
+    "REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; "
+    "Azure check_gpu_ecc)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
     references=(DCGM_DIAG,),
@@ -127,9 +126,8 @@ def retired_pages(ctx: RuleContext):
         status,
         evidence,
         "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU memory. "
-        "Reset the "
-        "GPU (or reboot) to apply pending retirements, run DCGM diagnostics, and RMA a GPU that keeps "
-        "retiring pages.",
+        "Reset the GPU (or reboot) to apply pending retirements, run DCGM diagnostics, "
+        "and RMA a GPU that keeps retiring pages.",
         commands=["nvidia-smi -q -d PAGE_RETIREMENT", "sudo nvidia-smi -r -i <gpu>", "dcgmi diag -r 3"],
     )
 
@@ -138,8 +136,8 @@ def retired_pages(ctx: RuleContext):
     "gpu.row_remap",
     "hardware",
     "GPU row remapping is pending or has failed",
-    "REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; gcm "
-    "row_remap)",
+    "REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; "
+    "gcm row_remap)",
     priority="high",
     controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
     references=(DCGM_DIAG,),
@@ -151,8 +149,8 @@ def row_remap(ctx: RuleContext):
         return ctx.finding(
             "fail",
             failed + pending,
-            "A row-remap failure means the GPU ran out of spare memory rows: take it out of service "
-            "and RMA it.",
+            "A row-remap failure means the GPU ran out of spare memory rows: "
+            "take it out of service and RMA it.",
             commands=["nvidia-smi -q -d ROW_REMAPPER"],
         )
     if pending:

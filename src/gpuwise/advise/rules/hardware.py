@@ -39,11 +39,9 @@ def none_found(ctx: RuleContext):
         return ctx.finding(
             "info",
             [("gpus", []), ("topology.gpu_names", seen), ("gpu_probe.notes", probe.notes)],
-            "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, so health "
-            "checks "
-            "(ECC, persistence, PCIe links, throttling, MIG) could not run. Capture the node with `gpuwise "
-            "capture` "
-            "(it records NVML and `nvidia-smi -q -x`).",
+            "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, "
+            "so health checks (ECC, persistence, PCIe links, throttling, MIG) could not run. "
+            "Capture the node with `gpuwise capture` (it records NVML and `nvidia-smi -q -x`).",
             title="GPU details not captured (only topology/NVLink output)",
             commands=["gpuwise capture -o node.tar.gz", "nvidia-smi -q -x > nvidia-smi-q-x.xml"],
         )
@@ -55,20 +53,17 @@ def none_found(ctx: RuleContext):
         evidence,
         "No NVIDIA GPU was visible ("
         + (probe.error or "no driver or no device")
-        + "). Host checks (shared memory, "
-        "memlock, swap, CPU governor, NUMA balancing, storage, network, containers) still ran. On a GPU "
-        "node gpuwise "
-        "also checks PCIe link width and generation, persistence, ECC, retired pages and row remaps, "
-        "throttling, MIG, "
+        + "). Host checks (shared memory, memlock, swap, CPU governor, NUMA balancing, storage, network, "
+        "containers) still ran. On a GPU node gpuwise also checks PCIe link width and generation, "
+        "persistence, ECC, retired pages and row remaps, throttling, MIG, "
         "NVLink and NVSwitch Fabric Manager, GPU/NIC NUMA placement, RDMA and NCCL settings, "
-        "driver/CUDA/torch "
-        "versions and monitoring agents. If this node should have GPUs, install the NVIDIA driver and check "
-        "`nvidia-smi`.",
+        "driver/CUDA/torch versions and monitoring agents. If this node should have GPUs, "
+        "install the NVIDIA driver and check `nvidia-smi`.",
         commands=["nvidia-smi", "lspci | grep -i nvidia"],
         controllable=Controllable(
             can="yes",
-            reason="install the driver, or run doctor on the GPU node "
-            "(or on its capture: gpuwise capture there, gpuwise doctor --from here)",
+            reason="install the driver, or run doctor on the GPU node (or on its capture: "
+            "gpuwise capture there, gpuwise doctor --from here)",
         ),
     )
 
@@ -87,8 +82,8 @@ def probe_incomplete(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("gpu_probe.attached_gpus", attached), ("gpus.count", len(ctx.facts.gpus))],
-        "Checks ran only on the GPUs described. Re-capture with the full `nvidia-smi -q -x` output "
-        "to judge all of them.",
+        "Checks ran only on the GPUs described. "
+        "Re-capture with the full `nvidia-smi -q -x` output to judge all of them.",
         commands=["nvidia-smi -q -x > nvidia-smi-q-x.txt"],
     )
 
@@ -97,8 +92,8 @@ def probe_incomplete(ctx: RuleContext):
     "pcie.width_below_max",
     "hardware",
     "GPU PCIe link is narrower than its maximum",
-    "REFERENCE §5 'PCIe link gen and width' (DCGM pcie min_pci_width; Stas): current = max; width does not "
-    "drop at idle, so a narrow link is a slot, riser or BIOS problem",
+    "REFERENCE §5 'PCIe link gen and width' (DCGM pcie min_pci_width; Stas): current = max; "
+    "width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": FIRMWARE_ON_CLOUD, "onprem": ONPREM_YES},
     gain=ExpectedGain(
@@ -118,13 +113,16 @@ def pcie_width(ctx: RuleContext):
     if not evidence and not checked:
         return None
     if not evidence:
-        return ctx.passed([(f"{checked[0]}.pcie.width_current", "= width_max")], "GPU PCIe links run at full width")
+        return ctx.passed(
+            [(f"{checked[0]}.pcie.width_current", "= width_max")], "GPU PCIe links run at full width"
+        )
     return ctx.finding(
         "warn",
         evidence,
         "A GPU link running below its maximum width has proportionally less host bandwidth (data loading, "
-        "checkpoints, NCCL over PCIe). Reseat the card or riser, use a full x16 slot, and check the BIOS "
-        "bifurcation settings. (Small consumer boards share lanes between slots by design.)",
+        "checkpoints, NCCL over PCIe). Reseat the card or riser, use a full x16 slot, "
+        "and check the BIOS bifurcation settings. "
+        "(Small consumer boards share lanes between slots by design.)",
         commands=[
             "nvidia-smi --query-gpu=index,pcie.link.width.current,pcie.link.width.max --format=csv",
             "sudo lspci -vvv | grep -E 'LnkCap|LnkSta'",
@@ -137,8 +135,8 @@ def pcie_width(ctx: RuleContext):
     "pcie.gen_below_max",
     "hardware",
     "GPU PCIe link runs below its maximum generation under load",
-    "REFERENCE §5 'PCIe link gen and width': links downshift their generation at idle, so only a busy GPU "
-    "with a lower generation counts (DCGM pcie min_pci_generation)",
+    "REFERENCE §5 'PCIe link gen and width': links downshift their generation at idle, "
+    "so only a busy GPU with a lower generation counts (DCGM pcie min_pci_generation)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": FIRMWARE_ON_CLOUD, "onprem": ONPREM_YES},
     gain=ExpectedGain(
@@ -162,10 +160,9 @@ def pcie_gen(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        "Under load the link should train at its maximum generation. Check the BIOS PCIe speed setting "
-        "(Auto or the "
-        "highest Gen), risers and retimers, and `dmesg` for 'limited by' messages; re-check while a job "
-        "runs.",
+        "Under load the link should train at its maximum generation. "
+        "Check the BIOS PCIe speed setting (Auto or the highest Gen), risers and retimers, "
+        "and `dmesg` for 'limited by' messages; re-check while a job runs.",
         commands=[
             "nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max --format=csv",
             "sudo dmesg | grep -i 'limited by'",
@@ -177,15 +174,15 @@ def pcie_gen(ctx: RuleContext):
     "topo.gpu_nic_numa",
     "hardware",
     "GPUs and NICs sit on different NUMA nodes",
-    "REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); SYS crosses the CPU "
-    "interconnect",
+    "REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); "
+    "SYS crosses the CPU interconnect",
     priority={"cloud": "low", "onprem": "high"},
     controllable={
         "cloud": Controllable(
             can="no",
             reason="PCIe placement is fixed by the host",
-            alternative="give NCCL the provider's topology file (NCCL_TOPO_FILE) and "
-            "pick instance types documented as GPU/NIC-affine",
+            alternative="give NCCL the provider's topology file (NCCL_TOPO_FILE) "
+            "and pick instance types documented as GPU/NIC-affine",
         ),
         "onprem": ONPREM_YES,
     },
@@ -208,11 +205,10 @@ def gpu_nic_numa(ctx: RuleContext):
     return ctx.finding(
         "warn",
         far + [("topology.nic_names", nics)],
-        "These GPUs reach every NIC only across the CPU interconnect (SYS), which caps GPUDirect RDMA and "
-        "adds "
-        "latency. Put a NIC under the same PCIe switch or socket as each GPU pair, or bind ranks so each "
-        "GPU uses "
-        "its nearest NIC.",
+        "These GPUs reach every NIC only across the CPU interconnect (SYS), "
+        "which caps GPUDirect RDMA and adds latency. "
+        "Put a NIC under the same PCIe switch or socket as each GPU pair, "
+        "or bind ranks so each GPU uses its nearest NIC.",
         commands=["nvidia-smi topo -m"],
     )
 
@@ -247,8 +243,8 @@ def gpu_p2p_sys(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("topology.gpu_links (SYS pairs)", pairs)],
-        "Traffic between these GPUs crosses the CPU interconnect. Keep tightly coupled ranks "
-        "(tensor parallel) on GPUs that share a switch or NVLink.",
+        "Traffic between these GPUs crosses the CPU interconnect. "
+        "Keep tightly coupled ranks (tensor parallel) on GPUs that share a switch or NVLink.",
         commands=["nvidia-smi topo -m"],
     )
 
@@ -270,8 +266,8 @@ def numa_binding(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "With several NUMA nodes, ranks that run on the far socket pay cross-socket memory traffic and "
-        "straggle. "
+        "With several NUMA nodes, "
+        "ranks that run on the far socket pay cross-socket memory traffic and straggle. "
         "Bind each rank's CPUs and memory to its GPU's NUMA node.",
         commands=[
             "numactl --cpunodebind=<node> --membind=<node> python train.py",
@@ -285,8 +281,8 @@ def numa_binding(ctx: RuleContext):
     "cpu.cores_per_gpu_low",
     "hardware",
     "Few CPU threads per GPU for data loading",
-    "REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) and §1 cloud-high 'instance type sized to the "
-    "model'",
+    "REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) "
+    "and §1 cloud-high 'instance type sized to the model'",
     priority={"cloud": "high", "onprem": "medium"},
     controllable={"cloud": INSTANCE_SIZING_CLOUD, "onprem": ONPREM_YES},
 )
@@ -302,8 +298,7 @@ def cores_per_gpu(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        f"{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and "
-        "decoding/augmentation); "
+        f"{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and decoding/augmentation); "
         "input-bound steps show up as low GPU utilisation.",
     )
 
@@ -328,7 +323,7 @@ def host_ram(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        f"Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, pinned-memory data "
-        "loading and "
-        "optimizer/CPU offload all stage data in host RAM; expect host OOMs or swapping with large models.",
+        f"Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, "
+        "pinned-memory data loading and optimizer/CPU offload all stage data in host RAM; "
+        "expect host OOMs or swapping with large models.",
     )

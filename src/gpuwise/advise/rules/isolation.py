@@ -33,8 +33,7 @@ def container_shm(ctx: RuleContext):
     return ctx.finding(
         "fail",
         ev,
-        "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a small "
-        "/dev/shm.",
+        "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a small /dev/shm.",
         commands=[
             "docker run --ipc=host ...   # or --shm-size=16g",
             "kubernetes: mount an emptyDir {medium: Memory} at /dev/shm",
@@ -57,11 +56,9 @@ def cgroup_cpu(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("platform.cgroup_cpu_limit", limit), ("cpu.threads", threads)],
-        f"Processes here may use only {limit:g} of {threads} CPUs. Tools that size thread pools from the "
-        "CPU count "
-        "(DataLoader num_workers, OMP/MKL threads) oversubscribe and get throttled. Raise the limit or set "
-        "the "
-        "thread counts to the limit.",
+        f"Processes here may use only {limit:g} of {threads} CPUs. "
+        "Tools that size thread pools from the CPU count (DataLoader num_workers, OMP/MKL threads) "
+        "oversubscribe and get throttled. Raise the limit or set the thread counts to the limit.",
         env={"OMP_NUM_THREADS": str(max(1, int(limit)))},
     )
 
@@ -70,8 +67,8 @@ def cgroup_cpu(ctx: RuleContext):
     "isolation.cgroup_memory_limit",
     "isolation",
     "A cgroup memory limit is below host RAM",
-    "REFERENCE §1 (cgroup isolation); OOM-killer exits (137) are a typical training failure (REFERENCE §6 "
-    "T2)",
+    "REFERENCE §1 (cgroup isolation); OOM-killer exits (137) "
+    "are a typical training failure (REFERENCE §6 T2)",
     priority="medium",
     controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
 )
@@ -87,9 +84,9 @@ def cgroup_memory(ctx: RuleContext):
     return ctx.finding(
         "warn" if small else "info",
         ev,
-        "The container may use less memory than the host has; checkpoint loading and DataLoader workers "
-        "count "
-        "against it and the kernel kills the job (exit 137) at the limit.",
+        "The container may use less memory than the host has; "
+        "checkpoint loading and DataLoader workers count against it and the kernel kills the job (exit 137) "
+        "at the limit.",
         commands=["docker run --memory=<size> ...   # or raise the Kubernetes memory limit"],
     )
 
@@ -117,6 +114,6 @@ def environment(ctx: RuleContext):
     return ctx.finding(
         "info",
         ev,
-        "gpuwise could not tell whether this is a cloud VM or your own hardware, so "
-        "each finding gives both answers to 'can I change it'. Pass --env cloud or --env onprem.",
+        "gpuwise could not tell whether this is a cloud VM or your own hardware, "
+        "so each finding gives both answers to 'can I change it'. Pass --env cloud or --env onprem.",
     )

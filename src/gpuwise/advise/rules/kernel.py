@@ -8,10 +8,7 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._util import KERNEL_ON_CLOUD, ONPREM_YES, is_virtual_machine
 
-NCCL_ACS = (
-    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
-    "#pci-access-control-services-acs"
-)
+NCCL_ACS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
 GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/"
 
 
@@ -25,8 +22,8 @@ GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform
         "cloud": Controllable(
             can="no",
             reason="ACS cannot be disabled from inside a VM",
-            alternative="ask the provider whether ATS is enabled on the NIC and ACS set "
-            "to allow ATS; pick NVLink instance types for GPU-to-GPU traffic",
+            alternative="ask the provider whether ATS is enabled on the NIC and ACS set to allow ATS; "
+            "pick NVLink instance types for GPU-to-GPU traffic",
         ),
         "onprem": ONPREM_YES,
     },
@@ -50,9 +47,9 @@ def acs_redirect(ctx: RuleContext):
             ("kernel.acs_redirect_bridges", bridges),
             ("platform.virtualization", ctx.facts.platform.virtualization),
         ],
-        "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, P2P is forced up to the root "
-        "complex: slow, "
-        "or NCCL hangs. On bare metal disable it (BIOS 'ACS' option, or setpci at every boot)."
+        "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, "
+        "P2P is forced up to the root complex: slow, or NCCL hangs. "
+        "On bare metal disable it (BIOS 'ACS' option, or setpci at every boot)."
         + (" This is a VM: ACS in the guest is expected; see the alternative." if vm else ""),
         commands=[
             "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
@@ -79,9 +76,8 @@ def iommu_not_pt(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. Keep it on but in "
-        "pass-through "
-        "mode.",
+        "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. "
+        "Keep it on but in pass-through mode.",
         commands=[
             "sudo sed -i 's/GRUB_CMDLINE_LINUX=\"/&iommu=pt /' /etc/default/grub && sudo update-grub",
             "sudo reboot",
@@ -109,9 +105,9 @@ def numa_balancing(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        "The kernel migrates pages between NUMA nodes behind the process's back, which adds latency spikes "
-        "to pinned "
-        "buffers and data loaders. Bind ranks to NUMA nodes explicitly and turn auto-balancing off.",
+        "The kernel migrates pages between NUMA nodes behind the process's back, "
+        "which adds latency spikes to pinned buffers and data loaders. "
+        "Bind ranks to NUMA nodes explicitly and turn auto-balancing off.",
         commands=["sudo sysctl -w kernel.numa_balancing=0"],
         config=["kernel.numa_balancing = 0   # /etc/sysctl.d/90-gpuwise.conf"],
     )
@@ -136,15 +132,15 @@ def cpu_governor(ctx: RuleContext):
         return ctx.finding(
             "info",
             [("cpu.governor", None), ("cpu.unknown.governor", reason)],
-            "The VM shows no CPU frequency driver; the host decides CPU clocks. Nothing to change in the "
-            "guest.",
+            "The VM shows no CPU frequency driver; the host decides CPU clocks. "
+            "Nothing to change in the guest.",
             title="CPU frequency governor not visible in this VM",
             priority="low",
             controllable=Controllable(
                 can="no",
                 reason="CPU power management belongs to the hypervisor host",
-                alternative="choose a compute-optimised or bare-metal instance family if "
-                "CPU-side work (data loading) is the bottleneck",
+                alternative="choose a compute-optimised or bare-metal instance family if CPU-side work (data loading) "
+                "is the bottleneck",
             ),
         )
     ev = [("cpu.governor", gov)]
@@ -153,9 +149,8 @@ def cpu_governor(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, data loading "
-        "and NCCL "
-        "proxy threads.",
+        "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, "
+        "data loading and NCCL proxy threads.",
         commands=["sudo cpupower frequency-set -g performance"],
     )
 
@@ -164,8 +159,8 @@ def cpu_governor(ctx: RuleContext):
     "kernel.thp",
     "kernel",
     "Transparent hugepages setting",
-    "REFERENCE §5 'Transparent hugepages': no authoritative GPU-training recommendation (mlnx_tune reports "
-    "it); "
+    "REFERENCE §5 'Transparent hugepages': "
+    "no authoritative GPU-training recommendation (mlnx_tune reports it); "
     "§1 lists THP under on-prem medium 'kernel features'",
     priority="low",
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
@@ -177,9 +172,9 @@ def thp(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("kernel.thp_enabled", k.thp_enabled), ("kernel.thp_defrag", k.thp_defrag)],
-        "Informational: there is no authoritative recommendation for GPU training. 'always' with "
-        "synchronous defrag "
-        "can add allocation stalls on the host; 'madvise' is a common compromise. Measure before changing.",
+        "Informational: there is no authoritative recommendation for GPU training. "
+        "'always' with synchronous defrag can add allocation stalls on the host; "
+        "'madvise' is a common compromise. Measure before changing.",
         commands=["cat /sys/kernel/mm/transparent_hugepage/{enabled,defrag}"],
     )
 
@@ -188,8 +183,8 @@ def thp(ctx: RuleContext):
     "kernel.swap_on",
     "kernel",
     "Swap is enabled",
-    "heuristic: a training host that swaps shows erratic step times; REFERENCE §1 on-prem medium 'kernel "
-    "features'",
+    "heuristic: a training host that swaps shows erratic step times; "
+    "REFERENCE §1 on-prem medium 'kernel features'",
     priority="low",
     controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
 )
@@ -203,11 +198,9 @@ def swap_on(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("memory.swap_total_bytes", swap), ("kernel.sysctl.vm.swappiness", swappiness)],
-        "When host memory runs short (checkpoint loading, many DataLoader workers) pages of the training "
-        "process get "
-        "swapped and steps stall instead of failing fast. Turn swap off on dedicated training nodes, or "
-        "lower "
-        "vm.swappiness.",
+        "When host memory runs short (checkpoint loading, many DataLoader workers) "
+        "pages of the training process get swapped and steps stall instead of failing fast. "
+        "Turn swap off on dedicated training nodes, or lower vm.swappiness.",
         commands=["sudo swapoff -a", "sudo sysctl -w vm.swappiness=1"],
     )
 
@@ -216,8 +209,8 @@ def swap_on(ctx: RuleContext):
     "kernel.memlock_limited",
     "kernel",
     "Locked-memory limit (ulimit -l) is not unlimited",
-    "REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); RDMA registers "
-    "pinned memory",
+    "REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); "
+    "RDMA registers pinned memory",
     priority={"cloud": "medium", "onprem": "high"},
 )
 def memlock_limited(ctx: RuleContext):
@@ -231,9 +224,9 @@ def memlock_limited(ctx: RuleContext):
     return ctx.finding(
         "warn" if rdma else "info",
         ev + [("network.rdma_devices", len(ctx.facts.network.rdma_devices))],
-        "RDMA (InfiniBand/RoCE, GPUDirect) registers pinned memory and fails or falls back to sockets when "
-        "the "
-        "locked-memory limit is small; pinned DataLoader buffers count too.",
+        "RDMA (InfiniBand/RoCE, GPUDirect) "
+        "registers pinned memory and fails or falls back to sockets when the locked-memory limit is small; "
+        "pinned DataLoader buffers count too.",
         priority=None if rdma else "low",
         commands=["docker run --ulimit memlock=-1 ...", "ulimit -l unlimited"],
         config=[

@@ -14,25 +14,24 @@ _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
         "compute",
         "hardware",
         "Matmul throughput",
-        "Check clocks and throttle reasons under load (`nvidia-smi -q -d PERFORMANCE`), power limits, and "
-        "that the "
-        "benchmark ran alone on the GPU.",
+        "Check clocks and throttle reasons under load (`nvidia-smi -q -d PERFORMANCE`), power limits, "
+        "and that the benchmark ran alone on the GPU.",
     ),
     (
         "bench.memory_low",
         "memory",
         "hardware",
         "GPU memory bandwidth",
-        "Check memory clocks, ECC/row-remap state and throttling; compare with another GPU of the same "
-        "model.",
+        "Check memory clocks, ECC/row-remap state and throttling; "
+        "compare with another GPU of the same model.",
     ),
     (
         "bench.host_device_low",
         "host-device",
         "hardware",
         "Host<->GPU (PCIe) bandwidth",
-        "Check the PCIe link width/generation under load, NUMA placement of the pinned buffer, and "
-        "ACS/IOMMU.",
+        "Check the PCIe link width/generation under load, NUMA placement of the pinned buffer, "
+        "and ACS/IOMMU.",
     ),
     (
         "bench.gpu_gpu_low",
@@ -47,8 +46,7 @@ _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
         "network",
         "Collective bus bandwidth (busbw)",
         "Check that NCCL uses the expected transport (NCCL_DEBUG=INFO: NET/IB vs NET/Socket, NVLS), "
-        "leftover NCCL "
-        "debugging variables, and message sizes >= 1 GiB for the plateau.",
+        "leftover NCCL debugging variables, and message sizes >= 1 GiB for the plateau.",
     ),
 )
 
@@ -95,8 +93,8 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 low.append(
                     (
                         f"bench:{m.name}",
-                        f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak "
-                        f"{m.peak:g} ({m.peak_source or 'peak'}); {pct:.0f}% of achievable ({basis})",
+                        f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak {m.peak:g} ({m.peak_source or 'peak'}); "
+                        f"{pct:.0f}% of achievable ({basis})",
                     )
                 )
                 if pct < fail:
@@ -144,7 +142,9 @@ def not_measured(ctx: RuleContext):
     "REFERENCE §6 #3 (tuning guide; ml-engineering): pin_memory=True plus non_blocking copies",
     priority="medium",
     needs_bench=True,
-    gain=ExpectedGain(text="the measured pinned/pageable H2D ratio on this machine", source="gpuwise bench host-device"),
+    gain=ExpectedGain(
+        text="the measured pinned/pageable H2D ratio on this machine", source="gpuwise bench host-device"
+    ),
 )
 def pin_memory_gain(ctx: RuleContext):
     # Pair by params, not by name: `bench --full` measures every GPU and names them h2d_pinned_gpu<N>.
@@ -152,13 +152,17 @@ def pin_memory_gain(ctx: RuleContext):
     for m in ctx.bench.results:
         if m.layer == "host-device" and m.status == "ok" and m.value and m.params.get("direction") == "h2d":
             copies.setdefault((m.device, m.params.get("host_memory")), m)
-    pairs = [(m, copies.get((device, "pageable"))) for (device, memory), m in copies.items() if memory == "pinned"]
+    pairs = [
+        (m, copies.get((device, "pageable"))) for (device, memory), m in copies.items() if memory == "pinned"
+    ]
     pinned, pageable = next(((a, b) for a, b in pairs if b is not None), (None, None))
     if pinned is None or pageable is None:
         return None
     ratio = pinned.value / pageable.value
-    evidence = [(f"bench:{pinned.name}", f"{pinned.value:.3g} {pinned.unit}"),
-                (f"bench:{pageable.name}", f"{pageable.value:.3g} {pageable.unit}")]
+    evidence = [
+        (f"bench:{pinned.name}", f"{pinned.value:.3g} {pinned.unit}"),
+        (f"bench:{pageable.name}", f"{pageable.value:.3g} {pageable.unit}"),
+    ]
     if ratio < ctx.t("pin_memory_ratio_info"):
         return ctx.passed(evidence, f"pinned and pageable host->GPU copies are close here ({ratio:.1f}x)")
     return ctx.finding(

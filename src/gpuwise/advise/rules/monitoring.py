@@ -14,8 +14,8 @@ GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "
     "monitoring.no_gpu_agent",
     "monitoring",
     "No GPU monitoring agent (DCGM / exporter) on a GPU node",
-    "REFERENCE §1: cloud medium 'GPU utilisation and temperature alerts'; on-prem medium 'Prometheus+DCGM "
-    "monitoring'; §5 DCGM checks (ECC, row remap, throttling) need DCGM",
+    "REFERENCE §1: cloud medium 'GPU utilisation and temperature alerts'; "
+    "on-prem medium 'Prometheus+DCGM monitoring'; §5 DCGM checks (ECC, row remap, throttling) need DCGM",
     priority="medium",
     references=(DCGM_EXPORTER,),
 )
@@ -33,11 +33,10 @@ def no_gpu_agent(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, so throttling "
-        "and "
-        "failing GPUs go unnoticed between runs. Run DCGM with dcgm-exporter (Prometheus) or the "
-        "provider's GPU "
-        "monitoring agent, with alerts on utilisation and temperature.",
+        "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, "
+        "so throttling and failing GPUs go unnoticed between runs. "
+        "Run DCGM with dcgm-exporter (Prometheus) or the provider's GPU monitoring agent, "
+        "with alerts on utilisation and temperature.",
         commands=[
             "sudo apt-get install -y datacenter-gpu-manager && sudo systemctl enable --now nvidia-dcgm",
             "docker run -d --gpus all -p 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter:<tag>",
@@ -61,7 +60,7 @@ def no_node_agent(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("monitoring.agents_running", [])],
-        "No metrics agent (node_exporter, telegraf, DCGM, ...) is running: host memory, disk and network "
-        "saturation during training will not be visible afterwards.",
+        "No metrics agent (node_exporter, telegraf, DCGM, ...) is running: host memory, "
+        "disk and network saturation during training will not be visible afterwards.",
         commands=["sudo apt-get install -y prometheus-node-exporter"],
     )

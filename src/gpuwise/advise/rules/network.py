@@ -34,8 +34,7 @@ def _ports(ctx: RuleContext):
     "network",
     "No RDMA network (InfiniBand/RoCE) for multi-node training",
     "REFERENCE §1 (multi-node: cloud VPC reaches 70-80% of an IB cluster at 4 nodes, 50-60% at 16+; "
-    "on-prem high: "
-    "InfiniBand+RDMA with NCCL settings); §6 #39",
+    "on-prem high: InfiniBand+RDMA with NCCL settings); §6 #39",
     priority={"cloud": "medium", "onprem": "high"},
     controllable={"cloud": FABRIC_ON_CLOUD, "onprem": ONPREM_YES},
     gain=RDMA_GAIN,
@@ -53,11 +52,11 @@ def no_rdma(ctx: RuleContext):
     return ctx.finding(
         "warn" if many else "info",
         [("network.rdma_devices", []), ("gpus.count", n)],
-        "Multi-node jobs on this node would run NCCL over TCP sockets. Single-node training is unaffected. "
-        "For "
-        "multi-node training use InfiniBand or RoCE NICs with GPUDirect RDMA (self-built) or an RDMA-capable "
-        "instance type in one placement group (cloud); on TCP set "
-        "NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD.",
+        "Multi-node jobs on this node would run NCCL over TCP sockets. "
+        "Single-node training is unaffected. "
+        "For multi-node training use InfiniBand or RoCE NICs with GPUDirect RDMA (self-built) "
+        "or an RDMA-capable instance type in one placement group (cloud); "
+        "on TCP set NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD.",
         commands=["ibv_devinfo", "ls /sys/class/infiniband"],
     )
 
@@ -66,9 +65,9 @@ def no_rdma(ctx: RuleContext):
     "net.cloud_placement",
     "network",
     "Multi-node on cloud: one availability zone and a placement group",
-    "REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; cloud VPC 25-100 "
-    "Gbps per "
-    "instance; 4 nodes reach 70-80% of a self-built InfiniBand cluster, 16+ nodes 50-60%)",
+    "REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; "
+    "cloud VPC 25-100 Gbps per instance; 4 nodes reach 70-80% of a self-built InfiniBand cluster, "
+    "16+ nodes 50-60%)",
     priority={"cloud": "high"},
     environments=("cloud",),
     controllable={
@@ -92,13 +91,11 @@ def cloud_placement(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "If this instance trains with others, create all nodes in one availability zone and in a cluster "
-        "placement group (or the provider's equivalent), and measure all-reduce busbw across the nodes "
-        "before "
-        "a long run: multi-node scaling on cloud networks is the largest gap to a self-built cluster.",
-        commands=[
-            "gpuwise bench --only collective --json bench.json   # on each node, then gpuwise compare"
-        ],
+        "If this instance trains with others, "
+        "create all nodes in one availability zone and in a cluster placement group (or the provider's equivalent), "
+        "and measure all-reduce busbw across the nodes before a long run: "
+        "multi-node scaling on cloud networks is the largest gap to a self-built cluster.",
+        commands=["gpuwise bench --only collective --json bench.json   # on each node, then gpuwise compare"],
     )
 
 
@@ -133,10 +130,8 @@ def rdma_port_down(ctx: RuleContext):
         status,
         evidence,
         "Ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link (cable, transceiver, "
-        "switch port), "
-        "INIT means the subnet manager has not configured it. If a port is unused on purpose, exclude it "
-        "with "
-        "NCCL_IB_HCA.",
+        "switch port), INIT means the subnet manager has not configured it. "
+        "If a port is unused on purpose, exclude it with NCCL_IB_HCA.",
         commands=["ibstat", "ibv_devinfo -v", "sudo systemctl status opensm  # IB subnet manager"],
         env={"NCCL_IB_HCA": "=<active hca list>"},
     )
@@ -176,8 +171,8 @@ def rdma_rate(ctx: RuleContext):
     return ctx.finding(
         "warn",
         slow + [("network.rdma_devices.ports.rate_gbps (best)", max(best.values()))],
-        "A port that trained at a lower rate than its peers (bad cable or transceiver, wrong switch port "
-        "configuration) slows every collective that uses it.",
+        "A port that trained at a lower rate than its peers (bad cable or transceiver, "
+        "wrong switch port configuration) slows every collective that uses it.",
         commands=["ibstat", "mlxlink -d <dev> -m"],
     )
 
@@ -204,12 +199,12 @@ def roce_gid(ctx: RuleContext):
         "info" if auto else "warn",
         evidence,
         (
-            "NCCL picks the RoCE v2 GID automatically since 2.21; set NCCL_IB_GID_INDEX only if it picks a "
-            "wrong one "
-            "(RoCE v1 or IPv6 link-local)."
+            "NCCL picks the RoCE v2 GID automatically since 2.21; "
+            "set NCCL_IB_GID_INDEX only if it picks a wrong one (RoCE v1 or IPv6 link-local)."
             if auto
-            else "On RoCE an NCCL older than 2.21 (or of unknown version) may use a RoCE v1 or link-local "
-            "GID: find the RoCE v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
+            else "On RoCE an NCCL older than 2.21 (or of unknown version) "
+            "may use a RoCE v1 or link-local GID: "
+            "find the RoCE v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
         ),
         commands=["show_gids"],
         env={} if auto else {"NCCL_IB_GID_INDEX": "<index of the RoCE v2 IPv4 GID>"},
@@ -245,9 +240,8 @@ def peermem(ctx: RuleContext):
             ("network.nvidia_peermem_loaded", False),
             ("network.rdma_devices", [d.name for d in net.rdma_devices]),
         ],
-        "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for GDRDMA in the "
-        "NCCL "
-        "INFO log). Load it, or use DMA-BUF on recent kernels and NCCL.",
+        "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for GDRDMA in the NCCL INFO log). "
+        "Load it, or use DMA-BUF on recent kernels and NCCL.",
         commands=[
             "sudo modprobe nvidia_peermem",
             "echo nvidia_peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf",
@@ -260,9 +254,8 @@ def peermem(ctx: RuleContext):
     "net.nccl_debug_vars",
     "network",
     "NCCL 'Debugging' variables are set",
-    "REFERENCE §7 (NCCL env doc: Debugging variables 'should not be used in production nor retained in "
-    "scripts'); "
-    "§6 #46",
+    "REFERENCE §7 (NCCL env doc: "
+    "Debugging variables 'should not be used in production nor retained in scripts'); §6 #46",
     priority="medium",
     references=(NCCL_ENV,),
 )
@@ -278,10 +271,10 @@ def nccl_debug_vars(ctx: RuleContext):
     return ctx.finding(
         "warn",
         found,
-        "These variables override NCCL's automatic choices; the NCCL documentation classes them as debugging "
-        "aids that can cause sub-optimal behaviour, hangs or (NCCL_PROTO enabling LL128) data corruption. "
-        "Remove "
-        "them unless an A/B test on this cluster proved a gain.",
+        "These variables override NCCL's automatic choices; "
+        "the NCCL documentation classes them as debugging aids that can cause sub-optimal behaviour, "
+        "hangs or (NCCL_PROTO enabling LL128) data corruption. "
+        "Remove them unless an A/B test on this cluster proved a gain.",
         commands=[
             "unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in found})),
             "grep -n NCCL_ /etc/nccl.conf ~/.nccl.conf 2>/dev/null",
@@ -332,9 +325,9 @@ def nccl_socket_ifname(ctx: RuleContext):
     return ctx.finding(
         "fail",
         [(f"{where}.NCCL_SOCKET_IFNAME", value), ("network.nics (physical)", nics)],
-        "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; lo or docker0 "
-        "cannot reach "
-        "other nodes and hangs multi-node init. Name the fast data NIC, or exclude: `^lo,docker`.",
+        "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; "
+        "lo or docker0 cannot reach other nodes and hangs multi-node init. Name the fast data NIC, "
+        "or exclude: `^lo,docker`.",
         env={"NCCL_SOCKET_IFNAME": f"={nics[0]}" if nics else "^lo,docker"},
     )
 
@@ -343,8 +336,8 @@ def nccl_socket_ifname(ctx: RuleContext):
     "net.tcp_socket_threads",
     "network",
     "Fast TCP-only network without NCCL socket tuning",
-    "REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'); "
-    "§6 #41",
+    "REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... "
+    "set to 4'); §6 #41",
     priority={"cloud": "medium", "onprem": "low"},
     references=(NCCL_ENV,),
     gain=ExpectedGain(
@@ -366,10 +359,9 @@ def tcp_socket_threads(ctx: RuleContext):
         "info",
         [(f"network.nics[{n.name}].speed_mbps", n.speed_mbps) for n in fast]
         + [("NCCL_SOCKET_NTHREADS", threads), ("NCCL_NSOCKS_PERTHREAD", socks)],
-        "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. Try more helper "
-        "threads and "
-        "sockets (product <= 64) and measure busbw before and after; cloud NCCL plugins may already set "
-        "them.",
+        "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. "
+        "Try more helper threads and sockets (product <= 64) and measure busbw before and after; "
+        "cloud NCCL plugins may already set them.",
         env={"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"},
     )
 
@@ -401,8 +393,7 @@ def mtu_small(ctx: RuleContext):
     return ctx.finding(
         "info",
         small,
-        f"Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, if every switch port and "
-        "peer "
-        "supports them. Advisory: change it fabric-wide or not at all.",
+        f"Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, "
+        "if every switch port and peer supports them. Advisory: change it fabric-wide or not at all.",
         commands=["sudo ip link set dev <nic> mtu 9000"],
     )

@@ -26,9 +26,7 @@ def _mount_of(path: str | None, mounts: list):
 
 def _network_mounts(ctx: RuleContext):
     # Mount.network comes from the storage facts' own table (facts/data/network_fstypes.csv).
-    return [
-        m for m in ctx.facts.storage.mounts if m.network and not m.mountpoint.startswith(_SYSTEM_MOUNTS)
-    ]
+    return [m for m in ctx.facts.storage.mounts if m.network and not m.mountpoint.startswith(_SYSTEM_MOUNTS)]
 
 
 @rule(
@@ -41,7 +39,9 @@ def _network_mounts(ctx: RuleContext):
 )
 def shm_small(ctx: RuleContext):
     shm = ctx.facts.storage.shm_bytes
-    if shm is None or in_container(ctx.facts):  # containers: isolation.container_shm says it, with container commands
+    if shm is None or in_container(
+        ctx.facts
+    ):  # containers: isolation.container_shm says it, with container commands
         return None
     minimum = ctx.t("shm_min_bytes")
     if shm >= minimum:
@@ -49,9 +49,9 @@ def shm_small(ctx: RuleContext):
     return ctx.finding(
         "fail" if ctx.facts.gpus else "warn",
         [("storage.shm_bytes", shm)],
-        "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; too small "
-        "gives 'Bus "
-        "error' crashes or silent fallbacks. Do not paper over it with NCCL_SHM_DISABLE.",
+        "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; "
+        "too small gives 'Bus error' crashes or silent fallbacks. "
+        "Do not paper over it with NCCL_SHM_DISABLE.",
         commands=["sudo mount -o remount,size=50% /dev/shm"],
         config=["tmpfs /dev/shm tmpfs defaults,size=50% 0 0   # /etc/fstab"],
     )
@@ -61,8 +61,8 @@ def shm_small(ctx: RuleContext):
     "storage.data_on_network",
     "storage",
     "Network file systems mounted: training data may be read over the network",
-    "REFERENCE §6 #4 (stage data to local NVMe; ml-engineering) and §1 (cloud SSD 10k-50k IOPS vs ~1M "
-    "local RAID0)",
+    "REFERENCE §6 #4 (stage data to local NVMe; ml-engineering) "
+    "and §1 (cloud SSD 10k-50k IOPS vs ~1M local RAID0)",
     priority={"cloud": "high", "onprem": "medium"},
     controllable={"cloud": STORAGE_CLOUD},
     gain=ExpectedGain(
@@ -94,10 +94,9 @@ def data_on_network(ctx: RuleContext):
     return ctx.finding(
         status,
         evidence,
-        "If the training data lives on these mounts, every epoch reads it over the network; small random "
-        "reads are "
-        "IOPS bound. Stage the dataset to local NVMe (or RAM), shard it into large record files, and "
-        "prefetch."
+        "If the training data lives on these mounts, every epoch reads it over the network; "
+        "small random reads are IOPS bound. Stage the dataset to local NVMe (or RAM), "
+        "shard it into large record files, and prefetch."
         + (
             " The IOPS measured on them are low."
             if status == "warn"
@@ -122,9 +121,8 @@ def no_local_nvme(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("storage.block_devices", [b.name for b in st.block_devices])],
-        "Without local NVMe, data loading and checkpointing depend on network or SATA disks. Add NVMe "
-        "scratch "
-        "(or choose an instance type with local NVMe) for datasets and checkpoints.",
+        "Without local NVMe, data loading and checkpointing depend on network or SATA disks. "
+        "Add NVMe scratch (or choose an instance type with local NVMe) for datasets and checkpoints.",
     )
 
 
@@ -145,9 +143,8 @@ def nvme_not_raided(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("storage.block_devices (nvme)", nvme), ("storage.md_arrays", [a.name for a in st.md_arrays])],
-        "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets and "
-        "checkpoints "
-        "(keep the data reproducible elsewhere: RAID0 has no redundancy).",
+        "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets and checkpoints (keep the data reproducible elsewhere: "
+        "RAID0 has no redundancy).",
         commands=[
             f"sudo mdadm --create /dev/md0 --level=0 --raid-devices={len(nvme)} "
             + " ".join(f"/dev/{n}" for n in nvme),

@@ -40,10 +40,7 @@ def container_toolkit(ctx: RuleContext):
     sw = ctx.facts.software
     if not ctx.facts.gpus or not sw.container_runtimes or sw.nvidia_container_toolkit:
         return None
-    if (
-        "nvidia_container_toolkit" in sw.unknown
-        and "not captured" in sw.unknown["nvidia_container_toolkit"]
-    ):
+    if "nvidia_container_toolkit" in sw.unknown and "not captured" in sw.unknown["nvidia_container_toolkit"]:
         return None
     return ctx.finding(
         "warn",
@@ -63,8 +60,8 @@ def container_toolkit(ctx: RuleContext):
     "toolchain.no_container_runtime",
     "toolchain",
     "No container runtime on a GPU node",
-    "REFERENCE §1: containerised CUDA environments (medium on cloud); §1 migration risk: keep driver/CUDA "
-    "identical between environments",
+    "REFERENCE §1: containerised CUDA environments (medium on cloud); §1 migration risk: "
+    "keep driver/CUDA identical between environments",
     priority={"cloud": "medium", "onprem": "low"},
 )
 def no_container_runtime(ctx: RuleContext):
@@ -76,9 +73,8 @@ def no_container_runtime(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.container_runtimes", []), ("platform.container", pf.container)],
-        "Pinning CUDA, cuDNN, NCCL and torch in a container image keeps runs reproducible across nodes and "
-        "between "
-        "cloud and on-prem (version drift causes numerical differences and kernel errors).",
+        "Pinning CUDA, cuDNN, "
+        "NCCL and torch in a container image keeps runs reproducible across nodes and between cloud and on-prem (version drift causes numerical differences and kernel errors).",
         commands=[
             "install docker or podman plus the NVIDIA Container Toolkit, then use an NGC PyTorch image"
         ],
@@ -100,7 +96,6 @@ def nccl_versions(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.nccl_system_version", sw.nccl_system_version), ("software.torch_nccl", sw.torch_nccl)],
-        "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: benchmark "
-        "results from "
-        "one do not describe the other. Keep the same NCCL on every node of a job.",
+        "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: "
+        "benchmark results from one do not describe the other. Keep the same NCCL on every node of a job.",
     )
