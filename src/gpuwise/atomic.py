@@ -7,14 +7,15 @@ import tempfile
 from pathlib import Path
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write `text` to a temporary file next to `path`, fsync it, then rename it into place."""
+def write_text_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write `text` (UTF-8, or bytes as they are) to a temporary file next to `path`, fsync it, then
+    rename it into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

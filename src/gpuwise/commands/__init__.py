@@ -44,7 +44,7 @@ def check_output_path(path: Path, option: str) -> None:
         ) from None
 
 
-def write_output(path: Path, text: str, option: str) -> None:
+def write_output(path: Path, text: str | bytes, option: str) -> None:
     """Write `text` to `path` atomically; an OS error (disk full, permissions) becomes a UserInputError."""
     from gpuwise.atomic import write_text_atomic
     from gpuwise.errors import UserInputError

@@ -1,0 +1,59 @@
+"""Output formats: one module per format, found at run time. Adding a format = adding one file here.
+
+Each module defines `RENDERER = Renderer(name=..., media_type=..., render=...)`, where
+`render(doc: Document, *, width: int = 100, color: bool = False) -> str | bytes` renders any Document.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from gpuwise.report.document import Document
+
+
+@dataclass(frozen=True)
+class Renderer:
+    name: str  # what --format takes
+    media_type: str  # e.g. text/markdown; for files and HTTP
+    render: Callable[..., str | bytes]  # render(doc, *, width=100, color=False)
+
+    def __call__(self, doc: Document, *, width: int = 100, color: bool = False) -> str | bytes:
+        return self.render(doc, width=width, color=color)
+
+
+@cache
+def _registry() -> dict[str, Renderer]:
+    found: dict[str, Renderer] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        renderer = getattr(importlib.import_module(f"{__name__}.{info.name}"), "RENDERER", None)
+        if isinstance(renderer, Renderer):
+            found[renderer.name] = renderer
+    return found
+
+
+def format_names() -> list[str]:
+    """The formats --format accepts, sorted: ["json", "md", "text", ...]."""
+    return sorted(_registry())
+
+
+def get_renderer(name: str) -> Renderer:
+    """The renderer for a --format value; a UserInputError with a did-you-mean for an unknown name."""
+    from gpuwise.errors import UserInputError
+
+    registry = _registry()
+    key = (name or "").strip().lower()
+    if key in registry:
+        return registry[key]
+    import difflib
+
+    near = difflib.get_close_matches(key, list(registry), n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise UserInputError(
+        f"--format {name!r} is not a known output format", f"{hint}use one of: {', '.join(format_names())}"
+    )

@@ -1,0 +1,16 @@
+"""--format json: the command's JSON document (Document.data), built from its model, never from the blocks."""
+
+from __future__ import annotations
+
+import json
+
+from gpuwise.report.document import Document
+from gpuwise.report.formats import Renderer
+
+
+def render_json(doc: Document, *, width: int = 100, color: bool = False) -> str:
+    # default=str: dates and paths in a model become strings rather than an error
+    return json.dumps(doc.data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+RENDERER = Renderer(name="json", media_type="application/json", render=render_json)
