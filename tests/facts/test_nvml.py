@@ -131,7 +131,7 @@ def test_mapping_with_a_fake_pynvml(monkeypatch):
     g0, g1 = doc["gpus"]
     assert g0["power_limit_watts"] == 700.0 and g0["pci_bus_id"] == "00000000:00:00.0"
     assert g0["pcie"] == {"gen_current": 1, "gen_max": 5, "width_current": 16, "width_max": 16}
-    assert g0["clock_event_reasons"] == ["gpu_idle", "sw_thermal_slowdown", "reason_0x1000"]
+    assert g0["clock_event_reasons_mask"] == 0x1 | 0x20 | 0x1000  # stored raw; facts decode it
     assert (g0["ecc_enabled"], g0["ecc_pending_enabled"]) == (True, False)
     assert (g0["ecc_volatile_uncorrectable"], g0["ecc_aggregate_uncorrectable"]) == (0, 2)
     assert (g0["retired_pages_sbe"], g0["retired_pages_dbe"], g0["retired_pages_pending"]) == (0, 2, False)
@@ -147,6 +147,7 @@ def test_mapping_with_a_fake_pynvml(monkeypatch):
     a, b = r.gpus
     assert a.memory_total_bytes == 80 * 1024**3 and a.mig_enabled is False and a.persistence_mode is True
     assert a.temperature_c == 31.0 and (a.sm_clock_mhz, a.sm_clock_max_mhz) == (345, 1980)
+    assert a.clock_event_reasons == ["gpu_idle", "sw_thermal_slowdown", "reason_0x1000"]
     assert b.ecc_enabled is None and b.unknown["ecc_enabled"] == "NVML: Not Supported"
 
 
@@ -185,7 +186,9 @@ def test_older_bindings_use_the_throttle_name(monkeypatch):
     del fake.nvmlDeviceGetCurrentClocksEventReasons
     fake.nvmlDeviceGetCurrentClocksThrottleReasons = lambda h: 0x4
     monkeypatch.setitem(sys.modules, "pynvml", fake)
-    assert nvml.collect()["gpus"][0]["clock_event_reasons"] == ["sw_power_cap"]
+    doc = nvml.collect()
+    assert doc["gpus"][0]["clock_event_reasons_mask"] == 0x4
+    assert parse_nvml_json(json.dumps(doc)).gpus[0].clock_event_reasons == ["sw_power_cap"]
 
 
 @pytest.mark.gpu
@@ -215,3 +218,28 @@ def test_nvml_and_nvidia_smi_xml_agree_on_a_real_gpu():
             b.persistence_mode,
         )
         assert a.sm_clock_max_mhz == b.sm_clock_max_mhz
+
+
+def _one_gpu_doc(**gpu) -> str:
+    entry = {"index": 0, "name": "Fake GPU", "unknown": {}, "warnings": [], "pcie": {}, **gpu}
+    return json.dumps({"format": "gpuwise-nvml/1", "error": None, "device_count": 1, "gpus": [entry]})
+
+
+def test_facts_decode_the_raw_mask_and_still_read_the_names_list_of_older_captures():
+    assert parse_nvml_json(_one_gpu_doc(clock_event_reasons_mask=0x8 | 0x40)).gpus[0].clock_event_reasons == [
+        "hw_slowdown",
+        "hw_thermal_slowdown",
+    ]
+    # tests/captures/h200-1gpu-kvm-vm was recorded before the mask was stored: it has the decoded names
+    old = parse_nvml_json(_one_gpu_doc(clock_event_reasons=["gpu_idle"])).gpus[0]
+    assert old.clock_event_reasons == ["gpu_idle"]
+
+
+def test_an_unsupported_or_garbled_mask_is_unknown_with_a_reason():
+    unsupported = _one_gpu_doc(
+        clock_event_reasons_mask=None, unknown={"clock_event_reasons_mask": "Not Supported"}
+    )
+    g = parse_nvml_json(unsupported).gpus[0]
+    assert g.clock_event_reasons is None and g.unknown["clock_event_reasons"] == "NVML: Not Supported"
+    g = parse_nvml_json(_one_gpu_doc(clock_event_reasons_mask="0x4")).gpus[0]
+    assert g.clock_event_reasons is None and "not a bit mask" in g.unknown["clock_event_reasons"]

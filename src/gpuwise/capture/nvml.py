@@ -19,8 +19,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
-
 NVML_FORMAT = "gpuwise-nvml/1"
 _ENABLED = 1  # NVML_FEATURE_ENABLED and NVML_DEVICE_MIG_ENABLE are both 1 in nvml.h
 
@@ -132,24 +130,11 @@ def _read_gpu(nvml: Any, index: int) -> dict[str, Any]:
     read("sm_clock_mhz", lambda: int(nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)))
     read("sm_clock_max_mhz", lambda: int(nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM)))
     read("temperature_c", lambda: float(nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)))
-    read("clock_event_reasons", lambda: clock_event_names(_clock_event_mask(nvml, h)))
+    # Stored as NVML returned it; facts/gpu_fields.py decodes the bits into names.
+    read("clock_event_reasons_mask", lambda: _clock_event_mask(nvml, h))
     read("fabric_state", lambda: _fabric_state(nvml, h))
     _check_inforom(nvml, h, gpu)
     return gpu
-
-
-def clock_event_names(mask: int) -> list[str]:
-    """NVML's reason bitmask -> stable names; bits nvml.h did not define when this was written keep their value."""
-    names = [name for bit, name in sorted(CLOCK_EVENT_REASON_BITS.items()) if mask & bit]
-    known = sum(CLOCK_EVENT_REASON_BITS)
-    extra = mask & ~known
-    bit = 1
-    while extra:
-        if extra & bit:
-            names.append(f"reason_0x{bit:x}")
-            extra &= ~bit
-        bit <<= 1
-    return names
 
 
 def _clock_event_mask(nvml: Any, h: Any) -> int:

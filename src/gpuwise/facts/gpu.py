@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuwise.capture.host import Host
-from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, mark_unknown
+from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, clock_event_names, mark_unknown
 from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_warnings
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
 from gpuwise.facts.models import Gpu, GpuProbe, PcieLink
@@ -76,11 +76,12 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
         gpu.why("*", message)
         return gpu
     data: dict[str, Any] = {f: entry.get(f) for f in _GPU_FIELDS if f in entry}
+    unknown = dict(entry.get("unknown")) if isinstance(entry.get("unknown"), dict) else {}
+    _decode_clock_events(entry, data, unknown)
     pcie = entry.get("pcie") if isinstance(entry.get("pcie"), dict) else {}
     data["pcie"] = {f: pcie.get(f) for f in _PCIE_FIELDS if f in pcie}
     data["warnings"] = [str(w) for w in entry.get("warnings") or [] if isinstance(w, str)]
     gpu, bad = _validate(data)
-    unknown = entry.get("unknown") if isinstance(entry.get("unknown"), dict) else {}
     for name, reason in unknown.items():
         if _known_field(str(name)):
             mark_unknown(gpu, str(name), f"NVML: {reason}")
@@ -93,6 +94,21 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
         if getattr(gpu.pcie, name) is None and name not in gpu.pcie.unknown:
             gpu.pcie.why(name, "not in the NVML output")
     return gpu
+
+
+def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: dict[str, Any]) -> None:
+    """NVML's raw clock-event bit mask -> reason names. Captures made before the mask was stored
+    carry the decoded names list `clock_event_reasons` instead, which is read as it is."""
+    if "clock_event_reasons_mask" not in entry:
+        return
+    mask = entry["clock_event_reasons_mask"]
+    why = unknown.pop("clock_event_reasons_mask", None)
+    if isinstance(mask, int) and not isinstance(mask, bool) and mask >= 0:
+        data["clock_event_reasons"] = clock_event_names(mask)
+    elif why is not None:
+        unknown["clock_event_reasons"] = why
+    elif mask is not None:
+        unknown["clock_event_reasons"] = f"clock-event reasons {mask!r} are not a bit mask"
 
 
 def _validate(data: dict[str, Any]) -> tuple[Gpu, list[str]]:

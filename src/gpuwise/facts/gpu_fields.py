@@ -3,8 +3,7 @@
 The three GPU sources (NVML, `nvidia-smi -q -x`, `nvidia-smi -q`) describe the same facts
 under different names. This module keeps those names as data, so a parser is a table
 lookup plus one converter per unit, and every source gives the same Gpu model with the
-same clock-event reason names. It imports nothing heavy: `capture/nvml.py` reads
-CLOCK_EVENT_REASON_BITS from here without pulling in pydantic.
+same clock-event reason names (NVML's raw bit mask is decoded by `clock_event_names`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuwise.facts.sourcing import binary_scale
 
-if TYPE_CHECKING:  # the models import pydantic; the NVML boundary module reads this file without it
+if TYPE_CHECKING:
     from gpuwise.facts.models import Gpu, GpuProbe
 
 # NVML's clocks-event (formerly "throttle") reason bitmask, from nvml.h
@@ -32,6 +31,20 @@ CLOCK_EVENT_REASON_BITS: dict[int, str] = {
     0x0000000000000080: "hw_power_brake_slowdown",
     0x0000000000000100: "display_clock_setting",
 }
+
+
+def clock_event_names(mask: int) -> list[str]:
+    """NVML's reason bitmask -> stable names; bits nvml.h did not define when this was written keep their value."""
+    names = [name for bit, name in sorted(CLOCK_EVENT_REASON_BITS.items()) if mask & bit]
+    extra = mask & ~sum(CLOCK_EVENT_REASON_BITS)
+    bit = 1
+    while extra:
+        if extra & bit:
+            names.append(f"reason_0x{bit:x}")
+            extra &= ~bit
+        bit <<= 1
+    return names
+
 
 # XML: <clocks_event_reason_X> / <clocks_throttle_reason_X>; X is the name, except where listed here.
 XML_REASON_ALIASES: dict[str, str] = {"display_clocks_setting": "display_clock_setting"}
