@@ -1,6 +1,6 @@
 # gpuwise — the two commands in the README's Quickstart:
 #   make run    install into .venv and run `gpuwise doctor` on this machine
-#   make test   install system tools + Python deps into .venv, lint, run the tests
+#   make test   install system tools + Python deps into .venv, lint (ruff, import layers), run the tests
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -26,11 +26,13 @@ test: system-deps $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,bench,tencent]'
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 lint: $(BIN)/python
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache

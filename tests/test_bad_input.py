@@ -172,9 +172,9 @@ def test_plan_view_prints_labels_notes_and_reasons_literally():
 
 
 def test_doctor_text_and_markdown_print_findings_literally():
-    from gpuwise.advise.doctor import diagnose
     from gpuwise.capture.host import CaptureHost
     from gpuwise.facts.collect import collect_facts
+    from gpuwise.pipeline import diagnose
     from gpuwise.report.render_md import render_md
     from gpuwise.report.render_text import render_text
 
@@ -556,7 +556,7 @@ def test_bench_progress_line_prints_benchmark_text_literally(monkeypatch, capsys
     import gpuwise.bench.runner as runner
     from gpuwise.bench.context import BenchOptions
     from gpuwise.bench.models import BenchReport
-    from gpuwise.commands.bench import _run_with_progress
+    from gpuwise.commands.progress import run_bench_with_progress
 
     def fake_bench(options, only=None, progress=None, on_done=None):
         progress("storage", "fio randread on /data/[/scratch]")
@@ -565,4 +565,4 @@ def test_bench_progress_line_prints_benchmark_text_literally(monkeypatch, capsys
     monkeypatch.setattr(runner, "bench", fake_bench)
     monkeypatch.setenv("FORCE_COLOR", "1")  # render the bar as on a terminal
     monkeypatch.setenv("COLUMNS", "200")
-    assert isinstance(_run_with_progress(BenchOptions(mode="quick"), "storage", 1), BenchReport)
+    assert isinstance(run_bench_with_progress(BenchOptions(mode="quick"), "storage", 1), BenchReport)

@@ -46,9 +46,9 @@ def make_capture(
 
 def doctor_report(capture: Path, env: str = "auto", bench=None):
     """Facts from the capture, then every rule: the same path `gpuwise doctor --from` takes."""
-    from gpuwise.advise.doctor import diagnose
     from gpuwise.capture.host import CaptureHost
     from gpuwise.facts.collect import collect_facts
+    from gpuwise.pipeline import diagnose
 
     return diagnose(collect_facts(CaptureHost(capture)), bench, env)
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gpuwise.advise.doctor import diagnose, resolve_env
 from gpuwise.errors import UserInputError
+from gpuwise.pipeline import diagnose, resolve_env
 from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
 from gpuwise.report.model import REPORT_SCHEMA, Report, exit_code_for
 from gpuwise.report.render_md import render_md

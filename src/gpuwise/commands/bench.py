@@ -70,7 +70,9 @@ def bench(
         sizes=parsed_sizes,
         world_size=world_size,
     )
-    report = _run_with_progress(options, only, len(entries))
+    from gpuwise.commands.progress import run_bench_with_progress
+
+    report = run_bench_with_progress(options, only, len(entries))
     if json_out is not None:  # first: minutes of measurements are saved even if printing fails
         from gpuwise.commands import write_output
 
@@ -94,38 +96,6 @@ def _writable(path: Path) -> bool:
     os.close(fd)
     os.unlink(probe)
     return True
-
-
-def _run_with_progress(options, only: str | None, count: int):
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from gpuwise.bench.runner import bench as run_bench
-
-    # markup=False: progress text comes from benchmarks (paths, device names) and must print literally;
-    # a '[/x]' in it would raise inside Rich's refresh thread
-    columns = (
-        SpinnerColumn(),
-        TextColumn("{task.description}", style="bold", markup=False),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("starting (importing torch)", total=count)
-        return run_bench(
-            options,
-            only,
-            progress=lambda name, text: progress.update(task, description=f"{name}: {text}"[:90]),
-            on_done=lambda entry, results: progress.advance(task),
-        )
 
 
 def register(app: typer.Typer) -> None:

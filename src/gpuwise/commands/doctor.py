@@ -23,7 +23,7 @@ def _run_quick_bench():
     try:
         from gpuwise.bench.context import BenchOptions
         from gpuwise.bench.registry import select
-        from gpuwise.commands.bench import _run_with_progress
+        from gpuwise.commands.progress import run_bench_with_progress
     except ImportError as exc:
         raise MissingDependencyError(
             f"--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).",
@@ -31,7 +31,7 @@ def _run_quick_bench():
             "or reinstall gpuwise with `pip install 'gpuwise[bench]'`",
         ) from exc
     # the bench command's Rich progress bar (stderr), so a minute of benchmarking is not silent
-    return _run_with_progress(BenchOptions(mode="quick"), None, len(select(None)))
+    return run_bench_with_progress(BenchOptions(mode="quick"), None, len(select(None)))
 
 
 def doctor(
@@ -73,10 +73,10 @@ def doctor(
             "and pass --bench-results bench.json",
         )
 
-    from gpuwise.advise.doctor import diagnose
     from gpuwise.capture.host import CaptureHost, LiveHost
     from gpuwise.commands import check_output_path
     from gpuwise.facts.collect import collect_facts
+    from gpuwise.pipeline import diagnose
 
     if output is not None:
         check_output_path(output, "-o")

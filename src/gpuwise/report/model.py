@@ -67,22 +67,3 @@ def summarize(findings: list[Finding]) -> Summary:
         2: f"{by_status['fail']} critical finding(s), {by_status['warn']} warning(s)",
     }[code]
     return Summary(by_status=by_status, by_priority=by_priority, exit_code=code, verdict=verdict)
-
-
-def build_report(facts, findings: list[Finding], env: EnvInfo, bench=None) -> Report:
-    """Assemble a Report from Facts (model), findings, the environment decision and a BenchReport."""
-    from datetime import datetime, timezone
-
-    from gpuwise import __version__
-
-    return Report(
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        gpuwise_version=__version__,
-        hostname=facts.meta.hostname,
-        source=facts.meta.source,
-        env=env,
-        facts=facts.to_json_dict(),
-        measurements=bench.to_json_dict() if bench is not None else None,
-        findings=findings,
-        summary=summarize(findings),
-    )

@@ -1,0 +1,51 @@
+"""The doctor pipeline as a library call: Facts (+ BenchReport) -> findings -> Report.
+
+It sits above both `advise` (which turns facts into findings) and `report` (which holds the Report
+model and renders it), so neither of those imports the other's work: `report` depends on models only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from gpuwise import __version__
+from gpuwise.advise.engine import run_rules
+from gpuwise.advise.finding import Finding
+from gpuwise.bench.models import BenchReport
+from gpuwise.facts.models import Facts
+from gpuwise.report.model import EnvInfo, Report, summarize
+
+ENV_CHOICES = ("auto", "cloud", "onprem")
+
+
+def resolve_env(facts: Facts, override: str = "auto") -> EnvInfo:
+    """The environment kind the rules use: the detected one, unless --env overrides it."""
+    detected = facts.platform.environment or "unknown"
+    reason = facts.platform.environment_reason or facts.platform.unknown.get("environment", "")
+    if override in ("cloud", "onprem"):
+        return EnvInfo(kind=override, detected=detected, reason=reason, overridden=True)
+    return EnvInfo(kind=detected, detected=detected, reason=reason, overridden=False)
+
+
+def diagnose(facts: Facts, bench: BenchReport | None = None, env: str = "auto") -> Report:
+    """Run every rule over `facts` (and `bench`) for the resolved environment kind and build the Report."""
+    info = resolve_env(facts, env)
+    findings = run_rules(facts, bench, info.kind)
+    return build_report(facts, findings, info, bench)
+
+
+def build_report(
+    facts: Facts, findings: list[Finding], env: EnvInfo, bench: BenchReport | None = None
+) -> Report:
+    """Assemble a Report from Facts, findings, the environment decision and a BenchReport."""
+    return Report(
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        gpuwise_version=__version__,
+        hostname=facts.meta.hostname,
+        source=facts.meta.source,
+        env=env,
+        facts=facts.to_json_dict(),
+        measurements=bench.to_json_dict() if bench is not None else None,
+        findings=findings,
+        summary=summarize(findings),
+    )
