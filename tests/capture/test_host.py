@@ -131,3 +131,31 @@ def test_output_listed_in_meta_but_missing_is_an_error_not_empty(tmp_path):
     )
     r = CaptureHost(cap).run("lscpu")
     assert r.status == "error" and "incomplete copy" in r.reason()
+
+
+def test_directory_and_tarball_hosts_answer_the_protocol_alike(tmp_path):
+    meta = {
+        "format": "gpuwise-capture/1",
+        "hostname": "node7",
+        "captured_at": "2026-11-29T21:46:06+00:00",
+        "gpuwise_version": "0.1.0",
+        "commands": {"ibstat": {"status": "missing"}, "lscpu": {"status": "ok", "rc": 0}},
+    }
+    cap = _make_capture(tmp_path / "node7", commands={"lscpu.txt": "Architecture: x86_64\n"}, meta=meta)
+    tgz = tmp_path / "node7.tar.gz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(cap, arcname="node7")
+    for host in (CaptureHost(cap), CaptureHost(tgz)):
+        host.prefetch(["lscpu", "ibstat"])  # a no-op on a capture
+        m = host.meta()
+        assert (m.hostname, m.captured_at, m.gpuwise_version) == ("node7", meta["captured_at"], "0.1.0")
+        assert m.source == host.name
+        assert host.executed() == ["ibstat", "lscpu"]
+
+
+def test_live_host_meta_and_executed_track_what_ran():
+    host = LiveHost()
+    assert host.executed() == [] and host.meta().source == "live" and host.meta().hostname
+    host.prefetch(["lscpu", "numactl-H"])
+    host.run("df-P-B1")
+    assert sorted(host.executed()) == ["df-P-B1", "lscpu", "numactl-H"]

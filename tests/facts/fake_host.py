@@ -7,7 +7,7 @@ import re
 
 from hypothesis import strategies as st
 
-from gpuwise.capture.host import CommandResult
+from gpuwise.capture.host import CommandResult, HostMeta
 
 
 def json_shaped(keys: list[str] | None = None) -> st.SearchStrategy:
@@ -42,6 +42,15 @@ class FakeHost:
 
     def run(self, command_id: str) -> CommandResult | None:
         return self.commands.get(command_id)
+
+    def meta(self) -> HostMeta:
+        return HostMeta("fake-host", None, None, "fake")
+
+    def executed(self) -> list[str]:
+        return sorted(self.commands)
+
+    def prefetch(self, command_ids: list[str]) -> None:
+        pass
 
 
 def missing(cid: str) -> CommandResult:

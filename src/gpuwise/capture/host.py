@@ -2,7 +2,9 @@
 
 A LiveHost reads this machine's files and runs commands (argv lists, no shell, a timeout each).
 A CaptureHost replays a capture directory or .tar.gz written by `gpuwise capture`. Parsers take
-text from a Host and never touch the machine themselves, so everything can be replayed.
+text from a Host and never touch the machine themselves, so everything can be replayed. Code
+outside capture/ uses only the protocol (never the concrete class or its private state), so a
+live machine, a capture directory and a tarball are interchangeable.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ import fnmatch
 import glob as globlib
 import json
 import os
+import socket
 import subprocess
 import tarfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, Protocol
 
+from gpuwise import __version__
 from gpuwise.capture.sources import COMMANDS, INTERNAL_COLLECTORS, CommandSource
 from gpuwise.errors import CaptureFormatError
 
@@ -58,6 +63,17 @@ class CommandResult:
         return ""
 
 
+@dataclass(frozen=True)
+class HostMeta:
+    """Where the data came from: the machine's name, when it was read, by which gpuwise, and the source
+    ("live" or the capture path)."""
+
+    hostname: str | None
+    captured_at: str | None
+    gpuwise_version: str | None
+    source: str
+
+
 class Host(Protocol):
     """What parsers may ask of a machine. None always means 'not captured / not present'."""
 
@@ -69,6 +85,19 @@ class Host(Protocol):
 
     def run(self, command_id: str) -> CommandResult | None: ...
 
+    def meta(self) -> HostMeta:
+        """Hostname, time of reading, gpuwise version and source of this data."""
+        ...
+
+    def executed(self) -> list[str]:
+        """Ids of the commands that have a result: run so far on a live machine, recorded in a capture."""
+        ...
+
+    def prefetch(self, command_ids: list[str]) -> None:
+        """A hint that these commands will be asked for (a live host runs them concurrently; a capture
+        has them already and ignores it)."""
+        ...
+
 
 class LiveHost:
     """This machine. Commands run lazily, once each, and are cached."""
@@ -77,6 +106,13 @@ class LiveHost:
         self.name = "live"
         self.env = dict(os.environ if env is None else env)
         self._cache: dict[str, CommandResult] = {}
+        self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+    def meta(self) -> HostMeta:
+        return HostMeta(socket.gethostname(), self._started_at, __version__, "live")
+
+    def executed(self) -> list[str]:
+        return list(self._cache)
 
     def read_file(self, path: str) -> str | None:
         # Read in small chunks: some /proc/sys files fail with ENOMEM on one large read().
@@ -187,13 +223,13 @@ class CaptureHost:
                 "pass a directory or .tar.gz written by `gpuwise capture -o PATH`",
             )
         try:
-            self.meta = json.loads(entries.pop("meta.json"))
+            self.recorded_meta = json.loads(entries.pop("meta.json"))
         except json.JSONDecodeError as exc:
             raise CaptureFormatError(
                 f"{self.path}: meta.json is not valid JSON ({exc})", "re-run `gpuwise capture`"
             ) from exc
-        if not isinstance(self.meta, dict) or self.meta.get("format") != CAPTURE_FORMAT:
-            got = self.meta.get("format") if isinstance(self.meta, dict) else None
+        if not isinstance(self.recorded_meta, dict) or self.recorded_meta.get("format") != CAPTURE_FORMAT:
+            got = self.recorded_meta.get("format") if isinstance(self.recorded_meta, dict) else None
             raise CaptureFormatError(
                 f"{self.path}: meta.json format is {got!r}, expected {CAPTURE_FORMAT!r}",
                 "re-capture with this gpuwise version",
@@ -228,6 +264,25 @@ class CaptureHost:
             ) from exc
         return out
 
+    def meta(self) -> HostMeta:
+        m = self.recorded_meta
+        return HostMeta(
+            _str_or_none(m.get("hostname")),
+            _str_or_none(m.get("captured_at")),
+            _str_or_none(m.get("gpuwise_version")),
+            str(self.path),
+        )
+
+    def executed(self) -> list[str]:
+        return sorted(set(self._commands) | set(self._recorded_commands()))
+
+    def prefetch(self, command_ids: list[str]) -> None:
+        """Nothing to run: the capture holds every result it will ever have."""
+
+    def _recorded_commands(self) -> dict:
+        commands = self.recorded_meta.get("commands")
+        return commands if isinstance(commands, dict) else {}
+
     def read_file(self, path: str) -> str | None:
         return self._files.get(path)
 
@@ -236,7 +291,7 @@ class CaptureHost:
 
     def run(self, command_id: str) -> CommandResult | None:
         parts = self._commands.get(command_id)
-        info = (self.meta.get("commands") or {}).get(command_id) or {}
+        info = self._recorded_commands().get(command_id) or {}
         status = info.get("status") if isinstance(info, dict) else None
         if parts is None and status is None:
             return None
@@ -255,6 +310,10 @@ class CaptureHost:
             rc,
             status if status in ("ok", "missing", "timeout", "error") else "ok",
         )
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _common_top_dir(names: list[str]) -> str:

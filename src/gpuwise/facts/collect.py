@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import socket
+import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
-from gpuwise import __version__
-from gpuwise.capture.host import CaptureHost, Host, LiveHost
+from gpuwise.capture.host import Host
 from gpuwise.capture.sources import ALL_COMMAND_IDS
 from gpuwise.facts import cpu, gpu, kernel, memory, monitoring, network, platform, software, storage, topology
 from gpuwise.facts.models import Facts, Meta, Part
 
 P = TypeVar("P", bound=Part)
 
-# Commands a live probe needs up front; they run concurrently (nvidia-smi -q -x is left out:
+# Commands a probe needs up front; a live host runs them concurrently (nvidia-smi -q -x is left out:
 # NVML answers the same questions in milliseconds, and the XML is read only if NVML fails).
 LIVE_PREFETCH = tuple(c for c in ALL_COMMAND_IDS if c not in ("nvidia-smi-q-x", "nvidia-smi"))
 
@@ -31,9 +30,8 @@ def _guard(fn: Callable[[Host], P], host: Host, empty: Callable[[], P]) -> P:
 
 def collect_facts(host: Host) -> Facts:
     """Parse everything gpuwise knows how to read from `host` into Facts."""
-    if isinstance(host, LiveHost):
-        host.prefetch(list(LIVE_PREFETCH))
-    facts = Facts(meta=_meta(host))
+    host.prefetch(list(LIVE_PREFETCH))
+    facts = Facts(meta=Meta(**dataclasses.asdict(host.meta())))
 
     try:
         g = gpu.collect_gpus(host)
@@ -62,29 +60,12 @@ def collect_facts(host: Host) -> Facts:
     return facts
 
 
-def _meta(host: Host) -> Meta:
-    if isinstance(host, CaptureHost):
-        m = host.meta
-        return Meta(
-            hostname=m.get("hostname"),
-            captured_at=m.get("captured_at"),
-            gpuwise_version=m.get("gpuwise_version"),
-            source=str(host.path),
-        )
-    from datetime import datetime, timezone
-
-    return Meta(
-        hostname=socket.gethostname(),
-        captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        gpuwise_version=__version__,
-        source="live",
-    )
-
-
 def _command_summary(host: Host) -> dict[str, str]:
+    """Status of every known command that has a result (ran here, or is recorded in the capture)."""
     out = {}
+    executed = set(host.executed())
     for cid in ALL_COMMAND_IDS:
-        if isinstance(host, LiveHost) and cid not in host._cache:
+        if cid not in executed:
             continue
         r = host.run(cid)
         if r is None:
