@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from facts.fake_host import FakeHost
 from gpuwise.bench import storage
 from gpuwise.bench.context import BenchContext, BenchOptions
+from gpuwise.capture.host import LiveHost
 from gpuwise.errors import MissingDependencyError
+from gpuwise.facts.storage import collect_storage
 
 from ..conftest import real_files
 
@@ -23,7 +26,9 @@ MiB = 1 << 20
 
 
 def _ctx(path) -> BenchContext:
-    return BenchContext(BenchOptions(data_dir=str(path)), device="cpu")
+    ctx = BenchContext(BenchOptions(data_dir=str(path)), device="cpu")
+    ctx.mounts = collect_storage(LiveHost()).mounts  # as build_context reads them: the probe's parse
+    return ctx
 
 
 def _snapshot(path: Path) -> set[str]:
@@ -120,6 +125,20 @@ def test_a_filesystem_without_o_direct_falls_back_to_buffered_and_says_so(tmp_pa
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_probe_and_bench_agree_on_a_mount_with_spaces_and_tabs():
+    """/proc/mounts escapes space, tab, newline and backslash as octal; bench once decoded only \\040."""
+    proc_mounts = (
+        "/dev/vda1 / ext4 rw,relatime 0 0\n"
+        "/dev/nvme0n1 /mnt/train\\040data xfs rw,noatime 0 0\n"
+        "server:/x /mnt/tab\\011dir nfs4 rw 0 0\n"
+    )
+    mounts = collect_storage(FakeHost(files={"/proc/mounts": proc_mounts})).mounts
+    assert [m.mountpoint for m in mounts] == ["/", "/mnt/train data", "/mnt/tab\tdir"]
+    assert storage.filesystem_of("/mnt/train data/shards", mounts) == "xfs"
+    assert storage.filesystem_of("/mnt/tab\tdir/run1", mounts) == "nfs4"
+    assert storage.filesystem_of("/home/me", mounts) == "ext4"
 
 
 def test_direct_io_probe_leaves_nothing_behind(tmp_path):

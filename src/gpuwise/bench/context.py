@@ -1,7 +1,8 @@
 """What every benchmark needs to know about the machine: device, dtype support, versions, clocks.
 
 A BenchContext is built once by the runner and handed (pickled) to each benchmark process, so it
-holds plain data only. Clocks are read again right after each benchmark, while the device is still
+holds plain data only. What it knows about the CPU and the mounts is the probe's own parse
+(facts/cpu.py, facts/storage.py, read once through the Host), so bench and probe agree. Clocks are read again right after each benchmark, while the device is still
 warm, because a clock read at idle says little about the clock a result was measured at.
 """
 
@@ -13,7 +14,12 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuwise.bench.cpu_peak import CpuPeak, live_cpu_peak
+from gpuwise.bench.cpu_peak import CpuPeak, affinity, read_cpu_peak
+from gpuwise.capture.host import LiveHost
+from gpuwise.facts.cpu import collect_cpu, parse_cpuinfo
+from gpuwise.facts.models import Cpu, Mount
+from gpuwise.facts.sourcing import to_float
+from gpuwise.facts.storage import collect_storage
 
 
 class Skip(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -40,6 +46,8 @@ class BenchContext:
     cpu_peak: CpuPeak | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    cpu: Cpu | None = None  # the probe's CPU facts of this machine
+    mounts: list[Mount] = field(default_factory=list)  # the probe's mount table (facts.storage.mounts)
 
     def say(self, text: str) -> None:
         """Tell the user what is running now (the runner replaces this with its progress pipe)."""
@@ -122,10 +130,8 @@ def read_clocks(device: str) -> dict[str, Any]:
             except Exception as exc:  # NVML missing in a container is common: record, do not fail
                 clocks[f"gpu{i}_sm_mhz"] = f"unknown ({type(exc).__name__})"
         return clocks
-    from gpuwise.capture.host import LiveHost
-
-    text = LiveHost().read_file("/proc/cpuinfo") or ""
-    mhz = [float(line.split(":")[1]) for line in text.splitlines() if line.startswith("cpu MHz")]
+    blocks = parse_cpuinfo(LiveHost().read_file("/proc/cpuinfo") or "")
+    mhz = [m for m in (to_float(b.get("cpu MHz")) for b in blocks) if m]
     return {"cpu_mhz_max_now": max(mhz)} if mhz else {"cpu_mhz": "unknown (no cpu MHz in /proc/cpuinfo)"}
 
 
@@ -134,7 +140,10 @@ def build_context(options: BenchOptions) -> BenchContext:
     from gpuwise.bench import require_torch
 
     torch = require_torch()
-    cpu_peak = live_cpu_peak()
+    host = LiveHost()
+    cpu = collect_cpu(host)
+    mounts = collect_storage(host).mounts
+    cpu_peak = read_cpu_peak(host, cpu, affinity())
     env = versions(torch)
     env["hostname"] = socket.gethostname()
     env["cpu_model"] = cpu_peak.model
@@ -145,6 +154,7 @@ def build_context(options: BenchOptions) -> BenchContext:
         ctx = BenchContext(
             options, "cuda", names, capability, _cuda_dtype_support(torch, capability), cpu_peak, env
         )
+        ctx.cpu, ctx.mounts = cpu, mounts
         env["gpus"] = names
         env["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
         props = torch.cuda.get_device_properties(0)
@@ -157,6 +167,7 @@ def build_context(options: BenchOptions) -> BenchContext:
             ctx.warnings.append(f"{why}: results are shown without % of peak")
     else:
         ctx = BenchContext(options, "cpu", [], None, _cpu_dtype_support(cpu_peak), cpu_peak, env)
+        ctx.cpu, ctx.mounts = cpu, mounts
         ctx.warnings.append("no CUDA GPU visible to torch: running the CPU paths; GPU layers are skipped")
     env["clocks_at_start"] = read_clocks(ctx.device)
     return ctx

@@ -1,5 +1,7 @@
 """The CPU's peak FLOP/s, derived from cores x max clock x SIMD FMA width read from the CPU flags.
 
+Every input is the probe's parse of the machine (facts/cpu.py), never a second parser of its own.
+
 No vendor publishes one number per CPU the way GPU datasheets do, so the peak is derived and every
 value says so ("derived: ..."). The FMA width per core is data (catalog/data/cpu_fma.csv, most
 specific row first), never guessed: a CPU whose flags match no row gets no peak.
@@ -8,8 +10,12 @@ specific row first), never guessed: a CPU whose flags match no row gets no peak.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
+
+from gpuwise.capture.host import Host
+from gpuwise.facts.cpu import parse_cpuinfo
+from gpuwise.facts.models import Cpu
+from gpuwise.facts.sourcing import to_float
 
 
 @dataclass(frozen=True)
@@ -41,46 +47,27 @@ def physical_cores(blocks: list[dict[str, str]], allowed: set[int] | None) -> in
     return len(cores)
 
 
-def max_clock_mhz(
-    cpuinfo_max_freq: str | None, lscpu: str | None, blocks: list[dict[str, str]]
-) -> tuple[float | None, str]:
-    """Best available max clock: cpufreq max, then lscpu 'CPU max MHz', then the current cpuinfo MHz."""
-    if cpuinfo_max_freq and cpuinfo_max_freq.strip().isdigit():
-        return int(cpuinfo_max_freq.strip()) / 1000.0, "cpufreq cpuinfo_max_freq"
-    match = re.search(r"^\s*CPU max MHz:\s*([\d.]+)", lscpu or "", re.M)
-    if match and float(match.group(1)) > 0:
-        return float(match.group(1)), "lscpu CPU max MHz"
-    mhz = [float(b["cpu MHz"]) for b in blocks if b.get("cpu MHz", "").replace(".", "", 1).isdigit()]
-    if mhz:
-        # a VM often hides cpufreq: the current clock is all there is, and boost can exceed it
-        return max(mhz), "current clock from /proc/cpuinfo; max not exposed, boost may exceed it"
-    return None, "no clock found"
+def derive_cpu_peak(cpu: Cpu, current_mhz: float | None = None, usable_cores: int | None = None) -> CpuPeak:
+    """Peak TFLOP/s per dtype from the probe's CPU facts (model, vendor, flags, cores, max clock, as
+    facts/cpu.py parses them for `gpuwise probe`), so bench and probe cannot disagree about the CPU.
 
-
-def derive_cpu_peak(
-    cpuinfo: str | None,
-    cpuinfo_max_freq: str | None = None,
-    lscpu: str | None = None,
-    allowed_cpus: set[int] | None = None,
-) -> CpuPeak:
-    """Peak TFLOP/s per dtype for the cores this process may use. Pure: inputs are recorded text."""
-    from gpuwise.facts.cpu import parse_cpuinfo
-
-    blocks = parse_cpuinfo(cpuinfo or "")
-    first = blocks[0] if blocks else {}
-    flags = set((first.get("flags") or first.get("Features") or "").split())
-    vendor = first.get("vendor_id", "")
-    model = first.get("model name", "unknown CPU")
-    cores = physical_cores(blocks, allowed_cpus) or (
-        len(allowed_cpus) if allowed_cpus else os.cpu_count() or 1
-    )
-    mhz, basis = max_clock_mhz(cpuinfo_max_freq, lscpu, blocks)
+    `current_mhz` is used only when the facts have no max clock (VMs often hide cpufreq); `usable_cores`
+    replaces the machine's core count when this process may run on fewer cores (affinity, cpusets).
+    """
+    flags = set(cpu.flags or [])
+    cores = usable_cores or cpu.cores or cpu.threads or os.cpu_count() or 1
+    if cpu.max_mhz is not None:
+        mhz, basis = cpu.max_mhz, "max clock: lscpu CPU max MHz, else cpufreq cpuinfo_max_freq"
+    elif current_mhz is not None:
+        mhz, basis = current_mhz, "current clock from /proc/cpuinfo; max not exposed, boost may exceed it"
+    else:
+        mhz, basis = None, "no clock found"
     tflops: dict[str, float] = {}
     source: dict[str, str] = {}
     try:
         from gpuwise.catalog.cpus import load_fma_rates
 
-        rates = [r for r in load_fma_rates() if r.applies_to(vendor, flags)]
+        rates = [r for r in load_fma_rates() if r.applies_to(cpu.vendor or "", flags)]
         unavailable = ""
     except Exception as exc:  # a broken data file costs the CPU peak, not the benchmark run
         rates, unavailable = [], f"no derived CPU peak: the CPU FMA table could not be read ({exc})"
@@ -103,24 +90,30 @@ def derive_cpu_peak(
         cores=cores,
         clock_mhz=mhz,
         clock_basis=basis,
-        model=model,
+        model=cpu.model or "unknown CPU",
         unavailable=unavailable,
     )
 
 
-def live_cpu_peak() -> CpuPeak:
-    """This machine's derived CPU peak, read through the Host (so it can be replayed from a capture)."""
-    from gpuwise.capture.host import LiveHost
+def read_cpu_peak(host: Host, cpu: Cpu, allowed_cpus: set[int] | None = None) -> CpuPeak:
+    """The derived peak for `cpu` (the probe's facts of `host`), for the CPUs this process may use.
 
-    host = LiveHost()
-    lscpu = host.run("lscpu")
+    /proc/cpuinfo (through the facts parser) gives what the facts do not keep: the current clock, for
+    when no max clock is exposed, and which physical core each logical CPU is, to count usable cores.
+    """
+    blocks = parse_cpuinfo(host.read_file("/proc/cpuinfo") or "")
+    mhz = [to_float(b.get("cpu MHz")) for b in blocks]
+    current = max((m for m in mhz if m), default=None)
+    online = {int(b["processor"]) for b in blocks if b.get("processor", "").isdigit()}
+    usable = None
+    if allowed_cpus is not None and online and not online <= allowed_cpus:
+        usable = physical_cores(blocks, allowed_cpus) or len(allowed_cpus)
+    return derive_cpu_peak(cpu, current, usable)
+
+
+def affinity() -> set[int] | None:
+    """The CPUs this process may run on (None where the OS does not say)."""
     try:
-        allowed = set(os.sched_getaffinity(0))
+        return set(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        allowed = None
-    return derive_cpu_peak(
-        host.read_file("/proc/cpuinfo"),
-        host.read_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
-        lscpu.stdout if lscpu is not None and lscpu.ok else None,
-        allowed,
-    )
+        return None

@@ -24,6 +24,7 @@ from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.facts.models import Mount
 
 MiB = 1 << 20
 NO_STORAGE_PEAK = "no storage peak: the device's rated speed is not known to bench"
@@ -88,18 +89,15 @@ def direct_io_supported(directory: str) -> tuple[bool, str]:
         path.unlink(missing_ok=True)
 
 
-def filesystem_of(directory: str) -> str:
-    """The filesystem type of the mount holding `directory` (longest matching mount point in /proc/mounts)."""
-    from gpuwise.capture.host import LiveHost
-
+def filesystem_of(directory: str, mounts: list[Mount]) -> str:
+    """The filesystem type of the mount holding `directory`: the longest matching mount point in the
+    probe's mount table (facts.storage.mounts, already unescaped), so bench and probe name the same one."""
     real = os.path.realpath(directory)
     best, fstype = "", "unknown"
-    for line in (LiveHost().read_file("/proc/mounts") or "").splitlines():
-        parts = line.split()
-        if len(parts) >= 3:
-            mount = parts[1].replace("\\040", " ")
-            if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
-                best, fstype = mount, parts[2]
+    for m in mounts:
+        mount = m.mountpoint
+        if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+            best, fstype = mount, m.fstype or "unknown"
     return fstype
 
 
@@ -202,7 +200,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     try:
         direct, why = direct_io_supported(workdir)
         engine = _engine()
-        fstype = filesystem_of(workdir)
+        fstype = filesystem_of(workdir, ctx.mounts)
         results = []
         for job in spec.jobs:
             runs = []
