@@ -82,3 +82,17 @@ def test_without_torch_it_says_how_to_install(tmp_path):
     )
     assert r.returncode == 3
     assert "pip install 'gpuwise[bench]'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_help_lists_every_benchmark_from_its_module_and_other_commands_do_not_load_them():
+    r = gpuwise("bench", "--help")
+    assert r.returncode == 0, r.stderr
+    for layer in LAYERS:
+        assert f"{layer}:" in r.stdout, layer
+    assert "also: p2p, gpu_gpu" in r.stdout
+    code = (
+        "import sys, gpuwise.cli as c; c.app(['--help'], standalone_mode=False); print(sorted(sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert "gpuwise.commands.bench" in loaded  # the listing really printed
+    assert "gpuwise.bench.compute" not in loaded and "gpuwise.bench.registry" not in loaded

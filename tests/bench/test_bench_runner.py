@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
 
+from gpuwise.bench import registry
 from gpuwise.bench.context import BenchContext, BenchOptions
 from gpuwise.bench.models import Measurement
-from gpuwise.bench.registry import REGISTRY, BenchEntry, select
+from gpuwise.bench.registry import BenchEntry, benchmarks, select
 from gpuwise.bench.runner import judge, run_benchmarks, run_inline, run_isolated
 from gpuwise.errors import UserInputError
 
@@ -104,9 +106,17 @@ def test_run_benchmarks_goes_on_after_a_failure_and_flags_invalid(ctx):
 
 
 def test_select_by_name_layer_alias_and_did_you_mean():
-    assert [e.name for e in select(None)] == [e.name for e in REGISTRY]
-    assert [e.name for e in select("storage,compute")] == ["compute", "storage"]  # registry order
+    assert [e.name for e in select(None)] == [e.name for e in benchmarks()]
+    assert [e.name for e in select("storage,compute")] == ["compute", "storage"]  # run order
     assert [e.name for e in select("p2p,fio")] == ["gpu-gpu", "storage"]
+    assert [e.name for e in select("h2d,host_device,nccl,collectives,data,train,matmul,gpu_gpu")] == [
+        "compute",
+        "host-device",
+        "gpu-gpu",
+        "collective",
+        "dataloader",
+        "training",
+    ]
     with pytest.raises(UserInputError, match="did you mean 'memory'|Did you mean 'memory'"):
         select("memroy")
 
@@ -114,7 +124,67 @@ def test_select_by_name_layer_alias_and_did_you_mean():
 def test_every_registered_module_has_the_plugin_interface():
     import dataclasses
 
-    for entry in REGISTRY:
+    for entry in benchmarks():
         module = entry.load()
         assert callable(module.make_spec) and callable(module.run), entry.module
         assert dataclasses.is_dataclass(module.Spec) and module.Spec.__dataclass_params__.frozen, entry.module
+
+
+def test_the_modules_declare_the_benchmarks_in_run_order():
+    """Discovered from the bench package: the names --only took before, in the same run order."""
+    assert [e.name for e in benchmarks()] == [
+        "compute",
+        "memory",
+        "host-device",
+        "gpu-gpu",
+        "collective",
+        "storage",
+        "dataloader",
+        "training",
+    ]
+    assert all(e.help and e.title and e.quick_timeout_s < e.full_timeout_s for e in benchmarks())
+    assert registry.titles()["collective"] == "Collectives (busbw, nccl-tests definition)"
+
+
+NEW_BENCHMARK = """
+from dataclasses import dataclass
+
+from gpuwise.bench.context import BenchContext
+from gpuwise.bench.models import Measurement
+from gpuwise.bench.registry import BenchInfo
+
+BENCHMARK = BenchInfo(
+    name="noop", layer="noop", title="No-op (harness check)", help="does nothing, quickly",
+    order=5, quick_timeout_s=10, full_timeout_s=20, aliases=("nothing",),
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    value: float = 1.0
+
+
+def make_spec(ctx: BenchContext) -> Spec:
+    return Spec()
+
+
+def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
+    return [Measurement(name="noop", layer="noop", unit="x", value=spec.value)]
+"""
+
+
+def test_a_new_benchmark_is_one_file(tmp_path, monkeypatch, ctx):
+    """Drop one module next to the others: --only, its alias, the title and the runner all know it."""
+    import gpuwise.bench
+
+    (tmp_path / "gwarch_noop.py").write_text(NEW_BENCHMARK)
+    monkeypatch.setattr(gpuwise.bench, "__path__", [*gpuwise.bench.__path__, str(tmp_path)])
+    benchmarks.cache_clear()
+    try:
+        assert [e.name for e in benchmarks()][:2] == ["noop", "compute"]  # order=5 runs first
+        (entry,) = select("nothing")
+        assert registry.titles()["noop"] == "No-op (harness check)"
+        assert [(m.name, m.value) for m in run_inline(ctx, entry)] == [("noop", 1.0)]
+    finally:
+        benchmarks.cache_clear()
+        sys.modules.pop("gpuwise.bench.gwarch_noop", None)

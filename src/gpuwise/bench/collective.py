@@ -29,8 +29,20 @@ from gpuwise.bench.collective_rank import BUS_FACTOR, EXIT_PEER_FAILED, RankInfo
 from gpuwise.bench.context import BenchContext, Skip
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, nvlink_peak, pcie_peak
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
+
+BENCHMARK = BenchInfo(
+    name="collective",
+    layer="collective",
+    title="Collectives (busbw, nccl-tests definition)",
+    help="all_reduce, all_gather, reduce_scatter, broadcast over torch.distributed (busbw)",
+    order=50,
+    quick_timeout_s=120,
+    full_timeout_s=1800,
+    aliases=("collectives", "nccl"),
+)
 
 OPS = tuple(BUS_FACTOR)
 MiB, GiB = 1 << 20, 1 << 30

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, cpu_matmul_peak, matmul_peak
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+
+BENCHMARK = BenchInfo(
+    name="compute",
+    layer="compute",
+    title="Compute (matmul)",
+    help="matmul throughput per dtype (fp32, tf32, bf16, fp16, fp8) vs the datasheet peak",
+    order=10,
+    quick_timeout_s=120,
+    full_timeout_s=3600,
+    aliases=("matmul",),
+)
 
 Shape = tuple[int, int, int]
 

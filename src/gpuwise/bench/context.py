@@ -12,14 +12,12 @@ import os
 import platform
 import socket
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuwise.bench.cpu_peak import CpuPeak, affinity, read_cpu_peak
-from gpuwise.capture.host import LiveHost
-from gpuwise.facts.cpu import collect_cpu, parse_cpuinfo
-from gpuwise.facts.models import Cpu, Mount
-from gpuwise.facts.sourcing import to_float
-from gpuwise.facts.storage import collect_storage
+
+if TYPE_CHECKING:  # the facts models import pydantic: imported when a context is built, not before
+    from gpuwise.facts.models import Cpu, Mount
 
 
 class Skip(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -130,6 +128,10 @@ def read_clocks(device: str) -> dict[str, Any]:
             except Exception as exc:  # NVML missing in a container is common: record, do not fail
                 clocks[f"gpu{i}_sm_mhz"] = f"unknown ({type(exc).__name__})"
         return clocks
+    from gpuwise.capture.host import LiveHost
+    from gpuwise.facts.cpu import parse_cpuinfo
+    from gpuwise.facts.sourcing import to_float
+
     blocks = parse_cpuinfo(LiveHost().read_file("/proc/cpuinfo") or "")
     mhz = [m for m in (to_float(b.get("cpu MHz")) for b in blocks) if m]
     return {"cpu_mhz_max_now": max(mhz)} if mhz else {"cpu_mhz": "unknown (no cpu MHz in /proc/cpuinfo)"}
@@ -138,6 +140,9 @@ def read_clocks(device: str) -> dict[str, Any]:
 def build_context(options: BenchOptions) -> BenchContext:
     """Inspect this machine (imports torch; raises MissingDependencyError without it)."""
     from gpuwise.bench import require_torch
+    from gpuwise.capture.host import LiveHost
+    from gpuwise.facts.cpu import collect_cpu
+    from gpuwise.facts.storage import collect_storage
 
     torch = require_torch()
     host = LiveHost()

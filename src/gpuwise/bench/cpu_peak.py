@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gpuwise.capture.host import Host
-from gpuwise.facts.cpu import parse_cpuinfo
-from gpuwise.facts.models import Cpu
-from gpuwise.facts.sourcing import to_float
+if TYPE_CHECKING:  # the facts models import pydantic: bench modules stay light until they run
+    from gpuwise.capture.host import Host
+    from gpuwise.facts.models import Cpu
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,9 @@ def read_cpu_peak(host: Host, cpu: Cpu, allowed_cpus: set[int] | None = None) ->
     /proc/cpuinfo (through the facts parser) gives what the facts do not keep: the current clock, for
     when no max clock is exposed, and which physical core each logical CPU is, to count usable cores.
     """
+    from gpuwise.facts.cpu import parse_cpuinfo
+    from gpuwise.facts.sourcing import to_float
+
     blocks = parse_cpuinfo(host.read_file("/proc/cpuinfo") or "")
     mhz = [to_float(b.get("cpu MHz")) for b in blocks]
     current = max((m for m in mhz if m), default=None)

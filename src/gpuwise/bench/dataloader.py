@@ -19,8 +19,20 @@ from pathlib import Path
 
 from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import UserInputError
+
+BENCHMARK = BenchInfo(
+    name="dataloader",
+    layer="dataloader",
+    title="Data loading",
+    help="torch DataLoader samples/s across num_workers, reading files in --data-dir",
+    order=70,
+    quick_timeout_s=90,
+    full_timeout_s=900,
+    aliases=("data",),
+)
 
 SATURATION = 0.95  # "saturated" = within 5% of the best samples/s
 

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from gpuwise.bench.context import BenchContext, Skip
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import pcie_peak
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+
+BENCHMARK = BenchInfo(
+    name="host-device",
+    layer="host-device",
+    title="Host <-> device copies",
+    help="H2D and D2H copies from pinned and pageable memory vs the PCIe peak",
+    order=30,
+    quick_timeout_s=60,
+    full_timeout_s=600,
+    aliases=("host_device", "h2d"),
+)
 
 MiB = 1 << 20
 

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import NO_HOST_MEMORY_PEAK, Peak, hbm_peak
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+
+BENCHMARK = BenchInfo(
+    name="memory",
+    layer="memory",
+    title="Memory bandwidth",
+    help="STREAM-style copy and triad: GPU memory (HBM) and host DRAM",
+    order=20,
+    quick_timeout_s=60,
+    full_timeout_s=600,
+    aliases=(),
+)
 
 MiB = 1 << 20
 

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from gpuwise.bench.context import BenchContext, Skip
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, nvlink_peak, pcie_peak
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+
+BENCHMARK = BenchInfo(
+    name="gpu-gpu",
+    layer="gpu-gpu",
+    title="GPU <-> GPU peer copies",
+    help="peer copies for every GPU pair, NVLink or PCIe, vs the link peak",
+    order=40,
+    quick_timeout_s=120,
+    full_timeout_s=1200,
+    aliases=("p2p", "gpu_gpu"),
+)
 
 MiB = 1 << 20
 

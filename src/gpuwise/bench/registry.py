@@ -1,15 +1,36 @@
-"""The one table of benchmarks. Each row names a module with `Spec`, `make_spec(ctx)` and `run(ctx, spec)`.
+"""The benchmarks, found in the bench package: each module that declares `BENCHMARK = BenchInfo(...)`.
 
-Order is run order: cheap, informative layers first. Timeouts are per benchmark and per mode; they
-bound a hang, they are not the expected duration (`gpuwise bench --quick` took 26-45 s on the 2-core
-test VM in five runs, and 64 s once while other test suites loaded it).
+A benchmark is one file: a module in gpuwise/bench/ with `BENCHMARK`, a frozen dataclass `Spec`,
+`make_spec(ctx)` and `run(ctx, spec) -> list[Measurement]`. Nothing else lists it: `--only`, its
+aliases, the `gpuwise bench --help` line, the result table's title and its timeouts all come from
+its BenchInfo. Modules are imported (without torch) only when the list is first needed.
+
+Order is run order (BenchInfo.order, lowest first): cheap, informative layers first. Timeouts are per
+benchmark and per mode; they bound a hang, they are not the expected duration (`gpuwise bench --quick`
+took 26-45 s on the 2-core test VM in five runs, and 64 s once while other test suites loaded it).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
+
+
+@dataclass(frozen=True)
+class BenchInfo:
+    """What a benchmark module says about itself, as its module-level `BENCHMARK`."""
+
+    name: str  # what --only accepts
+    layer: str  # Measurement.layer
+    title: str  # the title of its table in `gpuwise bench` output
+    help: str  # one line for `gpuwise bench --help`
+    order: int  # run order, lowest first
+    quick_timeout_s: float
+    full_timeout_s: float
+    aliases: tuple[str, ...] = ()  # other names --only accepts
 
 
 @dataclass(frozen=True)
@@ -20,6 +41,21 @@ class BenchEntry:
     title: str
     quick_timeout_s: float
     full_timeout_s: float
+    help: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, info: BenchInfo, module: str) -> BenchEntry:
+        return cls(
+            info.name,
+            info.layer,
+            module,
+            info.title,
+            info.quick_timeout_s,
+            info.full_timeout_s,
+            info.help,
+            info.aliases,
+        )
 
     def timeout_s(self, mode: str) -> float:
         return self.full_timeout_s if mode == "full" else self.quick_timeout_s
@@ -28,46 +64,40 @@ class BenchEntry:
         return importlib.import_module(self.module)
 
 
-REGISTRY: tuple[BenchEntry, ...] = (
-    BenchEntry("compute", "compute", "gpuwise.bench.compute", "Compute (matmul)", 120, 3600),
-    BenchEntry("memory", "memory", "gpuwise.bench.memory", "Memory bandwidth", 60, 600),
-    BenchEntry("host-device", "host-device", "gpuwise.bench.host_device", "Host <-> device copies", 60, 600),
-    BenchEntry("gpu-gpu", "gpu-gpu", "gpuwise.bench.p2p", "GPU <-> GPU peer copies", 120, 1200),
-    BenchEntry(
-        "collective", "collective", "gpuwise.bench.collective", "Collectives (torch.distributed)", 120, 1800
-    ),
-    BenchEntry("storage", "storage", "gpuwise.bench.storage", "Storage (fio)", 90, 900),
-    BenchEntry(
-        "dataloader", "dataloader", "gpuwise.bench.dataloader", "Data loading (torch DataLoader)", 90, 900
-    ),
-    BenchEntry("training", "training", "gpuwise.bench.training", "Training step", 120, 1200),
-)
+@functools.cache
+def benchmarks() -> tuple[BenchEntry, ...]:
+    """Every benchmark module of the bench package, in run order."""
+    import gpuwise.bench as package
 
-_ALIASES = {
-    "host_device": "host-device",
-    "h2d": "host-device",
-    "p2p": "gpu-gpu",
-    "gpu_gpu": "gpu-gpu",
-    "collectives": "collective",
-    "nccl": "collective",
-    "fio": "storage",
-    "data": "dataloader",
-    "train": "training",
-    "matmul": "compute",
-}
+    found: list[tuple[int, BenchEntry]] = []
+    for mod in pkgutil.iter_modules(package.__path__):
+        if mod.name.startswith("_"):  # _preload is the forkserver's import list, not a benchmark
+            continue
+        module = importlib.import_module(f"{package.__name__}.{mod.name}")
+        info = getattr(module, "BENCHMARK", None)
+        if isinstance(info, BenchInfo):
+            found.append((info.order, BenchEntry.of(info, module.__name__)))
+    return tuple(entry for _, entry in sorted(found, key=lambda pair: (pair[0], pair[1].name)))
+
+
+def titles() -> dict[str, str]:
+    """Layer -> the title of its table."""
+    return {e.layer: e.title for e in benchmarks()}
 
 
 def select(only: str | None) -> list[BenchEntry]:
-    """The entries named in a comma list (names, layers or aliases), in registry order; all when empty."""
+    """The entries named in a comma list (names, layers or aliases), in run order; all when empty."""
+    entries = benchmarks()
     if not only:
-        return list(REGISTRY)
-    known = {e.name: e for e in REGISTRY}
+        return list(entries)
+    known = {e.name: e for e in entries}
+    aliases = {key: e.name for e in entries for key in (e.layer, *e.aliases)}
     wanted = set()
     for raw in only.split(","):
         key = raw.strip().lower()
         if not key:
             continue
-        key = _ALIASES.get(key, key)
+        key = aliases.get(key, key)
         if key not in known:
             import difflib
 
@@ -80,4 +110,4 @@ def select(only: str | None) -> list[BenchEntry]:
                 fix=f"use --only with some of: {', '.join(known)}",
             )
         wanted.add(key)
-    return [e for e in REGISTRY if e.name in wanted]
+    return [e for e in entries if e.name in wanted]

@@ -19,12 +19,27 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
-from gpuwise.facts.models import Mount
+
+if TYPE_CHECKING:
+    from gpuwise.facts.models import Mount
+
+BENCHMARK = BenchInfo(
+    name="storage",
+    layer="storage",
+    title="Storage (fio)",
+    help="fio sequential read/write and 4 KiB random reads in --data-dir",
+    order=60,
+    quick_timeout_s=90,
+    full_timeout_s=900,
+    aliases=("fio",),
+)
 
 MiB = 1 << 20
 NO_STORAGE_PEAK = "no storage peak: the device's rated speed is not known to bench"

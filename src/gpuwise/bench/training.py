@@ -13,8 +13,20 @@ from dataclasses import dataclass
 from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import cpu_matmul_peak, matmul_peak
+from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
 from gpuwise.bench.train_models import CNNConfig, GPTConfig, build_cnn, build_gpt
+
+BENCHMARK = BenchInfo(
+    name="training",
+    layer="training",
+    title="Training step",
+    help="training-step throughput and MFU of two small reference models",
+    order=80,
+    quick_timeout_s=120,
+    full_timeout_s=1200,
+    aliases=("train",),
+)
 
 
 @dataclass(frozen=True)

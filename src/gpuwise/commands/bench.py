@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from typer.core import TyperCommand
 
 
 def bench(
@@ -17,7 +18,7 @@ def bench(
     only: str = typer.Option(
         None,
         "--only",
-        help="Comma list: compute, memory, host-device, gpu-gpu, collective, storage, dataloader, training.",
+        help="Comma list of benchmark names or aliases (listed below); default: all.",
     ),
     data_dir: Path = typer.Option(
         None,
@@ -98,5 +99,24 @@ def _writable(path: Path) -> bool:
     return True
 
 
+class BenchCommand(TyperCommand):
+    """`gpuwise bench --help` lists the benchmarks as their modules declare them (bench/registry.py).
+
+    The list is built when the help is shown, so other commands never import the benchmark modules."""
+
+    def format_help(self, ctx, formatter) -> None:
+        if not getattr(self, "_listed", False):
+            from gpuwise.bench.registry import benchmarks
+
+            lines = [
+                f"{e.name}: {e.help}" + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
+                for e in benchmarks()
+            ]
+            head, sep, tail = (self.help or "").partition("\n\nExit codes")
+            self.help = head + "\n\nBenchmarks (--only):\n\n" + "\n\n".join(lines) + sep + tail
+            self._listed = True
+        super().format_help(ctx, formatter)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("bench")(bench)
+    app.command("bench", cls=BenchCommand)(bench)

@@ -7,17 +7,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.bench.registry import titles
 
-LAYER_TITLES = {
-    "compute": "Compute (matmul)",
-    "memory": "Memory bandwidth",
-    "host-device": "Host <-> device copies",
-    "gpu-gpu": "GPU <-> GPU peer copies",
-    "collective": "Collectives (busbw, nccl-tests definition)",
-    "storage": "Storage (fio)",
-    "dataloader": "Data loading",
-    "training": "Training step",
-}
 STATUS_STYLE = {"ok": "green", "failed": "red", "skipped": "yellow", "invalid": "magenta"}
 
 
@@ -69,7 +60,7 @@ def _short(text: str, limit: int = 240) -> str:
 
 
 def layer_table(layer: str, results: list[Measurement]) -> Table:
-    t = Table(title=escape(LAYER_TITLES.get(layer, str(layer))), title_justify="left", expand=False)
+    t = Table(title=escape(titles().get(layer, str(layer))), title_justify="left", expand=False)
     t.add_column("benchmark", style="bold")
     t.add_column("value", justify="right")
     t.add_column("% of peak", justify="right")
