@@ -30,7 +30,6 @@ def test_missing_column_after_comments_names_the_header_line(tmp_path):
 @pytest.mark.parametrize(
     ("name", "required"),
     [
-        ("cloud_dmi.csv", ("provider", "label", "conditions", "confidence")),
         ("monitoring_agents.csv", ("agent", "processes")),
         ("network_fstypes.csv", ("fstype", "kind")),
     ],

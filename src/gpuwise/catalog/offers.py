@@ -7,8 +7,8 @@ Reserved3yPrice, Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguou
 Columns gpuwise does not know (SkyPilot's GpuInfo, Arch) are ignored.
 
 Sources, later overriding earlier on the same (provider, InstanceType, Region, AvailabilityZone):
-the shipped data/offers/*.csv, then ~/.config/gpuwise/offers/*.csv ($XDG_CONFIG_HOME respected),
-then each directory in `extra_dirs`. A shipped row without a region is a spec template: once a
+the shipped data/offers/*.csv that the providers name (gpuwise/providers/, one module per cloud),
+then ~/.config/gpuwise/offers/*.csv ($XDG_CONFIG_HOME respected), then each directory in `extra_dirs`. A shipped row without a region is a spec template: once a
 user file lists the same provider and instance type in some region (a fetched price list, say),
 the template is dropped. gpuwise only reads these files; it never rewrites a user's file.
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 from gpuwise.catalog import gpus
 from gpuwise.catalog.validate import Row, read_rows
 from gpuwise.errors import UserInputError
+from gpuwise.providers import providers
 
 SKYPILOT_COLUMNS = (
     "InstanceType",
@@ -163,10 +164,15 @@ def user_offers_dir() -> Path:
     return Path(base) / "gpuwise" / "offers"
 
 
+def shipped_offers_files() -> list[Path]:
+    """The shipped offers files, as the providers (gpuwise/providers/) name them, by file name."""
+    return sorted(shipped_offers_dir() / name for p in providers() for name in p.offers_files)
+
+
 @functools.lru_cache(maxsize=1)
 def load_shipped_offers() -> tuple[Offer, ...]:
     """Offers shipped with gpuwise (cached)."""
-    return tuple(o for p in sorted(shipped_offers_dir().glob("*.csv")) for o in read_offers_file(p))
+    return tuple(o for path in shipped_offers_files() for o in read_offers_file(path))
 
 
 def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:

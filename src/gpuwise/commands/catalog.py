@@ -204,12 +204,14 @@ def fetch_tencent_command(
     force: bool = typer.Option(False, "--force", help="Replace OUTPUT even if gpuwise did not write it."),
 ) -> None:
     """Fetch live Tencent Cloud GPU prices and stock (credentials: TENCENTCLOUD_SECRET_ID / _KEY)."""
+    from gpuwise import providers
     from gpuwise.catalog import offers, tencent
     from gpuwise.commands import check_output_path
 
     if output is not None:
         check_output_path(output, "-o")
-    found = tencent.fetch_tencent_offers(region, zones or (), families or (), image_id)
+    fetch = providers.get("tencent").load_fetcher()  # the live source gpuwise/providers/tencent.py names
+    found = fetch(region, zones or (), families or (), image_id)
     if not found:
         typer.echo(f"the API listed no GPU instance types for {region} (with these filters); nothing written")
         return

@@ -11,7 +11,8 @@ from functools import lru_cache
 from gpuwise.capture.host import Host
 from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
 from gpuwise.facts.models import Platform
-from gpuwise.facts.sourcing import command_text, file_text, load_data_csv, to_int
+from gpuwise.facts.sourcing import command_text, file_text, to_int
+from gpuwise.providers import providers
 
 DMI_DIR = "/sys/class/dmi/id"
 DMI_FIELDS = (
@@ -50,21 +51,22 @@ class CloudRule:
 
 @lru_cache(maxsize=1)
 def cloud_rules() -> tuple[CloudRule, ...]:
+    """Every provider's DMI rules (gpuwise/providers/, one module per cloud), in matching order."""
     rules = []
-    for row in load_data_csv("cloud_dmi.csv", ("provider", "label", "conditions", "confidence")):
-        conds = tuple(tuple(c.split("=", 1)) for c in row["conditions"].split("&") if "=" in c)
-        field, _, regex = row.get("instance_type", "").partition("~")
-        rules.append(
-            CloudRule(
-                row["provider"],
-                row["label"],
-                conds,
-                row["confidence"],
-                field or None,
-                regex or None,
-                row["source"],
-            )  # type: ignore[arg-type]
-        )
+    for provider in providers():
+        for rule in provider.dmi:
+            field, regex = rule.instance_type or (None, None)
+            rules.append(
+                CloudRule(
+                    provider.name,
+                    rule.label or provider.label,
+                    rule.conditions,
+                    rule.confidence,
+                    field,
+                    regex,
+                    rule.source,
+                )
+            )
     return tuple(rules)
 
 

@@ -1,0 +1,16 @@
+"""Oracle Cloud Infrastructure: how gpuwise recognises its machines (DMI)."""
+
+from gpuwise.providers import DmiRule, Provider
+
+PROVIDER = Provider(
+    name="oracle",
+    label="Oracle Cloud Infrastructure",
+    dmi_order=70,
+    dmi=(
+        DmiRule(
+            conditions=(("chassis_asset_tag", "OracleCloud.com"),),
+            confidence="strong",
+            source="cloud_dmi.md: canonical/cloud-init DataSourceOracle.py CHASSIS_ASSET_TAG (rule) @04eacd06",
+        ),
+    ),
+)
