@@ -12,6 +12,7 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 import gpuwise.bench.models  # noqa: F401, E402
 import gpuwise.bench.runner  # noqa: F401, E402
+import gpuwise.facts.models  # noqa: F401, E402  (the context carries the probe's CPU and mount facts)
 
 with contextlib.suppress(ImportError):  # the parent reports a missing torch; the preload must not die on it
     import torch  # noqa: F401
