@@ -136,6 +136,7 @@ def healthy_node(n_gpus: int = 8) -> Facts:
             memlock_unlimited=True,
             acs_redirect_bridges=[],
             modules=["nvidia", "nvidia_peermem"],
+            xid_events=[],
         ),
         software=Software(
             driver_version="550.54.15",

@@ -12,7 +12,7 @@ import pytest
 
 from gpuwise.advise.engine import registry, run_rules
 from gpuwise.advise.finding import LAYER_ORDER
-from gpuwise.facts.models import Facts, Mount, NvLink, RdmaDevice, RdmaPort
+from gpuwise.facts.models import Facts, Mount, NvLink, RdmaDevice, RdmaPort, XidEvent
 from tests.advise.factories import bench, cpu_vm, healthy_node, measurement
 
 
@@ -75,6 +75,18 @@ def _both(*edits):
 
 # (rule id, what the edit does, edit, expected status, env, edit that makes the "clean" node for this rule)
 CASES = [
+    (
+        "gpu.xid_errors",
+        "GPU0 fell off the bus (Xid 79)",
+        lambda f: setattr(
+            f.kernel,
+            "xid_events",
+            [XidEvent(xid=79, pci_bus_id="0000:3b:00", detail="GPU has fallen off the bus.")],
+        ),
+        "fail",
+        "onprem",
+        None,
+    ),
     (
         "gpu.persistence_off",
         "GPU0 persistence mode off",

@@ -54,6 +54,8 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     ("df-P-B1", ("df", "-P", "-B1"), 10.0),
     # kernel, PCIe
     ("lspci-vvv", ("lspci", "-vvv"), 30.0),
+    # the kernel ring buffer: NVIDIA Xid events (NVRM: Xid ...); needs root where kernel.dmesg_restrict=1
+    ("dmesg", ("dmesg",), 10.0),
     ("systemd-detect-virt", ("systemd-detect-virt",), 5.0),
     ("systemd-detect-virt-vm", ("systemd-detect-virt", "--vm"), 5.0),
     ("systemd-detect-virt-c", ("systemd-detect-virt", "--container"), 5.0),

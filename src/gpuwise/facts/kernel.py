@@ -1,5 +1,5 @@
 """Kernel and OS facts: release, distro, command line (IOMMU, isolation), THP, sysctls, memlock,
-PCIe ACS redirect state on bridges (lspci -vvv) and loaded modules."""
+PCIe ACS redirect state on bridges (lspci -vvv), loaded modules and NVIDIA Xid events (dmesg)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import shlex
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import Kernel
 from gpuwise.facts.sourcing import command_text, file_text
+from gpuwise.facts.xid import collect_xid
 
 # The sysctls that matter for multi-GPU training: socket buffers for NCCL over TCP, writeback, swap,
 # and automatic NUMA balancing (which migrates pages under pinned DMA buffers).
@@ -137,6 +138,7 @@ def collect_kernel(host: Host) -> Kernel:
         k.why("modules", reason)
     else:
         k.modules = sorted({line.split()[0] for line in text.splitlines() if line.split()})
+    collect_xid(k, host)
     return k
 
 

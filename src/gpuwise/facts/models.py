@@ -216,6 +216,16 @@ class Storage(Part):
 # ---------------------------------------------------------------- kernel and OS
 
 
+class XidEvent(BaseModel):
+    """One `NVRM: Xid (PCI:<bus id>): <code>, <detail>` line from the kernel log."""
+
+    model_config = ConfigDict(extra="forbid")
+    xid: int
+    pci_bus_id: str | None = None  # "0000:3b:00" as the driver prints it (no function number)
+    detail: str = ""  # the rest of the line after the code
+    timestamp: str | None = None  # as dmesg printed it ("179.437933" seconds since boot, or a date)
+
+
 class Kernel(Part):
     release: str | None = None
     distro: str | None = None
@@ -230,6 +240,7 @@ class Kernel(Part):
     memlock_bytes: int | None = None
     acs_redirect_bridges: list[str] | None = None  # BDFs with ACS ReqRedir+/CmpltRedir+ (lspci -vvv)
     modules: list[str] | None = None  # loaded kernel modules
+    xid_events: list[XidEvent] | None = None  # NVIDIA Xid lines in the kernel log (dmesg), oldest first
 
 
 # ---------------------------------------------------------------- toolchain and driver

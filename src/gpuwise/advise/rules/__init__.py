@@ -5,6 +5,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     framework,
     gpu_health,
     gpu_memory,
+    gpu_xid,
     hardware,
     isolation,
     kernel,

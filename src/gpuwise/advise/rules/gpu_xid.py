@@ -1,0 +1,121 @@
+"""Xid rule (layer: hardware): NVIDIA Xid events in the kernel log, judged with NVIDIA's Xid catalogue.
+
+The meaning, severity and action of each code are data (advise/data/xid_catalog.yaml, each row citing
+NVIDIA's Xid documentation); this module only groups the events and picks the worst.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._util import HARDWARE_ON_CLOUD, ONPREM_YES
+
+XID_DOCS = "https://docs.nvidia.com/deploy/xid-errors/index.html"
+XID_CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
+_SEVERITY_ORDER = ("fail", "warn", "info")
+
+
+@dataclass(frozen=True)
+class XidInfo:
+    code: int
+    meaning: str
+    severity: str  # fail, warn or info
+    action: str
+    source: str
+
+
+@lru_cache(maxsize=1)
+def xid_catalog() -> dict[int, XidInfo]:
+    """advise/data/xid_catalog.yaml as {code: XidInfo}; every row needs all four fields."""
+    text = resources.files("gpuwise.advise").joinpath("data/xid_catalog.yaml").read_text(encoding="utf-8")
+    out = {}
+    for code, row in (yaml.safe_load(text) or {}).items():
+        if not isinstance(row, dict) or not all(
+            row.get(k) for k in ("meaning", "severity", "action", "source")
+        ):
+            raise ValueError(f"xid_catalog.yaml: Xid {code} needs meaning, severity, action and source")
+        if row["severity"] not in _SEVERITY_ORDER:
+            raise ValueError(f"xid_catalog.yaml: Xid {code} severity must be one of {_SEVERITY_ORDER}")
+        out[int(code)] = XidInfo(int(code), row["meaning"], row["severity"], row["action"], row["source"])
+    return out
+
+
+def _bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
+    """(domain, bus, device) from '00000000:3B:00.0' (NVML, nvidia-smi) or '0000:3b:00' (Xid lines)."""
+    if not bus_id:
+        return None
+    parts = bus_id.split(".")[0].split(":")
+    try:
+        return tuple(int(p, 16) for p in parts[-3:]) if len(parts) >= 3 else None  # type: ignore[return-value]
+    except ValueError:
+        return None
+
+
+def _gpu_label(ctx: RuleContext, bus: str | None) -> str:
+    """'gpus[3] (0000:3b:00)' when the bus id is a GPU gpuwise read, else the bus id."""
+    key = _bus_key(bus)
+    for i, g in enumerate(ctx.facts.gpus):
+        if key is not None and _bus_key(g.pci_bus_id) == key:
+            return f"gpus[{i}] ({bus})"
+    return bus or "an unknown GPU"
+
+
+@rule(
+    "gpu.xid_errors",
+    "hardware",
+    "The NVIDIA driver logged Xid errors",
+    f"NVIDIA Xid Errors and Xid Catalog ({XID_CATALOG})",
+    priority="high",
+    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    references=(XID_DOCS, XID_CATALOG),
+)
+def xid_errors(ctx: RuleContext):
+    events = ctx.facts.kernel.xid_events
+    if events is None:
+        return None  # the kernel log was not readable: the reason is in kernel.unknown
+    if not events:
+        return ctx.passed([("kernel.xid_events", [])], "No NVIDIA Xid errors in the kernel log")
+    catalog = xid_catalog()
+    counts = Counter((e.xid, e.pci_bus_id) for e in events)
+    last_detail = {(e.xid, e.pci_bus_id): e.detail for e in events}
+    rows = []
+    for (code, bus), n in counts.items():
+        info = catalog.get(code)
+        severity = info.severity if info else "warn"
+        meaning = (
+            info.meaning if info else f"Xid {code} is not in gpuwise's catalogue: look it up in {XID_CATALOG}"
+        )
+        rows.append((_SEVERITY_ORDER.index(severity), code, bus, n, meaning, info))
+    rows.sort(key=lambda r: (r[0], -r[3], r[1]))
+    worst = _SEVERITY_ORDER[rows[0][0]]
+    evidence = [
+        (
+            f"kernel.xid_events[xid={code}]",
+            f"{n}x on {_gpu_label(ctx, bus)}: {meaning}; last line: {last_detail[(code, bus)][:120]}",
+        )
+        for _, code, bus, n, meaning, _ in rows[:8]
+    ]
+    actions = list(dict.fromkeys(info.action for *_, info in rows if info is not None))
+    if worst == "info":
+        text = (
+            "The only Xids logged are ones the application usually causes itself (bad addresses, a killed job); "
+            "the GPUs are probably fine. " + " ".join(actions[:2])
+        )
+        return ctx.finding("info", evidence, text, priority="low")
+    text = " ".join(actions[:3]) or "Look each code up in NVIDIA's Xid catalogue."
+    return ctx.finding(
+        worst,
+        evidence,
+        text,
+        commands=[
+            "sudo dmesg -T | grep -i 'NVRM: Xid'",
+            "nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT",
+            "dcgmi diag -r 2",
+        ],
+    )
