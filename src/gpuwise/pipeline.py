@@ -12,6 +12,7 @@ from gpuwise import __version__
 from gpuwise.advise.engine import run_rules
 from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport
+from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
 from gpuwise.report.model import EnvInfo, Report, summarize
 
@@ -27,15 +28,25 @@ def resolve_env(facts: Facts, override: str = "auto") -> EnvInfo:
     return EnvInfo(kind=detected, detected=detected, reason=reason, overridden=False)
 
 
-def diagnose(facts: Facts, bench: BenchReport | None = None, env: str = "auto") -> Report:
-    """Run every rule over `facts` (and `bench`) for the resolved environment kind and build the Report."""
+def diagnose(
+    facts: Facts,
+    bench: BenchReport | None = None,
+    env: str = "auto",
+    nccl_logs: tuple[NcclDebugLog, ...] = (),
+) -> Report:
+    """Run every rule over `facts` (and `bench`, and NCCL debug logs of the user's runs) for the resolved
+    environment kind and build the Report."""
     info = resolve_env(facts, env)
-    findings = run_rules(facts, bench, info.kind)
-    return build_report(facts, findings, info, bench)
+    findings = run_rules(facts, bench, info.kind, nccl_logs=nccl_logs)
+    return build_report(facts, findings, info, bench, nccl_logs)
 
 
 def build_report(
-    facts: Facts, findings: list[Finding], env: EnvInfo, bench: BenchReport | None = None
+    facts: Facts,
+    findings: list[Finding],
+    env: EnvInfo,
+    bench: BenchReport | None = None,
+    nccl_logs: tuple[NcclDebugLog, ...] = (),
 ) -> Report:
     """Assemble a Report from Facts, findings, the environment decision and a BenchReport."""
     return Report(
@@ -46,6 +57,7 @@ def build_report(
         env=env,
         facts=facts.to_json_dict(),
         measurements=bench.to_json_dict() if bench is not None else None,
+        nccl_logs=[log.model_dump(mode="json") for log in nccl_logs],
         findings=findings,
         summary=summarize(findings),
     )

@@ -31,6 +31,7 @@ from gpuwise.advise.finding import (
 
 if TYPE_CHECKING:
     from gpuwise.bench.models import BenchReport
+    from gpuwise.bench.nccl_debug import NcclDebugLog
     from gpuwise.facts.models import Facts
 
 ALL_ENVS: tuple[EnvKind, ...] = ("cloud", "onprem", "unknown")
@@ -155,9 +156,17 @@ def thresholds() -> dict[str, Threshold]:
 class RuleContext:
     """What one rule may read (facts, bench, env, thresholds) and helpers to build its findings."""
 
-    def __init__(self, facts: Facts, bench: BenchReport | None, env: EnvKind, rule: Rule):
+    def __init__(
+        self,
+        facts: Facts,
+        bench: BenchReport | None,
+        env: EnvKind,
+        rule: Rule,
+        nccl_logs: tuple[NcclDebugLog, ...] = (),
+    ):
         self.facts = facts
         self.bench = bench
+        self.nccl_logs = nccl_logs  # NCCL_DEBUG=INFO logs of the user's runs (doctor --nccl-log)
         self.env = env
         self.rule = rule
         self.used_thresholds: list[Threshold] = []
@@ -238,14 +247,19 @@ def _failed(rule_: Rule, env: EnvKind, exc: Exception) -> Finding:
 
 
 def run_rules(
-    facts: Facts, bench: BenchReport | None, env_kind: EnvKind, rules: Iterable[Rule] | None = None
+    facts: Facts,
+    bench: BenchReport | None,
+    env_kind: EnvKind,
+    rules: Iterable[Rule] | None = None,
+    nccl_logs: Iterable[NcclDebugLog] = (),
 ) -> list[Finding]:
     """Run every applicable rule and return the findings ranked (priority, status, layer, id)."""
     out: list[Finding] = []
+    logs = tuple(nccl_logs)
     for r in sorted(rules if rules is not None else registry().values(), key=lambda r: r.id):
         if env_kind not in r.environments or (r.needs_bench and bench is None):
             continue
-        ctx = RuleContext(facts, bench, env_kind, r)
+        ctx = RuleContext(facts, bench, env_kind, r, logs)
         try:
             result = r.fn(ctx)
             if result is None:

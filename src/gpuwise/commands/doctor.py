@@ -49,6 +49,12 @@ def doctor(
     output: Path = typer.Option(
         None, "-o", "--output", help="Write the report to FILE (atomically) instead of stdout."
     ),
+    nccl_log: list[Path] = typer.Option(
+        None,
+        "--nccl-log",
+        metavar="FILE",
+        help="nccl-tests output (table or -J JSON) or an NCCL_DEBUG=INFO log of your job; repeatable.",
+    ),
 ) -> None:
     import json
 
@@ -83,11 +89,14 @@ def doctor(
     from gpuwise.bench.report_file import read_bench_report
 
     bench_report = read_bench_report(bench_results, "--bench-results") if bench_results is not None else None
+    from gpuwise.bench.nccl_files import merge_into, read_nccl_files
+
+    nccl_measurements, nccl_logs = read_nccl_files(list(nccl_log or []))
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
     if bench == "quick":
         bench_report = _run_quick_bench()
-    report = diagnose(facts, bench_report, env)
+    report = diagnose(facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs))
 
     if fmt == "json":
         text = json.dumps(report.to_json_dict(), indent=2) + "\n"

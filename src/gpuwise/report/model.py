@@ -42,6 +42,9 @@ class Report(BaseModel):
     env: EnvInfo = Field(default_factory=EnvInfo)
     facts: dict[str, Any] = Field(default_factory=dict)  # Facts.to_json_dict()
     measurements: dict[str, Any] | None = None  # BenchReport.to_json_dict(), when given
+    nccl_logs: list[dict[str, Any]] = Field(
+        default_factory=list
+    )  # NcclDebugLog summaries (doctor --nccl-log)
     findings: list[Finding] = Field(default_factory=list)
     summary: Summary = Field(default_factory=Summary)
 

@@ -11,6 +11,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     kernel,
     measurements,
     monitoring,
+    nccl_logs,
     network,
     storage,
     toolchain,

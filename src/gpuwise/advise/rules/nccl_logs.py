@@ -1,0 +1,166 @@
+"""Rules over NCCL_DEBUG=INFO logs of the user's own runs (layer: network), from `doctor --nccl-log FILE`.
+
+A probe sees the machine; the log sees what NCCL actually did: which network it used, the transports
+between ranks, the algorithms, the variables the job set, and its warnings.
+"""
+
+from __future__ import annotations
+
+from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
+from gpuwise.bench.nccl_debug import uses_socket
+
+NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+SOCKET_VS_IB_ISSUE = "https://github.com/areal-project/AReaL/issues/639"
+
+
+def _active_rdma_ports(ctx: RuleContext) -> list[str]:
+    return [
+        f"network.rdma_devices[{d.name}].ports[{p.port}]"
+        for d in ctx.facts.network.rdma_devices
+        for p in d.ports
+        if (p.state or "").upper() == "ACTIVE"
+    ]
+
+
+@rule(
+    "nccl.socket_transport",
+    "network",
+    "NCCL ran over TCP sockets",
+    f"NCCL environment variables (NCCL_IB_DISABLE, NCCL_SOCKET_*), {NCCL_ENV}; "
+    f"NCCL over sockets instead of InfiniBand: {SOCKET_VS_IB_ISSUE}",
+    priority={"cloud": "medium", "onprem": "high"},
+    gain=RDMA_GAIN,
+    references=(NCCL_ENV, NCCL_TROUBLESHOOTING, SOCKET_VS_IB_ISSUE),
+)
+def socket_transport(ctx: RuleContext):
+    if not ctx.nccl_logs:
+        return None
+    socket_logs = [log for log in ctx.nccl_logs if uses_socket(log)]
+    if not socket_logs:
+        nets = sorted({n for log in ctx.nccl_logs for n in log.networks})
+        if not nets:
+            return None
+        return ctx.passed(
+            [(f"nccl_log[{ctx.nccl_logs[0].source}].networks", nets)], f"NCCL used {', '.join(nets)}"
+        )
+    log = socket_logs[0]
+    evidence: list[tuple[str, object]] = [(f"nccl_log[{log.source}].networks", log.networks)]
+    disabled = {k: v for k, v in log.env.items() if k == "NCCL_IB_DISABLE" and v.strip() not in ("0", "")}
+    evidence += [(f"nccl_log[{log.source}].env.{k}", v) for k, v in disabled.items()]
+    if log.ib_device_missing:
+        evidence.append((f"nccl_log[{log.source}].ib_device_missing", True))
+    active = _active_rdma_ports(ctx)
+    evidence += [(path, "ACTIVE") for path in active[:4]]
+    if disabled or active:
+        return ctx.finding(
+            "fail",
+            evidence,
+            "NCCL moved data over TCP sockets although RDMA is available "
+            + (
+                "(NCCL_IB_DISABLE is set in the job). "
+                if disabled
+                else "(active RDMA ports on this machine). "
+            )
+            + "Collectives run several times slower. Remove NCCL_IB_DISABLE, make the HCAs visible in the "
+            "container (/dev/infiniband, --device, IPC_LOCK, memlock) and check NCCL_IB_HCA.",
+            commands=[
+                "ibv_devinfo | grep -E 'hca_id|state'",
+                "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <your job>",
+            ],
+        )
+    if log.ib_device_missing:
+        return ctx.finding(
+            "warn",
+            evidence,
+            "NCCL looked for InfiniBand/RoCE devices and found none, then used TCP sockets. If this node has "
+            "HCAs, they are not visible to the job (container devices, drivers, rdma-core).",
+            commands=["ls /dev/infiniband", "ibv_devinfo"],
+        )
+    return ctx.finding(
+        "info",
+        evidence,
+        "NCCL used TCP sockets, as expected on an Ethernet-only network. On 100 Gbit/s-class links, more "
+        "socket threads often raise bus bandwidth (product of the two at most 64).",
+        env={"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"},
+        priority="low",
+    )
+
+
+@rule(
+    "nccl.log_warnings",
+    "network",
+    "NCCL printed warnings during the run",
+    f"NCCL troubleshooting guide: {NCCL_TROUBLESHOOTING}",
+    priority="medium",
+    references=(NCCL_TROUBLESHOOTING,),
+)
+def log_warnings(ctx: RuleContext):
+    evidence = [
+        (f"nccl_log[{log.source}].warnings[{i}]", text)
+        for log in ctx.nccl_logs
+        for i, text in enumerate(log.warnings[:5])
+    ]
+    if not evidence:
+        return None
+    return ctx.finding(
+        "warn",
+        evidence,
+        "NCCL WARN lines usually name a failed connection, a missing device or a fallback. "
+        "Fix what each names before tuning anything else.",
+    )
+
+
+@rule(
+    "nccl.job_debug_vars",
+    "network",
+    "The job set NCCL 'Debugging' variables",
+    f"NCCL environment variables, 'Debugging' section ('should not be used in production'): {NCCL_ENV}",
+    priority="medium",
+    references=(NCCL_ENV,),
+)
+def job_debug_vars(ctx: RuleContext):
+    names = set(ctx.t("nccl_debugging_vars"))
+    evidence = [
+        (f"nccl_log[{log.source}].env.{k}", v)
+        for log in ctx.nccl_logs
+        for k, v in log.env.items()
+        if k in names
+    ]
+    if not evidence:
+        return None
+    return ctx.finding(
+        "warn",
+        evidence,
+        "The job overrides NCCL's automatic choices with variables NCCL documents as debugging aids; "
+        "remove them unless an A/B test on this cluster proved a gain.",
+        commands=["unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in evidence}))],
+    )
+
+
+@rule(
+    "nccl.run_summary",
+    "network",
+    "What NCCL chose in the logged run",
+    f"NCCL_DEBUG=INFO output (NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,TUNING), {NCCL_ENV}",
+    priority="low",
+    references=(NCCL_ENV,),
+)
+def run_summary(ctx: RuleContext):
+    evidence = []
+    for log in ctx.nccl_logs:
+        where = f"nccl_log[{log.source}]"
+        for field in ("version", "ranks", "nodes", "networks", "nvls"):
+            value = getattr(log, field)
+            if value not in (None, [], {}):
+                evidence.append((f"{where}.{field}", value))
+        evidence += [(f"{where}.transports", dict(sorted(log.transports.items())))] if log.transports else []
+        evidence += [(f"{where}.algorithms.{op}", algos) for op, algos in sorted(log.algorithms.items())]
+    if not evidence:
+        return None
+    return ctx.finding(
+        "info",
+        evidence,
+        "For reference: the network, transports, NVLS and algorithms NCCL picked. Ring suits large messages, "
+        "Tree and NVLS large node counts and small messages; leave the choice to NCCL unless measured.",
+    )

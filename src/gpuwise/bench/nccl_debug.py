@@ -1,0 +1,106 @@
+"""What an `NCCL_DEBUG=INFO` log says about a run: NCCL version, the network NCCL chose (IB, Socket or a
+plugin), the transports between ranks, NVLS, the algorithms picked, variables set by the environment,
+and every `NCCL WARN` line.
+
+Lines look like `host:1234:1240 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>`
+(NCCL's debug.cc prefix, then the message); mpirun/srun prefixes before it are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_WARNINGS = 20
+# NCCL's algorithm ids in TUNING lines ("Algo 1 proto 2"), src/include/devcomm.h (NCCL_ALGO_*)
+ALGORITHMS = {0: "Tree", 1: "Ring", 2: "CollNetDirect", 3: "CollNetChain", 4: "NVLS", 5: "NVLSTree", 6: "PAT"}
+_MSG = re.compile(r"NCCL (INFO|WARN) (.*)$")
+_VERSION = re.compile(r"NCCL version (\S+)")
+_USING_NETWORK = re.compile(r"Using network (.+?)\s*$")
+_NET_DEVICES = re.compile(r"NET/(IB|Socket)\s*:\s*Using (.+?)(?:\s*;\s*OOB.*)?$")
+_VIA = re.compile(r"->.*? via (\S+)")
+_ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?\s*$")
+_COMM = re.compile(r"nRanks (\d+)(?: nNodes (\d+))?")
+_TUNING = re.compile(r"^(\w+): \d+ Bytes -> Algo (\d+) proto (\d+)")
+
+
+class NcclDebugLog(BaseModel):
+    """One NCCL_DEBUG=INFO log, summarised. Lists keep first-seen order."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    version: str | None = None
+    networks: list[str] = Field(default_factory=list)  # "IB", "Socket", or a plugin's name
+    net_devices: dict[str, str] = Field(default_factory=dict)  # "IB" -> "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"
+    ib_device_missing: bool = False  # "NET/IB : No device found."
+    transports: dict[str, int] = Field(
+        default_factory=dict
+    )  # "P2P/IPC" -> connections, "NET/Socket/0" -> ...
+    ranks: int | None = None
+    nodes: int | None = None
+    nvls: bool | None = None  # NVLS (NVLink SHARP) available / used
+    algorithms: dict[str, list[str]] = Field(default_factory=dict)  # "AllReduce" -> ["Ring", "NVLS"]
+    env: dict[str, str] = Field(default_factory=dict)  # NCCL_* variables NCCL reports as set
+    warnings: list[str] = Field(default_factory=list)  # NCCL WARN messages (first MAX_WARNINGS)
+    lines: int = 0  # NCCL INFO/WARN lines read
+
+
+def looks_like_nccl_debug(text: str) -> bool:
+    return "NCCL INFO" in text or "NCCL WARN" in text
+
+
+def parse_nccl_debug(text: str, source: str) -> NcclDebugLog:
+    log = NcclDebugLog(source=source)
+    transports: Counter[str] = Counter()
+    for line in text.splitlines():
+        m = _MSG.search(line)
+        if not m:
+            if (v := _VERSION.search(line)) and log.version is None:  # printed without the INFO prefix too
+                log.version = v.group(1)
+            continue
+        log.lines += 1
+        kind, msg = m.group(1), m.group(2).strip()
+        if kind == "WARN":
+            if len(log.warnings) < MAX_WARNINGS:
+                log.warnings.append(msg[:300])
+            continue
+        _read_info(log, msg, transports)
+    log.transports = dict(transports)
+    return log
+
+
+def _read_info(log: NcclDebugLog, msg: str, transports: Counter[str]) -> None:
+    if (v := _VERSION.search(msg)) and log.version is None:
+        log.version = v.group(1)
+    elif u := _USING_NETWORK.search(msg):
+        _add(log.networks, u.group(1))
+    elif d := _NET_DEVICES.search(msg):
+        log.net_devices.setdefault(d.group(1), d.group(2).strip())
+    elif msg.startswith("NET/IB") and "No device found" in msg:
+        log.ib_device_missing = True
+    elif v := _VIA.search(msg):
+        transports[v.group(1)] += 1
+    elif e := _ENV.match(msg):
+        log.env[e.group(1)] = e.group(2)
+    elif c := _COMM.search(msg):
+        log.ranks = int(c.group(1))
+        log.nodes = int(c.group(2)) if c.group(2) else log.nodes
+    elif t := _TUNING.match(msg):
+        _add(log.algorithms.setdefault(t.group(1), []), ALGORITHMS.get(int(t.group(2)), f"algo {t.group(2)}"))
+    if "NVLS" in msg:
+        if "support is available" in msg or msg.startswith("NVLS comm"):
+            log.nvls = True
+        elif log.nvls is None and ("not available" in msg or "disabled" in msg.lower()):
+            log.nvls = False
+
+
+def _add(items: list[str], value: str) -> None:
+    if value not in items:
+        items.append(value)
+
+
+def uses_socket(log: NcclDebugLog) -> bool:
+    """Did inter-node traffic go over NCCL's TCP socket transport?"""
+    return "Socket" in log.networks or any(t.startswith("NET/Socket") for t in log.transports)

@@ -1,0 +1,76 @@
+"""`doctor --nccl-log FILE`: read nccl-tests outputs and NCCL_DEBUG=INFO logs the user recorded.
+
+Each file is sorted by what it holds: nccl-tests results become `collective` Measurements (judged
+against the link peak like gpuwise's own benchmark), NCCL debug lines become an NcclDebugLog. A file
+may hold both (nccl-tests run with NCCL_DEBUG=INFO); one holding neither is an error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.bench.nccl_debug import NcclDebugLog, looks_like_nccl_debug, parse_nccl_debug
+from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measurement
+from gpuwise.errors import UserInputError
+
+MAX_LOG_BYTES = 64 * 1024 * 1024  # NCCL TRACE logs of long jobs can be large; INFO logs are far smaller
+HOW = (
+    "pass the stdout of an nccl-tests binary (e.g. all_reduce_perf -b 8 -e 8G -f 2 -g 8), its -J JSON, "
+    "or the log of a run with NCCL_DEBUG=INFO"
+)
+
+
+def _read(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_LOG_BYTES:
+            raise UserInputError(
+                f"--nccl-log {path}: larger than {MAX_LOG_BYTES >> 20} MiB",
+                "pass an INFO-level log (not TRACE), or cut it to the run you want judged",
+            )
+        with path.open("rb") as fh:
+            return fh.read(MAX_LOG_BYTES).decode("utf-8", errors="replace")
+    except IsADirectoryError:
+        raise UserInputError(f"--nccl-log {path} is a directory", HOW) from None
+    except OSError as exc:
+        raise UserInputError(f"--nccl-log {path}: cannot read it ({exc.strerror or exc})", HOW) from None
+
+
+def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebugLog]]:
+    """(nccl-tests measurements, NCCL debug logs) from the files; UserInputError for a file that is neither."""
+    from gpuwise.bench.runner import judge
+
+    measurements, logs = [], []
+    for path in paths:
+        text = _read(Path(path))
+        found = False
+        if looks_like_nccl_tests(text):
+            try:
+                run = parse(text, path.name)
+            except (ValueError, json.JSONDecodeError) as exc:
+                raise UserInputError(
+                    f"--nccl-log {path}: not readable as nccl-tests output ({exc})", HOW
+                ) from None
+            if run.rows:
+                measurements.append(judge(to_measurement(run, path.name)))
+                found = True
+        if looks_like_nccl_debug(text):
+            log = parse_nccl_debug(text, path.name)
+            if log.networks or log.transports or log.warnings or log.env or log.version or log.algorithms:
+                logs.append(log)
+                found = True
+        if not found:
+            raise UserInputError(
+                f"--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found", HOW
+            )
+    return measurements, logs
+
+
+def merge_into(bench: BenchReport | None, measurements: list[Measurement]) -> BenchReport | None:
+    """The bench report doctor judges, with the nccl-tests results added (a new one when none was given)."""
+    if not measurements:
+        return bench
+    report = bench.model_copy(deep=True) if bench is not None else BenchReport(mode="nccl-tests")
+    report.results.extend(measurements)
+    return report
