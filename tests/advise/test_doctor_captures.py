@@ -83,17 +83,7 @@ CASES = [
         "warn",
     ),
     (
-        "pcie.gen_below_max",
-        RTX3090_XML,
-        "nvidia-smi-q-x",
-        (
-            "clocks_event_reason_gpu_idle Not Active -> Active (an idle GPU downshifts its link on purpose)",
-            _sub(r"<clocks_event_reason_gpu_idle>Not Active<", "<clocks_event_reason_gpu_idle>Active<"),
-        ),
-        "warn",
-    ),
-    (
-        "gpu.throttle_active",
+        "gpu.power_capped",
         RTX3090_XML,
         "nvidia-smi-q-x",
         (
@@ -103,7 +93,7 @@ CASES = [
                 "<clocks_event_reason_sw_power_cap>Not Active<",
             ),
         ),
-        "warn",
+        "info",  # the software power cap is the GPU working at its limit, not a cooling fault
     ),
 ]
 
@@ -120,6 +110,31 @@ def test_real_capture_triggers_rule(real, tmp_path, rule_id, fixture, command_id
     what, edit = quiet
     report = doctor_report(make_capture(tmp_path / "edited", {command_id: edit(text)}))
     assert finding(report, rule_id) is None, f"{rule_id} still fires after: {what}"
+
+
+def test_idle_link_downshift_is_not_a_warning_but_the_same_link_under_load_is(real, tmp_path):
+    """The RTX 3090 XML as recorded: Gen1 of Gen4, 'GPU idle' Not Active, but P8, 0% utilisation, no
+    process and 210 of 2100 MHz: an idle GPU, so its downshifted link is normal power saving."""
+    text = real_text(RTX3090_XML)
+    report = doctor_report(make_capture(tmp_path / "as-recorded", {"nvidia-smi-q-x": text}))
+    assert finding(report, "pcie.gen_below_max") is None
+    assert finding(report, "gpu.throttle_active") is None  # sw_power_cap alone is not a fault
+    # Edit: the same GPU under load (P2, 97% utilisation, one compute process, 1950 MHz).
+    busy = text.replace("<performance_state>P8<", "<performance_state>P2<").replace(
+        "<gpu_util>0 %<", "<gpu_util>97 %<"
+    )
+    busy = busy.replace("<sm_clock>210 MHz<", "<sm_clock>1950 MHz<").replace(
+        "<processes>\n\t\t</processes>", "<processes><process_info><pid>4242</pid></process_info></processes>"
+    )
+    report = doctor_report(make_capture(tmp_path / "busy", {"nvidia-smi-q-x": busy}))
+    f = finding(report, "pcie.gen_below_max")
+    assert f is not None and f.status == "warn"
+    assert "gpus[0].utilization_gpu_percent" in {e.path for e in f.evidence}
+    # Edit: busy by utilisation but the clock says idle: conflicting evidence is at most info.
+    unsure = busy.replace("<sm_clock>1950 MHz<", "<sm_clock>210 MHz<")
+    report = doctor_report(make_capture(tmp_path / "unsure", {"nvidia-smi-q-x": unsure}))
+    f = finding(report, "pcie.gen_below_max")
+    assert f is not None and f.status == "info" and f.priority == "low"
 
 
 def test_nvlink_evidence_names_the_dead_links(real, tmp_path):

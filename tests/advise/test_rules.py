@@ -76,6 +76,20 @@ def _both(*edits):
 # (rule id, what the edit does, edit, expected status, env, edit that makes the "clean" node for this rule)
 CASES = [
     (
+        "gpu.power_capped",
+        "GPU0 power limit lowered to 500 W of a 700 W default while the cap is active",
+        lambda f: _gpu0(
+            f,
+            clock_event_reasons=["sw_power_cap"],
+            power_limit_watts=500.0,
+            power_limit_default_watts=700.0,
+            power_limit_max_watts=700.0,
+        ),
+        "warn",
+        "onprem",
+        None,
+    ),
+    (
         "gpu.xid_errors",
         "GPU0 fell off the bus (Xid 79)",
         lambda f: setattr(
@@ -171,8 +185,8 @@ CASES = [
     ),
     (
         "gpu.idle_busy_state",
-        "GPU0 busy (no gpu_idle reason)",
-        lambda f: _gpu0(f, clock_event_reasons=[]),
+        "GPU0 busy (97% utilisation, a compute process)",
+        lambda f: _gpu0(f, clock_event_reasons=[], utilization_gpu_percent=97.0, process_count=1),
         "info",
         "onprem",
         None,
@@ -204,8 +218,15 @@ CASES = [
     ),
     (
         "pcie.gen_below_max",
-        "GPU0 Gen3 of Gen5 while busy",
-        lambda f: _gpu0(f, pcie__gen_current=3, clock_event_reasons=[]),
+        "GPU0 Gen3 of Gen5 while busy (P2, 97% utilisation, a compute process)",
+        lambda f: _gpu0(
+            f,
+            pcie__gen_current=3,
+            clock_event_reasons=[],
+            performance_state="P2",
+            utilization_gpu_percent=97.0,
+            process_count=1,
+        ),
         "warn",
         "onprem",
         None,

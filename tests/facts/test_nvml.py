@@ -104,6 +104,12 @@ def _fake_pynvml(calls: list[str], *, init_error: str | None = None, lost: set[i
     m.nvmlDeviceGetCurrPcieLinkWidth = lambda h: 16
     m.nvmlDeviceGetMaxPcieLinkWidth = lambda h: 16
     m.nvmlDeviceGetEnforcedPowerLimit = lambda h: 700000  # milliwatts
+    m.nvmlDeviceGetPowerManagementDefaultLimit = lambda h: 700000
+    m.nvmlDeviceGetPowerManagementLimitConstraints = lambda h: (200000, 700000)
+    m.nvmlDeviceGetPowerUsage = lambda h: 88500
+    m.nvmlDeviceGetPerformanceState = lambda h: 8
+    m.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=0, memory=0)
+    m.nvmlDeviceGetComputeRunningProcesses = lambda h: []
     m.nvmlDeviceGetPersistenceMode = lambda h: 1
     m.nvmlDeviceGetEccMode = supported_on_0([1, 0])
     m.nvmlDeviceGetTotalEccErrors = supported_on_0(lambda kind, scope: 2 if scope == 1 else 0)
@@ -130,6 +136,12 @@ def test_mapping_with_a_fake_pynvml(monkeypatch):
     )
     g0, g1 = doc["gpus"]
     assert g0["power_limit_watts"] == 700.0 and g0["pci_bus_id"] == "00000000:00:00.0"
+    assert (g0["power_limit_default_watts"], g0["power_limit_max_watts"], g0["power_draw_watts"]) == (
+        700,
+        700,
+        88.5,
+    )
+    assert (g0["performance_state"], g0["utilization_gpu_percent"], g0["process_count"]) == ("P8", 0.0, 0)
     assert g0["pcie"] == {"gen_current": 1, "gen_max": 5, "width_current": 16, "width_max": 16}
     assert g0["clock_event_reasons_mask"] == 0x1 | 0x20 | 0x1000  # stored raw; facts decode it
     assert (g0["ecc_enabled"], g0["ecc_pending_enabled"]) == (True, False)

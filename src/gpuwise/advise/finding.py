@@ -82,10 +82,10 @@ class Finding(_Strict):
     source: str = ""  # the rule's authority: a REFERENCE.md row, a vendor document, or "heuristic: ..."
 
     def sort_key(self) -> tuple:
-        """Rank: priority first, then severity, then layer order, then id (stable output)."""
+        """Rank: severity first (a real warning never ranks below generic advice), then priority, layer, id."""
         return (
-            PRIORITY_ORDER.index(self.priority),
             STATUS_ORDER.index(self.status),
+            PRIORITY_ORDER.index(self.priority),
             LAYER_ORDER.index(self.layer),
             self.id,
         )

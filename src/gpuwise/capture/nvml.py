@@ -106,6 +106,12 @@ def _read_gpu(nvml: Any, index: int) -> dict[str, Any]:
     pcie("width_current", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkWidth(h)))
     pcie("width_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkWidth(h)))
     read("power_limit_watts", lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0)  # NVML gives mW
+    read("power_limit_default_watts", lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1000.0)
+    read("power_limit_max_watts", lambda: nvml.nvmlDeviceGetPowerManagementLimitConstraints(h)[1] / 1000.0)
+    read("power_draw_watts", lambda: nvml.nvmlDeviceGetPowerUsage(h) / 1000.0)
+    read("performance_state", lambda: f"P{int(nvml.nvmlDeviceGetPerformanceState(h))}")
+    read("utilization_gpu_percent", lambda: float(nvml.nvmlDeviceGetUtilizationRates(h).gpu))
+    read("process_count", lambda: len(nvml.nvmlDeviceGetComputeRunningProcesses(h)))
     read("persistence_mode", lambda: nvml.nvmlDeviceGetPersistenceMode(h) == _ENABLED)
     read("ecc_enabled", lambda: nvml.nvmlDeviceGetEccMode(h)[0] == _ENABLED)
     read("ecc_pending_enabled", lambda: nvml.nvmlDeviceGetEccMode(h)[1] == _ENABLED)

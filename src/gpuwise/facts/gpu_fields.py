@@ -123,6 +123,10 @@ def to_celsius(text: str) -> float:
     return _number(text, "C")
 
 
+def to_percent(text: str) -> float:
+    return _number(text, "%")
+
+
 def to_width(text: str) -> int:
     """PCIe link width '16x' -> 16."""
     return int(_number(text, "x"))
@@ -205,6 +209,31 @@ FIELDS: dict[str, FieldSpec] = {
             ("power readings", "power limit"),
         ),
     ),
+    "power_limit_default_watts": FieldSpec(
+        to_watts,
+        ("gpu_power_readings/default_power_limit", "power_readings/default_power_limit"),
+        (("gpu power readings", "default power limit"), ("power readings", "default power limit")),
+    ),
+    "power_limit_max_watts": FieldSpec(
+        to_watts,
+        ("gpu_power_readings/max_power_limit", "power_readings/max_power_limit"),
+        (("gpu power readings", "max power limit"), ("power readings", "max power limit")),
+    ),
+    "power_draw_watts": FieldSpec(
+        to_watts,
+        (
+            "gpu_power_readings/power_draw",
+            "power_readings/power_draw",
+            "gpu_power_readings/average_power_draw",
+        ),
+        (
+            ("gpu power readings", "power draw"),
+            ("power readings", "power draw"),
+            ("gpu power readings", "average power draw"),  # R610 layout
+        ),
+    ),
+    "performance_state": FieldSpec(to_str, ("performance_state",), (("performance state",),)),
+    "utilization_gpu_percent": FieldSpec(to_percent, ("utilization/gpu_util",), (("utilization", "gpu"),)),
     "persistence_mode": FieldSpec(to_enabled, ("persistence_mode",), (("persistence mode",),)),
     "ecc_enabled": FieldSpec(to_enabled, ("ecc_mode/current_ecc",), (("ecc mode", "current"),)),
     "ecc_pending_enabled": FieldSpec(to_enabled, ("ecc_mode/pending_ecc",), (("ecc mode", "pending"),)),

@@ -143,6 +143,13 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
             ]
         else:
             gpu.why("clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state")
+    processes = tree.get(("processes",))
+    if processes is not None and (processes.value or "").strip().lower() == "none":
+        gpu.process_count = 0
+    else:
+        gpu.why(
+            "process_count", f"{TOOL}: processes not listed" if processes is None else f"{TOOL}: not counted"
+        )
     gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)")
     return gpu
 

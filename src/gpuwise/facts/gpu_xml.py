@@ -88,6 +88,13 @@ def _gpu_from_element(index: int, el: ET.Element) -> Gpu:
         gpu.unknown.pop("pci_bus_id", None)
     _fill_ecc(gpu, el)
     _fill_clock_reasons(gpu, el)
+    processes = el.find("processes")
+    if processes is None:
+        gpu.why("process_count", f"not in this {TOOL} output")
+    else:
+        # compute processes ("C" or "C+G"), as NVML's compute list: a desktop's Xorg is type "G"
+        kinds = [(p.findtext("type") or "C").strip().upper() for p in processes.findall("process_info")]
+        gpu.process_count = sum(1 for kind in kinds if "C" in kind)
     gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)")
     return gpu
 

@@ -44,7 +44,13 @@ class Gpu(Part):
     pci_bus_id: str | None = None
     memory_total_bytes: int | None = None
     pcie: PcieLink = Field(default_factory=PcieLink)
-    power_limit_watts: float | None = None
+    power_limit_watts: float | None = None  # the limit in force (enforced / current)
+    power_limit_default_watts: float | None = None
+    power_limit_max_watts: float | None = None
+    power_draw_watts: float | None = None
+    performance_state: str | None = None  # "P0" (full speed) ... "P8"/"P12" (idle)
+    utilization_gpu_percent: float | None = None  # share of the last sample period a kernel ran
+    process_count: int | None = None  # compute processes holding the GPU
     persistence_mode: bool | None = None
     ecc_enabled: bool | None = None
     ecc_pending_enabled: bool | None = None

@@ -49,13 +49,6 @@ def in_container(facts: Facts) -> bool:
     return bool(c) and c != "none"
 
 
-def gpu_is_busy(g: Gpu, idle_names: list[str]) -> bool | None:
-    """True when the GPU is not idle (no 'gpu_idle' clock event reason); None when unknown."""
-    if g.clock_event_reasons is None:
-        return None
-    return not any(r in idle_names for r in g.clock_event_reasons)
-
-
 def physical_nics(facts: Facts):
     return [n for n in facts.network.nics if not n.virtual and n.name != "lo"]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
-from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpu_is_busy, gpus
+from gpuwise.advise.rules._load import gpu_load
+from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpus
 
 DRIVER_PERSISTENCE = "https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html"
 
@@ -287,6 +288,78 @@ def mixed_models(ctx: RuleContext):
 
 
 @rule(
+    "gpu.power_capped",
+    "hardware",
+    "GPU clocks are held at the power limit",
+    "NVML clocks event reasons: SW Power Cap means the clocks were lowered to stay within the power limit "
+    "(https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); "
+    "nvidia-smi -pl sets the limit (https://docs.nvidia.com/deploy/nvidia-smi/index.html)",
+    priority={"cloud": "low", "onprem": "medium"},
+    controllable={
+        "cloud": Controllable(
+            can="partly",
+            reason="root in the VM can usually set the limit up to the board's maximum; the maximum is the "
+            "provider's",
+            alternative="choose an instance type whose GPUs run at the full board power",
+        ),
+        "onprem": ONPREM_YES,
+    },
+    references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
+)
+def power_capped(ctx: RuleContext):
+    tolerance = ctx.t("power_limit_below_default_fraction")
+    lowered, at_cap, headroom = [], [], []
+    for p, g in gpus(ctx.facts):
+        if "sw_power_cap" not in (g.clock_event_reasons or []):
+            continue
+        limit, default, top = g.power_limit_watts, g.power_limit_default_watts, g.power_limit_max_watts
+        idle = gpu_load(p, g, ctx.t("gpu_load")).state == "idle"
+        limits = [(f"{p}.power_limit_watts", limit), (f"{p}.power_limit_default_watts", default)]
+        limits.append((f"{p}.power_limit_max_watts", top))
+        if limit is not None and default and limit < default * (1 - tolerance):
+            lowered += limits  # someone set it below the board's default
+        elif limit is not None and top and limit < top * (1 - tolerance) and not idle:
+            lowered += limits  # capping real work while the board allows more
+        else:
+            at_cap += [(f"{p}.clock_event_reasons", g.clock_event_reasons)]
+            at_cap += (
+                [(f"{p}.power_draw_watts", g.power_draw_watts)] if g.power_draw_watts is not None else []
+            )
+            at_cap += [(f"{p}.load", "idle: the flag limits nothing now")] if idle else []
+            if limit is not None and top and limit < top * (1 - tolerance):
+                headroom.append(f"sudo nvidia-smi -i {g.index if g.index is not None else 0} -pl {top:g}")
+    if lowered:
+        target = next((v for path, v in lowered if path.endswith("max_watts") and v), None)
+        return ctx.finding(
+            "warn",
+            lowered,
+            "The power limit in force is below the board's default or maximum while it caps the clocks, so "
+            "the GPU slows down earlier than it has to. Raise it unless the cap is deliberate (power budget, "
+            "cooling), and check temperatures afterwards.",
+            commands=[
+                f"sudo nvidia-smi -pl {target:g}" if target else "sudo nvidia-smi -pl <watts>",
+                "nvidia-smi -q -d POWER,TEMPERATURE",
+            ],
+        )
+    if not at_cap:
+        return None
+    text = (
+        "The GPU is working at its power limit, as designed: a modern GPU lowers its clocks to stay within "
+        "it (not a cooling or power-supply fault). Sustained throughput is what the limit allows."
+    )
+    if headroom:
+        text += " The board allows a higher limit if training turns out power-bound."
+    return ctx.finding(
+        "info",
+        at_cap,
+        text,
+        commands=headroom,
+        priority="low",
+        controllable=Controllable(can="yes", reason="nothing to change unless the limit was lowered"),
+    )
+
+
+@rule(
     "gpu.idle_busy_state",
     "hardware",
     "GPUs are busy during the probe",
@@ -294,17 +367,14 @@ def mixed_models(ctx: RuleContext):
     priority="low",
 )
 def gpus_busy(ctx: RuleContext):
-    busy = [
-        (f"{p}.clock_event_reasons", g.clock_event_reasons)
-        for p, g in gpus(ctx.facts)
-        if gpu_is_busy(g, ctx.t("gpu_idle_reason_names"))
-    ]
+    loads = [gpu_load(p, g, ctx.t("gpu_load")) for p, g in gpus(ctx.facts)]
+    busy = [e for load in loads if load.state == "busy" for e in load.busy]
     if not busy:
         return None
     return ctx.finding(
         "info",
         busy,
-        "These GPUs were not idle when the facts were taken; "
+        "These GPUs were busy when the facts were taken (utilisation or compute processes); "
         "link generation and clocks are judged as under load. "
         "Run doctor again on an idle node to separate load effects from setup problems.",
     )

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._load import gpu_load
 from gpuwise.advise.rules._util import (
     FIRMWARE_ON_CLOUD,
     ONPREM_YES,
-    gpu_is_busy,
     gpus,
     total_gpu_memory_bytes,
 )
@@ -145,29 +145,46 @@ def pcie_width(ctx: RuleContext):
     ),
 )
 def pcie_gen(ctx: RuleContext):
-    idle_names = ctx.t("gpu_idle_reason_names")
-    evidence = []
+    busy, unsure = [], []
     for p, g in gpus(ctx.facts):
         cur, mx = g.pcie.gen_current, g.pcie.gen_max
         if cur is None or mx is None or cur >= mx:
             continue
-        # The idle downshift is normal power saving; judge only a GPU known to be busy.
-        if gpu_is_busy(g, idle_names):
-            evidence.append((f"{p}.pcie.gen_current/gen_max", f"Gen{cur} / Gen{mx}"))
-            evidence.append((f"{p}.clock_event_reasons", g.clock_event_reasons))
-    if not evidence:
-        return None
-    return ctx.finding(
-        "warn",
-        evidence,
-        "Under load the link should train at its maximum generation. "
-        "Check the BIOS PCIe speed setting (Auto or the highest Gen), risers and retimers, "
-        "and `dmesg` for 'limited by' messages; re-check while a job runs.",
-        commands=[
-            "nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max --format=csv",
-            "sudo dmesg | grep -i 'limited by'",
-        ],
-    )
+        # Links downshift their generation at idle (normal power saving): judge only a GPU the
+        # evidence says is busy; when the evidence conflicts, say so instead of warning.
+        load = gpu_load(p, g, ctx.t("gpu_load"))
+        link = (f"{p}.pcie.gen_current/gen_max", f"Gen{cur} / Gen{mx}")
+        if load.state == "busy":
+            busy += [link, *load.evidence()]
+        elif load.state == "conflicting":
+            unsure += [link, *load.evidence()]
+    recheck = [
+        "nvidia-smi -q -d PERFORMANCE   # while a job runs: the link should show its maximum generation",
+        "gpuwise bench --only host-device   # loads the link, then read gen_current again",
+    ]
+    if busy:
+        return ctx.finding(
+            "warn",
+            busy,
+            "Under load the link should train at its maximum generation. "
+            "Check the BIOS PCIe speed setting (Auto or the highest Gen), risers and retimers, "
+            "and `dmesg` for 'limited by' messages; re-check while a job runs.",
+            commands=[
+                "nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max --format=csv",
+                "sudo dmesg | grep -i 'limited by'",
+            ],
+        )
+    if unsure:
+        return ctx.finding(
+            "info",
+            unsure,
+            "The link runs below its maximum generation, but the evidence disagrees on whether the GPU was "
+            "busy (a downshift at idle is normal power saving). Re-check while the link is loaded.",
+            commands=recheck,
+            title="GPU PCIe link below its maximum generation; load state unclear",
+            priority="low",
+        )
+    return None
 
 
 @rule(

@@ -51,6 +51,9 @@ _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
 )
 
 
+POWER_BOUND_LAYERS = ("compute", "memory")  # a power cap lowers the SM (and memory) clocks these depend on
+
+
 def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None, str]:
     if m.percent_of_achievable is not None:
         return m.percent_of_achievable, f"{m.achievable_fraction or '?'} of peak (catalog)"
@@ -76,7 +79,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
             ctx.t("measurement_percent_of_achievable_warn"),
             ctx.t("measurement_percent_of_achievable_fail"),
         )
-        low, seen, status = [], [], "warn"
+        low, limited, seen, status = [], [], [], "warn"
         for m in ctx.bench.results:
             if m.layer != bench_layer or m.status != "ok" or m.value is None:
                 continue
@@ -89,22 +92,58 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
             if pct is None:
                 continue
             seen.append(m.name)
-            if pct < warn:
-                low.append(
-                    (
-                        f"bench:{m.name}",
-                        f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak {m.peak:g} ({m.peak_source or 'peak'}); "
-                        f"{pct:.0f}% of achievable ({basis})",
-                    )
-                )
-                if pct < fail:
-                    status = "fail"
-        if not low and not seen:
+            if pct >= warn:
+                continue
+            row = (
+                f"bench:{m.name}",
+                f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak {m.peak:g} ({m.peak_source or 'peak'}); "
+                f"{pct:.0f}% of achievable ({basis})",
+            )
+            power = _power_limited(ctx, m) if bench_layer in POWER_BOUND_LAYERS else []
+            if power:
+                limited += [row, *power]
+                continue
+            low.append(row)
+            if pct < fail:
+                status = "fail"
+        if not low and not limited and not seen:
             return None
-        if not low:
-            evidence = [(f"bench:{n}", "within typical achievable range") for n in seen[:3]]
-            return ctx.passed(evidence, f"{what} is within the typical achievable range")
-        return ctx.finding(status, low, f"{what} is below the typical achievable fraction. {advice}")
+        if low:
+            return ctx.finding(
+                status, low + limited, f"{what} is below the typical achievable fraction. {advice}"
+            )
+        if limited:
+            return ctx.finding(
+                "info",
+                limited,
+                f"{what} is below the typical fraction because the GPU ran at its power limit: the SM clock "
+                "during the run was below its maximum, or the power cap was active. That is the sustained rate "
+                "this power limit allows, not a fault (a short burst from idle runs faster).",
+                title=f"{what} is power-limited, as expected at this power limit",
+                priority="low",
+            )
+        evidence = [(f"bench:{n}", "within typical achievable range") for n in seen[:3]]
+        return ctx.passed(evidence, f"{what} is within the typical achievable range")
+
+
+def _power_limited(ctx: RuleContext, m: Measurement) -> list[tuple[str, object]]:
+    """Evidence that the GPU of `m` ran power-limited: its SM clock right after the run well below the
+    maximum the facts report, or the facts' clock-event reasons showing the software power cap."""
+    device = m.device or ""
+    index = int(device.split(":")[1]) if device.startswith("cuda:") and device[5:].isdigit() else 0
+    if index >= len(ctx.facts.gpus):
+        return []
+    g = ctx.facts.gpus[index]
+    evidence: list[tuple[str, object]] = []
+    clock = (m.extra.get("clocks_after") or {}).get(f"gpu{index}_sm_mhz")
+    below = ctx.t("power_limited_clock_fraction")
+    if isinstance(clock, (int, float)) and g.sm_clock_max_mhz and clock < below * g.sm_clock_max_mhz:
+        evidence.append(
+            (f"bench:{m.name}.clocks_after.gpu{index}_sm_mhz", f"{clock} of {g.sm_clock_max_mhz} MHz max")
+        )
+    if "sw_power_cap" in (g.clock_event_reasons or []):
+        evidence.append((f"gpus[{index}].clock_event_reasons", g.clock_event_reasons))
+    return evidence
 
 
 for _row in _CHECKS:
