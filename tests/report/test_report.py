@@ -29,7 +29,11 @@ def test_report_json_round_trip_and_ranking():
     assert data["schema"] == REPORT_SCHEMA
     again = Report.model_validate(json.loads(json.dumps(data)))
     assert [f.id for f in again.findings] == [f.id for f in report.findings]
-    order = [("high", "medium", "low").index(f.priority) for f in report.findings]
+    # severity first (fail, warn, info, pass), then priority within a severity
+    order = [
+        (("fail", "warn", "info", "pass").index(f.status), ("high", "medium", "low").index(f.priority))
+        for f in report.findings
+    ]
     assert order == sorted(order)
     assert report.findings[0].id == "gpu.retired_pages" and report.summary.exit_code == 2
 
