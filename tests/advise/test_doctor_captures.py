@@ -316,3 +316,27 @@ def test_cpu_only_torch_on_a_gpu_node(real, tmp_path):
     (root / "commands" / "nvidia-smi-q.txt").write_text(real_text(L4_Q))
     f = finding(doctor_report(root), "driver.torch_cpu_only")
     assert f is not None and f.status == "fail" and f.priority == "high"
+
+
+ASUS_REPORT = "server_reports/stelline_asus-esc8000a-e12.md"
+
+
+def test_gpus_on_the_bus_without_a_driver_are_critical(real, tmp_path):
+    """The ASUS ESC8000A report's `lspci -vvv` lists 4 RTX 6000 Ada; a capture of that machine whose NVML
+    collector failed (edit: an NVML init error, no nvidia-smi output) must not pass as healthy."""
+    lspci = real_text(ASUS_REPORT)  # the markdown holds the lspci -vvv listing; only device lines match
+    commands = {
+        "lspci-vvv": lspci,
+        "nvml": json.dumps(
+            {"format": "gpuwise-nvml/1", "error": "NVML init failed: Driver Not Loaded", "gpus": []}
+        ),
+    }
+    report = doctor_report(make_capture(tmp_path / "no-driver", commands))
+    f = finding(report, "gpu.driver_missing")
+    assert f is not None and f.status == "fail" and report.summary.exit_code == 2
+    assert dict((e.path, e.value) for e in f.evidence)["gpu_probe.pci_gpus"] == [
+        "01:00.0",
+        "41:00.0",
+        "c1:00.0",
+        "e1:00.0",
+    ]

@@ -76,6 +76,17 @@ def _both(*edits):
 # (rule id, what the edit does, edit, expected status, env, edit that makes the "clean" node for this rule)
 CASES = [
     (
+        "gpu.driver_missing",
+        "lspci lists 8 GPUs, NVML answered for 7",
+        lambda f: (
+            setattr(f.gpu_probe, "pci_gpus", [f"{b:02x}:00.0" for b in range(8)]),
+            f.gpus.pop(),
+        ),
+        "fail",
+        "onprem",
+        None,
+    ),
+    (
         "gpu.power_capped",
         "GPU0 power limit lowered to 500 W of a 700 W default while the cap is active",
         lambda f: _gpu0(

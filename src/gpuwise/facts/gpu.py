@@ -10,6 +10,7 @@ A machine without GPUs or driver is a normal result: no GPUs, source "none", a r
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,6 +20,7 @@ from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, clock_event_names, m
 from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_warnings
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
 from gpuwise.facts.models import Gpu, GpuProbe, PcieLink
+from gpuwise.facts.sourcing import command_text
 
 __all__ = [
     "Gpu",
@@ -142,8 +144,32 @@ def _str_or_none(value: Any) -> str | None:
 # ---------------------------------------------------------------- the collector
 
 
+# lspci device lines: "3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)".
+# NVSwitches are "Bridge" and a card's HDMI audio is "Audio device": not GPUs.
+_PCI_NVIDIA_GPU = re.compile(
+    r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?:VGA compatible controller|3D controller|Display controller)[^:]*:\s*NVIDIA Corporation",
+    re.MULTILINE,
+)
+
+
+def pci_nvidia_gpus(lspci_text: str) -> list[str]:
+    """Bus ids of the NVIDIA GPUs in `lspci` output: present on the bus whether or not a driver answers."""
+    return _PCI_NVIDIA_GPU.findall(lspci_text)
+
+
 def collect_gpus(host: Host) -> GpuResult:
     """GPU facts from the best source the host has: NVML, then `nvidia-smi -q -x`, then `-q` text."""
+    result = _collect_gpus(host)
+    text, reason = command_text(host, "lspci-vvv")
+    if text is None:
+        result.probe.why("pci_gpus", reason)
+    else:
+        result.probe.pci_gpus = pci_nvidia_gpus(text)
+    return result
+
+
+def _collect_gpus(host: Host) -> GpuResult:
     tried: list[str] = []
     nvml_error: str | None = None
     chosen: GpuResult | None = None

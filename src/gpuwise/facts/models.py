@@ -79,6 +79,7 @@ class GpuProbe(Part):
     attached_gpus: int | None = None  # as the tool reports it; may exceed len(gpus) in trimmed files
     error: str | None = None  # e.g. NVML init failure: recorded, not raised
     notes: list[str] = Field(default_factory=list)
+    pci_gpus: list[str] | None = None  # bus ids of NVIDIA display/3D controllers lspci lists (driver or not)
 
 
 # ---------------------------------------------------------------- hardware: topology

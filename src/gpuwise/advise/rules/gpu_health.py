@@ -7,7 +7,7 @@ from __future__ import annotations
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._load import gpu_load
-from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpus
+from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpus, in_container
 
 DRIVER_PERSISTENCE = "https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html"
 
@@ -284,6 +284,61 @@ def mixed_models(ctx: RuleContext):
         "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one model, "
         "e.g. with CUDA_VISIBLE_DEVICES.",
         env={"CUDA_VISIBLE_DEVICES": "<same-model GPUs>"},
+    )
+
+
+@rule(
+    "gpu.driver_missing",
+    "hardware",
+    "NVIDIA GPUs are on the PCI bus but the driver does not answer for them",
+    "NVML initialisation (https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html): "
+    "a GPU that lspci lists but NVML cannot open has no working driver, or has fallen off the bus",
+    priority="high",
+    controllable={
+        "cloud": Controllable(
+            can="partly",
+            reason="the driver is in your image; a GPU that fell off the bus is the provider's",
+            alternative="use the provider's GPU image, or stop and start the instance to get another host",
+        ),
+        "onprem": ONPREM_YES,
+    },
+)
+def driver_missing(ctx: RuleContext):
+    probe = ctx.facts.gpu_probe
+    on_bus = probe.pci_gpus or []
+    if not on_bus:
+        return None
+    answering = [g for g in ctx.facts.gpus if g.error is None]
+    evidence = [("gpu_probe.pci_gpus", on_bus), ("gpus.count", len(answering))]
+    if probe.error:
+        evidence.append(("gpu_probe.error", probe.error))
+    if len(answering) >= len(on_bus):
+        return ctx.passed(evidence[:2], f"all {len(on_bus)} NVIDIA GPUs on the PCI bus answer")
+    container = in_container(ctx.facts)
+    if answering and container:
+        return ctx.finding(
+            "info",
+            evidence,
+            f"This container sees {len(answering)} of the {len(on_bus)} GPUs on the host's PCI bus, as a "
+            "container given a subset of GPUs does.",
+            priority="low",
+        )
+    text = (
+        f"lspci lists {len(on_bus)} NVIDIA GPUs but only {len(answering)} answer the driver. "
+        if answering
+        else f"lspci lists {len(on_bus)} NVIDIA GPUs but the driver answers for none of them. "
+    )
+    text += (
+        "A GPU node without working GPUs must not take jobs: check that the driver is loaded and matches the "
+        "kernel, and look for Xid 79 (fallen off the bus) in the kernel log."
+    )
+    if container:
+        text += " In a container, start it with the GPUs (`--gpus all` and the NVIDIA Container Toolkit)."
+    return ctx.finding(
+        "fail",
+        evidence,
+        text,
+        commands=["lsmod | grep nvidia", "nvidia-smi", "sudo dmesg | grep -iE 'NVRM|Xid'"],
     )
 
 
