@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-from rich.console import Console
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -89,21 +88,22 @@ def poison(obj):
     return new
 
 
-def _console() -> Console:
-    return Console(record=True, width=400, file=open(os.devnull, "w"), color_system=None)  # noqa: SIM115
+def _text(doc) -> str:
+    """A view's Document as wide text, rendered with colour so markup parsing would show."""
+    from gpuwise.report.formats import render
+
+    return render(doc, "text", width=400, color=True)
 
 
 def test_probe_prints_every_fact_literally():
     from gpuwise.capture.host import CaptureHost
     from gpuwise.facts.collect import collect_facts
-    from gpuwise.report.probe_view import render_probe
+    from gpuwise.report.views.probe import probe_view
 
     facts = poison(collect_facts(CaptureHost(H200)))
     facts.kernel.sysctl = {"vm.[/x]": "[/y] 1"}
     facts.network.nccl_conf = "NCCL_SOCKET_IFNAME=[/eth]"
-    c = _console()
-    render_probe(facts, console=c)
-    text = c.export_text()
+    text = _text(probe_view(facts))
     assert text.count(MARK) >= 20
     for literal in ("vm.[/x]", "[/y] 1", "NCCL_SOCKET_IFNAME=[/eth]", f"{facts.kernel.release}"):
         assert literal in text
@@ -111,36 +111,34 @@ def test_probe_prints_every_fact_literally():
 
 def test_bench_view_prints_names_and_reasons_literally():
     from gpuwise.bench.models import BenchReport
-    from gpuwise.report.bench_view import render_bench
+    from gpuwise.report.views.bench import bench_view
 
     report = poison(BenchReport.model_validate_json(H200_BENCH.read_text()))
     report.environment["warnings"] = ["clock [/locked]"]
     report.environment["gpus"] = ["NVIDIA [/H200]"]
-    c = _console()
-    render_bench(report, console=c)
-    text = c.export_text()
+    text = _text(bench_view(report))
     assert f"matmul_bf16{MARK}" in text and "clock [/locked]" in text and "NVIDIA [/H200]" in text
     assert any(f"{m.reason}" in text for m in report.results if m.reason)
 
 
 def test_catalog_views_print_rows_literally():
     from gpuwise.catalog import fabrics, gpus, offers
-    from gpuwise.report import catalog_view as view
+    from gpuwise.report.views import catalog as view
 
     spec = poison(gpus.load_gpu_specs()[0])
     offer = poison(offers.load_offers([])[0])
     fabric = poison(fabrics.load_fabrics()[0])
-    c = _console()
-    for table in (
-        view.gpus_table([spec]),
-        view.offers_table([offer]),
-        view.fabrics_table([fabric]),
-        view.gpu_detail(spec, "[/reported]"),
-        view.offer_detail(offer),
-        view.fabric_detail(fabric),
-    ):
-        c.print(table)
-    text = c.export_text()
+    text = "".join(
+        _text(doc)
+        for doc in (
+            view.gpus_view([spec]),
+            view.offers_view([offer]),
+            view.fabrics_view([fabric]),
+            view.gpu_view(spec, "[/reported]"),
+            view.offer_view([offer], offer.instance_type),
+            view.fabric_view(fabric, fabric.key),
+        )
+    )
     assert MARK in spec.key and MARK in offer.instance_type and MARK in fabric.source
     for literal in (
         spec.key,
@@ -156,7 +154,7 @@ def test_catalog_views_print_rows_literally():
 
 def test_plan_view_prints_labels_notes_and_reasons_literally():
     from gpuwise.plan.planner import make_plan
-    from gpuwise.report.plan_view import render_plan
+    from gpuwise.report.views.plan import plan_view
 
     plan = make_plan(WORKLOAD)
     plan.workload = plan.workload.model_copy(update={"name": "job [/x]"})
@@ -164,9 +162,7 @@ def test_plan_view_prints_labels_notes_and_reasons_literally():
         row.label, row.gpu_name, row.region = row.label + MARK, row.gpu_name + MARK, "ap-[/r]"
     plan.decision = poison(plan.decision)
     plan.notes = ["note [/n]"]
-    c = _console()
-    render_plan(plan, console=c, verbose=True)
-    text = c.export_text()
+    text = _text(plan_view(plan, verbose=True))
     assert "job [/x]" in text and "note [/n]" in text and "ap-[/r]" in text
     assert plan.decision.summary in text and plan.rows[plan.shown[0]].label in text
 
@@ -175,18 +171,21 @@ def test_doctor_text_and_markdown_print_findings_literally():
     from gpuwise.capture.host import CaptureHost
     from gpuwise.facts.collect import collect_facts
     from gpuwise.pipeline import diagnose
-    from gpuwise.report.render_md import render_md
-    from gpuwise.report.render_text import render_text
+    from gpuwise.report.formats import render
+    from gpuwise.report.views.doctor import doctor_view
 
     report = poison(diagnose(collect_facts(CaptureHost(H200))))
     assert report.findings
-    text, md = render_text(report, width=400, color=True), render_md(report)
+    doc = doctor_view(report)
+    text, md = render(doc, "text", width=400, color=True), render(doc, "md")
     for f in report.findings:
         assert f.title in text and f.title in md
 
 
 def test_compare_prints_paths_and_hosts_literally(tmp_path):
-    from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
+    from gpuwise.report.compare import compare_files
+    from gpuwise.report.formats import render
+    from gpuwise.report.views.compare import compare_view
 
     def report(mount: str, host: str) -> dict:
         return {
@@ -200,9 +199,9 @@ def test_compare_prints_paths_and_hosts_literally(tmp_path):
     a.write_text(json.dumps(report("[/run/netns]", "[bold]host-a")))
     b.write_text(json.dumps(report("[/run/other]", "host-b")))
     comp = compare_files(a, b)
-    text = render_compare_text(comp, width=300)
+    text = render(compare_view(comp), "text", width=300)
     assert "storage.mounts[[/run/netns]].fstype" in text and "[bold]host-a" in text
-    md = render_compare_md(comp)
+    md = render(compare_view(comp), "md")
     assert "nsfs\\|x" in md  # a pipe in a value does not split the Markdown table
 
 
@@ -350,8 +349,10 @@ CASES = [
         ["bench", "--only", "storage", "--data-dir", "/sys"],
         "not a writable directory",
     ),
-    ("bench-json-unwritable", ["bench", "--only", "compute", "--json", "/proc/bench.json"], "cannot write"),
-    ("bench-json-is-dir", ["bench", "--only", "compute", "--json", "empty_dir"], "is a directory"),
+    ("bench-save-unwritable", ["bench", "--only", "compute", "--save", "/proc/bench.json"], "cannot write"),
+    ("bench-save-is-dir", ["bench", "--only", "compute", "--save", "empty_dir"], "is a directory"),
+    ("bench-output-is-dir", ["bench", "--only", "compute", "-o", "empty_dir"], "is a directory"),
+    ("bench-legacy-json-file", ["bench", "--only", "compute", "--json", "b.json"], "use --save b.json"),
     ("bench-bad-sizes", ["bench", "--only", "collective", "--sizes", "8:banana"], "is not a size"),
     ("capture-existing-file", ["capture", "-o", "garbage.txt"], "already exists"),
     ("capture-unwritable", ["capture", "-o", "/proc/gpuwise-capture"], "cannot write"),
@@ -446,7 +447,7 @@ def test_json_output_is_one_document_on_stdout(tmp_path, argv, schema):
 
 def test_bench_json_file_is_strict_json_and_stdout_is_the_tables(tmp_path):
     out = tmp_path / "b.json"
-    r = gpuwise("bench", "--only", "compute", "--json", str(out), cwd=tmp_path, timeout=180)
+    r = gpuwise("bench", "--only", "compute", "--save", str(out), cwd=tmp_path, timeout=180)
     assert r.returncode == 0, r.stderr
     doc = _strict_json(out.read_text())
     assert doc["schema"] == "gpuwise-bench/1" and doc["results"]
@@ -471,7 +472,9 @@ def test_plan_output_file_matches_json(tmp_path):
     out = tmp_path / "plan.json"
     r = gpuwise("plan", str(WORKLOAD), "--json", "-o", str(out), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert _strict_json(out.read_text()) == _strict_json(r.stdout)
+    assert r.stdout == "" and f"wrote {out}" in r.stderr  # -o writes instead of printing
+    printed = gpuwise("plan", str(WORKLOAD), "--format", "json", cwd=tmp_path)
+    assert _strict_json(out.read_text()) == _strict_json(printed.stdout)
 
 
 # --- 4. help --------------------------------------------------------------------------------------
@@ -546,7 +549,7 @@ def test_capture_prints_a_bracketed_output_path_literally(tmp_path):
     out = tmp_path / "run[/x]" / "cap.tar.gz"
     r = gpuwise("capture", "-o", str(out), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert f"wrote{out}" in "".join(r.stderr.split())  # Rich may wrap the long line anywhere
+    assert f"wrote:{out}" in "".join(r.stdout.split())  # Rich may wrap the long line anywhere
     assert out.is_file() and "Traceback" not in r.stderr
     assert gpuwise("probe", "--from", str(out), "--json", cwd=tmp_path).returncode == 0
 

@@ -49,16 +49,13 @@ def test_unknown_layer_suggests(tmp_path):
 
 def test_probe_text_survives_markup_like_values(tmp_path):
     """Values such as a mount point '[/run/netns]' or an md device list must print literally."""
-    from rich.console import Console
-
     from gpuwise.facts.models import Facts, MdArray, Mount
-    from gpuwise.report.probe_view import render_probe
+    from gpuwise.report.formats import render
+    from gpuwise.report.views.probe import probe_view
 
     f = Facts()
     f.storage.mounts = [Mount(mountpoint="[/run/netns]", device="[bold]x", fstype="ext4")]
     f.storage.md_arrays = [MdArray(name="md0", level="raid0", devices=["nvme0n1[0]", "nvme1n1[1]"])]
     f.gpu_probe.error = "NVML [/oops]"
-    console = Console(record=True, width=200)
-    render_probe(f, console=console)
-    text = console.export_text()
+    text = render(probe_view(f), "text", width=200, color=True)
     assert "[/run/netns]" in text and "nvme0n1[0]" in text and "NVML [/oops]" in text

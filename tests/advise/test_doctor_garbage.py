@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuwise.capture.sources import COMMANDS, FILES
-from gpuwise.report.render_md import render_md
-from gpuwise.report.render_text import render_text
+from gpuwise.report.formats import render
+from gpuwise.report.views.doctor import doctor_view
 from tests.advise.capture_kit import doctor_report, make_capture
 from tests.conftest import REAL
 
@@ -80,6 +80,6 @@ def test_doctor_survives_garbage(case):
         assert report.summary.exit_code in (0, 1, 2)
         # The engine would survive a raising rule, but a rule should not raise on odd facts either.
         assert not [f.title for f in report.findings if f.title.startswith("rule ")]
-        render_text(report)
-        render_md(report)
+        render(doctor_view(report), "text")
+        render(doctor_view(report), "md")
         json.dumps(report.to_json_dict())

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuwise.report.render_text import render_text
+from gpuwise.report.formats import render
+from gpuwise.report.views.doctor import doctor_view
 from tests.advise.capture_kit import doctor_report, make_capture
 from tests.conftest import REAL, capture_dirs, real_files
 
@@ -34,7 +35,7 @@ def _stable(report, source: str) -> str:
     crashed = [f.title for f in report.findings if f.title.startswith("rule ")]
     assert not crashed, crashed  # a rule that raised on real data is a bug, even though doctor survives it
     report.source = source  # tmp paths differ per run
-    return render_text(report, width=110)
+    return render(doctor_view(report), "text", width=100)  # what `-o FILE` writes
 
 
 @pytest.mark.parametrize(

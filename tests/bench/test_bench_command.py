@@ -26,7 +26,7 @@ def gpuwise(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
 
 def test_only_compute_writes_schema_json_atomically(tmp_path):
     out = tmp_path / "bench.json"
-    r = gpuwise("bench", "--only", "compute", "--json", str(out))
+    r = gpuwise("bench", "--only", "compute", "--save", str(out))
     assert r.returncode == 0, r.stderr
     assert "Compute (matmul)" in r.stdout and "matmul_fp32" in r.stdout
     doc = json.loads(out.read_text())
@@ -41,7 +41,7 @@ def test_only_compute_writes_schema_json_atomically(tmp_path):
 def test_quick_runs_every_layer_with_percent_or_reason(tmp_path):
     out = tmp_path / "quick.json"
     start = time.monotonic()
-    r = gpuwise("bench", "--quick", "--data-dir", str(tmp_path), "--json", str(out), timeout=300)
+    r = gpuwise("bench", "--quick", "--data-dir", str(tmp_path), "--save", str(out), timeout=300)
     elapsed = time.monotonic() - start
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())

@@ -1,4 +1,4 @@
-"""bench/report_file.py: reading a `gpuwise bench --json` file back (plan --calibrate, doctor --bench-results)."""
+"""bench/report_file.py: reading a `gpuwise bench --save` file back (plan --calibrate, doctor --bench-results)."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ def test_output_file_is_written_whole_and_compare_reads_it(real, tmp_path):
     [
         (["--bench", "slow"], "--bench 'slow' is not one of"),
         (["--env", "moon"], "--env 'moon' is not one of"),
-        (["--format", "html"], "--format 'html' is not one of"),
+        (["--format", "yaml"], "--format 'yaml' is not one of"),
         (["--bench-results", "/nonexistent/bench.json"], "no such file"),
     ],
 )

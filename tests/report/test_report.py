@@ -8,10 +8,11 @@ import pytest
 
 from gpuwise.errors import UserInputError
 from gpuwise.pipeline import diagnose, resolve_env
-from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
+from gpuwise.report.compare import compare_files
+from gpuwise.report.formats import render
 from gpuwise.report.model import REPORT_SCHEMA, Report, exit_code_for
-from gpuwise.report.render_md import render_md
-from gpuwise.report.render_text import render_text
+from gpuwise.report.views.compare import compare_view
+from gpuwise.report.views.doctor import doctor_view
 from tests.advise.factories import bench, cpu_vm, healthy_node, measurement
 
 
@@ -52,17 +53,17 @@ def test_env_override_and_detection():
 
 def test_text_and_markdown_show_the_plan():
     report = diagnose(_broken_node(), None, "onprem")
-    text = render_text(report)
-    assert "HIGH PRIORITY" in text and "[FAIL] GPU memory pages were retired" in text
-    assert "gpus[2].retired_pages_dbe = 3" in text and "CHECKED AND OK" in text
-    md = render_md(report)
-    assert "## High priority" in md and "`gpus[2].retired_pages_dbe`" in md and "NCCL_ALGO" in md
+    text = render(doctor_view(report), "text")
+    assert "High priority" in text and "[FAIL] GPU memory pages were retired" in text
+    assert "gpus[2].retired_pages_dbe = 3" in text and "Checked and OK" in text
+    md = render(doctor_view(report), "md")
+    assert "## High priority" in md and "gpus[2].retired_pages_dbe = 3" in md and "NCCL_ALGO" in md
 
 
 def test_cloud_text_says_what_to_do_instead():
     facts = healthy_node()
     facts.gpus[0].pcie.width_current = 8
-    text = render_text(diagnose(facts, None, "cloud"))
+    text = render(doctor_view(diagnose(facts, None, "cloud")), "text")
     assert "can change here: no" in text and "instead:" in text
 
 
@@ -81,9 +82,9 @@ def test_compare_two_reports(tmp_path):
     assert m.ratio == pytest.approx(0.5)
     only_b = {f.id for f in comp.findings if f.only_in == "B"}
     assert {"pcie.width_below_max", "bench.host_device_low"} <= only_b
-    text = render_compare_text(comp)
-    assert "0.50x" in text and "facts that differ — hardware" in text
-    assert "| hardware | `gpus[0].pcie.width_current` | 16 | 8 |" in render_compare_md(comp)
+    text = render(compare_view(comp), "text")
+    assert "0.50x" in text and "Facts that differ — hardware" in text
+    assert "| gpus[0].pcie.width_current | 16 | 8 |" in render(compare_view(comp), "md")
 
 
 def test_compare_bench_files(tmp_path):

@@ -1,4 +1,4 @@
-"""Reading a `gpuwise bench --json` file back: the one loader for everything that consumes bench results.
+"""Reading a `gpuwise bench --save` file back: the one loader for everything that consumes bench results.
 
 `gpuwise plan --calibrate` and `gpuwise doctor --bench-results` both take such a file; reading it here
 keeps their checks (readable JSON, schema gpuwise-bench/1, valid fields) and their messages the same.
@@ -13,7 +13,7 @@ from pathlib import Path
 from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
 from gpuwise.errors import DataValidationError, UserInputError
 
-FIX = f"pass a file written by `gpuwise bench --json FILE` (schema {BENCH_SCHEMA})"
+FIX = f"pass a file written by `gpuwise bench --save FILE` (schema {BENCH_SCHEMA})"
 
 
 def read_bench_report(path: str | Path, option: str) -> BenchReport:

@@ -7,8 +7,11 @@ from pathlib import Path
 import typer
 from typer.core import TyperCommand
 
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
 
 def bench(
+    ctx: typer.Context,
     quick: bool = typer.Option(
         True,
         "--quick/--full",
@@ -26,8 +29,12 @@ def bench(
         help="Directory for the storage and data-loading benchmarks (use the filesystem you train from). "
         "Default: the system temp directory. Their files are removed afterwards.",
     ),
-    json_out: Path = typer.Option(
-        None, "--json", help="Also write the results as JSON (schema gpuwise-bench/1)."
+    save: Path = typer.Option(
+        None,
+        "--save",
+        metavar="FILE",
+        help="Also save the results as JSON (schema gpuwise-bench/1, what doctor --bench-results, "
+        "plan --calibrate and compare read), while still showing the tables.",
     ),
     sizes: str = typer.Option(
         None, "--sizes", help="Collective message sizes: '8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G'."
@@ -35,6 +42,9 @@ def bench(
     world_size: int = typer.Option(
         None, "--world-size", min=1, help="Collective ranks on this node (default: all GPUs, or 2 on CPU)."
     ),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
 
@@ -44,10 +54,13 @@ def bench(
     from gpuwise.bench.registry import select
     from gpuwise.bench.sizes import parse_sizes
     from gpuwise.commands import check_output_path
+    from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
 
+    _reject_legacy_json_file(ctx.args, as_json)
     # Check every argument before starting workers or importing torch: a typo fails in a second,
-    # and a --json path that cannot be written fails before minutes of measuring, not after.
+    # and an output path that cannot be written fails before minutes of measuring, not after.
+    fmt = output_format(fmt, as_json)
     entries = select(only)
     parsed_sizes = parse_sizes(sizes) if sizes else None
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
@@ -55,8 +68,9 @@ def bench(
             f"--data-dir {data_dir} is not a writable directory",
             fix="create it first, or pass a directory you can write to",
         )
-    if json_out is not None:
-        check_output_path(json_out, "--json")
+    if save is not None:
+        check_output_path(save, "--save")
+    check_output(output)
 
     from gpuwise.bench import require_torch
     from gpuwise.bench.runner import start_workers
@@ -74,15 +88,28 @@ def bench(
     from gpuwise.commands.progress import run_bench_with_progress
 
     report = run_bench_with_progress(options, only, len(entries))
-    if json_out is not None:  # first: minutes of measurements are saved even if printing fails
+    if save is not None:  # first: minutes of measurements are saved even if printing fails
         from gpuwise.commands import write_output
 
-        write_output(json_out, report.model_dump_json(by_alias=True, indent=2) + "\n", "--json")
-    from gpuwise.report.bench_view import render_bench
+        write_output(save, report.model_dump_json(by_alias=True, indent=2) + "\n", "--save")
+    from gpuwise.report.views.bench import bench_view
 
-    render_bench(report)
-    if json_out is not None:
-        typer.echo(f"wrote {json_out}", err=True)
+    emit(bench_view(report), fmt, output)
+    if save is not None:
+        typer.echo(f"wrote {save}", err=True)
+
+
+def _reject_legacy_json_file(extra: list[str], as_json: bool) -> None:
+    """`--json FILE` used to write the results to FILE; now --json is the --format json switch."""
+    from gpuwise.errors import UserInputError
+
+    if extra and as_json:
+        raise UserInputError(
+            f"--json no longer takes a file name ({extra[0]!r}): it prints JSON, like --format json",
+            f"to save the results and still see the tables, use --save {extra[0]}",
+        )
+    if extra:
+        raise UserInputError(f"unexpected argument {extra[0]!r}", "see `gpuwise bench --help`")
 
 
 def _writable(path: Path) -> bool:
@@ -119,4 +146,5 @@ class BenchCommand(TyperCommand):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("bench", cls=BenchCommand)(bench)
+    # extra arguments are accepted only to explain the old `--json FILE` (see _reject_legacy_json_file)
+    app.command("bench", cls=BenchCommand, context_settings={"allow_extra_args": True})(bench)

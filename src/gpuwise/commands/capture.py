@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.output import JsonOpt
+
 
 def capture(
     output: Path = typer.Option(
@@ -14,19 +16,27 @@ def capture(
     mask: bool = typer.Option(
         False, "--mask", help="Replace hostnames, serials, UUIDs and MACs with stable placeholders."
     ),
+    fmt: str = typer.Option(
+        "text", "--format", metavar="FORMAT", help="Format of the summary printed: text, json or md."
+    ),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Record files and command outputs (format gpuwise-capture/1). Secrets in the environment are redacted.
 
-    Exit codes: 0 = captured (tools that are missing or fail are recorded, not errors); 3 = could not
-    run (OUTPUT exists or cannot be written). The capture appears at OUTPUT only once it is complete.
+    -o is where the capture goes (here it is not the summary's file); the summary is printed on stdout,
+    with --format json as schema gpuwise-capture-summary/1. Exit codes: 0 = captured (tools that are
+    missing or fail are recorded, not errors); 3 = could not run (OUTPUT exists or cannot be written).
+    The capture appears at OUTPUT only once it is complete.
     """
     from rich.console import Console
     from rich.markup import escape
 
     from gpuwise.capture.writer import write_capture
     from gpuwise.commands import check_output_path
+    from gpuwise.commands.output import emit, output_format
     from gpuwise.errors import UserInputError
 
+    fmt = output_format(fmt, as_json)
     if not output.exists():  # an existing OUTPUT gets write_capture's own message
         check_output_path(output, "-o")
     console = Console(stderr=True)
@@ -40,20 +50,9 @@ def capture(
             f"could not write the capture to {output} ({exc.strerror or exc}); nothing was left there",
             "choose another path with -o (with free space)",
         ) from None
-    missing = sorted(c for c, s in summary.commands.items() if s == "missing")
-    failed = sorted(f"{c} ({s})" for c, s in summary.commands.items() if s not in ("ok", "missing"))
-    console.print(
-        f"[green]wrote[/] {escape(str(summary.path))}: {summary.files} files, "
-        f"{len(summary.commands)} commands"
-    )
-    if missing:
-        console.print(f"[dim]not installed here (recorded as missing): {escape(', '.join(missing))}[/]")
-    if failed:
-        console.print(f"[yellow]ran with errors (recorded):[/] {escape(', '.join(failed))}")
-    if summary.redacted_env:
-        console.print(f"redacted {len(summary.redacted_env)} secret-looking environment variables")
-    if mask:
-        console.print(escape(f"masked: {summary.masked or 'nothing found to mask'}"))
+    from gpuwise.report.views.capture import capture_view
+
+    emit(capture_view(summary, mask), fmt, None)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """`gpuwise catalog`: the GPUs, fabrics and cloud offers gpuwise knows, with their sources.
 
-gpuwise catalog gpus [--json]
+gpuwise catalog gpus|fabrics [--format text|json|md] [-o FILE]
 gpuwise catalog offers [--gpu A100] [--provider tencent] [--min-network-gbps 100] [--catalog DIR] [--json]
 gpuwise catalog show NAME [--json]          NAME: a reported GPU name, a GPU key, an instance type or a fabric
 gpuwise catalog import-skypilot FILE [-o OUT] [--provider aws]
@@ -13,10 +13,13 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
 catalog_app = typer.Typer(
     name="catalog",
     help="What GPUs, links and cloud offers gpuwise knows, "
-    "each with its source and date.\n\n--json prints one document with schema gpuwise-catalog/1. "
+    "each with its source and date.\n\n--format json (or --json) prints one document with schema "
+    "gpuwise-catalog/1. "
     "Exit codes: 0 = ok; 3 = a name, file or option is wrong (the message says how to fix it).",
     no_args_is_help=True,
 )
@@ -26,14 +29,18 @@ fetch_app = typer.Typer(
 catalog_app.add_typer(fetch_app)
 
 
-CATALOG_SCHEMA = "gpuwise-catalog/1"
+def _emit(doc, fmt: str, as_json: bool, output: Path | None) -> None:
+    from gpuwise.commands.output import emit, output_format
+
+    emit(doc, output_format(fmt, as_json), output)
 
 
-def _echo_json(data: dict) -> None:
-    """Print one JSON document on stdout, tagged with its schema like every gpuwise --json output."""
-    import json
+def _check(fmt: str, as_json: bool, output: Path | None) -> None:
+    """Before loading anything: a bad --format or -o fails first."""
+    from gpuwise.commands.output import check_output, output_format
 
-    typer.echo(json.dumps({"schema": CATALOG_SCHEMA, **data}, indent=2, ensure_ascii=False))
+    output_format(fmt, as_json)
+    check_output(output)
 
 
 def _write_offers(target: Path, rows, written_by: str, force: bool) -> None:
@@ -51,29 +58,23 @@ def _write_offers(target: Path, rows, written_by: str, force: bool) -> None:
 
 
 @catalog_app.command("gpus")
-def gpus_command(as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON.")) -> None:
+def gpus_command(fmt: str = FormatOpt, output: Path = OutputOpt, as_json: bool = JsonOpt) -> None:
     """List the GPU spec rows: dense peaks, memory, links, achievable fractions, verified flag."""
     from gpuwise.catalog import gpus
-    from gpuwise.report import catalog_view as view
+    from gpuwise.report.views import catalog as view
 
-    specs = gpus.load_gpu_specs()
-    if as_json:
-        _echo_json({"kind": "gpus", "gpus": [view.gpu_dict(s) for s in specs]})
-        return
-    view.print_tables(view.gpus_table(specs))
+    _check(fmt, as_json, output)
+    _emit(view.gpus_view(gpus.load_gpu_specs()), fmt, as_json, output)
 
 
 @catalog_app.command("fabrics")
-def fabrics_command(as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON.")) -> None:
+def fabrics_command(fmt: str = FormatOpt, output: Path = OutputOpt, as_json: bool = JsonOpt) -> None:
     """List links and fabrics: nominal bandwidth per direction, latency, typical achieved fraction."""
     from gpuwise.catalog import fabrics
-    from gpuwise.report import catalog_view as view
+    from gpuwise.report.views import catalog as view
 
-    rows = fabrics.load_fabrics()
-    if as_json:
-        _echo_json({"kind": "fabrics", "fabrics": [view.fabric_dict(f) for f in rows]})
-        return
-    view.print_tables(view.fabrics_table(rows))
+    _check(fmt, as_json, output)
+    _emit(view.fabrics_view(fabrics.load_fabrics()), fmt, as_json, output)
 
 
 @catalog_app.command("offers")
@@ -94,20 +95,17 @@ def offers_command(
         metavar="DIR",
         help="Extra folder of offers *.csv files (repeatable); overrides shipped rows.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the offers as JSON."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """List cloud GPU offers: shipped, ~/.config/gpuwise/offers/*.csv and --catalog folders."""
     from gpuwise.catalog import offers
-    from gpuwise.report import catalog_view as view
+    from gpuwise.report.views import catalog as view
 
+    _check(fmt, as_json, output)
     rows = offers.filter_offers(offers.load_offers(catalog_dirs or []), gpu, provider, min_network_gbps)
-    if as_json:
-        _echo_json({"kind": "offers", "offers": [view.offer_dict(o) for o in rows]})
-        return
-    if not rows:
-        typer.echo("no offers match (try without filters; `gpuwise catalog offers --json` lists every field)")
-        return
-    view.print_tables(view.offers_table(rows))
+    _emit(view.offers_view(rows), fmt, as_json, output)
 
 
 @catalog_app.command("show")
@@ -118,36 +116,27 @@ def show_command(
     catalog_dirs: list[Path] = typer.Option(
         None, "--catalog", metavar="DIR", help="Extra folder of offers *.csv files (repeatable)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the resolved row(s) as JSON."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Show one catalog row with its source: a GPU, an instance type (every region) or a fabric."""
     from gpuwise.catalog import fabrics, gpus, offers
     from gpuwise.catalog.validate import did_you_mean
     from gpuwise.errors import UserInputError
-    from gpuwise.report import catalog_view as view
+    from gpuwise.report.views import catalog as view
 
+    _check(fmt, as_json, output)
     spec = gpus.match_gpu(name, warn=False)
     if spec is not None:
-        if as_json:
-            _echo_json({"kind": "gpu", "query": name, "gpu": view.gpu_dict(spec)})
-        else:
-            view.print_tables(view.gpu_detail(spec, name))
-        return
+        return _emit(view.gpu_view(spec, name), fmt, as_json, output)
     all_offers = offers.load_offers(catalog_dirs or [])
     found = offers.find_offer(name, all_offers)
     if found:
-        if as_json:
-            _echo_json({"kind": "offer", "query": name, "offers": [view.offer_dict(o) for o in found]})
-        else:
-            view.print_tables(*[view.offer_detail(o) for o in found])
-        return
+        return _emit(view.offer_view(found, name), fmt, as_json, output)
     fabric = next((f for f in fabrics.load_fabrics() if f.key == name.strip().lower()), None)
     if fabric is not None:
-        if as_json:
-            _echo_json({"kind": "fabric", "query": name, "fabric": view.fabric_dict(fabric)})
-        else:
-            view.print_tables(view.fabric_detail(fabric))
-        return
+        return _emit(view.fabric_view(fabric, name), fmt, as_json, output)
     known = [s.key for s in gpus.load_gpu_specs()] + [o.instance_type for o in all_offers]
     known += [f.key for f in fabrics.load_fabrics()]
     raise UserInputError(

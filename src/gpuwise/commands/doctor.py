@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
 DOCTOR_HELP = (
     "Rank what to change on this machine (or a capture), "
     "with evidence and exact commands.\n\nFindings are grouped by priority, "
@@ -27,7 +29,7 @@ def _run_quick_bench():
     except ImportError as exc:
         raise MissingDependencyError(
             f"--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).",
-            "run `gpuwise bench --json bench.json` separately and pass --bench-results bench.json, "
+            "run `gpuwise bench --save bench.json` separately and pass --bench-results bench.json, "
             "or reinstall gpuwise with `pip install 'gpuwise[bench]'`",
         ) from exc
     # the bench command's Rich progress bar (stderr), so a minute of benchmarking is not silent
@@ -45,25 +47,23 @@ def doctor(
         None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."
     ),
     env: str = typer.Option("auto", "--env", help="Environment kind: auto (detect), cloud or onprem."),
-    fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
-    output: Path = typer.Option(
-        None, "-o", "--output", help="Write the report to FILE (atomically) instead of stdout."
-    ),
     nccl_log: list[Path] = typer.Option(
         None,
         "--nccl-log",
         metavar="FILE",
         help="nccl-tests output (table or -J JSON) or an NCCL_DEBUG=INFO log of your job; repeatable.",
     ),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
-    import json
-
+    from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
 
+    fmt = output_format(fmt, as_json)
     for name, value, allowed in (
         ("--bench", bench, ("none", "quick")),
         ("--env", env, ("auto", "cloud", "onprem")),
-        ("--format", fmt, ("text", "json", "md")),
     ):
         if value not in allowed:
             raise UserInputError(
@@ -75,17 +75,15 @@ def doctor(
     if bench == "quick" and source is not None:
         raise UserInputError(
             "--bench quick measures this machine, not a capture",
-            "run the benchmark on the captured node (gpuwise bench --json bench.json) "
+            "run the benchmark on the captured node (gpuwise bench --save bench.json) "
             "and pass --bench-results bench.json",
         )
 
     from gpuwise.capture.host import CaptureHost, LiveHost
-    from gpuwise.commands import check_output_path
     from gpuwise.facts.collect import collect_facts
     from gpuwise.pipeline import diagnose
 
-    if output is not None:
-        check_output_path(output, "-o")
+    check_output(output)
     from gpuwise.bench.report_file import read_bench_report
 
     bench_report = read_bench_report(bench_results, "--bench-results") if bench_results is not None else None
@@ -97,24 +95,9 @@ def doctor(
     if bench == "quick":
         bench_report = _run_quick_bench()
     report = diagnose(facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs))
+    from gpuwise.report.views.doctor import doctor_view
 
-    if fmt == "json":
-        text = json.dumps(report.to_json_dict(), indent=2) + "\n"
-    elif fmt == "md":
-        from gpuwise.report.render_md import render_md
-
-        text = render_md(report)
-    else:
-        from gpuwise.report.render_text import render_text
-
-        text = render_text(report, color=output is None and _stdout_is_tty())
-    if output is not None:
-        from gpuwise.commands import write_output
-
-        write_output(output, text, "-o")
-        typer.echo(f"wrote {output} — {report.summary.verdict}", err=True)
-    else:
-        typer.echo(text, nl=False)
+    emit(doctor_view(report), fmt, output, note=report.summary.verdict)
     # sys.exit, not typer.Exit: cli.main runs the app with standalone_mode=False, where click turns
     # typer.Exit into a return value that main() does not pass on, and the documented code would be lost.
     import sys
@@ -122,52 +105,27 @@ def doctor(
     sys.exit(report.summary.exit_code)
 
 
-def _stdout_is_tty() -> bool:
-    import sys
-
-    return sys.stdout.isatty()
-
-
 def compare(
     a: Path = typer.Argument(..., metavar="A.json", help="First report or bench JSON (A)."),
     b: Path = typer.Argument(..., metavar="B.json", help="Second report or bench JSON (B)."),
-    fmt: str = typer.Option("text", "--format", help="Output format: text, json or md."),
-    output: Path = typer.Option(None, "-o", "--output", help="Write to FILE (atomically) instead of stdout."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
 
-    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`
+    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`
     (two reports, two bench results, or one of each: then only measurements are compared).
     --format json prints schema gpuwise-compare/1. Exit codes: 0 = compared (differences are not
     errors); 3 = a file cannot be read or is not a gpuwise report or bench JSON.
     """
-    import json
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.report.compare import compare_files
+    from gpuwise.report.views.compare import compare_view
 
-    from gpuwise.errors import UserInputError
-    from gpuwise.report.compare import compare_files, render_compare_md, render_compare_text
-
-    if fmt not in ("text", "json", "md"):
-        raise UserInputError(
-            f"--format {fmt!r} is not one of text, json, md", "use --format text, json or md"
-        )
-    if output is not None:
-        from gpuwise.commands import check_output_path
-
-        check_output_path(output, "-o")
-    comp = compare_files(a, b)
-    if fmt == "json":
-        text = json.dumps(comp.model_dump(mode="json", by_alias=True), indent=2) + "\n"
-    elif fmt == "md":
-        text = render_compare_md(comp)
-    else:
-        text = render_compare_text(comp)
-    if output is not None:
-        from gpuwise.commands import write_output
-
-        write_output(output, text, "-o")
-        typer.echo(f"wrote {output}", err=True)
-    else:
-        typer.echo(text, nl=False)
+    fmt = output_format(fmt, as_json)
+    check_output(output)
+    emit(compare_view(compare_files(a, b)), fmt, output)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +87,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
     except FileNotFoundError:
         raise UserInputError(
             f"{p}: no such file",
-            "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`",
+            "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`",
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
@@ -111,7 +110,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
 
 
 _JSON_NAME = {dict: "an object", list: "a list", type(None): "null"}
-_DAMAGED_FIX = "regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --json FILE`"
+_DAMAGED_FIX = "regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`"
 
 
 def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]) -> None:
@@ -247,87 +246,3 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
 
 def _opt_str(x: Any) -> str | None:
     return None if x is None else str(x)
-
-
-def _v(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    if isinstance(x, list):
-        return ", ".join(map(str, x)) or "none"
-    return str(x)
-
-
-def render_compare_text(c: Comparison, width: int = 110) -> str:
-    """Side by side in the terminal: facts by layer, measurements with B/A, one-sided findings."""
-    from rich.console import Console
-    from rich.table import Table
-
-    buf = StringIO()
-    # markup=False: every string here comes from the files (paths like "[/run/netns]", hostnames, titles)
-    con = Console(file=buf, width=width, no_color=True, highlight=False, emoji=False, markup=False)
-    con.print(f"A: {c.a} ({c.kind_a}, host {c.host_a or '?'})\nB: {c.b} ({c.kind_b}, host {c.host_b or '?'})")
-    if c.kind_a == c.kind_b == "report":
-        if c.facts:
-            for layer in sorted({d.layer for d in c.facts}):
-                t = Table(title=f"facts that differ — {layer}", title_justify="left")
-                t.add_column("fact", overflow="fold")
-                t.add_column("A", overflow="fold")
-                t.add_column("B", overflow="fold")
-                for d in (d for d in c.facts if d.layer == layer):
-                    t.add_row(d.path, _v(d.a), _v(d.b))
-                con.print(t)
-        else:
-            con.print("facts: no differences (ignoring volatile readings such as temperatures and clocks)")
-    if c.measurements:
-        t = Table(title="measurements", title_justify="left")
-        for col in ("name", "device", "unit", "A", "B", "B/A"):
-            t.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
-        for m in c.measurements:
-            t.add_row(m.name, m.device or "", m.unit, _v(m.a), _v(m.b), f"{m.ratio:.2f}x" if m.ratio else "—")
-        con.print(t)
-    else:
-        con.print("measurements: none in either file")
-    if c.kind_a == c.kind_b == "report":
-        if c.findings:
-            t = Table(title="findings that differ", title_justify="left")
-            for col in ("id", "title", "A", "B"):
-                t.add_column(col, overflow="fold")
-            for f in c.findings:
-                t.add_row(f.id, f.title, f.status_a or "—", f.status_b or "—")
-            con.print(t)
-        else:
-            con.print("findings: the same in both")
-    return buf.getvalue()
-
-
-def _md(x: Any) -> str:
-    """A Markdown table cell: pipes and newlines from the data must not break the table."""
-    return _v(x).replace("|", "\\|").replace("\n", " ")
-
-
-def render_compare_md(c: Comparison) -> str:
-    out = ["# gpuwise compare", "", f"- A: `{c.a}` ({c.kind_a})", f"- B: `{c.b}` ({c.kind_b})", ""]
-    if c.facts:
-        out += ["## Facts that differ", "", "| layer | fact | A | B |", "|---|---|---|---|"]
-        out += [f"| {d.layer} | `{_md(d.path)}` | {_md(d.a)} | {_md(d.b)} |" for d in c.facts] + [""]
-    if c.measurements:
-        out += [
-            "## Measurements",
-            "",
-            "| name | device | unit | A | B | B/A |",
-            "|---|---|---|---:|---:|---:|",
-        ]
-        out += [
-            f"| {_md(m.name)} | {_md(m.device or '')} | {_md(m.unit)} | {_v(m.a)} | {_v(m.b)} | {f'{m.ratio:.2f}x' if m.ratio else '—'} |"
-            for m in c.measurements
-        ] + [""]
-    if c.findings:
-        out += ["## Findings that differ", "", "| id | title | A | B |", "|---|---|---|---|"]
-        out += [
-            f"| `{_md(f.id)}` | {_md(f.title)} | {_md(f.status_a)} | {_md(f.status_b)} |" for f in c.findings
-        ] + [""]
-    return "\n".join(out)

@@ -66,6 +66,13 @@ class Table:
     title: str | None = None
     caption: str | None = None  # a note under the table (what a mark or a dash means)
 
+    def __post_init__(self) -> None:
+        bad = [i for i, row in enumerate(self.rows) if len(row) != len(self.columns)]
+        if bad:
+            raise ValueError(
+                f"table {self.title!r}: row {bad[0]} has {len(self.rows[bad[0]])} cells, not {len(self.columns)}"
+            )
+
 
 @dataclass
 class Code:

@@ -170,7 +170,7 @@ def not_measured(ctx: RuleContext):
         "info",
         bad,
         "These layers were not judged. Fix the reason shown and re-run the benchmark.",
-        commands=["gpuwise bench --quick --json bench.json"],
+        commands=["gpuwise bench --quick --save bench.json"],
     )
 
 

@@ -95,7 +95,7 @@ def cloud_placement(ctx: RuleContext):
         "create all nodes in one availability zone and in a cluster placement group (or the provider's equivalent), "
         "and measure all-reduce busbw across the nodes before a long run: "
         "multi-node scaling on cloud networks is the largest gap to a self-built cluster.",
-        commands=["gpuwise bench --only collective --json bench.json   # on each node, then gpuwise compare"],
+        commands=["gpuwise bench --only collective --save bench.json   # on each node, then gpuwise compare"],
     )
 
 

@@ -54,6 +54,12 @@ def get_renderer(name: str) -> Renderer:
 
     near = difflib.get_close_matches(key, list(registry), n=1)
     hint = f"did you mean {near[0]!r}? " if near else ""
+    names = ", ".join(format_names())
     raise UserInputError(
-        f"--format {name!r} is not a known output format", f"{hint}use one of: {', '.join(format_names())}"
+        f"--format {name!r} is not one of {names}", f"{hint}use --format with one of: {names}"
     )
+
+
+def render(doc: Document, fmt: str, *, width: int = 100, color: bool = False) -> str | bytes:
+    """Render `doc` as format `fmt` (a shortcut for get_renderer(fmt)(doc, ...))."""
+    return get_renderer(fmt)(doc, width=width, color=color)

@@ -13,6 +13,8 @@ from io import StringIO
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
+from rich.padding import Padding
+from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -40,6 +42,8 @@ STYLES = {
     "accent": "magenta",
 }
 CODE_INDENT = "    "
+SECTION_INDENT = 3  # blocks under a level-3 heading
+RECORD_INDENT, RECORD_SEP = "  ", " · "  # a table row shown as a record
 
 
 def _text(cell: Cell, style=None) -> Text:
@@ -58,15 +62,34 @@ def _widest_word(cell: Cell) -> int:
     return max((cell_len(w) for line in _lines(cell) for w in line.split()), default=0)
 
 
-def _keyvalues(rows: list[tuple[str, Cell]], width: int) -> RichTable:
-    grid = RichTable.grid(padding=(0, 2))
-    # keys never wrap (they are short labels); the values wrap at spaces in the remaining width
-    key_width = min(max((cell_len(k) for k, _ in rows), default=0), max(width // 3, 12))
-    grid.add_column(width=key_width, style="bold", overflow="fold")
-    grid.add_column(overflow="fold")
-    for key, value in rows:
+def _widest_number_line(cell: Cell) -> int:
+    """In a right-aligned (number) column a line holding a digit never wraps; other text may."""
+    return max(
+        (cell_len(line) if any(ch.isdigit() for ch in line) else _widest_word(line) for line in _lines(cell)),
+        default=0,
+    )
+
+
+def _keyvalues(rows: list[tuple[str, Cell]], width: int, key_width: int = 0) -> list:
+    """Aligned `key: value` rows; values wrap at spaces. A value with a word too long for the value
+    column (a long path or URL) goes on its own line under its key instead of being folded."""
+    keys = [_key_label(k) for k, _ in rows]
+    # keys are short labels, wrapped only past a third of the width
+    key_width = min(max(key_width, *(cell_len(k) for k in keys)) if keys else key_width, max(width // 3, 12))
+    out: list = []
+    grid = None
+    for key, (_, value) in zip(keys, rows, strict=True):
+        if _widest_word(value) > width - key_width - 1:
+            grid = None
+            out += [Text(key, style="bold"), Padding(_text(value), (0, 0, 0, len(RECORD_INDENT)))]
+            continue
+        if grid is None:
+            grid = RichTable.grid(padding=(0, 1))
+            grid.add_column(width=key_width, style="bold", overflow="fold")
+            grid.add_column(overflow="fold")
+            out.append(grid)
         grid.add_row(Text(key), _text(value))
-    return grid
+    return out
 
 
 def _new_table() -> RichTable:
@@ -100,16 +123,14 @@ def _overhead(columns: int) -> int:
 def _fit(block: Table, width: int) -> list[int] | None:
     """Column widths that fit `width` without cutting a word or a number, or None if none exist.
 
-    Right-aligned columns hold numbers and never wrap; left-aligned ones may wrap at spaces. The widest
+    Left-aligned columns may wrap at spaces; in right-aligned ones (numbers) a line with a digit never wraps. The widest
     wrappable column gives up space first, as Rich does, but never below its longest word."""
     n = len(block.columns)
     all_rows = [[c.header for c in block.columns], *block.rows]
     cols = [[row[i] if i < len(row) else "" for row in all_rows] for i in range(n)]
     most = [max(_widest_line(c) for c in col) for col in cols]
     least = [
-        max(_widest_word(c) for c in col)
-        if spec.align == "left"
-        else max(_widest_word(col[0]), *(_widest_line(c) for c in col[1:]))
+        max(_widest_word(c) if spec.align == "left" else _widest_number_line(c) for c in col)
         for spec, col in zip(block.columns, cols, strict=True)
     ]
     least = [max(x, 1) for x in least]
@@ -126,16 +147,27 @@ def _fit(block: Table, width: int) -> list[int] | None:
 
 
 def _records(block: Table, width: int) -> list:
-    """A table too wide for the terminal: each row as a record, its first cell as the record's name."""
+    """A table too wide for the terminal: each row as a record named by its first cell, its other cells
+    as `header: value` items packed onto indented lines. An item is split only if it alone is too wide."""
     out: list = []
     headers = [c.header for c in block.columns]
+    room = width - len(RECORD_INDENT)
     for n, row in enumerate(r for r in block.rows if r):
         if n:
             out.append(Text(""))
         out.append(_text(row[0], "bold"))
-        pairs = [(h, c) for h, c in zip(headers[1:], row[1:], strict=False) if cell_text(c).strip()]
-        grid = _keyvalues([(f"  {h}", c) for h, c in pairs], width)
-        out.append(grid)
+        line = Text()
+        for header, cell in zip(headers[1:], row[1:], strict=False):
+            if not cell_text(cell).strip():
+                continue
+            item = Text(f"{header}: " if header else "") + _text(cell)
+            item = Text(" ").join(item.split("\n"))  # a multi-line cell is one item
+            if line and cell_len(line.plain) + len(RECORD_SEP) + cell_len(item.plain) > room:
+                out.append(Padding(line, (0, 0, 0, len(RECORD_INDENT))))
+                line = Text()
+            line = line + Text(RECORD_SEP) + item if line else item
+        if line:
+            out.append(Padding(line, (0, 0, 0, len(RECORD_INDENT))))
     return out
 
 
@@ -146,8 +178,58 @@ def _table(block: Table, width: int) -> list:
     return _records(block, width)
 
 
+def _key_label(key: str) -> str:
+    return f"{key}:" if key.strip() else key
+
+
+def _section_key_widths(blocks: list) -> list[int]:
+    """Per block: the key width shared by all key/value lists up to the next heading, so they align."""
+    widths, start = [0] * len(blocks), 0
+    for i in range(len(blocks) + 1):
+        if i == len(blocks) or isinstance(blocks[i], Heading):
+            keys = [
+                cell_len(_key_label(k))
+                for b in blocks[start:i]
+                if isinstance(b, KeyValues)
+                for k, _ in b.rows
+            ]
+            widths[start:i] = [max(keys, default=0)] * (i - start)
+            start = i
+    return widths
+
+
+def _block_items(block, width: int, key_width: int) -> list:
+    """The Rich renderables of one block at `width` (charts: none, they are for graphical formats)."""
+    if isinstance(block, Heading):  # level 2: a rule, so sections show without colour too
+        if block.level == 2 and cell_len(block.text) + 6 <= width:  # a longer title would be cut
+            return [Rule(Text(block.text, style="bold"), align="left", characters="─")]
+        return [Text(block.text, style="bold")]
+    if isinstance(block, Paragraph):
+        return [_text(block.text, block.style)]
+    if isinstance(block, KeyValues):
+        title = [Text(block.title, style="bold")] if block.title else []
+        return title + _keyvalues(block.rows, width, key_width)
+    if isinstance(block, Table):
+        items = [Text(block.title, style="bold")] if block.title else []
+        items += _table(block, width)
+        return items + ([Text(block.caption, style="dim")] if block.caption else [])
+    if isinstance(block, Code):  # copied as they are: never wrapped or folded (printed with soft_wrap)
+        return [Text(CODE_INDENT + line) for line in block.lines]
+    if isinstance(block, Bullets):
+        grid = RichTable.grid(padding=(0, 1))
+        grid.add_column(width=1)
+        grid.add_column(overflow="fold")
+        for item in block.items:
+            grid.add_row("•", _text(item))
+        return [grid]
+    return []
+
+
 def render_text(doc: Document, *, width: int = 100, color: bool = False) -> str:
-    """The Document for a terminal `width` columns wide; ANSI colours only with color=True."""
+    """The Document for a terminal `width` columns wide; ANSI colours only with color=True.
+
+    A blank line goes before each heading, table and titled key/value list; the blocks under a
+    heading of level 3 or more (e.g. one doctor finding) are indented under it."""
     buf = StringIO()
     console = Console(
         file=buf,
@@ -160,48 +242,22 @@ def render_text(doc: Document, *, width: int = 100, color: bool = False) -> str:
         markup=False,
         soft_wrap=False,
     )
-    first = True
-    for block in doc.blocks:
-        gap = not first
-        items: list = []
+    indent = 0
+    for n, (block, key_width) in enumerate(zip(doc.blocks, _section_key_widths(doc.blocks), strict=True)):
         if isinstance(block, Heading):
-            style = "bold underline" if block.level == 2 else "bold"
-            gap = gap and block.level <= 2
-            items = [Text(block.text, style=style)]
-        elif isinstance(block, Paragraph):
-            gap = False
-            items = [_text(block.text, block.style)]
-        elif isinstance(block, KeyValues):
-            gap = gap and bool(block.title)
-            items = ([Text(block.title, style="bold")] if block.title else []) + [
-                _keyvalues(block.rows, width)
-            ]
-        elif isinstance(block, Table):
-            items = [Text(block.title, style="bold")] if block.title else []
-            items += _table(block, width)
-            if block.caption:
-                items.append(Text(block.caption, style="dim"))
-        elif isinstance(block, Code):
-            gap = False
-            for line in block.lines:  # copied as they are: never wrapped or folded
-                console.print(Text(CODE_INDENT + line), soft_wrap=True)
-            first = False
+            indent = SECTION_INDENT if block.level >= 3 else 0
+        here = 0 if isinstance(block, Heading) else indent
+        items = _block_items(block, width - here, key_width)
+        if not items:
             continue
-        elif isinstance(block, Bullets):
-            gap = False
-            grid = RichTable.grid(padding=(0, 1))
-            grid.add_column(width=1)
-            grid.add_column(overflow="fold")
-            for item in block.items:
-                grid.add_row("•", _text(item))
-            items = [grid]
-        else:
-            continue  # charts: drawn by graphical formats only (their numbers are in a table too)
-        if gap:
+        gap = isinstance(block, (Heading, Table)) or (isinstance(block, KeyValues) and block.title)
+        if gap and n:
             console.print()
         for item in items:
-            console.print(item)
-        first = False
+            if isinstance(block, Code):
+                console.print(Text(" " * here) + item, soft_wrap=True)
+            else:
+                console.print(Padding(item, (0, 0, 0, here)) if here else item)
     text = buf.getvalue()
     # Rich pads grid cells to the column width; trailing spaces are noise in a file or a diff
     return text if color else "\n".join(line.rstrip() for line in text.split("\n"))

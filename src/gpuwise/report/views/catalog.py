@@ -1,0 +1,246 @@
+"""`gpuwise catalog`: GPU, fabric and offer rows as tables or one-row details, and their JSON forms.
+Formatting only: no loading, no judging."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from gpuwise import units
+from gpuwise.catalog.fabrics import Fabric
+from gpuwise.catalog.gpus import GpuSpec
+from gpuwise.catalog.offers import Offer
+from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Styled, Table
+
+CATALOG_SCHEMA = "gpuwise-catalog/1"
+DASH = f"{units.UNKNOWN} = no sourced figure"
+
+
+def _jsonable(obj) -> dict:
+    data = dataclasses.asdict(obj)
+    for key, value in list(data.items()):
+        if isinstance(value, dt.date):
+            data[key] = value.isoformat()
+        if isinstance(value, tuple):
+            data[key] = list(value)
+    return data
+
+
+def gpu_dict(spec: GpuSpec) -> dict:
+    """JSON form of a GPU row (match patterns included, dates as ISO strings)."""
+    return _jsonable(spec)
+
+
+def offer_dict(offer: Offer) -> dict:
+    """JSON form of an offer, with its resolved GPU key and price per GPU-hour."""
+    data = _jsonable(offer)
+    spec = offer.gpu_spec()
+    data["resolved_gpu"] = spec.key if spec else None
+    data["price_per_gpu_hour"] = offer.price_per_gpu_hour
+    return data
+
+
+def fabric_dict(fabric: Fabric) -> dict:
+    return _jsonable(fabric)
+
+
+def _doc(title: str, blocks: list[Block], data: dict) -> Document:
+    return Document(title=title, blocks=[Heading(title), *blocks], data={"schema": CATALOG_SCHEMA, **data})
+
+
+UNVERIFIED = "*"  # a mark column instead of a "verified" column: the tables then fit 80 columns
+
+
+def _verified(flag: bool) -> str | Styled:
+    return "yes" if flag else Styled("no", "warn")
+
+
+def _mark(flag: bool) -> str | Styled:
+    return "" if flag else Styled(UNVERIFIED, "warn")
+
+
+def gpus_view(specs: list[GpuSpec]) -> Document:
+    headers = ("fp32", "tf32", "bf16", "fp8", "GiB", "mem GB/s", "NVLink GB/s", "TDP W", "MAMF")
+    cols = [Column("key"), Column("")] + [Column(h, "right") for h in headers]
+    n = units.number
+    rows = [
+        [
+            s.key,
+            _mark(s.verified),
+            n(s.fp32_tflops, 1),
+            n(s.tf32_tflops, 1),
+            n(s.bf16_tflops, 1),
+            n(s.fp8_tflops, 1),
+            n(s.memory_gib, 0),
+            n(s.memory_bandwidth_gb_s, 0),
+            n(s.nvlink_bandwidth_gb_s, 0),
+            n(s.tdp_watts, 0),
+            units.percent(s.mamf_fraction),
+        ]
+        for s in specs
+    ]
+    table = Table(
+        cols,
+        rows,
+        title="Dense peak TFLOPS, memory, links and power",
+        caption=f"{DASH}; {UNVERIFIED} = not verified. NVLink: per-GPU bidirectional total. "
+        "Sources and dates: `gpuwise catalog show KEY`.",
+    )
+    return _doc("GPU specs", [table], {"kind": "gpus", "gpus": [gpu_dict(s) for s in specs]})
+
+
+def fabrics_view(rows: list[Fabric]) -> Document:
+    cols = [Column("key"), Column(""), Column("kind")]
+    cols += [Column(h, "right") for h in ("Gbit/s", "GB/s", "latency µs", "achieved")]
+    cols.append(Column("notes"))
+    n = units.number
+    body = [
+        [
+            f.key,
+            _mark(f.verified),
+            f.kind,
+            n(f.bandwidth_gbps, 1),
+            n(f.bandwidth_gb_s, 2),
+            n(f.latency_us, 2),
+            units.percent(f.achieved_fraction),
+            f.notes or "",
+        ]
+        for f in rows
+    ]
+    table = Table(
+        cols,
+        body,
+        title="Nominal bandwidth per direction",
+        caption=f"{DASH}; {UNVERIFIED} = not verified. Sources and dates: `gpuwise catalog show KEY` or --json.",
+    )
+    return _doc("Links and fabrics", [table], {"kind": "fabrics", "fabrics": [fabric_dict(f) for f in rows]})
+
+
+def offers_view(offers: list[Offer]) -> Document:
+    data = {"kind": "offers", "offers": [offer_dict(o) for o in offers]}
+    if not offers:
+        hint = "no offers match (try without filters; `gpuwise catalog offers --json` lists every field)"
+        return _doc("Cloud GPU offers", [Paragraph(hint)], data)
+    cols = [Column("instance"), Column("provider"), Column("GPUs"), Column("vCPU", "right")]
+    cols += [Column("net Gb/s", "right"), Column("RDMA", "right"), Column("price", "right")]
+    cols += [Column("/GPU-h", "right"), Column("region")]
+    rows = []
+    for o in offers:
+        count = "" if o.accelerator_count is None else f"{units.number(o.accelerator_count, 1)}×"
+        network = units.number(o.network_gbps, 1) + (f" {o.fabric}" if o.fabric else "")
+        where = o.zone or o.region or "any"
+        rows.append(
+            [
+                o.instance_type,
+                o.provider,
+                f"{count}{o.accelerator_name or units.UNKNOWN}",
+                units.number(o.vcpus, 0),
+                network,
+                units.number(o.rdma_gbps, 0),
+                units.money(o.price, o.currency),
+                units.money(o.price_per_gpu_hour, o.currency),
+                Styled(f"{where} (sold out)", "fail") if o.status == "sold-out" else where,
+            ]
+        )
+    table = Table(
+        cols,
+        rows,
+        title="Price per instance-hour",
+        caption=f"{units.UNKNOWN} = no sourced price. Spot, reserved, sources and dates: "
+        "`gpuwise catalog show INSTANCE` or --json.",
+    )
+    return _doc("Cloud GPU offers", [table], data)
+
+
+def _gpu_rows(spec: GpuSpec, reported_name: str | None) -> list[tuple[str, str | Styled]]:
+    n = units.number
+    rows: list[tuple[str, str | Styled]] = [("key", spec.key), ("name", spec.name)]
+    if reported_name and reported_name != spec.key:
+        rows.insert(0, ("resolved from", repr(reported_name)))
+    rows += [
+        ("vendor", spec.vendor),
+        *[
+            (f"{d} peak", n(spec.peak_tflops(d), 1, "TFLOPS"))
+            for d in ("fp32", "tf32", "fp16", "bf16", "fp8")
+        ],
+        ("memory", n(spec.memory_gib or None, 0, "GiB")),
+        ("memory bandwidth", n(spec.memory_bandwidth_gb_s, 0, "GB/s")),
+        ("NVLink (bidir, per GPU)", n(spec.nvlink_bandwidth_gb_s, 0, "GB/s")),
+        ("PCIe gen", n(spec.pcie_gen, 0)),
+        ("TDP", n(spec.tdp_watts, 0, "W")),
+        ("MAMF fraction", n(spec.mamf_fraction, 3)),
+        ("memcpy fraction", n(spec.memcpy_fraction, 2)),
+        ("PCIe fraction", n(spec.pcie_fraction, 2)),
+        ("NVLink fraction", n(spec.nvlink_fraction, 2)),
+        ("verified", _verified(spec.verified)),
+        ("source", spec.source),
+        ("as of", spec.as_of.isoformat()),
+        ("match patterns", "; ".join(spec.patterns)),
+    ]
+    return rows + ([("notes", spec.notes)] if spec.notes else [])
+
+
+def gpu_view(spec: GpuSpec, query: str) -> Document:
+    blocks: list[Block] = [KeyValues(_gpu_rows(spec, query))]
+    return _doc(f"GPU {spec.key}", blocks, {"kind": "gpu", "query": query, "gpu": gpu_dict(spec)})
+
+
+def _offer_rows(offer: Offer) -> list[tuple[str, str | Styled]]:
+    spec, c, n = offer.gpu_spec(), offer.currency, units.number
+    per_gpu = units.money(offer.price_per_gpu_hour, c)
+    return [
+        ("provider", offer.provider),
+        (
+            "GPUs",
+            f"{n(offer.accelerator_count or 0, 1)} × {offer.accelerator_name or units.UNKNOWN}"
+            + (f"  (catalog: {spec.key})" if spec else "  (no spec row)"),
+        ),
+        ("vCPUs / RAM", f"{n(offer.vcpus, 0)} / {n(offer.memory_gib, 0, 'GiB')}"),
+        ("network", f"{n(offer.network_gbps, 1, 'Gb/s')} {offer.fabric or ''}".rstrip()),
+        ("RDMA", n(offer.rdma_gbps, 0, "Gb/s")),
+        (
+            "on-demand",
+            units.money(offer.price, c) + (f"  ({per_gpu} per GPU-hour)" if offer.price_per_gpu_hour else ""),
+        ),
+        ("spot", units.money(offer.spot_price, c)),
+        (
+            "reserved 1 yr / 3 yr",
+            f"{units.money(offer.reserved_1y_price, c)} / {units.money(offer.reserved_3y_price, c)}",
+        ),
+        ("region / zone", f"{offer.region or 'any'} / {offer.zone or 'any'}"),
+        ("status", offer.status or units.UNKNOWN),
+        ("price source", offer.price_source or "none"),
+        ("as of", offer.as_of.isoformat() if offer.as_of else units.UNKNOWN),
+        ("file", f"{offer.file}:{offer.line}" if offer.file else ""),
+        *([("notes", offer.notes)] if offer.notes else []),
+    ]
+
+
+def offer_view(offers: list[Offer], query: str) -> Document:
+    blocks: list[Block] = []
+    for o in offers:
+        blocks += [
+            Heading(f"{o.instance_type} ({o.region or 'any region'})", level=2),
+            KeyValues(_offer_rows(o)),
+        ]
+    data = {"kind": "offer", "query": query, "offers": [offer_dict(o) for o in offers]}
+    return _doc(f"Offer {offers[0].instance_type}", blocks, data)
+
+
+def fabric_view(fabric: Fabric, query: str) -> Document:
+    n = units.number
+    rows: list[tuple[str, str | Styled]] = [
+        ("kind", fabric.kind),
+        (
+            "bandwidth (per direction)",
+            f"{n(fabric.bandwidth_gbps, 2, 'Gbit/s')} = {n(fabric.bandwidth_gb_s, 2, 'GB/s')}",
+        ),
+        ("latency", n(fabric.latency_us, 2, "µs")),
+        ("typical achieved fraction", n(fabric.achieved_fraction, 2)),
+        ("verified", _verified(fabric.verified)),
+        ("source", fabric.source),
+        ("as of", fabric.as_of.isoformat()),
+        *([("notes", fabric.notes)] if fabric.notes else []),
+    ]
+    data = {"kind": "fabric", "query": query, "fabric": fabric_dict(fabric)}
+    return _doc(f"Fabric {fabric.key}", [KeyValues(rows)], data)

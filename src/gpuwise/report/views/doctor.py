@@ -1,0 +1,84 @@
+"""`gpuwise doctor`: a Report as a ranked plan, grouped by priority, passes listed at the end."""
+
+from __future__ import annotations
+
+from gpuwise import units
+from gpuwise.advise.finding import PRIORITY_ORDER, Finding
+from gpuwise.report.document import Block, Bullets, Code, Document, Heading, KeyValues, Styled
+from gpuwise.report.model import Report
+
+STATUS_MARK = {"fail": "FAIL", "warn": "WARN", "info": "INFO", "pass": "PASS"}
+EXIT_STYLE = {0: "ok", 1: "warn", 2: "fail"}
+
+
+def _finding(n: int, f: Finding) -> list[Block]:
+    out: list[Block] = [Heading(f"{n}. [{STATUS_MARK[f.status]}] {f.title}  ({f.layer}, {f.id})", level=3)]
+    rows: list[tuple[str, str | Styled]] = [
+        ("measured" if e.kind == "measurement" else "fact", f"{e.path} = {units.value(e.value)}")
+        for e in f.evidence
+    ]
+    rec = f.recommendation
+    if rec.text:
+        rows.append(("do", rec.text))
+    if rows:
+        out.append(KeyValues(rows))
+    if rec.commands:
+        out.append(Code([f"$ {c}" for c in rec.commands], lang="sh"))
+    if rec.config:
+        out.append(Code(list(rec.config)))
+    if rec.env:
+        out.append(Code([f"export {k}={v}" for k, v in rec.env.items()], lang="sh"))
+    rows = []
+    ctl = f.controllable
+    if ctl.can != "yes":
+        instead = f"; instead: {ctl.alternative}" if ctl.alternative else ""
+        rows.append(("can change here", Styled(f"{ctl.can} — {ctl.reason}{instead}", "accent")))
+    if f.expected_gain:
+        rows.append(("gain", f"{f.expected_gain.text} [{f.expected_gain.source}]"))
+    if f.affects_numerics:
+        rows.append(("note", Styled("changes numerics/convergence — validate the loss curve", "accent")))
+    rows.append(("source", Styled(f.source, "dim")))
+    rows += [("reference", Styled(r, "dim")) for r in f.references]
+    out.append(KeyValues(rows))
+    return out
+
+
+def doctor_view(report: Report) -> Document:
+    env, s, m = report.env, report.summary, report.measurements
+    how = "set with --env" if env.overridden else "detected"
+    count = len(m.get("results", [])) if m else 0
+    blocks: list[Block] = [
+        Heading(f"gpuwise doctor — {report.hostname or 'unknown host'}"),
+        KeyValues(
+            [
+                (
+                    "environment",
+                    f"{env.kind} ({how}; detected {env.detected}: {env.reason or 'no reason given'})",
+                ),
+                ("source", report.source or "live"),
+                (
+                    "measurements",
+                    f"{count}" + ("" if m else " (none: add --bench quick or --bench-results FILE)"),
+                ),
+                ("verdict", Styled(f"{s.verdict} (exit {s.exit_code})", EXIT_STYLE.get(s.exit_code))),
+            ]
+        ),
+    ]
+    n = 0
+    actionable = [f for f in report.findings if f.status != "pass"]
+    for prio in PRIORITY_ORDER:
+        group = [f for f in actionable if f.priority == prio]
+        if group:
+            blocks.append(Heading(f"{prio.capitalize()} priority ({len(group)})", level=2))
+        for f in group:
+            n += 1
+            blocks += _finding(n, f)
+    passes = [f for f in report.findings if f.status == "pass"]
+    if passes:
+        blocks.append(Heading(f"Checked and OK ({len(passes)})", level=2))
+        blocks.append(Bullets([Styled(f"{f.title}  ({f.id})", "ok") for f in passes]))
+    return Document(
+        title=f"gpuwise doctor — {report.hostname or 'unknown host'}",
+        blocks=blocks,
+        data=report.to_json_dict(),
+    )

@@ -1,0 +1,206 @@
+"""`gpuwise plan`: options × node counts, the chosen setup per option, the recommendation, then notes."""
+
+from __future__ import annotations
+
+from gpuwise import units
+from gpuwise.plan.export import assumptions, plan_to_json
+from gpuwise.plan.planner import Plan
+from gpuwise.report.document import (
+    Block,
+    Bullets,
+    Cell,
+    Column,
+    Document,
+    Heading,
+    Paragraph,
+    Styled,
+    Table,
+)
+
+VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
+
+
+def _ccy(plan: Plan, o: int) -> str:
+    return plan.currency if plan.convertible[o] else plan.rows[o].currency
+
+
+def _one_currency(plan: Plan) -> str:
+    """The currency every shown option is priced in ("" when they differ: then each cell names its own)."""
+    currencies = {_ccy(plan, o) for o in plan.shown}
+    return currencies.pop() if len(currencies) == 1 else ""
+
+
+def _money(plan: Plan, o: int, value: float, one_ccy: str) -> str:
+    return units.money(value, "" if one_ccy else _ccy(plan, o), compact=True)
+
+
+def _label(plan: Plan, o: int, gpus: bool = False) -> str:
+    row = plan.rows[o]
+    parts = [row.label, row.pricing.replace("_", "-"), row.region or ""]
+    if gpus:
+        parts.insert(1, f"({int(row.numbers['gpus_per_node'])}× {row.gpu_name})")
+    return " ".join(p for p in parts if p)
+
+
+def _title_ccy(one_ccy: str) -> str:
+    return f" in {one_ccy}" if one_ccy else ""
+
+
+def sweep_table(plan: Plan, one_ccy: str) -> Table:
+    """One row per option; each node-count cell: scaling efficiency, time to train, cost per run."""
+    cols = [Column("option")] + [Column(f"{int(n)} node{'s' if n > 1 else ''}", "right") for n in plan.nodes]
+    deadline = plan.workload.deadline_days
+    rows = []
+    for o in plan.shown:
+        cells: list[Cell] = [_label(plan, o, gpus=True)]
+        for k in range(len(plan.nodes)):
+            reasons = plan.perf.short_reasons(o, k)
+            if reasons:
+                cells.append(Styled("✗ " + "\n✗ ".join(reasons), "dim"))
+                continue
+            secs = plan.perf.time_to_train_s[o, k]
+            late = deadline is not None and secs / 86400 > deadline
+            mark = "▶ " if plan.chosen[o] == k else ""
+            text = (
+                f"{mark}{units.percent(plan.perf.efficiency[o, k])}\n{units.duration(secs)}"
+                f"\n{_money(plan, o, plan.run_cost[o, k], one_ccy)}"
+            )
+            cells.append(Styled(text, "fail") if late else text)
+        rows.append(cells)
+    return Table(
+        cols,
+        rows,
+        title="Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"
+        + _title_ccy(one_ccy),
+        caption="▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
+        "✗ = cannot run (see the JSON's 'reasons')",
+    )
+
+
+def _break_even(plan: Plan, key: str) -> tuple[str, str]:
+    be = getattr(plan.decision, "per_option", {}).get(key)
+    if not be:
+        return "", ""
+    u, m = be["break_even_utilisation"], be["break_even_months"]
+    u_txt = units.UNKNOWN if u != u else (units.percent(u) if u <= 1 else ">100%")
+    return u_txt, units.number(m, 0, "mo") if m != float("inf") else "never"
+
+
+def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
+    """The chosen node count per option, in two narrow tables: where the step time goes, and the cost."""
+    step_cols = [Column("option")] + [
+        Column(h, "right") for h in ("step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU")
+    ]
+    cost_cols = [Column("option")] + [
+        Column(h, "right") for h in ("nodes", "time", "per run", "per year", "GPU-h", "U*", "months", "lead")
+    ]
+    steps, costs = [], []
+    p = plan.perf
+    for o in plan.shown:
+        k = int(plan.chosen[o])
+        row = plan.rows[o]
+        name = _label(plan, o)
+        lead = units.number(row.lead_time_days, 0, "d")
+        if k < 0:  # the reason is in the sweep table and the JSON
+            steps.append([name, Styled("none", "fail"), *[""] * 6])
+            costs.append([name, Styled("none", "fail"), *[""] * 6, lead])
+            continue
+        s = units.seconds
+        steps.append(
+            [
+                name,
+                s(p.step_s[o, k]),
+                s(p.compute_s[o, k]),
+                s(p.comm_s[o, k]),
+                s(p.exposed_comm_s[o, k]),
+                s(p.straggler_s[o, k]),
+                s(p.data_s[o, k]),
+                units.size(p.memory_per_gpu_bytes[o, k]),
+            ]
+        )
+        costs.append(
+            [
+                name,
+                str(int(plan.nodes[k])),
+                units.duration(p.time_to_train_s[o, k]),
+                _money(plan, o, plan.run_cost[o, k], one_ccy),
+                _money(plan, o, plan.year_cost[o, k], one_ccy),
+                _money(plan, o, plan.eff_gpu_hour_cost[o, k], one_ccy),
+                *_break_even(plan, row.key),
+                lead,
+            ]
+        )
+    return (
+        Table(
+            step_cols,
+            steps,
+            title="Chosen setup per option: where a step's time goes",
+            caption="exposed = communication not hidden behind backward; stragg. = straggler wait",
+        ),
+        Table(
+            cost_cols,
+            costs,
+            title="Chosen setup per option: time and cost" + _title_ccy(one_ccy),
+            caption="per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
+            "U* and months = break-even utilisation and time vs the best build; lead = lead time",
+        ),
+    )
+
+
+def _decision(plan: Plan) -> list[Block]:
+    d = plan.decision
+    blocks: list[Block] = [
+        Heading(f"Recommendation: {d.verdict.upper()}", level=2),
+        Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
+    ]
+    if d.reasons:
+        marks = [("+build" if r.favours == "build" else "+cloud", r.text) for r in d.reasons]
+        blocks.append(
+            Bullets([Styled(f"{m}  {text}", "ok" if m == "+build" else "info") for m, text in marks])
+        )
+    if d.flips:
+        blocks += [Heading("What would flip it", level=3), Bullets(list(d.flips))]
+    return blocks
+
+
+def _notes(plan: Plan, verbose: bool) -> list[Block]:
+    blocks: list[Block] = [Heading("Notes", level=2)]
+    cal = plan.calibration
+    if cal is not None:
+        blocks.append(Paragraph(f"Calibration from {cal.gpu_name or 'unknown GPU'}:", "bold"))
+        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or ["(nothing usable)"]
+        blocks.append(Bullets(used + [Styled(i, "dim") for i in cal.ignored[:8]]))
+    blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    if verbose:
+        rows = [
+            [str(a["key"]), units.value(a["value"]), Styled(str(a["source"]), "dim")]
+            for a in assumptions(plan)
+        ]
+        blocks.append(
+            Table(
+                [Column("assumption"), Column("value", "right"), Column("source")],
+                rows,
+                title="Assumptions (override in the options file under model_overrides)",
+            )
+        )
+    else:
+        blocks.append(
+            Paragraph('Model assumptions and their sources: --json ("assumptions") or --verbose.', "dim")
+        )
+    return blocks
+
+
+def plan_view(plan: Plan, verbose: bool = False) -> Document:
+    """The plan: workload line, sweep table, chosen setups, recommendation, then notes."""
+    wl = plan.workload
+    one_ccy = _one_currency(plan)
+    title = f"gpuwise plan — {wl.name or plan.workload_path}"
+    head = (
+        f"{wl.model.param_count() / 1e9:.3g}B params, {wl.total_train_flops():.3g} FLOPs, "
+        f"{units.number(wl.steps(), 0)} steps of {wl.training.global_batch} samples, {wl.training.precision}"
+        + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
+        + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"
+    )
+    blocks: list[Block] = [Heading(title), Paragraph(head), sweep_table(plan, one_ccy)]
+    blocks += [*chosen_tables(plan, one_ccy), *_decision(plan), *_notes(plan, verbose)]
+    return Document(title=title, blocks=blocks, data=plan_to_json(plan))
