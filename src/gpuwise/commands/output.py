@@ -10,9 +10,19 @@ from pathlib import Path
 
 import typer
 
-FormatOpt = typer.Option(
-    "text", "--format", metavar="FORMAT", help="Output format: text, json or md (Markdown)."
-)
+
+def _format_list() -> str:
+    """The formats in report/formats/, by module name (listing, not importing: --help stays fast)."""
+    import pkgutil
+
+    import gpuwise.report.formats as formats
+
+    return ", ".join(
+        sorted(m.name for m in pkgutil.iter_modules(formats.__path__) if not m.name.startswith("_"))
+    )
+
+
+FormatOpt = typer.Option("text", "--format", metavar="FORMAT", help=f"Output format: {_format_list()}.")
 OutputOpt = typer.Option(None, "-o", "--output", help="Write to FILE (atomically) instead of stdout.")
 JsonOpt = typer.Option(False, "--json", help="Same as --format json.")
 

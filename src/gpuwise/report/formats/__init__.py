@@ -1,6 +1,7 @@
 """Output formats: one module per format, found at run time. Adding a format = adding one file here.
 
-Each module defines `RENDERER = Renderer(name=..., media_type=..., render=...)`, where
+Each module is named after its format (md.py for --format md) and defines
+`RENDERER = Renderer(name=..., media_type=..., render=...)`, where
 `render(doc: Document, *, width: int = 100, color: bool = False) -> str | bytes` renders any Document.
 """
 
@@ -33,6 +34,8 @@ def _registry() -> dict[str, Renderer]:
             continue
         renderer = getattr(importlib.import_module(f"{__name__}.{info.name}"), "RENDERER", None)
         if isinstance(renderer, Renderer):
+            # the module's name is the format's name, so --help can list formats without importing them
+            assert renderer.name == info.name, f"formats/{info.name}.py defines format {renderer.name!r}"
             found[renderer.name] = renderer
     return found
 
