@@ -1,7 +1,7 @@
 """One module per CLI command. Each defines `register(app)` and imports heavy code lazily.
 
 Shared here: the checks every command does on a file it will write for the user, so that a bad
-`-o`/`--json` path fails in a second with a clear message, before minutes of work, and never leaves
+`-o`/`--save` path fails in a second with a clear message, before minutes of work, and never leaves
 a half-written file (writes go through gpuwise.atomic).
 """
 
