@@ -432,6 +432,7 @@ JSON_COMMANDS = [
     (["catalog", "fabrics", "--json"], "gpuwise-catalog/1"),
     (["catalog", "offers", "--json"], "gpuwise-catalog/1"),
     (["catalog", "show", "NVIDIA H100 80GB HBM3", "--json"], "gpuwise-catalog/1"),
+    (["bench", "--only", "memory", "--json"], "gpuwise-bench/1"),
 ]
 
 
