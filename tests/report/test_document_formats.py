@@ -164,3 +164,10 @@ def test_emit_to_stdout_follows_columns(monkeypatch, capsys):
     assert max(len(line) for line in out.splitlines()) <= 60 and "$31,464.00" in out
     emit(_mixed_doc(), "json", None)
     assert json.loads(capsys.readouterr().out)["x"] == 1
+
+
+def test_markdown_escapes_emphasis_but_keeps_code_spans():
+    doc = Document("t", [Paragraph("NCCL_* environment <none>; run `ls /dev/nvidia*` first")])
+    md = get_renderer("md").render(doc)
+    assert "NCCL_\\* environment &lt;none>; run `ls /dev/nvidia*` first" in md
+    assert get_renderer("md").render(Document("t", [Paragraph("a ` b*")])) == "a \\` b\\*\n"

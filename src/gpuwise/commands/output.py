@@ -49,14 +49,17 @@ def check_output(path: Path | None) -> None:
 
 
 def _stdout_width() -> tuple[int, bool]:
-    """(width, color) for stdout: the terminal's width and colours on a tty; else COLUMNS or FILE_WIDTH."""
+    """(width, color) for stdout: the terminal's width and colours on a tty (unless NO_COLOR is set);
+    else no colours and COLUMNS or FILE_WIDTH columns."""
     import os
     import sys
 
     if sys.stdout.isatty():
         from rich.console import Console
 
-        return Console().width, True
+        # NO_COLOR (https://no-color.org) and TERM=dumb turn colours off
+        color = not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        return Console().width, color
     columns = os.environ.get("COLUMNS", "")
     return (int(columns) if columns.isdigit() and int(columns) > 0 else FILE_WIDTH), False
 

@@ -17,9 +17,22 @@ from gpuwise.report.document import (
 from gpuwise.report.formats import Renderer
 
 
+def _escape_plain(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("<", "&lt;")
+
+
+def _escape(text: str) -> str:
+    """Characters Markdown would read as emphasis or a tag ('NCCL_* environment', '<none>'); code
+    spans are kept as they are, as messages quote commands in backticks on purpose."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no code spans
+        return _escape_plain(text).replace("`", "\\`")
+    return "`".join(part if i % 2 else _escape_plain(part) for i, part in enumerate(parts))
+
+
 def _inline(text: str, style=None) -> str:
     """Text in running Markdown: emphasis for bold and failures; newlines become spaces."""
-    text = " ".join(text.split("\n"))
+    text = _escape(" ".join(text.split("\n")))
     if style in ("bold", "fail") and text.strip():
         return f"**{text}**"
     return text
@@ -27,7 +40,7 @@ def _inline(text: str, style=None) -> str:
 
 def _cell(cell: Cell) -> str:
     """A pipe-table cell: pipes escaped, line breaks as <br> (they separate values in one cell)."""
-    text = cell_text(cell).replace("|", "\\|").replace("\n", "<br>")
+    text = _escape(cell_text(cell)).replace("|", "\\|").replace("\n", "<br>")
     return f"**{text}**" if cell_style(cell) in ("bold", "fail") and text.strip() else text
 
 
