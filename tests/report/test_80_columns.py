@@ -22,7 +22,7 @@ import pytest
 
 from gpuwise.report.document import Code, Column, Document, Table, cell_text, cells
 from gpuwise.report.formats import render
-from tests.conftest import CAPTURES, TESTS, capture_dirs
+from tests.conftest import CAPTURES, TESTS, capture_dirs, real_files
 
 WIDTH = 80
 EXAMPLES = TESTS.parent / "examples"
@@ -159,6 +159,25 @@ def test_every_command_fits_80_columns_with_nothing_cut(name, build, tmp_path):
     assert_intact(doc, text)
     numbers = [w for c in cells(doc) for w in cell_text(c).split() if any(ch.isdigit() for ch in w)]
     assert numbers, f"{name}: no numbers shown at all?"
+
+
+def _real_gpu_outputs() -> list[tuple[str, Path]]:
+    """Real nvidia-smi XML and topology matrices (up to 10 GPUs with NICs), as a capture would hold them."""
+    out = [("nvidia-smi-q-x", p) for p in real_files("nvidia_smi_xml", "*.xml")]
+    return out + [("nvidia-smi-topo-m", p) for p in real_files("topo") if "topo-mp" not in p.name]
+
+
+@pytest.mark.parametrize("command_id,path", _real_gpu_outputs(), ids=lambda v: getattr(v, "name", v))
+def test_probe_and_doctor_on_real_gpu_outputs_fit_80_columns(real, tmp_path, command_id, path):
+    from gpuwise.capture.host import CaptureHost
+    from gpuwise.facts.collect import collect_facts
+    from gpuwise.report.views.doctor import doctor_view
+    from gpuwise.report.views.probe import probe_view
+    from tests.advise.capture_kit import doctor_report, make_capture
+
+    capture = make_capture(tmp_path / "c", {command_id: path.read_text(encoding="utf-8", errors="replace")})
+    for doc in (probe_view(collect_facts(CaptureHost(capture))), doctor_view(doctor_report(capture))):
+        assert_intact(doc, render(doc, "text", width=WIDTH))
 
 
 def test_the_check_catches_a_cut_price():

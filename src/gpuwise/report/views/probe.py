@@ -213,10 +213,8 @@ def _storage(f: Facts) -> list[Block]:
 def _hardware(f: Facts) -> list[Block]:
     cpu, mem = f.cpu, f.memory
     rows = [
-        (
-            "CPU",
-            f"{v(cpu.model)} — {v(cpu.sockets)} socket(s), {v(cpu.cores)} cores, {v(cpu.threads)} threads",
-        ),
+        ("CPU", cpu.model, "model"),
+        ("cores", f"{v(cpu.cores)} cores, {v(cpu.threads)} threads, {v(cpu.sockets)} socket(s)"),
         ("max clock", None if cpu.max_mhz is None else units.number(cpu.max_mhz, 0, "MHz"), "max_mhz"),
         ("NUMA nodes", cpu.numa_nodes, "numa_nodes"),
         ("governor", cpu.governor, "governor"),
