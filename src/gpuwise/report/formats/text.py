@@ -203,6 +203,13 @@ def _block_items(block, width: int, key_width: int) -> list:
     if isinstance(block, Heading):  # level 2: a rule, so sections show without colour too
         if block.level == 2 and cell_len(block.text) + 6 <= width:  # a longer title would be cut
             return [Rule(Text(block.text, style="bold"), align="left", characters="─")]
+        head, _, rest = block.text.partition(" ")
+        if block.level >= 3 and rest and cell_len(head) <= 4:  # '12. Title': the number hangs
+            grid = RichTable.grid()
+            grid.add_column(width=cell_len(head) + 1, no_wrap=True)
+            grid.add_column(overflow="fold")
+            grid.add_row(Text(head, style="bold"), Text(rest, style="bold"))
+            return [grid]
         return [Text(block.text, style="bold")]
     if isinstance(block, Paragraph):
         return [_text(block.text, block.style)]
