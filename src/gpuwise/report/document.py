@@ -70,7 +70,8 @@ class Table:
         bad = [i for i, row in enumerate(self.rows) if len(row) != len(self.columns)]
         if bad:
             raise ValueError(
-                f"table {self.title!r}: row {bad[0]} has {len(self.rows[bad[0]])} cells, not {len(self.columns)}"
+                f"table {self.title!r}: row {bad[0]} has {len(self.rows[bad[0]])} cells, "
+                f"not {len(self.columns)}"
             )
 
 

@@ -123,8 +123,8 @@ def _overhead(columns: int) -> int:
 def _fit(block: Table, width: int) -> list[int] | None:
     """Column widths that fit `width` without cutting a word or a number, or None if none exist.
 
-    Left-aligned columns may wrap at spaces; in right-aligned ones (numbers) a line with a digit never wraps. The widest
-    wrappable column gives up space first, as Rich does, but never below its longest word."""
+    Left-aligned columns may wrap at spaces; in right-aligned ones (numbers) a line with a digit never
+    wraps. The widest column gives up space first, as Rich does, but never below its longest word."""
     n = len(block.columns)
     all_rows = [[c.header for c in block.columns], *block.rows]
     cols = [[row[i] if i < len(row) else "" for row in all_rows] for i in range(n)]

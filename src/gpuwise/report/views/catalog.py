@@ -111,7 +111,8 @@ def fabrics_view(rows: list[Fabric]) -> Document:
         cols,
         body,
         title="Nominal bandwidth per direction",
-        caption=f"{DASH}; {UNVERIFIED} = not verified. Sources and dates: `gpuwise catalog show KEY` or --json.",
+        caption=f"{DASH}; {UNVERIFIED} = not verified. "
+        "Sources and dates: `gpuwise catalog show KEY` or --json.",
     )
     return _doc("Links and fabrics", [table], {"kind": "fabrics", "fabrics": [fabric_dict(f) for f in rows]})
 
