@@ -39,7 +39,7 @@ print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cu
 step capture 90 "${GW[@]}" capture -o "$OUT/h200.tar.gz"
 step probe 60 bash -c "${GW[*]} probe --json > $OUT/probe.json && ${GW[*]} probe"
 step pytest-gpu 150 "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/facts/test_nvml.py tests/bench/test_gpu_paths.py
-step bench-quick 240 "${GW[@]}" bench --quick --data-dir "$DATA_DIR" --json "$OUT/bench-quick.json"
+step bench-quick 240 "${GW[@]}" bench --quick --data-dir "$DATA_DIR" --save "$OUT/bench-quick.json"
 step doctor 60 bash -c "${GW[*]} doctor --from $OUT/h200.tar.gz --bench-results $OUT/bench-quick.json > $OUT/doctor.txt; test \$? -le 2"
 step harness-overhead 120 "$PY" benchmarks/bench_harness_overhead.py --rounds 3
 
