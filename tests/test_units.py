@@ -38,7 +38,7 @@ def test_values_and_numbers():
 
 def test_sizes_money_times_percent():
     assert units.size(135148564480) == "125.9 GiB" and units.size(512) == "512 B"
-    assert units.size(3 * 2**40 + 2**39) == "3.5 TiB"
+    assert units.size(3 * 2**40 + 2**39) == "3.5 TiB" and units.size(4096) == "4 KiB"
     assert units.money(31464, "USD") == "$31,464.00" and units.money(3.5, "GBP") == "GBP 3.50"
     assert (
         units.money(12345, "CNY", compact=True) == "¥12.3k" and units.money(1.25e6, compact=True) == "1.25M"

@@ -51,13 +51,13 @@ def number(x: float | int | None, digits: int | None = None, unit: str = "") -> 
 
 
 def size(n_bytes: float | int | None) -> str:
-    """Bytes in binary units, one decimal: 512 B, 1.5 KiB, 125.9 GiB, 3.5 TiB."""
+    """Bytes in binary units, at most one decimal: 512 B, 1.5 KiB, 4 KiB, 125.9 GiB, 3.5 TiB."""
     if missing(n_bytes):
         return UNKNOWN
     n = float(n_bytes)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f}".removesuffix(".0") + f" {unit}"
         n /= 1024
     raise AssertionError("unreachable")
 

@@ -27,6 +27,7 @@ from tests.conftest import CAPTURES, TESTS, capture_dirs, real_files
 WIDTH = 80
 EXAMPLES = TESTS.parent / "examples"
 BENCH_FILE = CAPTURES / "h200-1gpu-kvm-vm.bench-quick.json"
+COLLECTIVE_FILE = CAPTURES / "cpu-vm-kvm-docker.bench-collective.json"  # bench --only collective, gloo
 
 
 def _probe_docs() -> list[tuple[str, object]]:
@@ -57,11 +58,11 @@ def _doctor_docs() -> list[tuple[str, object]]:
     return out
 
 
-def _bench_doc() -> Document:
+def _bench_doc(path: Path = BENCH_FILE) -> Document:
     from gpuwise.bench.report_file import read_bench_report
     from gpuwise.report.views.bench import bench_view
 
-    return bench_view(read_bench_report(BENCH_FILE, "--bench-results"))
+    return bench_view(read_bench_report(path, "--bench-results"))
 
 
 def _compare_doc(tmp: Path) -> Document:
@@ -124,6 +125,7 @@ DOCS = [
     *_probe_docs(),
     *_doctor_docs(),
     ("bench h200", _bench_doc),
+    ("bench collectives (gloo, this VM)", lambda: _bench_doc(COLLECTIVE_FILE)),
     ("compare", "tmp"),
     *_plan_docs(),
     *_catalog_docs(),

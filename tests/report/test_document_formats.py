@@ -171,3 +171,20 @@ def test_markdown_escapes_emphasis_but_keeps_code_spans():
     md = get_renderer("md").render(doc)
     assert "NCCL_\\* environment &lt;none>; run `ls /dev/nvidia*` first" in md
     assert get_renderer("md").render(Document("t", [Paragraph("a ` b*")])) == "a \\` b\\*\n"
+
+
+def test_bench_view_tabulates_collectives_by_message_size():
+    """Recorded on this CPU VM: `gpuwise bench --only collective --save FILE` (2 gloo ranks)."""
+    from gpuwise.bench.report_file import read_bench_report
+    from gpuwise.report.views.bench import bench_view
+    from tests.conftest import CAPTURES
+
+    report = read_bench_report(CAPTURES / "cpu-vm-kvm-docker.bench-collective.json", "x")
+    doc = bench_view(report)
+    (table,) = [b for b in doc.blocks if isinstance(b, Table) and "by message size" in (b.title or "")]
+    (chart,) = [b for b in doc.blocks if isinstance(b, Chart)]
+    allreduce = report.find("allreduce_busbw").extra["table"]
+    assert len(table.rows) == len(allreduce) and table.rows[-1][0] == "16 MiB"
+    assert chart.series[0].y == [r["busbw_gb_s"] for r in allreduce]  # the chart's numbers are the table's
+    text = get_renderer("text").render(doc, width=80)
+    assert "Collectives: busbw in GB/s by message size" in text and "16 MiB" in text

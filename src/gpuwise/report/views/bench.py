@@ -5,7 +5,18 @@ from __future__ import annotations
 from gpuwise import units
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import titles
-from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Styled, Table
+from gpuwise.report.document import (
+    Block,
+    Chart,
+    Column,
+    Document,
+    Heading,
+    KeyValues,
+    Paragraph,
+    Series,
+    Styled,
+    Table,
+)
 
 STATUS_STYLE = {"ok": "ok", "failed": "fail", "skipped": "warn", "invalid": "accent"}
 
@@ -69,6 +80,25 @@ def layer_table(layer: str, results: list[Measurement]) -> Table:
     return Table(columns, rows, title=titles().get(layer, str(layer)))
 
 
+def collective_sizes(results: list[Measurement]) -> list[Block]:
+    """busbw by message size for each collective that ran: a table (and the same numbers as a chart)."""
+    runs = [m for m in results if m.status == "ok" and m.extra.get("table")]
+    if not runs:
+        return []
+    by_op = {m.name: {row["bytes"]: row.get("busbw_gb_s") for row in m.extra["table"]} for m in runs}
+    sizes = sorted({size for table in by_op.values() for size in table})
+    rows = [[units.size(size)] + [units.number(by_op[m.name].get(size)) for m in runs] for size in sizes]
+    cols = [Column("message", "right")] + [Column(m.name.removesuffix("_busbw"), "right") for m in runs]
+    chart = Chart(
+        "line",
+        "Collective busbw by message size",
+        "message size (bytes)",
+        "busbw (GB/s)",
+        [Series(m.name, sizes, [by_op[m.name].get(size) for size in sizes]) for m in runs],
+    )
+    return [Table(cols, rows, title="Collectives: busbw in GB/s by message size"), chart]
+
+
 def bench_view(report: BenchReport) -> Document:
     """The environment, then one table per layer in run order, then the status counts."""
     env = report.environment
@@ -88,7 +118,10 @@ def bench_view(report: BenchReport) -> Document:
     layers: dict[str, list[Measurement]] = {}
     for m in report.results:
         layers.setdefault(m.layer, []).append(m)
-    blocks += [layer_table(layer, results) for layer, results in layers.items()]
+    for layer, results in layers.items():
+        blocks.append(layer_table(layer, results))
+        if layer == "collective":
+            blocks += collective_sizes(results)
     counts = {s: sum(1 for m in report.results if m.status == s) for s in STATUS_STYLE}
     blocks.append(Paragraph(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no results"))
     return Document(title=title, blocks=blocks, data=report.to_json_dict())
