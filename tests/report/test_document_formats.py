@@ -103,7 +103,7 @@ def test_text_renders_every_block_and_colours_only_when_asked():
     assert "\x1b[" not in plain
     for needle in ("host-1", "verdict: 2 warning(s)", "125.9 GiB", "matmul | bf16", "712.4 TFLOP/s"):
         assert needle in plain
-    assert "    nvidia-smi -pm 1" in plain and "• second" in plain
+    assert "    $ nvidia-smi -pm 1" in plain and "• second" in plain
     assert "all_reduce" not in plain  # charts are for graphical formats
     assert "\x1b[" in get_renderer("text").render(doc, width=80, color=True)
 

@@ -77,7 +77,8 @@ class Table:
 
 @dataclass
 class Code:
-    """Lines to copy as they are: commands, config lines, environment exports. Never re-wrapped."""
+    """Lines to copy as they are: commands, config lines, environment exports. Never re-wrapped.
+    lang="sh": shell commands (the text format shows them after a '$ ' prompt)."""
 
     lines: list[str]
     lang: str = ""

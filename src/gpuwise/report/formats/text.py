@@ -221,7 +221,8 @@ def _block_items(block, width: int, key_width: int) -> list:
         items += _table(block, width)
         return items + ([Text(block.caption, style="dim")] if block.caption else [])
     if isinstance(block, Code):  # copied as they are: never wrapped or folded (printed with soft_wrap)
-        return [Text(CODE_INDENT + line) for line in block.lines]
+        prompt = "$ " if block.lang == "sh" else ""  # shell commands show a prompt, config lines do not
+        return [Text(CODE_INDENT + prompt + line) for line in block.lines]
     if isinstance(block, Bullets):
         grid = RichTable.grid(padding=(0, 1))
         grid.add_column(width=1)

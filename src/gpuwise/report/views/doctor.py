@@ -23,7 +23,7 @@ def _finding(n: int, f: Finding) -> list[Block]:
     if rows:
         out.append(KeyValues(rows))
     if rec.commands:
-        out.append(Code([f"$ {c}" for c in rec.commands], lang="sh"))
+        out.append(Code(list(rec.commands), lang="sh"))
     if rec.config:
         out.append(Code(list(rec.config)))
     if rec.env:
