@@ -54,10 +54,15 @@ def test_env_override_and_detection():
 def test_text_and_markdown_show_the_plan():
     report = diagnose(_broken_node(), None, "onprem")
     text = render(doctor_view(report), "text")
-    assert "High priority" in text and "[FAIL] GPU memory pages were retired" in text
+    assert (
+        "Top actions" in text and "Critical" in text and "[FAIL · high] GPU memory pages were retired" in text
+    )
     assert "gpus[2].retired_pages_dbe = 3" in text and "Checked and OK" in text
+    # the top actions are the first findings in rank order: critical ones before any warning or advice
+    top = text.split("Top actions", 1)[1].split("Critical", 1)[0]
+    assert "1. [FAIL]" in top and "[INFO]" not in top.split("2.")[0]
     md = render(doctor_view(report), "md")
-    assert "## High priority" in md and "gpus[2].retired_pages_dbe = 3" in md and "NCCL_ALGO" in md
+    assert "## Critical" in md and "gpus[2].retired_pages_dbe = 3" in md and "NCCL_ALGO" in md
 
 
 def test_cloud_text_says_what_to_do_instead():

@@ -1,18 +1,34 @@
-"""`gpuwise doctor`: a Report as a ranked plan, grouped by priority, passes listed at the end."""
+"""`gpuwise doctor`: a Report as a ranked plan: the top actions first, then the findings grouped by
+severity (critical, warnings, advice) with their priority, passes listed at the end."""
 
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.advise.finding import PRIORITY_ORDER, Finding
+from gpuwise.advise.finding import Finding
 from gpuwise.report.document import Block, Bullets, Code, Document, Heading, KeyValues, Styled
 from gpuwise.report.model import Report
 
 STATUS_MARK = {"fail": "FAIL", "warn": "WARN", "info": "INFO", "pass": "PASS"}
 EXIT_STYLE = {0: "ok", 1: "warn", 2: "fail"}
+SECTIONS = (("fail", "Critical"), ("warn", "Warnings"), ("info", "Advice"))
+TOP_ACTIONS = 3
+
+
+def _action(n: int, f: Finding) -> Styled:
+    """One line a reader acts on: the finding's title and its first command (or its advice)."""
+    rec = f.recommendation
+    todo = (
+        f"run `{rec.commands[0]}`"
+        if rec.commands
+        else (rec.text.split(". ")[0].rstrip(".") if rec.text else "")
+    )
+    style = {"fail": "fail", "warn": "warn"}.get(f.status)
+    return Styled(f"{n}. [{STATUS_MARK[f.status]}] {f.title}" + (f": {todo}" if todo else ""), style)
 
 
 def _finding(n: int, f: Finding) -> list[Block]:
-    out: list[Block] = [Heading(f"{n}. [{STATUS_MARK[f.status]}] {f.title}  ({f.layer}, {f.id})", level=3)]
+    head = f"{n}. [{STATUS_MARK[f.status]} · {f.priority}] {f.title}  ({f.layer}, {f.id})"
+    out: list[Block] = [Heading(head, level=3)]
     rows: list[tuple[str, str | Styled]] = [
         ("measured" if e.kind == "measurement" else "fact", f"{e.path} = {units.value(e.value)}")
         for e in f.evidence
@@ -64,12 +80,15 @@ def doctor_view(report: Report) -> Document:
             ]
         ),
     ]
+    actionable = [f for f in report.findings if f.status != "pass"]  # ranked: severity, then priority
+    if actionable:
+        blocks.append(Heading(f"Top actions ({min(TOP_ACTIONS, len(actionable))})", level=2))
+        blocks.append(Bullets([_action(n, f) for n, f in enumerate(actionable[:TOP_ACTIONS], 1)]))
     n = 0
-    actionable = [f for f in report.findings if f.status != "pass"]
-    for prio in PRIORITY_ORDER:
-        group = [f for f in actionable if f.priority == prio]
+    for status, label in SECTIONS:
+        group = [f for f in actionable if f.status == status]
         if group:
-            blocks.append(Heading(f"{prio.capitalize()} priority ({len(group)})", level=2))
+            blocks.append(Heading(f"{label} ({len(group)})", level=2))
         for f in group:
             n += 1
             blocks += _finding(n, f)
