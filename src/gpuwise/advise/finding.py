@@ -10,25 +10,15 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuwise.layers import LAYER_ORDER, Layer
+
 # The order of each Literal is also the ranking order (first = most important), so each
-# vocabulary is written once and the *_ORDER tuples are derived from it.
-Layer = Literal[
-    "hardware",
-    "driver-cuda",
-    "network",
-    "storage",
-    "isolation",
-    "monitoring",
-    "toolchain",
-    "kernel",
-    "framework",
-]
+# vocabulary is written once and the *_ORDER tuples are derived from it (Layer: gpuwise.layers).
 Priority = Literal["high", "medium", "low"]
 Status = Literal["fail", "warn", "info", "pass"]
 EnvKind = Literal["cloud", "onprem", "unknown"]
 Can = Literal["yes", "no", "partly"]
 
-LAYER_ORDER: tuple[str, ...] = get_args(Layer)
 PRIORITY_ORDER: tuple[str, ...] = get_args(Priority)
 STATUS_ORDER: tuple[str, ...] = get_args(Status)
 

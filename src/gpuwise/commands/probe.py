@@ -7,17 +7,9 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.layers import PROBE_LAYERS
 
-LAYER_CHOICES = (
-    "hardware",
-    "driver-cuda",
-    "network",
-    "storage",
-    "isolation",
-    "monitoring",
-    "toolchain",
-    "kernel",
-)
+LAYER_CHOICES = tuple(PROBE_LAYERS)
 
 
 def probe(

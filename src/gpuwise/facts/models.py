@@ -323,16 +323,3 @@ class Facts(BaseModel):
 
     def to_json_dict(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
-
-
-LAYERS: dict[str, tuple[str, ...]] = {
-    # the eight layers of the mission and the Facts fields each one shows
-    "hardware": ("gpus", "gpu_probe", "topology", "cpu", "memory"),
-    "driver-cuda": ("software",),
-    "network": ("network",),
-    "storage": ("storage",),
-    "isolation": ("platform",),
-    "monitoring": ("monitoring",),
-    "toolchain": ("software",),
-    "kernel": ("kernel",),
-}

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gpuwise.errors import UserInputError
+from gpuwise.layers import PROBE_LAYERS
 
 # Readings that change from minute to minute; they are not differences between machines or setups.
 VOLATILE = (
@@ -24,18 +25,11 @@ VOLATILE = (
     "ecc_volatile_uncorrectable",
 )
 SKIP_TOP = ("schema", "meta")
+# Facts field -> the probe layer(s) showing it ("software" -> "driver-cuda/toolchain").
 FACT_LAYER = {
-    "gpus": "hardware",
-    "gpu_probe": "hardware",
-    "topology": "hardware",
-    "cpu": "hardware",
-    "memory": "hardware",
-    "network": "network",
-    "storage": "storage",
-    "kernel": "kernel",
-    "software": "driver-cuda/toolchain",
-    "monitoring": "monitoring",
-    "platform": "isolation",
+    field: "/".join(name for name, fields in PROBE_LAYERS.items() if field in fields)
+    for fields in PROBE_LAYERS.values()
+    for field in fields
 }
 
 

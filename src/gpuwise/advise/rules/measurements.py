@@ -4,8 +4,9 @@ Sources: REFERENCE §3 (MAMF, DCGM 0.75x pass thresholds, nvbandwidth, nccl-test
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.finding import ExpectedGain, Layer
+from gpuwise.advise.finding import ExpectedGain
 from gpuwise.bench.models import Measurement
+from gpuwise.layers import Layer
 
 _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
     # (rule id, bench layer, finding layer, what, what to check)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from gpuwise import units
-from gpuwise.facts.models import LAYERS, Facts, Part
+from gpuwise.facts.models import Facts, Part
+from gpuwise.layers import PROBE_LAYERS
 from gpuwise.report.document import (
     Block,
     Cell,
@@ -313,7 +314,7 @@ def probe_data(f: Facts, layer: str | None = None) -> dict:
     """The gpuwise-facts/1 JSON document; with `layer`, only that layer's parts (plus schema and meta)."""
     data = f.to_json_dict()
     if layer:
-        keep = {"schema", "meta", *LAYERS[layer]}
+        keep = {"schema", "meta", *PROBE_LAYERS[layer]}
         data = {k: x for k, x in data.items() if k in keep}
     return data
 
