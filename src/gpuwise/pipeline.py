@@ -22,7 +22,7 @@ ENV_CHOICES = ("auto", "cloud", "onprem")
 def resolve_env(facts: Facts, override: str = "auto") -> EnvInfo:
     """The environment kind the rules use: the detected one, unless --env overrides it."""
     detected = facts.platform.environment or "unknown"
-    reason = facts.platform.environment_reason or facts.platform.unknown.get("environment", "")
+    reason = facts.platform.environment_reason
     if override in ("cloud", "onprem"):
         return EnvInfo(kind=override, detected=detected, reason=reason, overridden=True)
     return EnvInfo(kind=detected, detected=detected, reason=reason, overridden=False)

@@ -143,6 +143,7 @@ def healthy_node(n_gpus: int = 8) -> Facts:
             cuda_driver_version="12.4",
             python_version="3.11.9",
             torch_version="2.5.1+cu124",
+            torch_build="cuda",
             torch_cuda="12.4",
             torch_nccl="2.21.5",
             nvcc_version="12.4",

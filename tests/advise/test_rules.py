@@ -291,7 +291,14 @@ CASES = [
         "onprem",
         None,
     ),
-    ("driver.torch_cpu_only", "torch CPU build", _set("software.torch_cuda", None), "fail", "onprem", None),
+    (
+        "driver.torch_cpu_only",
+        "torch CPU build",
+        _both(_set("software.torch_cuda", None), _set("software.torch_build", "cpu")),
+        "fail",
+        "onprem",
+        None,
+    ),
     (
         "driver.nvcc_newer_than_driver",
         "nvcc 12.8 on a 12.4 driver",

@@ -40,7 +40,7 @@ def test_two_gloo_ranks_report_algbw_busbw_plateau_and_slowest_rank():
             assert row["algbw_gb_s"] == pytest.approx(row["bytes"] / (row["time_us"] * 1e-6) / 1e9, rel=0.01)
             assert row["busbw_gb_s"] == pytest.approx(row["algbw_gb_s"] * BUS_FACTOR[op](2), rel=0.01)
             assert len(row["per_rank_time_us"]) == 2 and row["slowest_rank"] in (0, 1)
-        assert m.value > 0 and m.status == "ok" and m.peak is None and "gloo" in m.peak_source
+        assert m.value > 0 and m.status == "ok" and m.peak is None and "gloo" in m.peak_source.text
         assert m.params["world_size"] == 2 and m.params["backend"] == "gloo"
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gpuwise.bench import peaks
-from gpuwise.bench.models import Measurement
+from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.catalog import fabrics, gpus
+from tests.conftest import CAPTURES
 
 H100 = "NVIDIA H100 80GB HBM3"  # as torch.cuda.get_device_name and NVML report it
 
@@ -15,7 +16,8 @@ def test_matmul_and_memory_peaks_are_the_catalog_row():
     spec = gpus.get_gpu("H100-SXM")
     mm = peaks.matmul_peak(H100, "bf16")
     assert (mm.value, mm.achievable_fraction) == (spec.bf16_tflops, spec.mamf_fraction)
-    assert "H100-SXM" in mm.source and "dense bf16" in mm.source
+    assert "H100-SXM" in mm.source.text and "dense bf16" in mm.source.text
+    assert (mm.source.kind, mm.source.key, mm.source.source) == ("catalog", "H100-SXM", spec.source)
     hbm = peaks.hbm_peak(H100)
     assert (hbm.value, hbm.achievable_fraction) == (spec.memory_bandwidth_gb_s, spec.memcpy_fraction)
 
@@ -46,7 +48,30 @@ def test_nvlink_peak_is_per_direction():
 )
 def test_unknown_hardware_gets_no_peak_and_says_why(lookup, reason):
     peak = lookup()
-    assert peak.value is None and reason in peak.source
+    assert peak.value is None and reason in peak.source.text
     m = Measurement(name="x", layer="compute", unit="TFLOP/s", value=1.0)
     peak.apply(m)
-    assert m.peak is None and m.achievable_fraction is None and reason in m.peak_source
+    assert (
+        m.peak is None
+        and m.achievable_fraction is None
+        and reason in m.peak_source.text
+        and m.peak_source.kind == "none"
+    )
+
+
+def test_old_bench_files_with_string_peak_sources_still_load():
+    # Bench files from before peak sources were structured hold "catalog: H200, dense bf16" strings.
+    report = BenchReport.model_validate_json((CAPTURES / "h200-1gpu-kvm-vm.bench-quick.json").read_text())
+    by_name = {m.name: m.peak_source for m in report.results}
+    assert (by_name["matmul_bf16"].kind, by_name["matmul_bf16"].key) == ("catalog", "H200")
+    assert by_name["matmul_bf16"].text == "catalog: H200, dense bf16"  # shown as before
+    assert (by_name["h2d_pinned"].kind, by_name["h2d_pinned"].key) == ("catalog", "H200")
+    assert by_name["host_copy"].kind == "none" and by_name["dataloader_samples_per_s"].kind == "none"
+    derived = Measurement.model_validate(
+        {
+            "name": "x",
+            "layer": "compute",
+            "peak_source": "derived: 4 cores x 3000 MHz x 16 FMA; flag avx2: Intel",
+        }
+    )
+    assert (derived.peak_source.kind, derived.peak_source.key) == ("derived", "avx2")

@@ -146,26 +146,28 @@ def test_cpuinfo_fallback_when_lscpu_missing():
         8,
         ["fpu", "sse", "avx2"],
     )
-    assert cpu.architecture is None and cpu.unknown["architecture"].startswith("lscpu not installed")
+    assert cpu.architecture is None and cpu.unknown["architecture"].text.startswith("lscpu not installed")
 
 
 @pytest.mark.parametrize(
-    ("result", "expected"),
+    ("result", "expected", "kind"),
     [
-        (None, "`lscpu` not captured"),
-        (missing("lscpu"), "lscpu not installed"),
+        (None, "`lscpu` not captured", "not_captured"),
+        (missing("lscpu"), "lscpu not installed", "tool_missing"),
         (
             failed("lscpu", 1, "lscpu: failed to determine number of CPUs"),
             "lscpu exited 1: lscpu: failed to determine",
+            "absent",  # lscpu failed and /proc/cpuinfo is absent: the least conclusive of the two
         ),
     ],
 )
-def test_three_failure_cases_are_kept_apart(result, expected):
+def test_three_failure_cases_are_kept_apart(result, expected, kind):
     host = FakeHost(commands={"lscpu": result} if result else {})
     cpu = collect_cpu(host)
     assert cpu.model is None
-    assert cpu.unknown["model"].startswith(expected)
-    assert "/proc/cpuinfo not found" in cpu.unknown["model"]
+    assert cpu.unknown["model"].text.startswith(expected)
+    assert "/proc/cpuinfo not found" in cpu.unknown["model"].text
+    assert cpu.unknown["model"].kind == kind
 
 
 def test_live_machine():

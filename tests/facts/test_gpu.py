@@ -106,7 +106,7 @@ def test_a100_mig_trimmed_file(real):
     assert (g.sm_clock_mhz, g.sm_clock_max_mhz, g.temperature_c) == (1275, 1410, 27.0)
     assert g.clock_event_reasons == []
     assert g.uuid == "GPU-513536b6-7d19-9063-b049-1e69664bb298" and g.serial == "1650522003820"
-    assert g.retired_pages_sbe is None and "N/A" in g.unknown["retired_pages_sbe"]
+    assert g.retired_pages_sbe is None and "N/A" in g.unknown["retired_pages_sbe"].text
     assert g.remapped_rows_pending is None and "remapped_rows_pending" in g.unknown
     assert g.fabric_state is None and "fabric_state" in g.unknown
 
@@ -142,7 +142,7 @@ def test_minimal_v10_file_marks_missing_fields(real):
     r = _xml(real, "telegraf_gtx-1070-ti.xml")
     assert r.driver_version is None and "attached_gpus" in r.probe.unknown
     g = r.gpus[0]
-    assert g.pcie.gen_max is None and "not in this" in g.pcie.unknown["gen_max"]
+    assert g.pcie.gen_max is None and "not in this" in g.pcie.unknown["gen_max"].text
     assert g.power_limit_watts is None and "power_limit_watts" in g.unknown
 
 
@@ -227,8 +227,8 @@ def test_nvml_json_maps_fields_and_reasons():
         5,
         ["gpu_idle"],
     )
-    assert g.mig_enabled is None and g.unknown["mig_enabled"] == "NVML: Not Supported"
-    assert g.serial is None and g.unknown["serial"] == "not in the NVML output"
+    assert g.mig_enabled is None and g.unknown["mig_enabled"].text == "NVML: Not Supported"
+    assert g.serial is None and g.unknown["serial"].text == "not in the NVML output"
 
 
 def test_nvml_json_broken_gpu_and_wrong_types():
@@ -238,9 +238,9 @@ def test_nvml_json_broken_gpu_and_wrong_types():
     doc["device_count"] = 2
     r = parse_nvml_json(json.dumps(doc))
     good, lost = r.gpus
-    assert good.memory_total_bytes is None and "wrong type" in good.unknown["memory_total_bytes"]
+    assert good.memory_total_bytes is None and "wrong type" in good.unknown["memory_total_bytes"].text
     assert good.name == "Test GPU"
-    assert lost.index == 1 and "GPU is lost" in lost.unknown["*"] and "GPU is lost" in lost.error
+    assert lost.index == 1 and "GPU is lost" in lost.unknown["*"].text and "GPU is lost" in lost.error
 
 
 def test_nvml_json_error_document():
@@ -290,7 +290,7 @@ def test_nvml_preferred_then_xml_when_nvml_failed(real, tmp_path):
 
 def test_text_report_fallback_and_unmatched_warning_goes_to_notes(real, tmp_path):
     # The 8x A100 report (bus domains 1-4, B-E) with the plain table of an 8x V100 VM whose warning names
-    # gpu 0008:00:00.0: no GPU of this report has that bus id, so the warning must land in probe.notes.
+    # gpu 0008:00:00.0: no GPU of this report has that bus id, so the warning must land in probe.warnings.
     text = real / "nvidia_smi_text"
     host = _capture(
         tmp_path,
@@ -304,7 +304,7 @@ def test_text_report_fallback_and_unmatched_warning_goes_to_notes(real, tmp_path
     r = collect_gpus(host)
     assert r.probe.source == "nvidia-smi-q" and len(r.gpus) == 8 and r.driver_version == "460.32.03"
     assert all(g.warnings == [] for g in r.gpus)
-    assert r.probe.notes == ["nvidia-smi (0008:00:00.0): infoROM is corrupted at gpu 0008:00:00.0"]
+    assert r.probe.warnings == ["infoROM is corrupted at gpu 0008:00:00.0"] and r.probe.notes == []
 
 
 def test_infoROM_warning_attached_by_bus_id(real, tmp_path):

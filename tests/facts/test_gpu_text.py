@@ -64,7 +64,7 @@ def test_every_real_q_report_parses(path: Path):
         assert g.index == i and g.pci_bus_id
         assert g.name == name and g.memory_total_bytes == (mib * MIB if mib else None)
         if name is None:
-            assert "not in this nvidia-smi -q output" in g.unknown["name"]
+            assert "not in this nvidia-smi -q output" in g.unknown["name"].text
 
 
 def test_expected_table_covers_every_fixture(real):
@@ -105,7 +105,7 @@ def test_h200_fabric_and_old_v100_ecc_layout(real):
     v100 = _report(real, "thamada-gls_V100_x8_nvidia-smi-a.txt").gpus[0]
     assert v100.ecc_volatile_uncorrectable == 0 and (v100.retired_pages_sbe, v100.retired_pages_dbe) == (0, 0)
     assert v100.retired_pages_pending is False
-    assert v100.remapped_rows_pending is None and "N/A" in v100.unknown["remapped_rows_pending"]
+    assert v100.remapped_rows_pending is None and "N/A" in v100.unknown["remapped_rows_pending"].text
 
 
 def test_page_retirement_only_report(real):
@@ -174,7 +174,7 @@ def test_lost_gpu_and_unattributed_warnings():
     r = parse_nvidia_smi_warnings(text)
     assert r.gpus[0].pci_bus_id == "0000:3B:00.0" and "GPU is lost" in r.gpus[0].warnings[0]
     assert r.gpus[0].index is None and "index" in r.gpus[0].unknown
-    assert r.probe.notes == ["nvidia-smi: something without a bus id"]
+    assert r.probe.warnings == ["something without a bus id"]
 
 
 @settings(max_examples=60, deadline=None)

@@ -69,7 +69,7 @@ def test_thp_sysctls_memlock_modules():
     assert (k.release, k.distro) == ("6.8.0-49-generic", "Ubuntu 24.04.1 LTS")
     assert (k.thp_enabled, k.thp_defrag) == ("madvise", "madvise")
     assert k.sysctl == {"net.ipv4.tcp_rmem": "4096 131072 33554432", "vm.swappiness": "60"}
-    assert k.unknown["sysctl.vm.dirty_ratio"].startswith("/proc/sys/vm/dirty_ratio not found")
+    assert k.unknown["sysctl.vm.dirty_ratio"].text.startswith("/proc/sys/vm/dirty_ratio not found")
     assert (k.memlock_unlimited, k.memlock_bytes) == (False, 8388608)
     assert k.modules == ["ib_core", "nvidia_peermem"]
 
@@ -83,7 +83,9 @@ def test_memlock_unlimited():
         FakeHost(files={"/proc/self/limits": "Max locked memory  unlimited  unlimited  bytes\n"})
     )
     assert (
-        k.memlock_unlimited is True and k.memlock_bytes is None and "unlimited" in k.unknown["memlock_bytes"]
+        k.memlock_unlimited is True
+        and k.memlock_bytes is None
+        and "unlimited" in k.unknown["memlock_bytes"].text
     )
 
 
@@ -111,19 +113,20 @@ def test_acs_redirect_found_on_the_device_that_has_it(real):
 
 
 def test_acs_three_cases():
-    assert "lspci-vvv" in collect_kernel(FakeHost()).unknown["acs_redirect_bridges"]
-    assert collect_kernel(FakeHost(commands={"lspci-vvv": missing("lspci")})).unknown[
+    assert "lspci-vvv" in collect_kernel(FakeHost()).unknown["acs_redirect_bridges"].text
+    missing_reason = collect_kernel(FakeHost(commands={"lspci-vvv": missing("lspci")})).unknown[
         "acs_redirect_bridges"
-    ] == ("lspci not installed")
+    ]
+    assert missing_reason.text == "lspci not installed" and missing_reason.kind == "tool_missing"
     k = collect_kernel(
         FakeHost(commands={"lspci-vvv": failed("lspci-vvv", 1, "pcilib: Cannot open /proc/bus/pci")})
     )
-    assert k.acs_redirect_bridges is None and k.unknown["acs_redirect_bridges"].startswith(
+    assert k.acs_redirect_bridges is None and k.unknown["acs_redirect_bridges"].text.startswith(
         "lspci exited 1: pcilib"
     )
     denied = "00:01.0 PCI bridge: Intel Corporation Device\n\tCapabilities: <access denied>\n"
     k = collect_kernel(FakeHost(commands={"lspci-vvv": denied}))
-    assert k.acs_redirect_bridges is None and "without root" in k.unknown["acs_redirect_bridges"]
+    assert k.acs_redirect_bridges is None and "without root" in k.unknown["acs_redirect_bridges"].text
 
 
 def test_bracketed_choice():

@@ -47,13 +47,13 @@ def test_gigantic_pages_from_sysfs_when_default_pool_is_empty():
 def test_not_captured_names_the_file():
     mem = collect_memory(FakeHost())
     assert mem.total_bytes is None
-    assert mem.unknown["total_bytes"].startswith("/proc/meminfo not found")
+    assert mem.unknown["total_bytes"].text.startswith("/proc/meminfo not found")
 
 
 def test_missing_lines_are_explained():
     mem = collect_memory(FakeHost(files={"/proc/meminfo": "MemTotal: 1000 kB\n"}))
     assert mem.total_bytes == 1024000
-    assert mem.unknown["available_bytes"] == "no MemAvailable line in /proc/meminfo"
+    assert mem.unknown["available_bytes"].text == "no MemAvailable line in /proc/meminfo"
 
 
 def test_live_machine():

@@ -26,8 +26,8 @@ def test_agents_from_truncated_comm_names():
 
 def test_not_installed_and_not_captured():
     mon = collect_monitoring(FakeHost(commands={"dcgmi-version": missing("dcgmi")}))
-    assert mon.dcgm_version is None and mon.unknown["dcgm_version"] == "dcgmi not installed"
-    assert mon.unknown["agents_running"] == "`ps-comm` not captured"
+    assert mon.dcgm_version is None and mon.unknown["dcgm_version"].text == "dcgmi not installed"
+    assert mon.unknown["agents_running"].text == "`ps-comm` not captured"
 
 
 def test_agent_table_loads():

@@ -140,7 +140,7 @@ def test_source_order_and_reasons():
         )
     )
     assert net.rdma_devices == [] and net.rdma_source is None
-    assert net.unknown["rdma_devices"] == (
+    assert net.unknown["rdma_devices"].text == (
         "no RDMA devices found: ibv_devinfo exited 255: Failed to get IB devices list; "
         "ibstat not installed; /sys/class/infiniband: no devices"
     )
@@ -207,7 +207,7 @@ def test_nics_from_sysfs_and_ip():
         False,
     )
     assert eth0.ipv4 == ["192.0.2.2/24"]
-    assert nics["eth1"].speed_mbps is None and "'-1'" in net.unknown["nics.eth1.speed_mbps"]
+    assert nics["eth1"].speed_mbps is None and "'-1'" in net.unknown["nics.eth1.speed_mbps"].text
     assert nics["lo"].virtual and nics["docker0"].virtual and nics["lo"].ipv4 == ["127.0.0.1/8"]
     assert nics["tun0"].mtu == 1420 and nics["tun0"].virtual  # known only from ip: link_type "none" (tun)
 
@@ -229,9 +229,9 @@ def test_peermem_nccl_conf_and_env():
 def test_absent_sources_are_unknown_with_reasons():
     net = collect_network(FakeHost(files={"/proc/modules": "ext4 1 0 - Live 0x0\n"}))
     assert net.nvidia_peermem_loaded is False
-    assert net.nccl_conf is None and "/etc/nccl.conf" in net.unknown["nccl_conf"]
-    assert net.unknown["nccl_env"] == "`env` not captured"
-    assert "`ip-j-addr` not captured" in net.unknown["nics"]
+    assert net.nccl_conf is None and "/etc/nccl.conf" in net.unknown["nccl_conf"].text
+    assert net.unknown["nccl_env"].text == "`env` not captured"
+    assert "`ip-j-addr` not captured" in net.unknown["nics"].text
 
 
 def test_live_machine():

@@ -160,7 +160,7 @@ def test_mapping_with_a_fake_pynvml(monkeypatch):
     assert a.memory_total_bytes == 80 * 1024**3 and a.mig_enabled is False and a.persistence_mode is True
     assert a.temperature_c == 31.0 and (a.sm_clock_mhz, a.sm_clock_max_mhz) == (345, 1980)
     assert a.clock_event_reasons == ["gpu_idle", "sw_thermal_slowdown", "reason_0x1000"]
-    assert b.ecc_enabled is None and b.unknown["ecc_enabled"] == "NVML: Not Supported"
+    assert b.ecc_enabled is None and b.unknown["ecc_enabled"].text == "NVML: Not Supported"
 
 
 def test_lost_gpu_becomes_an_entry_and_shutdown_still_runs(monkeypatch):
@@ -171,7 +171,7 @@ def test_lost_gpu_becomes_an_entry_and_shutdown_still_runs(monkeypatch):
     assert doc["gpus"][0] == {"index": 0, "error": "NVML could not open GPU 0: GPU is lost"}
     assert doc["gpus"][1]["name"] == "Fake GPU 1"
     lost = parse_nvml_json(json.dumps(doc)).gpus[0]
-    assert lost.index == 0 and "GPU is lost" in lost.unknown["*"]
+    assert lost.index == 0 and "GPU is lost" in lost.unknown["*"].text
 
 
 def test_init_failure_is_recorded(monkeypatch):
@@ -252,6 +252,8 @@ def test_an_unsupported_or_garbled_mask_is_unknown_with_a_reason():
         clock_event_reasons_mask=None, unknown={"clock_event_reasons_mask": "Not Supported"}
     )
     g = parse_nvml_json(unsupported).gpus[0]
-    assert g.clock_event_reasons is None and g.unknown["clock_event_reasons"] == "NVML: Not Supported"
+    assert g.clock_event_reasons is None and g.unknown["clock_event_reasons"].text == "NVML: Not Supported"
+    assert g.unknown["clock_event_reasons"].kind == "not_applicable"
     g = parse_nvml_json(_one_gpu_doc(clock_event_reasons_mask="0x4")).gpus[0]
-    assert g.clock_event_reasons is None and "not a bit mask" in g.unknown["clock_event_reasons"]
+    assert g.clock_event_reasons is None and "not a bit mask" in g.unknown["clock_event_reasons"].text
+    assert g.unknown["clock_event_reasons"].kind == "unparsable"

@@ -192,9 +192,9 @@ def test_cgroup_limits(files, cpu, mem, cpu_reason, mem_reason):
     p = collect_platform(FakeHost(files=files))
     assert (p.cgroup_cpu_limit, p.cgroup_memory_limit_bytes) == (cpu, mem)
     if cpu_reason:
-        assert p.unknown["cgroup_cpu_limit"].startswith(cpu_reason)
+        assert p.unknown["cgroup_cpu_limit"].text.startswith(cpu_reason)
     if mem_reason:
-        assert p.unknown["cgroup_memory_limit_bytes"].startswith(mem_reason)
+        assert p.unknown["cgroup_memory_limit_bytes"].text.startswith(mem_reason)
 
 
 def test_every_cited_pattern_is_in_cloud_dmi_md(real):

@@ -57,11 +57,11 @@ def test_this_python_env_json_round_trip():
     assert sw.python_version and sw.python_version.count(".") == 2
     assert sw.torch_version and sw.torch_version.startswith("2.")
     if sw.torch_cuda is None:
-        assert sw.unknown["torch_cuda"] in ("torch is a CPU-only build",) or sw.unknown[
+        assert sw.unknown["torch_cuda"].text in ("torch is a CPU-only build",) or sw.unknown[
             "torch_cuda"
         ].startswith("torch is a ROCm")
     if sw.torch_nccl is None:
-        assert "nvidia-nccl-cu12" in sw.unknown["torch_nccl"]
+        assert "nvidia-nccl-cu12" in sw.unknown["torch_nccl"].text
 
 
 def test_no_torch_reason_travels():
@@ -69,7 +69,10 @@ def test_no_torch_reason_travels():
         {"python_version": "3.12.1", "torch": None, "torch_reason": "torch is not installed in this Python"}
     )
     sw = collect_software(FakeHost(commands={"python-env": env}))
-    assert sw.torch_version is None and sw.unknown["torch_version"] == "torch is not installed in this Python"
+    assert (
+        sw.torch_version is None
+        and sw.unknown["torch_version"].text == "torch is not installed in this Python"
+    )
 
 
 def test_nvcc_ldconfig_runtimes_toolkit():
@@ -90,7 +93,7 @@ def test_nvcc_ldconfig_runtimes_toolkit():
     sw = collect_software(host)
     assert sw.nvcc_version == "13.0.88"
     assert sw.nccl_system_version is None
-    assert sw.unknown["nccl_system_version"] == (
+    assert sw.unknown["nccl_system_version"].text == (
         "libnccl.so at /usr/lib/x86_64-linux-gnu/libnccl.so.2; ldconfig names no full version"
     )
     assert sw.container_runtimes == ["docker 28.2.2", "podman 4.9.3"]
@@ -117,20 +120,34 @@ def test_services_states_in_unit_order_even_with_rc3():
 def test_services_without_systemd():
     err = "System has not been booted with systemd as init system (PID 1). Can't operate."
     sw = collect_software(FakeHost(commands={"systemctl-is-active": failed("systemctl-is-active", 1, err)}))
-    assert sw.services == {} and "not been booted with systemd" in sw.unknown["services"]
+    assert sw.services == {} and "not been booted with systemd" in sw.unknown["services"].text
 
 
 @pytest.mark.parametrize(
-    ("result", "reason"),
+    ("result", "reason", "kind"),
     [
-        (None, "`nvcc-version` not captured"),
-        (missing("nvcc"), "nvcc not installed"),
-        (failed("nvcc-version", 126, "Permission denied"), "nvcc exited 126: Permission denied"),
+        (None, "`nvcc-version` not captured", "not_captured"),
+        (missing("nvcc"), "nvcc not installed", "tool_missing"),
+        (failed("nvcc-version", 126, "Permission denied"), "nvcc exited 126: Permission denied", "failed"),
+        ("no version here", "no 'release X.Y' in nvcc --version", "unparsable"),
     ],
 )
-def test_nvcc_three_cases(result, reason):
+def test_nvcc_three_cases(result, reason, kind):
     sw = collect_software(FakeHost(commands={"nvcc-version": result} if result else {}))
-    assert sw.nvcc_version is None and sw.unknown["nvcc_version"] == reason
+    assert sw.nvcc_version is None and sw.unknown["nvcc_version"].text == reason
+    assert sw.unknown["nvcc_version"].kind == kind  # what code decides on; the text is for people
+
+
+def test_torch_build_is_data_not_wording():
+    def build(torch: dict | None) -> tuple[str | None, str]:
+        env = {"python_version": "3.12.3", "torch": torch, "torch_reason": "torch is not installed"}
+        sw = collect_software(FakeHost(commands={"python-env": json.dumps(env)}))
+        return sw.torch_build, sw.unknown["torch_cuda"].kind if "torch_cuda" in sw.unknown else ""
+
+    assert build({"__version__": "2.5.1+cu124", "cuda": "12.4"}) == ("cuda", "")
+    assert build({"__version__": "2.5.1+rocm6.2", "cuda": None, "hip": "6.2"}) == ("rocm", "not_applicable")
+    assert build({"__version__": "2.13.0+cpu", "cuda": None}) == ("cpu", "not_applicable")
+    assert build(None) == (None, "tool_missing")
 
 
 def test_driver_fields_left_for_collect():

@@ -53,7 +53,7 @@ def test_findmnt_tree_df_sizes_and_network_kinds():
 def test_shm_size_from_mount_options_when_df_missing():
     st_ = collect_storage(FakeHost(commands={"findmnt-J": json.dumps(FINDMNT), "df-P-B1": missing("df")}))
     assert st_.shm_bytes == 24683652 * 1024
-    assert st_.unknown["mounts.total_bytes"] == "df not installed"
+    assert st_.unknown["mounts.total_bytes"].text == "df not installed"
 
 
 def test_proc_mounts_fallback_with_escapes():

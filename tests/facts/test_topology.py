@@ -107,7 +107,7 @@ def test_topo_sections_of_captures(name, body):
         return
     assert t.gpu_links == [["X"]]
     if "\t\t\t\tN/A" in body:  # Windows driver leaves both affinity cells empty
-        assert t.gpu_cpu_affinity == [None] and "no CPU affinity" in t.unknown["gpu_cpu_affinity"]
+        assert t.gpu_cpu_affinity == [None] and "no CPU affinity" in t.unknown["gpu_cpu_affinity"].text
         assert t.gpu_numa_affinity == [None]
     else:
         assert t.gpu_cpu_affinity[0] is not None and t.gpu_numa_affinity == [0]
@@ -160,13 +160,13 @@ def test_collect_topology_from_capture(real, tmp_path):
     )
     t = collect_topology(host)
     assert t.gpu_links == [["X", "PHB"], ["PHB", "X"]]
-    assert t.nvlinks[0].links == [] and "not supported for Devices in MIG mode" in t.unknown["nvlinks"]
+    assert t.nvlinks[0].links == [] and "not supported for Devices in MIG mode" in t.unknown["nvlinks"].text
 
 
 def test_collect_topology_not_captured(tmp_path):
     t = collect_topology(_capture(tmp_path, {"nvidia-smi-topo-m.rc": "9", "nvidia-smi-topo-m.txt": ""}))
-    assert t.gpu_links is None and "exited 9" in t.unknown["gpu_links"]
-    assert t.nvlinks is None and "not captured" in t.unknown["nvlinks"]
+    assert t.gpu_links is None and "exited 9" in t.unknown["gpu_links"].text
+    assert t.nvlinks is None and "not captured" in t.unknown["nvlinks"].text
 
 
 @settings(max_examples=60, deadline=None)

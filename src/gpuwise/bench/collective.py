@@ -28,7 +28,7 @@ from pathlib import Path
 from gpuwise.bench.collective_rank import BUS_FACTOR, EXIT_PEER_FAILED, RankInfo, rank_from_env, run_rank
 from gpuwise.bench.context import BenchContext, Skip
 from gpuwise.bench.models import Measurement
-from gpuwise.bench.peaks import Peak, nvlink_peak, pcie_peak
+from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
@@ -108,11 +108,11 @@ def make_spec(ctx: BenchContext) -> Spec:
 def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
     """(peak busbw, whether in-network reduction (NVLS/SHARP) may legitimately beat it)."""
     if backend != "nccl":
-        return Peak(None, f"{backend} on CPU: loopback/TCP has no physical link peak"), False
+        return no_peak(f"{backend} on CPU: loopback/TCP has no physical link peak"), False
     if nodes > 1:
         sharp = os.environ.get("NCCL_COLLNET_ENABLE") == "1"
-        return Peak(
-            None, "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"
+        return no_peak(
+            "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"
         ), sharp
     import torch
 
@@ -127,7 +127,7 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
         return nvlink_peak(name), nvls
     if links:
         return pcie_peak(name), False
-    return Peak(None, "GPU topology unknown (`nvidia-smi topo -m` failed): no link peak"), False
+    return no_peak("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak"), False
 
 
 def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) -> list[Measurement]:

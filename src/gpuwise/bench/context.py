@@ -34,13 +34,24 @@ class BenchOptions:
     world_size: int | None = None  # collective ranks on this node; default: GPUs, or 2 on CPU
 
 
+@dataclass(frozen=True)
+class DtypeSupport:
+    """Can this device run a dtype natively: `ok` for code, `why` for people."""
+
+    ok: bool
+    why: str
+
+    def __str__(self) -> str:
+        return f"{'yes' if self.ok else 'no'}: {self.why}"
+
+
 @dataclass
 class BenchContext:
     options: BenchOptions
     device: str  # "cuda" or "cpu"
     gpu_names: list[str] = field(default_factory=list)
     gpu_capability: tuple[int, int] | None = None
-    dtype_support: dict[str, str] = field(default_factory=dict)  # dtype -> "yes: why" / "no: why"
+    dtype_support: dict[str, DtypeSupport] = field(default_factory=dict)
     cpu_peak: CpuPeak | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -63,37 +74,45 @@ class BenchContext:
         return self.gpu_names[0] if self.gpu_names else None
 
     def supports(self, dtype: str) -> bool:
-        return self.dtype_support.get(dtype, "no").startswith("yes")
+        support = self.dtype_support.get(dtype)
+        return support is not None and support.ok
 
     def support_reason(self, dtype: str) -> str:
-        return self.dtype_support.get(dtype, f"no: {dtype} unknown").partition(": ")[2]
+        support = self.dtype_support.get(dtype)
+        return support.why if support else f"{dtype} unknown"
+
+    def dtype_support_json(self) -> dict[str, str]:
+        """The dtype table as bench results record it: dtype -> "yes: why" / "no: why"."""
+        return {dtype: str(support) for dtype, support in self.dtype_support.items()}
 
 
-def _cuda_dtype_support(torch, capability: tuple[int, int]) -> dict[str, str]:
+def _cuda_dtype_support(torch, capability: tuple[int, int]) -> dict[str, DtypeSupport]:
     sm = f"SM {capability[0]}{capability[1]}"
-    major = capability[0]
-    support = {"fp32": f"yes: every CUDA GPU ({sm})", "fp16": f"yes: tensor cores ({sm})"}
-    support["tf32"] = f"yes: {sm} >= 80 has TF32 tensor cores" if major >= 8 else f"no: {sm} < 80 has no TF32"
-    support["bf16"] = f"yes: {sm} supports bf16" if torch.cuda.is_bf16_supported() else f"no: {sm} lacks bf16"
-    fp8_ok = capability >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
-    support["fp8"] = (
-        f"yes: {sm} >= 89 has FP8 tensor cores"
-        if fp8_ok
-        else f"no: FP8 needs SM >= 89 and torch._scaled_mm ({sm})"
-    )
-    return support
+    tf32, bf16 = capability[0] >= 8, torch.cuda.is_bf16_supported()
+    fp8 = capability >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
+    return {
+        "fp32": DtypeSupport(True, f"every CUDA GPU ({sm})"),
+        "fp16": DtypeSupport(True, f"tensor cores ({sm})"),
+        "tf32": DtypeSupport(tf32, f"{sm} >= 80 has TF32 tensor cores" if tf32 else f"{sm} < 80 has no TF32"),
+        "bf16": DtypeSupport(bf16, f"{sm} supports bf16" if bf16 else f"{sm} lacks bf16"),
+        "fp8": DtypeSupport(
+            fp8,
+            f"{sm} >= 89 has FP8 tensor cores" if fp8 else f"FP8 needs SM >= 89 and torch._scaled_mm ({sm})",
+        ),
+    }
 
 
-def _cpu_dtype_support(cpu_peak: CpuPeak) -> dict[str, str]:
-    support = {"fp32": "yes: every CPU", "tf32": "no: TF32 is a GPU tensor-core format"}
-    support["bf16"] = (
-        "yes: native bf16 instructions (" + cpu_peak.source["bf16"].split("flag ")[-1].split(":")[0] + ")"
-        if "bf16" in cpu_peak.tflops
-        else "no: no avx512_bf16/amx_bf16 flag (bf16 would be emulated)"
-    )
-    support["fp16"] = "no: no native fp16 matmul on this CPU path"
-    support["fp8"] = "no: FP8 matmul needs an SM >= 89 GPU"
-    return support
+def _cpu_dtype_support(cpu_peak: CpuPeak) -> dict[str, DtypeSupport]:
+    bf16 = cpu_peak.source.get("bf16") if "bf16" in cpu_peak.tflops else None
+    return {
+        "fp32": DtypeSupport(True, "every CPU"),
+        "tf32": DtypeSupport(False, "TF32 is a GPU tensor-core format"),
+        "bf16": DtypeSupport(True, f"native bf16 instructions ({bf16.key})")
+        if bf16 is not None
+        else DtypeSupport(False, "no avx512_bf16/amx_bf16 flag (bf16 would be emulated)"),
+        "fp16": DtypeSupport(False, "no native fp16 matmul on this CPU path"),
+        "fp8": DtypeSupport(False, "FP8 matmul needs an SM >= 89 GPU"),
+    }
 
 
 def versions(torch) -> dict[str, Any]:

@@ -17,23 +17,26 @@ if TYPE_CHECKING:  # the facts models import pydantic: bench modules stay light 
     from gpuwise.capture.host import Host
     from gpuwise.facts.models import Cpu
 
+from gpuwise.bench.models import PeakSource
+
 
 @dataclass(frozen=True)
 class CpuPeak:
-    """Derived peak TFLOP/s per dtype, with the derivation spelled out in `source`."""
+    """Derived peak TFLOP/s per dtype, with the derivation spelled out in `source` (key: the ISA flag)."""
 
     tflops: dict[str, float]
-    source: dict[str, str]
+    source: dict[str, PeakSource]
     cores: int
     clock_mhz: float | None
     clock_basis: str
     model: str
     unavailable: str = ""  # why no rate table could be read, when it could not
 
-    def peak(self, dtype: str) -> tuple[float | None, str]:
+    def peak(self, dtype: str) -> tuple[float | None, PeakSource]:
         if dtype in self.tflops:
             return self.tflops[dtype], self.source[dtype]
-        return None, self.unavailable or f"no derived CPU peak for {dtype}: no matching SIMD flag on this CPU"
+        why = self.unavailable or f"no derived CPU peak for {dtype}: no matching SIMD flag on this CPU"
+        return None, PeakSource(kind="none", text=why)
 
 
 def physical_cores(blocks: list[dict[str, str]], allowed: set[int] | None) -> int:
@@ -63,7 +66,7 @@ def derive_cpu_peak(cpu: Cpu, current_mhz: float | None = None, usable_cores: in
     else:
         mhz, basis = None, "no clock found"
     tflops: dict[str, float] = {}
-    source: dict[str, str] = {}
+    source: dict[str, PeakSource] = {}
     try:
         from gpuwise.catalog.cpus import load_fma_rates
 
@@ -80,9 +83,12 @@ def derive_cpu_peak(cpu: Cpu, current_mhz: float | None = None, usable_cores: in
             if lanes <= 0:
                 continue
             tflops[rate.dtype] = cores * mhz * 1e6 * lanes * 2 / 1e12
-            source[rate.dtype] = (
-                f"derived: {cores} cores x {mhz:.0f} MHz ({basis}) "
-                f"x {lanes} {rate.dtype} FMA lanes x 2 FLOP/FMA; flag {rate.flag}: {rate.source}"
+            source[rate.dtype] = PeakSource(
+                kind="derived",
+                key=rate.flag,
+                text=f"derived: {cores} cores x {mhz:.0f} MHz ({basis}) "
+                f"x {lanes} {rate.dtype} FMA lanes x 2 FLOP/FMA; flag {rate.flag}: {rate.source}",
+                source=rate.source,
             )
     return CpuPeak(
         tflops=tflops,

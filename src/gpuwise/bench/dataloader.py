@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuwise.bench.context import BenchContext
-from gpuwise.bench.models import Measurement
+from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import UserInputError
@@ -163,7 +163,7 @@ def _measurement(ctx: BenchContext, spec: Spec, table: list[dict], pin: bool) ->
         value=best.median,
         stats=best,
         device=ctx.device,
-        peak_source="no peak: loader throughput has no physical peak",
+        peak_source=PeakSource(kind="none", text="no peak: loader throughput has no physical peak"),
         params={
             "samples": spec.samples,
             "sample_bytes": 3 * spec.image_hw**2,

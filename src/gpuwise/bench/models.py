@@ -6,12 +6,52 @@ contract. Units go in `unit` ("TFLOP/s", "GB/s", "IOPS", "us", "samples/s", ...)
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 BENCH_SCHEMA = "gpuwise-bench/1"
 Status = Literal["ok", "failed", "skipped", "invalid"]
+PeakKind = Literal["catalog", "derived", "none"]
+
+
+class PeakSource(BaseModel):
+    """Where a measurement's peak came from: `kind` and `key` for code, `text` for people (never parsed).
+
+    kind "catalog": a published figure, `key` the catalog row (e.g. "H200"); "derived": computed by
+    gpuwise (the CPU peak), `key` the ISA flag whose FMA rate it uses; "none": no peak, `text` says why.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: PeakKind
+    text: str
+    key: str | None = None
+    source: str | None = None  # the document behind the figure (the catalog row's source), when known
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_old_string(cls, data: Any) -> Any:
+        # Bench files written before peak sources were structured hold one string: read them still.
+        return legacy_peak_source(data) if isinstance(data, str) else data
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def legacy_peak_source(text: str) -> dict[str, Any]:
+    """The fields of an old `peak_source` string ("catalog: H200, dense bf16", "derived: ... flag avx2: ...").
+
+    Only for reading files from older gpuwise versions; new results carry the structure itself.
+    """
+    head, _, rest = text.partition(":")
+    if head == "catalog" and rest.strip():
+        return {"kind": "catalog", "text": text, "key": re.split(r"[,;]", rest.strip(), maxsplit=1)[0]}
+    if head == "derived":
+        flag = re.search(r"flag (\S+?):", rest)
+        return {"kind": "derived", "text": text, "key": flag.group(1) if flag else None}
+    return {"kind": "none", "text": text}
 
 
 class Stats(BaseModel):
@@ -33,9 +73,7 @@ class Measurement(BaseModel):
     value: float | None = None
     unit: str = ""
     peak: float | None = None  # catalog or derived peak in the same unit
-    peak_source: str | None = (
-        None  # e.g. "catalog: H100-SXM (NVIDIA datasheet)", "derived: cores x GHz x FMA width"
-    )
+    peak_source: PeakSource | None = None  # where `peak` came from, or why there is none
     percent_of_peak: float | None = None
     achievable_fraction: float | None = None  # typical achievable fraction of peak, when the catalog knows it
     percent_of_achievable: float | None = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from gpuwise.bench.context import BenchContext, Skip
 from gpuwise.bench.models import Measurement
-from gpuwise.bench.peaks import Peak, nvlink_peak, pcie_peak
+from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
 
@@ -65,7 +65,7 @@ def link_peak(gpu_name: str | None, code: str | None) -> tuple[str, Peak]:
         return "nvlink", nvlink_peak(gpu_name)
     if code:
         return "pcie", pcie_peak(gpu_name)
-    return "unknown", Peak(None, "link type unknown: `nvidia-smi topo -m` not available")
+    return "unknown", no_peak("link type unknown: `nvidia-smi topo -m` not available")
 
 
 def live_topo_text() -> str | None:

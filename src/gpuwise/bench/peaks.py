@@ -9,13 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuwise.bench.models import PeakSource
+
 
 @dataclass(frozen=True)
 class Peak:
     """A peak in the measurement's unit, where it came from, and the typically achievable fraction."""
 
     value: float | None
-    source: str
+    source: PeakSource
     achievable_fraction: float | None = None
 
     def apply(self, measurement) -> None:
@@ -23,6 +25,15 @@ class Peak:
         measurement.peak = self.value
         measurement.peak_source = self.source
         measurement.achievable_fraction = self.achievable_fraction if self.value is not None else None
+
+
+def no_peak(text: str) -> Peak:
+    """No peak, and why (the text is shown to people)."""
+    return Peak(None, PeakSource(kind="none", text=text))
+
+
+def _catalog(value: float, spec: Any, text: str, fraction: float | None) -> Peak:
+    return Peak(value, PeakSource(kind="catalog", key=spec.key, text=text, source=spec.source), fraction)
 
 
 def gpu_spec(name: str | None) -> tuple[Any | None, str]:
@@ -45,40 +56,45 @@ def gpu_spec(name: str | None) -> tuple[Any | None, str]:
 def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None:
-        return Peak(None, why)
+        return no_peak(why)
     value = spec.peak_tflops(dtype)
     if not value:
-        return Peak(None, f"{why}: no {dtype} peak listed")
+        return no_peak(f"{why}: no {dtype} peak listed")
     # mamf_fraction is measured for bf16 matmul; it is the best-known typical fraction for the others too
-    return Peak(float(value), f"{why}, dense {dtype}", spec.mamf_fraction)
+    return _catalog(float(value), spec, f"{why}, dense {dtype}", spec.mamf_fraction)
 
 
 def hbm_peak(gpu_name: str | None) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.memory_bandwidth_gb_s:
-        return Peak(None, why if spec is None else f"{why}: no memory bandwidth listed")
-    return Peak(float(spec.memory_bandwidth_gb_s), f"{why}, HBM/GDDR bandwidth", spec.memcpy_fraction)
+        return no_peak(why if spec is None else f"{why}: no memory bandwidth listed")
+    return _catalog(
+        float(spec.memory_bandwidth_gb_s), spec, f"{why}, HBM/GDDR bandwidth", spec.memcpy_fraction
+    )
 
 
 def pcie_peak(gpu_name: str | None) -> Peak:
     """Per-direction PCIe x16 peak for the catalog's PCIe generation of this GPU (fabrics.csv)."""
     spec, why = gpu_spec(gpu_name)
     if spec is None:
-        return Peak(None, why)
+        return no_peak(why)
     gen = spec.pcie_gen
     if not gen:
-        return Peak(None, f"{why}: no PCIe generation listed")
+        return no_peak(f"{why}: no PCIe generation listed")
     try:
         from gpuwise.catalog import fabrics
 
         link = fabrics.pcie_x16(int(gen))
     except Exception as exc:  # a broken fabrics.csv costs the peak, not the measurement
-        return Peak(None, f"PCIe peak not available from the fabric catalog: {exc}")
+        return no_peak(f"PCIe peak not available from the fabric catalog: {exc}")
     if link is None:
-        return Peak(None, f"fabric catalog has no PCIe gen{gen} x16 row")
+        return no_peak(f"fabric catalog has no PCIe gen{gen} x16 row")
     fraction = spec.pcie_fraction or link.achieved_fraction
+    text = f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})"
     return Peak(
-        float(link.bandwidth_gb_s), f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})", fraction
+        float(link.bandwidth_gb_s),
+        PeakSource(kind="catalog", key=spec.key, text=text, source=link.source),
+        fraction,
     )
 
 
@@ -90,9 +106,10 @@ def nvlink_peak(gpu_name: str | None) -> Peak:
     """
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.nvlink_bandwidth_gb_s:
-        return Peak(None, why if spec is None else f"{why}: no NVLink listed")
-    return Peak(
+        return no_peak(why if spec is None else f"{why}: no NVLink listed")
+    return _catalog(
         float(spec.nvlink_bandwidth_gb_s) / 2,
+        spec,
         f"{why}, NVLink per direction (half the {spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)",
         spec.nvlink_fraction,
     )
@@ -103,6 +120,6 @@ def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:
     return Peak(value, source)
 
 
-NO_HOST_MEMORY_PEAK = Peak(
-    None, "no host memory peak: needs DIMM speed and channel count, which bench does not read"
+NO_HOST_MEMORY_PEAK = no_peak(
+    "no host memory peak: needs DIMM speed and channel count, which bench does not read"
 )

@@ -41,7 +41,7 @@ def judge(m: Measurement) -> Measurement:
             m.reason = (
                 f"{m.percent_of_peak:.0f}% of peak: "
                 f"above 100% means the timing or the peak is wrong (peak {m.peak:.4g} {m.unit}, "
-                f"{m.peak_source})"
+                f"{m.peak_source.text if m.peak_source else 'no source'})"
             )
     return m
 
@@ -192,7 +192,7 @@ def run_benchmarks(
         mode=ctx.mode,
         environment=dict(ctx.environment),
     )
-    report.environment["dtype_support"] = ctx.dtype_support
+    report.environment["dtype_support"] = ctx.dtype_support_json()
     report.environment["warnings"] = list(ctx.warnings)
     for entry in entries:
         started = time.monotonic()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuwise.bench.context import BenchContext
-from gpuwise.bench.models import Measurement
+from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
@@ -42,7 +42,9 @@ BENCHMARK = BenchInfo(
 )
 
 MiB = 1 << 20
-NO_STORAGE_PEAK = "no storage peak: the device's rated speed is not known to bench"
+NO_STORAGE_PEAK = PeakSource(
+    kind="none", text="no storage peak: the device's rated speed is not known to bench"
+)
 DATA_FILE = "gpuwise-fio.dat"
 
 

@@ -24,7 +24,7 @@ def _guard(fn: Callable[[Host], P], host: Host, empty: Callable[[], P]) -> P:
         return fn(host)
     except Exception as exc:
         part = empty()
-        part.why("*", f"collector failed: {type(exc).__name__}: {exc}")
+        part.why("*", f"collector failed: {type(exc).__name__}: {exc}", kind="failed")
         return part
 
 
@@ -55,7 +55,9 @@ def collect_facts(host: Host) -> Facts:
         facts.software.cuda_driver_version = g.cuda_driver_version
     for field in ("driver_version", "cuda_driver_version"):
         if getattr(facts.software, field) is None:
-            facts.software.why(field, facts.gpu_probe.error or "no NVIDIA driver found")
+            no_gpu = facts.gpu_probe.unknown.get("attached_gpus")
+            kind = "failed" if facts.gpu_probe.error else no_gpu.kind if no_gpu else "unparsable"
+            facts.software.why(field, facts.gpu_probe.error or "no NVIDIA driver found", kind=kind)
     facts.meta.commands = _command_summary(host)
     return facts
 

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from gpuwise.capture.host import Host
-from gpuwise.facts.models import Cpu, NumaNode
+from gpuwise.facts.models import Cpu, NumaNode, Unknown, combined
 from gpuwise.facts.sourcing import (
     binary_scale,
     command_text,
@@ -150,16 +150,23 @@ def collect_cpu(host: Host) -> Cpu:
     _numa(cpu, host, info)
     cpu.governor, governor_reason = _governor(host)
 
+    failures = [r for r in (lscpu_reason, cpuinfo_reason) if r]
     why_missing = (
-        "; ".join(r for r in (lscpu_reason, cpuinfo_reason) if r) or "not reported by lscpu or /proc/cpuinfo"
+        combined(failures, "; ".join(r.text for r in failures))
+        if failures
+        else Unknown(kind="unparsable", text="not reported by lscpu or /proc/cpuinfo")
     )
     for field in ("model", "vendor", "architecture", "sockets", "cores", "threads", "flags"):
         if getattr(cpu, field) is None:
             cpu.why(field, why_missing)
     if cpu.max_mhz is None:
-        cpu.why("max_mhz", "no 'CPU max MHz' in lscpu and no cpufreq cpuinfo_max_freq (usual inside VMs)")
+        cpu.why(
+            "max_mhz",
+            "no 'CPU max MHz' in lscpu and no cpufreq cpuinfo_max_freq (usual inside VMs)",
+            kind="unparsable",
+        )
     if cpu.numa_nodes is None:
-        cpu.why("numa_nodes", "no NUMA information from numactl, sysfs or lscpu")
+        cpu.why("numa_nodes", "no NUMA information from numactl, sysfs or lscpu", kind="unparsable")
     if cpu.governor is None:
         cpu.why("governor", governor_reason)
     return cpu
@@ -199,7 +206,7 @@ def _from_lscpu_table(cpu: Cpu, rows: list[dict[str, str]]) -> None:
         cpu.numa_nodes = len({r["NODE"] for r in rows})
     speeds = [to_float(r.get("MAXMHZ")) for r in rows]
     cpu.max_mhz = max((s for s in speeds if s), default=None)
-    cpu.why("model", "`lscpu -e` table has no model name")
+    cpu.why("model", "`lscpu -e` table has no model name", kind="unparsable")
 
 
 def _fill_from_cpuinfo(cpu: Cpu, procs: list[dict[str, str]]) -> None:
@@ -249,16 +256,20 @@ def _numa(cpu: Cpu, host: Host, info: dict[str, str]) -> None:
     if any(n.memory_total_bytes is None for n in cpu.numa):
         cpu.why(
             "numa",
-            f"per-node memory unknown: {numactl_reason or 'not in numactl output'}; no node meminfo in sysfs",
+            f"per-node memory unknown: {numactl_reason.text if numactl_reason else 'not in numactl output'}; no node meminfo in sysfs",
+            kind=numactl_reason.kind if numactl_reason else "unparsable",
         )
 
 
-def _governor(host: Host) -> tuple[str | None, str]:
+def _governor(host: Host) -> tuple[str | None, Unknown | None]:
     paths = host.glob("/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")
     values = [v.strip() for v in (host.read_file(p) for p in paths) if v and v.strip()]
     if not values:
-        return None, "no cpufreq scaling_governor in sysfs (no cpufreq driver: usual inside VMs)"
+        return None, Unknown(
+            kind="not_applicable",
+            text="no cpufreq scaling_governor in sysfs (no cpufreq driver: usual inside VMs)",
+        )
     counts = Counter(values)
     if len(counts) == 1:
-        return values[0], ""
-    return "mixed: " + ", ".join(f"{g} ({n})" for g, n in counts.most_common()), ""
+        return values[0], None
+    return "mixed: " + ", ".join(f"{g} ({n})" for g, n in counts.most_common()), None

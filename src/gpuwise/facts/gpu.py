@@ -16,11 +16,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuwise.capture.host import Host
-from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, clock_event_names, mark_unknown
+from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, clock_event_names, mark_unknown, placeholder_kind
 from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_warnings
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
-from gpuwise.facts.models import Gpu, GpuProbe, PcieLink
-from gpuwise.facts.sourcing import command_text
+from gpuwise.facts.models import Gpu, GpuProbe, PcieLink, Unknown, UnknownKind, combined
+from gpuwise.facts.sourcing import command_text, failure_kind
 
 __all__ = [
     "Gpu",
@@ -75,34 +75,37 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
     if entry.get("error"):
         message = str(entry["error"])
         gpu = Gpu(index=index, error=message)
-        gpu.why("*", message)
+        gpu.why("*", message, kind="failed")
         return gpu
     data: dict[str, Any] = {f: entry.get(f) for f in _GPU_FIELDS if f in entry}
     unknown = dict(entry.get("unknown")) if isinstance(entry.get("unknown"), dict) else {}
-    _decode_clock_events(entry, data, unknown)
+    garbled = _decode_clock_events(entry, data, unknown)
     pcie = entry.get("pcie") if isinstance(entry.get("pcie"), dict) else {}
     data["pcie"] = {f: pcie.get(f) for f in _PCIE_FIELDS if f in pcie}
     data["warnings"] = [str(w) for w in entry.get("warnings") or [] if isinstance(w, str)]
     gpu, bad = _validate(data)
     for name, reason in unknown.items():
         if _known_field(str(name)):
-            mark_unknown(gpu, str(name), f"NVML: {reason}")
+            mark_unknown(gpu, str(name), f"NVML: {reason}", kind=placeholder_kind(str(reason)))
     for name in bad:
-        mark_unknown(gpu, name, "NVML gave a value of the wrong type")
+        mark_unknown(gpu, name, "NVML gave a value of the wrong type", kind="unparsable")
+    if garbled:
+        gpu.why("clock_event_reasons", f"NVML: {garbled}", kind="unparsable")
     for name in _GPU_FIELDS:
         if getattr(gpu, name) is None and name not in gpu.unknown:
-            gpu.why(name, "not in the NVML output")
+            gpu.why(name, "not in the NVML output", kind="unparsable")
     for name in _PCIE_FIELDS:
         if getattr(gpu.pcie, name) is None and name not in gpu.pcie.unknown:
-            gpu.pcie.why(name, "not in the NVML output")
+            gpu.pcie.why(name, "not in the NVML output", kind="unparsable")
     return gpu
 
 
-def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: dict[str, Any]) -> None:
+def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: dict[str, Any]) -> str | None:
     """NVML's raw clock-event bit mask -> reason names. Captures made before the mask was stored
-    carry the decoded names list `clock_event_reasons` instead, which is read as it is."""
+    carry the decoded names list `clock_event_reasons` instead, which is read as it is.
+    Returns why a mask that is there is unusable (None when it is fine or absent)."""
     if "clock_event_reasons_mask" not in entry:
-        return
+        return None
     mask = entry["clock_event_reasons_mask"]
     why = unknown.pop("clock_event_reasons_mask", None)
     if isinstance(mask, int) and not isinstance(mask, bool) and mask >= 0:
@@ -110,7 +113,8 @@ def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: d
     elif why is not None:
         unknown["clock_event_reasons"] = why
     elif mask is not None:
-        unknown["clock_event_reasons"] = f"clock-event reasons {mask!r} are not a bit mask"
+        return f"clock-event reasons {mask!r} are not a bit mask"
+    return None
 
 
 def _validate(data: dict[str, Any]) -> tuple[Gpu, list[str]]:
@@ -171,15 +175,18 @@ def collect_gpus(host: Host) -> GpuResult:
 
 def _collect_gpus(host: Host) -> GpuResult:
     tried: list[str] = []
+    kinds: list[UnknownKind] = []  # the kind of each entry of `tried`
     nvml_error: str | None = None
     chosen: GpuResult | None = None
 
     nvml = host.run("nvml")
     if nvml is None:
         tried.append("NVML: not captured")
+        kinds.append("not_captured")
     elif not nvml.ok:
         nvml_error = f"NVML collector: {nvml.reason()}"
         tried.append(nvml_error)
+        kinds.append(failure_kind(nvml))
     else:
         parsed = parse_nvml_json(nvml.stdout)
         if parsed.probe.error is None:
@@ -187,6 +194,7 @@ def _collect_gpus(host: Host) -> GpuResult:
         else:
             nvml_error = parsed.probe.error
             tried.append(nvml_error)
+            kinds.append("failed")
 
     for command_id, parse in (
         ("nvidia-smi-q-x", parse_nvidia_smi_xml),
@@ -198,8 +206,10 @@ def _collect_gpus(host: Host) -> GpuResult:
         if r is None:
             if command_id == "nvidia-smi-q-x":  # the text report exists only in hand-built captures
                 tried.append(f"`{command_id}`: not captured")
+                kinds.append("not_captured")
         elif not r.ok:
             tried.append(r.reason())
+            kinds.append(failure_kind(r))
         else:
             parsed = parse(r.stdout)
             if parsed.gpus:
@@ -208,11 +218,13 @@ def _collect_gpus(host: Host) -> GpuResult:
                 tried.append(
                     f"`{command_id}`: no GPU in the output ({'; '.join(parsed.probe.notes) or 'empty'})"
                 )
+                kinds.append("not_applicable")
 
     if chosen is None:
         probe = GpuProbe(source="none", error=nvml_error)
         probe.notes.append("no NVIDIA GPU found: " + "; ".join(tried))
-        probe.why("attached_gpus", "no GPU source answered")
+        reasons = [Unknown(kind=k, text=t) for k, t in zip(kinds, tried, strict=True)]
+        probe.why("attached_gpus", combined(reasons, "no GPU source answered"))
         result = GpuResult(gpus=[], probe=probe)
         attach_warnings(
             host, result
@@ -240,7 +252,7 @@ def attach_warnings(host: Host, result: GpuResult) -> None:
     for w in warned.gpus:
         target = by_bus.get(bus_id_key(w.pci_bus_id))
         if target is None:
-            result.probe.notes.extend(f"nvidia-smi ({w.pci_bus_id}): {m}" for m in w.warnings)
+            result.probe.warnings.extend(m for m in w.warnings if m not in result.probe.warnings)
             continue
         target.warnings.extend(m for m in w.warnings if m not in target.warnings)
-    result.probe.notes.extend(n for n in warned.probe.notes if n not in result.probe.notes)
+    result.probe.warnings.extend(m for m in warned.probe.warnings if m not in result.probe.warnings)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpuwise.facts.models import Unknown, UnknownKind
 from gpuwise.facts.sourcing import binary_scale
 
 if TYPE_CHECKING:
@@ -81,8 +82,24 @@ _NO_VALUE = re.compile(
 )
 
 
+# Of those, the ones that mean "this GPU has no such value" (the others are errors reading it).
+_NOT_APPLICABLE = re.compile(
+    r"^\[?(n/a|not supported|not available|requested functionality has been deprecated)\b", re.IGNORECASE
+)
+
+
+def placeholder_kind(text: str) -> UnknownKind:
+    """The kind of reason a tool's answer stands for: 'N/A', 'Not Supported (...)' mean the GPU has no
+    such value; anything else ('[Unknown Error]', 'GPU is lost', an NVML error) is a failure to read it."""
+    return "not_applicable" if _NOT_APPLICABLE.match(text.strip()) else "failed"
+
+
 class NoValue(ValueError):
-    """The source had the field but no usable value; the message is the reason."""
+    """The source had the field but no usable value; the message is the reason, `kind` its kind."""
+
+    def __init__(self, message: str, kind: UnknownKind):
+        super().__init__(message)
+        self.kind = kind
 
 
 def _number(text: str, suffix: str = "") -> float:
@@ -145,11 +162,14 @@ def convert(raw: str, conv: Callable[[str], Any]) -> Any:
     """Apply `conv`, turning nvidia-smi's placeholders and unparseable text into NoValue."""
     text = raw.strip()
     if not text or _NO_VALUE.match(text):
-        raise NoValue(f"reported as {text!r}" if text else "reported empty")
+        raise NoValue(
+            f"reported as {text!r}" if text else "reported empty",
+            placeholder_kind(text) if text else "unparsable",
+        )
     try:
         return conv(text)
     except (ValueError, OverflowError) as exc:
-        raise NoValue(f"unparseable value {text[:60]!r}") from exc
+        raise NoValue(f"unparseable value {text[:60]!r}", "unparsable") from exc
 
 
 # ---------------------------------------------------------------- per-source paths
@@ -307,10 +327,10 @@ def set_field(gpu: Any, name: str, value: Any) -> None:
     setattr(obj, attr, value)
 
 
-def mark_unknown(gpu: Any, name: str, reason: str) -> None:
-    """Record why a (possibly dotted) field is None, on the object that owns it."""
+def mark_unknown(gpu: Any, name: str, reason: Unknown | str, kind: UnknownKind | None = None) -> None:
+    """Record why a (possibly dotted) field is None, on the object that owns it (see Part.why)."""
     target, _, attr = name.rpartition(".")
-    (getattr(gpu, target) if target else gpu).why(attr, reason)
+    (getattr(gpu, target) if target else gpu).why(attr, reason, kind)
 
 
 def fill_fields(
@@ -324,15 +344,15 @@ def fill_fields(
             if raw is not None and raw.strip() != "":
                 break
         if raw is None:
-            mark_unknown(gpu, name, f"not in this {tool} output")
+            mark_unknown(gpu, name, f"not in this {tool} output", kind="unparsable")
             continue
         try:
             set_field(gpu, name, convert(raw, spec.conv))
         except NoValue as exc:
-            mark_unknown(gpu, name, f"{tool}: {exc}")
+            mark_unknown(gpu, name, f"{tool}: {exc}", kind=exc.kind)
 
 
-def sum_parts(values: list[str | None], tool: str) -> tuple[int | None, str | None]:
+def sum_parts(values: list[str | None], tool: str) -> tuple[int | None, Unknown | None]:
     """Add the counters that have numbers; (None, reason) when none has one."""
     total, seen, reasons = 0, False, []
     for raw in values:
@@ -342,12 +362,12 @@ def sum_parts(values: list[str | None], tool: str) -> tuple[int | None, str | No
             total += convert(raw, to_int)
             seen = True
         except NoValue as exc:
-            reasons.append(str(exc))
+            reasons.append(exc)
     if seen:
         return total, None
     if reasons:
-        return None, f"{tool}: {reasons[0]}"
-    return None, f"not in this {tool} output"
+        return None, Unknown(kind=reasons[0].kind, text=f"{tool}: {reasons[0]}")
+    return None, Unknown(kind="unparsable", text=f"not in this {tool} output")
 
 
 def bus_id_key(bus_id: str | None) -> tuple[int, int, int, int] | None:

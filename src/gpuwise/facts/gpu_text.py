@@ -99,7 +99,7 @@ def parse_nvidia_smi_q_text(text: str) -> GpuResult:
     if attached and attached.isdigit():
         probe.attached_gpus = int(attached)
     else:
-        probe.why("attached_gpus", f"`{TOOL}` output does not give 'Attached GPUs'")
+        probe.why("attached_gpus", f"`{TOOL}` output does not give 'Attached GPUs'", kind="unparsable")
     if not report.gpus:
         probe.notes.append(f"`{TOOL}` output has no 'GPU <bus id>' block")
     for index, (bus_id, tree) in enumerate(report.gpus):
@@ -123,7 +123,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
     ):
         counters = tree.get(("ecc errors", scope))
         if counters is None:
-            gpu.why(fld, f"not in this {TOOL} output")
+            gpu.why(fld, f"not in this {TOOL} output", kind="unparsable")
             continue
         totals = [counters.scalar(p) for p in ECC_TOTAL_TEXT]
         paths = ECC_TOTAL_TEXT if any(t is not None for t in totals) else ECC_PARTS_TEXT
@@ -133,7 +133,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
             gpu.why(fld, reason)
     section = tree.get(("clocks event reasons",)) or tree.get(("clocks throttle reasons",))
     if section is None:
-        gpu.why("clock_event_reasons", f"not in this {TOOL} output")
+        gpu.why("clock_event_reasons", f"not in this {TOOL} output", kind="unparsable")
     else:
         states = list(_walk(section))
         readable = [(label, v) for label, v in states if v in ("active", "not active")]
@@ -142,15 +142,19 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
                 reason_from_label(lb, TEXT_REASON_LABELS) for lb, v in readable if v == "active"
             ]
         else:
-            gpu.why("clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state")
+            gpu.why(
+                "clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state", kind="unparsable"
+            )
     processes = tree.get(("processes",))
     if processes is not None and (processes.value or "").strip().lower() == "none":
         gpu.process_count = 0
     else:
         gpu.why(
-            "process_count", f"{TOOL}: processes not listed" if processes is None else f"{TOOL}: not counted"
+            "process_count",
+            f"{TOOL}: processes not listed" if processes is None else f"{TOOL}: not counted",
+            kind="unparsable",
         )
-    gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)")
+    gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)", kind="unparsable")
     return gpu
 
 
@@ -174,7 +178,7 @@ def parse_nvidia_smi_warnings(text: str) -> GpuResult:
     """Warnings printed by plain `nvidia-smi` (infoROM corrupted, GPU lost, ...).
 
     Returns what fits in a GpuResult: one Gpu (index and bus id from the table) per GPU that
-    has a warning, and warnings that name no GPU in probe.notes.
+    has a warning, and warnings that name no GPU in probe.warnings.
     """
     probe = GpuProbe(source="none")
     result = GpuResult(gpus=[], probe=probe)
@@ -194,13 +198,15 @@ def parse_nvidia_smi_warnings(text: str) -> GpuResult:
         bus = _WARNING_BUS.search(message)
         key = bus_id_key(bus.group(1)) if bus else None
         if key is None:
-            probe.notes.append(f"nvidia-smi: {message}")
+            probe.warnings.append(message)
             continue
         gpu = by_bus.get(key)
         if gpu is None:
             gpu = Gpu(index=index_of.get(key), pci_bus_id=bus.group(1))
             if gpu.index is None:
-                gpu.why("index", "the GPU named in the warning is not in the nvidia-smi table")
+                gpu.why(
+                    "index", "the GPU named in the warning is not in the nvidia-smi table", kind="unparsable"
+                )
             by_bus[key] = gpu
             result.gpus.append(gpu)
         gpu.warnings.append(message)

@@ -33,13 +33,13 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
     doc = _extract_document(text)
     if doc is None:
         probe.notes.append(f"`{TOOL}` output holds no XML document")
-        probe.why("attached_gpus", f"`{TOOL}` output holds no XML document")
+        probe.why("attached_gpus", f"`{TOOL}` output holds no XML document", kind="unparsable")
         return result
     try:
         root = ET.fromstring(doc)
     except ET.ParseError as exc:
         probe.notes.append(f"`{TOOL}` output is not valid XML ({exc}); it may be truncated")
-        probe.why("attached_gpus", "unreadable XML")
+        probe.why("attached_gpus", "unreadable XML", kind="unparsable")
         return result
 
     result.driver_version = _scalar(root, "driver_version")
@@ -48,7 +48,7 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
     if attached is not None and attached.isdigit():
         probe.attached_gpus = int(attached)
     else:
-        probe.why("attached_gpus", f"`{TOOL}` does not give attached_gpus")
+        probe.why("attached_gpus", f"`{TOOL}` does not give attached_gpus", kind="unparsable")
 
     for index, el in enumerate(root.findall("gpu")):
         result.gpus.append(_gpu_from_element(index, el))
@@ -90,12 +90,12 @@ def _gpu_from_element(index: int, el: ET.Element) -> Gpu:
     _fill_clock_reasons(gpu, el)
     processes = el.find("processes")
     if processes is None:
-        gpu.why("process_count", f"not in this {TOOL} output")
+        gpu.why("process_count", f"not in this {TOOL} output", kind="unparsable")
     else:
         # compute processes ("C" or "C+G"), as NVML's compute list: a desktop's Xorg is type "G"
         kinds = [(p.findtext("type") or "C").strip().upper() for p in processes.findall("process_info")]
         gpu.process_count = sum(1 for kind in kinds if "C" in kind)
-    gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)")
+    gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)", kind="unparsable")
     return gpu
 
 
@@ -106,7 +106,7 @@ def _fill_ecc(gpu: Gpu, el: ET.Element) -> None:
     ):
         counters = el.find(f"ecc_errors/{scope}")
         if counters is None:
-            gpu.why(field, f"not in this {TOOL} output")
+            gpu.why(field, f"not in this {TOOL} output", kind="unparsable")
             continue
         totals = [_scalar(counters, p) for p in ECC_TOTAL_XML]
         parts = (
@@ -123,7 +123,7 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
     if section is None:
         section = el.find("clocks_throttle_reasons")
     if section is None:
-        gpu.why("clock_event_reasons", f"not in this {TOOL} output")
+        gpu.why("clock_event_reasons", f"not in this {TOOL} output", kind="unparsable")
         return
     active, readable = [], 0
     for child in section:
@@ -137,4 +137,4 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
     if readable:
         gpu.clock_event_reasons = active
     else:
-        gpu.why("clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state")
+        gpu.why("clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state", kind="unparsable")

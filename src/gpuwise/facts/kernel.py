@@ -96,13 +96,13 @@ def collect_kernel(host: Host) -> Kernel:
     m = re.match(r"^Linux version (\S+)", text or "")
     k.release = m.group(1) if m else None
     if k.release is None:
-        k.why("release", reason or "/proc/version has no 'Linux version'")
+        k.why("release", reason or "/proc/version has no 'Linux version'", kind="unparsable")
 
     text, reason = file_text(host, "/etc/os-release")
     m = re.search(r"^PRETTY_NAME=(.*)$", text or "", re.MULTILINE)
     k.distro = m.group(1).strip().strip("\"'") or None if m else None
     if k.distro is None:
-        k.why("distro", reason or "no PRETTY_NAME in /etc/os-release")
+        k.why("distro", reason or "no PRETTY_NAME in /etc/os-release", kind="unparsable")
 
     _cmdline(k, host)
 
@@ -113,23 +113,23 @@ def collect_kernel(host: Host) -> Kernel:
         text, reason = file_text(host, path)
         setattr(k, field, bracketed_choice(text) if text else None)
         if getattr(k, field) is None:
-            k.why(field, reason or f"no [choice] in {path}")
+            k.why(field, reason or f"no [choice] in {path}", kind="unparsable")
 
     for name in SYSCTLS:
         text, reason = file_text(host, "/proc/sys/" + name.replace(".", "/"))
         if text is not None and text.strip():
             k.sysctl[name] = " ".join(text.split())
         else:
-            k.why(f"sysctl.{name}", reason or "empty")
+            k.why(f"sysctl.{name}", reason or "empty", kind="unparsable")
 
     text, reason = file_text(host, "/proc/self/limits")
     soft, k.memlock_bytes = parse_memlock(text) if text else (None, None)
     k.memlock_unlimited = (soft == "unlimited") if soft else None
     if soft is None:
-        k.why("memlock_unlimited", reason or "no 'Max locked memory' line")
-        k.why("memlock_bytes", reason or "no 'Max locked memory' line")
+        k.why("memlock_unlimited", reason or "no 'Max locked memory' line", kind="unparsable")
+        k.why("memlock_bytes", reason or "no 'Max locked memory' line", kind="unparsable")
     elif k.memlock_bytes is None:
-        k.why("memlock_bytes", f"memlock limit is {soft}")
+        k.why("memlock_bytes", f"memlock limit is {soft}", kind="not_applicable")
 
     _acs(k, host)
 
@@ -155,7 +155,7 @@ def _cmdline(k: Kernel, host: Host) -> None:
         value = params.get(field)
         setattr(k, field, value or None)
         if not value:
-            k.why(field, "not set on the kernel command line")
+            k.why(field, "not set on the kernel command line", kind="not_applicable")
 
 
 def _acs(k: Kernel, host: Host) -> None:
@@ -165,6 +165,10 @@ def _acs(k: Kernel, host: Host) -> None:
         return
     bridges = acs_redirect_bridges(text)
     if not bridges and "ACSCtl:" not in text and "<access denied>" in text:
-        k.why("acs_redirect_bridges", "lspci -vvv ran without root: PCIe capabilities show <access denied>")
+        k.why(
+            "acs_redirect_bridges",
+            "lspci -vvv ran without root: PCIe capabilities show <access denied>",
+            kind="failed",
+        )
         return
     k.acs_redirect_bridges = bridges

@@ -48,5 +48,5 @@ def collect_memory(host: Host) -> Memory:
         ("hugepage_size_bytes", "Hugepagesize"),
     ):
         if getattr(mem, field) is None:
-            mem.why(field, reason or f"no {key} line in /proc/meminfo")
+            mem.why(field, reason or f"no {key} line in /proc/meminfo", kind="unparsable")
     return mem

@@ -1,17 +1,52 @@
 """The Facts model: what gpuwise knows about a machine, layer by layer (schema gpuwise-facts/1).
 
 Every value may be None (unknown). When it is, the layer's `unknown` dict says why, keyed by
-field name, so a missing value always travels with its reason. Units are in the field names.
+field name, so a missing value always travels with its reason: `{"kind": ..., "text": ...}`.
+Code decides from the `kind` (and from fields), never from the `text`, which is for people and
+may be reworded at any time. Units are in the field names.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 FACTS_SCHEMA = "gpuwise-facts/1"
 Environment = Literal["cloud", "onprem", "unknown"]
+
+UnknownKind = Literal["not_captured", "tool_missing", "absent", "failed", "unparsable", "not_applicable"]
+"""Why a value is None, as data:
+
+- not_captured: the command or file was not recorded (a capture made without it): no claim either way;
+- tool_missing: the command is not installed on the machine;
+- absent: the file does not exist (or was unreadable) on the machine;
+- failed: the tool ran and failed (exit code, timeout, error), or a collector crashed;
+- unparsable: there was output, but the value is not in it (or is malformed);
+- not_applicable: the machine has no such value (no limit set, a CPU-only torch, not on the command line).
+"""
+UNKNOWN_KINDS: tuple[str, ...] = get_args(UnknownKind)
+
+
+class Unknown(BaseModel):
+    """Why one field is None: `kind` for code, `text` for people (never parsed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: UnknownKind
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def combined(reasons: Iterable[Unknown], text: str) -> Unknown:
+    """One reason for a value that several sources failed to give. Its kind is the least conclusive
+    of theirs (not captured beats tool missing beats failed ...), so no absence is claimed from a
+    source that was never looked at."""
+    kinds = [r.kind for r in reasons]
+    return Unknown(kind=min(kinds, key=UNKNOWN_KINDS.index) if kinds else "not_applicable", text=text)
 
 
 class Part(BaseModel):
@@ -19,10 +54,17 @@ class Part(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    unknown: dict[str, str] = Field(default_factory=dict)
+    unknown: dict[str, Unknown] = Field(default_factory=dict)
 
-    def why(self, field: str, reason: str) -> None:
-        """Record why `field` is None. The first reason wins (it is usually the root cause)."""
+    def why(self, field: str, reason: Unknown | str, kind: UnknownKind | None = None) -> None:
+        """Record why `field` is None. The first reason wins (it is usually the root cause).
+
+        `reason` is an Unknown (from the sourcing helpers), or a text with its `kind`.
+        """
+        if not isinstance(reason, Unknown):
+            if kind is None:
+                raise TypeError(f"why({field!r}, text) needs kind=: one of {', '.join(UNKNOWN_KINDS)}")
+            reason = Unknown(kind=kind, text=reason)
         self.unknown.setdefault(field, reason)
 
 
@@ -78,7 +120,8 @@ class GpuProbe(Part):
     source: Literal["nvml", "nvidia-smi-q-x", "nvidia-smi-q", "none"] = "none"
     attached_gpus: int | None = None  # as the tool reports it; may exceed len(gpus) in trimmed files
     error: str | None = None  # e.g. NVML init failure: recorded, not raised
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # gpuwise's remarks on the sources, for people
+    warnings: list[str] = Field(default_factory=list)  # tool warnings (verbatim) naming no listed GPU
     pci_gpus: list[str] | None = None  # bus ids of NVIDIA display/3D controllers lspci lists (driver or not)
 
 
@@ -258,6 +301,7 @@ class Software(Part):
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, "12.4"
     python_version: str | None = None
     torch_version: str | None = None
+    torch_build: Literal["cuda", "rocm", "cpu"] | None = None  # the accelerator torch was built for
     torch_cuda: str | None = None  # CUDA torch was built with
     torch_cudnn: str | None = None
     torch_nccl: str | None = None

@@ -38,7 +38,7 @@ def collect_monitoring(host: Host) -> Monitoring:
     text, reason = command_text(host, "dcgmi-version")
     mon.dcgm_version = parse_dcgmi_version(text) if text else None
     if mon.dcgm_version is None:
-        mon.why("dcgm_version", reason or "no version in dcgmi --version")
+        mon.why("dcgm_version", reason or "no version in dcgmi --version", kind="unparsable")
     text, reason = command_text(host, "ps-comm")
     if text is None:
         mon.why("agents_running", reason)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from gpuwise.capture.host import Host
-from gpuwise.facts.models import Network, Nic
+from gpuwise.facts.models import Network, Nic, Unknown, combined
 from gpuwise.facts.rdma import parse_ibstat, parse_ibv_devinfo, read_sysfs_infiniband
 from gpuwise.facts.sourcing import command_json, command_text, file_text, to_int
 
@@ -27,7 +27,7 @@ def collect_network(host: Host) -> Network:
 
     conf, reason = file_text(host, "/etc/nccl.conf")
     if conf is None:
-        net.why("nccl_conf", f"no /etc/nccl.conf ({reason})")
+        net.why("nccl_conf", f"no /etc/nccl.conf ({reason})", kind=reason.kind)
     else:
         net.nccl_conf = parse_nccl_conf(conf)
 
@@ -35,7 +35,7 @@ def collect_network(host: Host) -> Network:
     if isinstance(env, dict) and isinstance(env.get("env"), dict):
         net.nccl_env = {k: str(v) for k, v in sorted(env["env"].items()) if str(k).startswith("NCCL_")}
     else:
-        net.why("nccl_env", reason or "`env` output has no 'env' object")
+        net.why("nccl_env", reason or "`env` output has no 'env' object", kind="unparsable")
     return net
 
 
@@ -89,10 +89,14 @@ def _nics(net: Network, host: Host) -> None:
     ip_data, ip_reason = command_json(host, "ip-j-addr")
     ip_info = parse_ip_addr(ip_data)
     if ip_data is None:
-        net.why("nics.ipv4", ip_reason)
+        net.why("nics.ipv4", ip_reason or "`ip -j addr` printed JSON null", kind="unparsable")
     names = sys_names + sorted(set(ip_info) - set(sys_names))
     if not names:
-        net.why("nics", f"no interfaces in /sys/class/net and none from ip ({ip_reason or 'empty output'})")
+        net.why(
+            "nics",
+            f"no interfaces in /sys/class/net and none from ip ({ip_reason or 'empty output'})",
+            kind=ip_reason.kind if ip_reason else "not_applicable",
+        )
     for name in names:
         ip = ip_info.get(name, {})
         nic = Nic(name=name, ipv4=ip.get("ipv4", []))
@@ -114,29 +118,34 @@ def _nics(net: Network, host: Host) -> None:
         if speed is not None and speed > 0:
             nic.speed_mbps = speed
         elif speed_text is None:
-            net.why(f"nics.{name}.speed_mbps", "no speed in sysfs (not reported by this interface type)")
+            net.why(
+                f"nics.{name}.speed_mbps",
+                "no speed in sysfs (not reported by this interface type)",
+                kind="not_applicable",
+            )
         else:
             net.why(
                 f"nics.{name}.speed_mbps",
                 f"sysfs speed is {speed_text!r}: link down or not reported by the driver",
+                kind="not_applicable",
             )
         if nic.driver is None and not nic.virtual:
-            net.why(f"nics.{name}.driver", "no DRIVER= in sysfs device/uevent")
+            net.why(f"nics.{name}.driver", "no DRIVER= in sysfs device/uevent", kind="unparsable")
         net.nics.append(nic)
 
 
 def _rdma(net: Network, host: Host) -> None:
-    reasons = []
+    reasons: list[Unknown] = []
     for command_id, parser in (("ibv_devinfo-v", parse_ibv_devinfo), ("ibstat", parse_ibstat)):
         text, reason = command_text(host, command_id)
         devices = parser(text) if text else []
         if devices:
             net.rdma_devices, net.rdma_source = devices, command_id
             return
-        reasons.append(reason or f"{command_id}: no devices listed")
+        reasons.append(reason or Unknown(kind="not_applicable", text=f"{command_id}: no devices listed"))
     devices = read_sysfs_infiniband(host)
     if devices:
         net.rdma_devices, net.rdma_source = devices, "/sys/class/infiniband"
         return
-    reasons.append("/sys/class/infiniband: no devices")
-    net.why("rdma_devices", "no RDMA devices found: " + "; ".join(reasons))
+    reasons.append(Unknown(kind="not_applicable", text="/sys/class/infiniband: no devices"))
+    net.why("rdma_devices", combined(reasons, "no RDMA devices found: " + "; ".join(r.text for r in reasons)))

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from gpuwise.capture.host import Host
 from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
-from gpuwise.facts.models import Platform
+from gpuwise.facts.models import Platform, Unknown, combined
 from gpuwise.facts.sourcing import command_text, file_text, to_int
 from gpuwise.providers import providers
 
@@ -101,14 +101,18 @@ def collect_platform(host: Host) -> Platform:
     )
     if not dmi:
         for field in ("sys_vendor", "product_name", "bios_vendor"):
-            p.why(field, f"no DMI in {DMI_DIR} (not captured, or a VM without SMBIOS such as Firecracker)")
+            p.why(
+                field,
+                f"no DMI in {DMI_DIR} (not captured, or a VM without SMBIOS such as Firecracker)",
+                kind="absent",
+            )
 
-    p.virtualization, virt_evidence = _virtualization(host)
+    p.virtualization, virt_evidence, virt_failures = _virtualization(host)
     if p.virtualization is None:
-        p.why("virtualization", virt_evidence)
-    p.container, container_evidence = _container(host)
+        p.why("virtualization", combined(virt_failures, virt_evidence))
+    p.container, container_evidence, container_failure = _container(host)
     if p.container is None:
-        p.why("container", container_evidence)
+        p.why("container", container_failure or container_evidence, kind="unparsable")
 
     cloud = match_cloud(dmi)
     if cloud:
@@ -118,12 +122,19 @@ def collect_platform(host: Host) -> Platform:
         if value and rule.instance_type_regex and re.match(rule.instance_type_regex, value):
             p.instance_type = value
         else:
-            p.why("instance_type", f"DMI does not name the {rule.label} instance type (try --cloud-metadata)")
+            p.why(
+                "instance_type",
+                f"DMI does not name the {rule.label} instance type (try --cloud-metadata)",
+                kind="unparsable",
+            )
         weak = f" (weak evidence; source: {rule.source})" if rule.confidence == "weak" else ""
         p.environment, p.environment_reason = "cloud", f"{rule.label}: DMI {evidence}{weak}"
     else:
-        p.why("cloud_provider", "no cloud provider DMI strings" if dmi else "no DMI strings to match")
-        p.why("instance_type", "no cloud provider identified")
+        if dmi:
+            p.why("cloud_provider", "no cloud provider DMI strings", kind="not_applicable")
+        else:
+            p.why("cloud_provider", "no DMI strings to match", kind="absent")
+        p.why("instance_type", "no cloud provider identified", kind="not_applicable")
         p.environment, p.environment_reason = _environment(p.virtualization, virt_evidence, dmi)
 
     _cgroups(p, host)
@@ -144,54 +155,64 @@ def _environment(virt: str | None, evidence: str, dmi: dict[str, str]) -> tuple[
     return "unknown", f"virtualization unknown ({evidence}) and no cloud DMI strings"
 
 
-def _virtualization(host: Host) -> tuple[str | None, str]:
-    """(kind, evidence). Tries systemd-detect-virt --vm, plain systemd-detect-virt (unless it answered
+def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
+    """(kind, evidence, why each source said nothing). Tries systemd-detect-virt --vm, plain systemd-detect-virt (unless it answered
     with a container), lscpu's hypervisor vendor, /sys/hypervisor/type, then the cpuinfo hypervisor flag."""
-    reasons = []
+    reasons: list[str] = []
+    failures: list[Unknown] = []
     for command_id in ("systemd-detect-virt-vm", "systemd-detect-virt"):
         text, reason = command_text(host, command_id, allow_rc=(1,))  # exits 1 when it prints "none"
         answer = (text or "").strip().splitlines()[:1]
         if answer and answer[0] not in CONTAINER_KINDS and re.fullmatch(r"[a-z0-9_-]+", answer[0]):
-            return answer[0], f"systemd-detect-virt says {answer[0]!r}"
+            return answer[0], f"systemd-detect-virt says {answer[0]!r}", failures
         if answer:
             reasons.append(f"systemd-detect-virt reports the container {answer[0]!r}, not the VM")
-        elif reason and "not captured" not in reason:
-            reasons.append(reason)
+            failures.append(Unknown(kind="not_applicable", text=reasons[-1]))
+        elif reason:
+            failures.append(reason)
+            if reason.kind != "not_captured":
+                reasons.append(reason.text)
     lscpu_text, _ = command_text(host, "lscpu")
     vendor = parse_lscpu(lscpu_text).get("Hypervisor vendor") if lscpu_text else None
     if vendor:
-        return vendor.split()[0].lower(), f"lscpu hypervisor vendor {vendor!r}"
+        return vendor.split()[0].lower(), f"lscpu hypervisor vendor {vendor!r}", failures
     xen = (host.read_file("/sys/hypervisor/type") or "").strip()
     if xen:
-        return xen, f"/sys/hypervisor/type is {xen!r}"
+        return xen, f"/sys/hypervisor/type is {xen!r}", failures
     cpuinfo, reason = file_text(host, "/proc/cpuinfo")
     procs = parse_cpuinfo(cpuinfo) if cpuinfo else []
     flags = procs[0].get("flags") if procs else None
     if flags is not None:
         if "hypervisor" in flags.split():
-            return "vm-other", "/proc/cpuinfo has the hypervisor flag (hypervisor not identified)"
-        return "none", "no hypervisor flag in /proc/cpuinfo"
-    reasons.append(reason or "no x86 flags line in /proc/cpuinfo")
-    return None, "; ".join(reasons)
+            return "vm-other", "/proc/cpuinfo has the hypervisor flag (hypervisor not identified)", failures
+        return "none", "no hypervisor flag in /proc/cpuinfo", failures
+    failures.append(reason or Unknown(kind="unparsable", text="no x86 flags line in /proc/cpuinfo"))
+    reasons.append(failures[-1].text)
+    return None, "; ".join(reasons), failures
 
 
-def _container(host: Host) -> tuple[str | None, str]:
+def _container(host: Host) -> tuple[str | None, str, Unknown | None]:
+    """(kind, evidence, why nothing could be told when kind is None)."""
     cgroup = host.read_file("/proc/1/cgroup") or ""
     if "kubepods" in cgroup:
-        return "kubernetes", "/proc/1/cgroup names kubepods"
+        return "kubernetes", "/proc/1/cgroup names kubepods", None
     text, reason = command_text(host, "systemd-detect-virt-c", allow_rc=(1,))
     answer = (text or "").strip()
     if answer and answer != "none":
-        return answer, f"systemd-detect-virt --container says {answer!r}"
+        return answer, f"systemd-detect-virt --container says {answer!r}", None
     if host.read_file("/.dockerenv") is not None:
-        return "docker", "/.dockerenv exists"
+        return "docker", "/.dockerenv exists", None
     if host.read_file("/run/.containerenv") is not None:
-        return "podman", "/run/.containerenv exists"
+        return "podman", "/run/.containerenv exists", None
     if re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup):
-        return re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup).group(1), "/proc/1/cgroup"  # type: ignore[union-attr]
+        return re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup).group(1), "/proc/1/cgroup", None  # type: ignore[union-attr]
     if answer == "none" or cgroup:
-        return "none", "systemd-detect-virt --container says 'none'" if answer else "no container markers"
-    return None, reason or "no container evidence captured"
+        return (
+            "none",
+            "systemd-detect-virt --container says 'none'" if answer else "no container markers",
+            None,
+        )
+    return None, reason.text if reason else "no container evidence captured", reason
 
 
 def _cgroups(p: Platform, host: Host) -> None:
@@ -200,26 +221,31 @@ def _cgroups(p: Platform, host: Host) -> None:
         fields = (v2_cpu or "").split()
         quota, period = (fields + ["", ""])[:2]
         if quota == "max":
-            p.why("cgroup_cpu_limit", "no limit (cgroup v2 cpu.max is 'max')")
+            p.why("cgroup_cpu_limit", "no limit (cgroup v2 cpu.max is 'max')", kind="not_applicable")
         elif to_int(quota) and to_int(period):
             p.cgroup_cpu_limit = round(to_int(quota) / to_int(period), 3)  # type: ignore[operator]
         else:
-            p.why("cgroup_cpu_limit", "cgroup v2 cpu.max unreadable")
+            p.why("cgroup_cpu_limit", "cgroup v2 cpu.max unreadable", kind="unparsable")
         _memory_limit(p, (v2_mem or "").strip(), "cgroup v2 memory.max")
         return
     quota = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"))
     period = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
     if quota is not None and quota < 0:
-        p.why("cgroup_cpu_limit", "no limit (cgroup v1 cfs_quota_us is -1)")
+        p.why("cgroup_cpu_limit", "no limit (cgroup v1 cfs_quota_us is -1)", kind="not_applicable")
     elif quota and period:
         p.cgroup_cpu_limit = round(quota / period, 3)
     else:
-        p.why("cgroup_cpu_limit", "no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)")
+        p.why(
+            "cgroup_cpu_limit",
+            "no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)",
+            kind="absent",
+        )
     mem = host.read_file("/sys/fs/cgroup/memory/memory.limit_in_bytes")
     if mem is None:
         p.why(
             "cgroup_memory_limit_bytes",
             "no cgroup memory controller files (v2 memory.max or v1 limit_in_bytes)",
+            kind="absent",
         )
     else:
         _memory_limit(p, mem.strip(), "cgroup v1 memory.limit_in_bytes")
@@ -228,8 +254,8 @@ def _cgroups(p: Platform, host: Host) -> None:
 def _memory_limit(p: Platform, value: str, source: str) -> None:
     number = to_int(value)
     if value == "max" or (number is not None and number >= NO_LIMIT_BYTES):
-        p.why("cgroup_memory_limit_bytes", f"no limit ({source} is {value})")
+        p.why("cgroup_memory_limit_bytes", f"no limit ({source} is {value})", kind="not_applicable")
     elif number is not None and number > 0:
         p.cgroup_memory_limit_bytes = number
     else:
-        p.why("cgroup_memory_limit_bytes", f"{source} unreadable")
+        p.why("cgroup_memory_limit_bytes", f"{source} unreadable", kind="unparsable")

@@ -10,7 +10,7 @@ import re
 
 from gpuwise.capture.host import Host
 from gpuwise.capture.sources import COMMANDS
-from gpuwise.facts.models import Software
+from gpuwise.facts.models import Software, Unknown
 from gpuwise.facts.sourcing import command_json, command_text
 
 SERVICE_UNITS: tuple[str, ...] = tuple(COMMANDS["systemctl-is-active"].argv[2:])
@@ -75,16 +75,22 @@ def collect_software(host: Host) -> Software:
     text, reason = command_text(host, "nvcc-version")
     sw.nvcc_version = parse_nvcc(text) if text else None
     if sw.nvcc_version is None:
-        sw.why("nvcc_version", reason or "no 'release X.Y' in nvcc --version")
+        sw.why("nvcc_version", reason or "no 'release X.Y' in nvcc --version", kind="unparsable")
 
     text, reason = command_text(host, "ldconfig-p")
     version, path = parse_ldconfig_nccl(text) if text else (None, None)
     sw.nccl_system_version = version
     if version is None:
         if path:
-            sw.why("nccl_system_version", f"libnccl.so at {path}; ldconfig names no full version")
+            sw.why(
+                "nccl_system_version",
+                f"libnccl.so at {path}; ldconfig names no full version",
+                kind="unparsable",
+            )
         else:
-            sw.why("nccl_system_version", reason or "no libnccl.so in the ldconfig cache")
+            sw.why(
+                "nccl_system_version", reason or "no libnccl.so in the ldconfig cache", kind="not_applicable"
+            )
 
     for command_id in ("docker-version", "podman-version"):
         text, reason = command_text(host, command_id)
@@ -92,12 +98,20 @@ def collect_software(host: Host) -> Software:
         if runtime:
             sw.container_runtimes.append(runtime)
         else:
-            sw.why(f"container_runtimes.{command_id.split('-')[0]}", reason or "unrecognised version output")
+            sw.why(
+                f"container_runtimes.{command_id.split('-')[0]}",
+                reason or "unrecognised version output",
+                kind="unparsable",
+            )
 
     text, reason = command_text(host, "nvidia-container-cli-version")
     sw.nvidia_container_toolkit = parse_container_cli(text) if text else None
     if sw.nvidia_container_toolkit is None:
-        sw.why("nvidia_container_toolkit", reason or "no version in nvidia-container-cli --version")
+        sw.why(
+            "nvidia_container_toolkit",
+            reason or "no version in nvidia-container-cli --version",
+            kind="unparsable",
+        )
 
     # is-active exits 3 when any unit is inactive; the per-unit lines are still the answer.
     text, reason = command_text(host, "systemctl-is-active", allow_rc=(1, 2, 3, 4))
@@ -105,7 +119,11 @@ def collect_software(host: Host) -> Software:
     if services is None:
         result = host.run("systemctl-is-active")
         stderr = (result.stderr.strip().splitlines() or [""])[0][:160] if result else ""
-        sw.why("services", reason or "systemctl gave no per-unit states" + (f": {stderr}" if stderr else ""))
+        sw.why(
+            "services",
+            reason or "systemctl gave no per-unit states" + (f": {stderr}" if stderr else ""),
+            kind="unparsable",
+        )
     else:
         sw.services = services
     return sw
@@ -114,29 +132,43 @@ def collect_software(host: Host) -> Software:
 def _python_env(sw: Software, host: Host) -> None:
     data, reason = command_json(host, "python-env")
     if not isinstance(data, dict):
-        for field in ("python_version", "torch_version", "torch_cuda", "torch_cudnn", "torch_nccl"):
-            sw.why(field, reason or "python-env output is not a JSON object")
+        for field in (
+            "python_version",
+            "torch_version",
+            "torch_build",
+            "torch_cuda",
+            "torch_cudnn",
+            "torch_nccl",
+        ):
+            sw.why(field, reason or "python-env output is not a JSON object", kind="unparsable")
         return
     sw.python_version = _str(data.get("python_version"))
     if sw.python_version is None:
-        sw.why("python_version", "python-env has no python_version")
+        sw.why("python_version", "python-env has no python_version", kind="unparsable")
     torch = data.get("torch")
     if isinstance(torch, dict) and _str(torch.get("__version__")):
         sw.torch_version = _str(torch.get("__version__"))
         sw.torch_cuda = _str(torch.get("cuda"))
+        hip = _str(torch.get("hip"))
+        sw.torch_build = "cuda" if sw.torch_cuda else "rocm" if hip else "cpu"
         if sw.torch_cuda is None:
-            hip = _str(torch.get("hip"))
-            sw.why("torch_cuda", f"torch is a ROCm build (HIP {hip})" if hip else "torch is a CPU-only build")
+            text = f"torch is a ROCm build (HIP {hip})" if hip else "torch is a CPU-only build"
+            sw.why("torch_cuda", text, kind="not_applicable")
     else:
-        why = _str(data.get("torch_reason")) or "torch not found"
-        sw.why("torch_version", why)
-        sw.why("torch_cuda", why)
+        # torch absent from this Python, or not readable as a package: either way not usable here.
+        why = Unknown(kind="tool_missing", text=_str(data.get("torch_reason")) or "torch not found")
+        for field in ("torch_version", "torch_build", "torch_cuda"):
+            sw.why(field, why)
     for field, key in (("torch_cudnn", "cudnn"), ("torch_nccl", "nccl")):
         entry = data.get(key)
         value = _str(entry.get("version")) if isinstance(entry, dict) else None
         setattr(sw, field, value)
         if value is None:
-            sw.why(field, _str(data.get(f"{key}_reason")) or f"no {key} version in python-env")
+            sw.why(
+                field,
+                _str(data.get(f"{key}_reason")) or f"no {key} version in python-env",
+                kind="not_applicable",
+            )
 
 
 def _str(value: object) -> str | None:

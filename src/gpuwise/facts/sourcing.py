@@ -1,7 +1,8 @@
 """Small helpers the layer parsers share: read a command or file from a Host, or say why not.
 
-The reasons keep DESIGN.md's three cases apart: not captured (run() is None), tool missing
-(status "missing"), and captured with an error (rc != 0, timeout).
+A reason is an Unknown: its kind keeps DESIGN.md's cases apart for code (not captured: run() is
+None; tool missing: status "missing"; failed: rc != 0, timeout, error; absent file), its text
+says the same for people.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 
 from gpuwise.capture.host import CommandResult, Host
 from gpuwise.capture.sources import COMMANDS
+from gpuwise.facts.models import Unknown, UnknownKind
 
 
 def tool_name(command_id: str) -> str:
@@ -18,56 +20,73 @@ def tool_name(command_id: str) -> str:
     return src.argv[0] if src else command_id
 
 
-def command_reason(command_id: str, result: CommandResult | None) -> str:
-    """Why `result` gives no usable output ('' when it does)."""
+def failure_kind(result: CommandResult | None) -> UnknownKind:
+    """The kind of reason a command result that gave no usable output stands for."""
+    if result is None:
+        return "not_captured"
+    return "tool_missing" if result.status == "missing" else "failed"
+
+
+def command_reason(command_id: str, result: CommandResult | None) -> Unknown | None:
+    """Why `result` gives no usable output (None when it does)."""
     tool = tool_name(command_id)
     if result is None:
-        return f"`{command_id}` not captured"
+        return Unknown(kind="not_captured", text=f"`{command_id}` not captured")
     if result.status == "missing":
-        return f"{tool} not installed"
+        return Unknown(kind="tool_missing", text=f"{tool} not installed")
     if result.status == "timeout":
-        return f"{tool} timed out"
+        return Unknown(kind="failed", text=f"{tool} timed out")
     if result.status == "error":
         detail = result.stderr.strip().splitlines()[:1]
-        return f"{tool} failed to run" + (f": {detail[0][:160]}" if detail else "")
+        return Unknown(
+            kind="failed", text=f"{tool} failed to run" + (f": {detail[0][:160]}" if detail else "")
+        )
     if result.rc not in (0, None):
         first = (result.stderr or result.stdout).strip().splitlines()[:1]
-        return f"{tool} exited {result.rc}" + (f": {first[0][:160]}" if first else "")
-    return ""
+        return Unknown(
+            kind="failed", text=f"{tool} exited {result.rc}" + (f": {first[0][:160]}" if first else "")
+        )
+    return None
 
 
-def command_text(host: Host, command_id: str, allow_rc: tuple[int, ...] = ()) -> tuple[str | None, str]:
-    """(stdout, '') when the command ran and succeeded, else (None, reason).
+def command_text(
+    host: Host, command_id: str, allow_rc: tuple[int, ...] = ()
+) -> tuple[str | None, Unknown | None]:
+    """(stdout, None) when the command ran and succeeded, else (None, reason).
 
     `allow_rc` lists exit codes that still carry a usable answer (systemctl is-active exits 3
     when a unit is inactive; systemd-detect-virt exits 1 when it prints "none").
     """
     result = host.run(command_id)
     if result is not None and result.status == "ok" and (result.rc in (0, None) or result.rc in allow_rc):
-        return result.stdout, ""
-    return None, command_reason(command_id, result) or f"{tool_name(command_id)} gave no usable output"
+        return result.stdout, None
+    return None, command_reason(command_id, result) or Unknown(
+        kind="failed", text=f"{tool_name(command_id)} gave no usable output"
+    )
 
 
-def command_json(host: Host, command_id: str) -> tuple[object | None, str]:
+def command_json(host: Host, command_id: str) -> tuple[object | None, Unknown | None]:
     """Parsed JSON stdout of a command, or (None, reason) naming what went wrong."""
     text, reason = command_text(host, command_id)
     if text is None:
         return None, reason
     try:
-        return json.loads(text), ""
+        return json.loads(text), None
     except (json.JSONDecodeError, ValueError) as exc:
-        return None, f"{tool_name(command_id)} output is not valid JSON ({exc})"
+        return None, Unknown(
+            kind="unparsable", text=f"{tool_name(command_id)} output is not valid JSON ({exc})"
+        )
 
 
-def file_reason(host: Host, path: str) -> str:
+def file_reason(host: Host, path: str) -> Unknown:
     # One wording for live hosts and captures alike, so a replayed capture gives identical facts:
     # a capture holds exactly the files that were readable on the machine.
-    return f"{path} not found (absent or unreadable when probed)"
+    return Unknown(kind="absent", text=f"{path} not found (absent or unreadable when probed)")
 
 
-def file_text(host: Host, path: str) -> tuple[str | None, str]:
+def file_text(host: Host, path: str) -> tuple[str | None, Unknown | None]:
     text = host.read_file(path)
-    return (text, "") if text is not None else (None, file_reason(host, path))
+    return (text, None) if text is not None else (None, file_reason(host, path))
 
 
 def to_int(text: object) -> int | None:

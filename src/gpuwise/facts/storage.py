@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from gpuwise.capture.host import Host
-from gpuwise.facts.models import BlockDevice, MdArray, Mount, Storage
+from gpuwise.facts.models import BlockDevice, MdArray, Mount, Storage, Unknown, combined
 from gpuwise.facts.sourcing import binary_scale, command_json, command_text, file_text, load_data_csv, to_int
 
 # Compressed-RAM and loop devices are listed by lsblk as disks but hold no training data.
@@ -175,7 +175,11 @@ def collect_storage(host: Host) -> Storage:
         text, proc_reason = file_text(host, "/proc/mounts")
         mounts = parse_proc_mounts(text) if text else []
         if not mounts:
-            st.why("mounts", f"{reason or 'findmnt listed nothing'}; {proc_reason or '/proc/mounts empty'}")
+            parts = [
+                reason or Unknown(kind="unparsable", text="findmnt listed nothing"),
+                proc_reason or Unknown(kind="unparsable", text="/proc/mounts empty"),
+            ]
+            st.why("mounts", combined(parts, "; ".join(r.text for r in parts)))
     df_text, df_reason = command_text(host, "df-P-B1")
     sizes = parse_df(df_text) if df_text else {}
     if df_text is None:
@@ -192,17 +196,16 @@ def collect_storage(host: Host) -> Storage:
         shm_mount = next((m for m in reversed(mounts) if m.mountpoint == "/dev/shm"), None)
         st.shm_bytes = _shm_from_options(shm_mount.options) if shm_mount else None
         if st.shm_bytes is None:
-            st.why(
-                "shm_bytes",
-                "no /dev/shm mount found"
-                if shm_mount is None and mounts
-                else df_reason or "no size for /dev/shm",
-            )
+            if shm_mount is None and mounts:
+                st.why("shm_bytes", "no /dev/shm mount found", kind="not_applicable")
+            else:
+                st.why("shm_bytes", df_reason or "no size for /dev/shm", kind="unparsable")
 
     data, reason = command_json(host, "lsblk-J")
     st.block_devices = parse_lsblk(data) if data is not None else read_sysfs_block(host)
     if not st.block_devices:
-        st.why("block_devices", f"{reason or 'lsblk listed no disks'}; no disks in /sys/block")
+        first = reason or Unknown(kind="not_applicable", text="lsblk listed no disks")
+        st.why("block_devices", Unknown(kind=first.kind, text=f"{first.text}; no disks in /sys/block"))
 
     text, reason = file_text(host, "/proc/mdstat")
     if text is None:

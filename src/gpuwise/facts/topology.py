@@ -13,6 +13,7 @@ import re
 
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import GpuNvLinks, NvLink, Topology
+from gpuwise.facts.sourcing import failure_kind
 
 __all__ = ["Topology", "collect_topology", "parse_nvlink_s", "parse_topo_m"]
 
@@ -33,7 +34,7 @@ def parse_topo_m(text: str) -> Topology:
     header_at = next((i for i, line in enumerate(lines) if _is_header(line)), None)
     if header_at is None:
         for name in ("gpu_links", "gpu_nic_links", "gpu_cpu_affinity", "gpu_numa_affinity"):
-            topo.why(name, f"no GPU matrix in the `{_TOOL}` output")
+            topo.why(name, f"no GPU matrix in the `{_TOOL}` output", kind="unparsable")
         return topo
 
     columns = _HEADER_TOKEN.findall(lines[header_at])
@@ -56,23 +57,31 @@ def parse_topo_m(text: str) -> Topology:
     gpu_rows = [rows.get(g) for g in topo.gpu_names]
     missing = [g for g, r in zip(topo.gpu_names, gpu_rows, strict=True) if r is None]
     if missing:
-        topo.why("gpu_links", f"`{_TOOL}` has no row for {', '.join(missing)} (truncated output?)")
+        topo.why(
+            "gpu_links",
+            f"`{_TOOL}` has no row for {', '.join(missing)} (truncated output?)",
+            kind="unparsable",
+        )
     short = [
         g for g, r in zip(topo.gpu_names, gpu_rows, strict=True) if r is not None and len(r[0]) < len(devices)
     ]
     if short:
-        topo.why("gpu_links", f"`{_TOOL}` rows for {', '.join(short)} are incomplete; missing cells are ''")
+        topo.why(
+            "gpu_links",
+            f"`{_TOOL}` rows for {', '.join(short)} are incomplete; missing cells are ''",
+            kind="unparsable",
+        )
 
     def cell(row: tuple[list[str], list[str]] | None, col: int) -> str:
         return row[0][col] if row is not None and col < len(row[0]) else ""
 
     topo.gpu_links = [[cell(r, c) for c in gpu_cols] for r in gpu_rows] if topo.gpu_names else None
     if topo.gpu_links is None:
-        topo.why("gpu_links", f"no GPU columns in the `{_TOOL}` header")
+        topo.why("gpu_links", f"no GPU columns in the `{_TOOL}` header", kind="unparsable")
     if nic_cols:
         topo.gpu_nic_links = [[cell(r, c) for c in nic_cols] for r in gpu_rows]
     else:
-        topo.why("gpu_nic_links", f"`{_TOOL}` shows no NICs")
+        topo.why("gpu_nic_links", f"`{_TOOL}` shows no NICs", kind="not_applicable")
     _fill_affinity(topo, attributes, gpu_rows)
     return topo
 
@@ -103,9 +112,9 @@ def _split_row(line: str, n_devices: int) -> tuple[list[str], list[str]]:
 
 def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> None:
     if "CPU Affinity" not in attributes:
-        topo.why("gpu_cpu_affinity", f"`{_TOOL}` has no CPU Affinity column")
+        topo.why("gpu_cpu_affinity", f"`{_TOOL}` has no CPU Affinity column", kind="unparsable")
     if "NUMA Affinity" not in attributes:
-        topo.why("gpu_numa_affinity", f"`{_TOOL}` has no NUMA Affinity column")
+        topo.why("gpu_numa_affinity", f"`{_TOOL}` has no NUMA Affinity column", kind="unparsable")
     if "CPU Affinity" not in attributes and "NUMA Affinity" not in attributes:
         return
     cpus: list[str | None] = []
@@ -120,6 +129,7 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             topo.why(
                 "gpu_cpu_affinity",
                 f"{name}: CPU affinity shown as {cpu!r}" if cpu else f"{name}: no CPU affinity shown",
+                kind="not_applicable" if cpu else "unparsable",
             )
         numa = values.get("NUMA Affinity", "")
         if numa.isdigit():
@@ -129,6 +139,7 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             topo.why(
                 "gpu_numa_affinity",
                 f"{name}: NUMA affinity shown as {numa!r}" if numa else f"{name}: no NUMA affinity shown",
+                kind="not_applicable" if numa else "unparsable",
             )
     if "CPU Affinity" in attributes:
         topo.gpu_cpu_affinity = cpus
@@ -184,23 +195,25 @@ def collect_topology(host: Host) -> Topology:
     r = host.run("nvidia-smi-topo-m")
     if r is None:
         topo = Topology()
-        topo.why("gpu_links", "`nvidia-smi topo -m` was not captured")
+        topo.why("gpu_links", "`nvidia-smi topo -m` was not captured", kind="not_captured")
     elif not r.ok:
         topo = Topology()
-        topo.why("gpu_links", r.reason())
+        topo.why("gpu_links", r.reason(), kind=failure_kind(r))
     else:
         topo = parse_topo_m(r.stdout)
 
     n = host.run("nvidia-smi-nvlink-s")
     if n is None:
-        topo.why("nvlinks", "`nvidia-smi nvlink -s` was not captured")
+        topo.why("nvlinks", "`nvidia-smi nvlink -s` was not captured", kind="not_captured")
     elif not n.ok:
-        topo.why("nvlinks", n.reason())
+        topo.why("nvlinks", n.reason(), kind=failure_kind(n))
     else:
         links, messages = _parse_nvlink(n.stdout)
         topo.nvlinks = links
         if messages:
-            topo.why("nvlinks", "; ".join(messages))
+            topo.why(
+                "nvlinks", "; ".join(messages), kind="not_applicable"
+            )  # e.g. "not supported in MIG mode"
         elif not links:
-            topo.why("nvlinks", "`nvidia-smi nvlink -s` listed no GPUs")
+            topo.why("nvlinks", "`nvidia-smi nvlink -s` listed no GPUs", kind="unparsable")
     return topo

@@ -79,10 +79,7 @@ def torch_cuda_vs_driver(ctx: RuleContext):
 )
 def torch_cpu_only(ctx: RuleContext):
     sw = ctx.facts.software
-    if not ctx.facts.gpus or not sw.torch_version or sw.torch_cuda:
-        return None
-    reason = sw.unknown.get("torch_cuda", "")
-    if reason and "cpu" not in reason.lower():  # could not tell (not captured, import failed): do not accuse
+    if not ctx.facts.gpus or sw.torch_build != "cpu":  # a CUDA or ROCm build, or not known: do not accuse
         return None
     return ctx.finding(
         "fail",

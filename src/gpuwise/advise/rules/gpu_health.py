@@ -232,8 +232,8 @@ def inforom_warning(ctx: RuleContext):
         for w in g.warnings:
             if "inforom" in w.lower():
                 evidence.append((f"{p}.warnings", w))
-    notes = [n for n in ctx.facts.gpu_probe.notes if "inforom" in n.lower()]
-    evidence += [("gpu_probe.notes", n) for n in notes]
+    # nvidia-smi's own warning text (tool output, not a gpuwise message), also when it names no listed GPU
+    evidence += [("gpu_probe.warnings", w) for w in ctx.facts.gpu_probe.warnings if "inforom" in w.lower()]
     if not evidence:
         return None
     return ctx.finding(

@@ -131,7 +131,7 @@ def cpu_governor(ctx: RuleContext):
         # Inside most VMs there is no cpufreq driver: the host sets CPU clocks, so say so once, quietly.
         return ctx.finding(
             "info",
-            [("cpu.governor", None), ("cpu.unknown.governor", reason)],
+            [("cpu.governor", None), ("cpu.unknown.governor", reason.text)],
             "The VM shows no CPU frequency driver; the host decides CPU clocks. "
             "Nothing to change in the guest.",
             title="CPU frequency governor not visible in this VM",

@@ -97,7 +97,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 continue
             row = (
                 f"bench:{m.name}",
-                f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak {m.peak:g} ({m.peak_source or 'peak'}); "
+                f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak {m.peak:g} ({m.peak_source.text if m.peak_source else 'peak'}); "
                 f"{pct:.0f}% of achievable ({basis})",
             )
             power = _power_limited(ctx, m) if bench_layer in POWER_BOUND_LAYERS else []

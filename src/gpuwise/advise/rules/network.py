@@ -43,10 +43,9 @@ def no_rdma(ctx: RuleContext):
     net = ctx.facts.network
     if not ctx.facts.gpus or net.rdma_devices:
         return None
-    if net.rdma_source is None and "rdma_devices" in net.unknown:
-        reason = net.unknown["rdma_devices"]
-        if "not captured" in reason:
-            return None
+    why = net.unknown.get("rdma_devices")
+    if net.rdma_source is None and why is not None and why.kind == "not_captured":
+        return None  # a source was never looked at: no claim that the node has no RDMA
     n = len(ctx.facts.gpus)
     many = n >= ctx.t("multinode_gpu_count")
     return ctx.finding(

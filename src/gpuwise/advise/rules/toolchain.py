@@ -40,7 +40,8 @@ def container_toolkit(ctx: RuleContext):
     sw = ctx.facts.software
     if not ctx.facts.gpus or not sw.container_runtimes or sw.nvidia_container_toolkit:
         return None
-    if "nvidia_container_toolkit" in sw.unknown and "not captured" in sw.unknown["nvidia_container_toolkit"]:
+    why = sw.unknown.get("nvidia_container_toolkit")
+    if why is not None and why.kind == "not_captured":
         return None
     return ctx.finding(
         "warn",

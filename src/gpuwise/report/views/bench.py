@@ -66,7 +66,7 @@ def layer_table(layer: str, results: list[Measurement]) -> Table:
     for m in results:
         detail = m.reason or _details(m)
         if m.value is not None and m.peak is None and m.peak_source:
-            detail = "; ".join(x for x in (detail, m.peak_source.split(":")[0]) if x)
+            detail = "; ".join(x for x in (detail, m.peak_source.text) if x)
         value = units.number(m.value, unit=m.unit) if m.value is not None else ""
         rows.append(
             [

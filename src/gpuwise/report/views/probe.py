@@ -44,13 +44,11 @@ v = units.value
 
 
 def _reason(part: Part | None, field: str | None) -> str | None:
-    """Why a field is unknown: a plain string, or a structured reason with a `text`."""
+    """Why a field is unknown, in words (the reason's `text`; its `kind` is for code)."""
     if part is None or field is None:
         return None
     why = part.unknown.get(field)
-    if why is None or isinstance(why, str):
-        return why
-    return getattr(why, "text", None) or (why.get("text") if isinstance(why, dict) else str(why))
+    return why.text if why is not None else None
 
 
 def _kv(rows: Iterable[tuple], part: Part | None = None, title: str | None = None) -> KeyValues:
@@ -74,6 +72,7 @@ def _gpus(f: Facts) -> list[Block]:
     if p.error and not any(p.error in n for n in p.notes):
         out.append(Paragraph(f"GPU probe: {p.error}", "warn"))
     out += [Paragraph(n, "dim") for n in p.notes]
+    out += [Paragraph(f"nvidia-smi: {w}", "warn") for w in p.warnings]
     if not f.gpus:
         return out
     cols = [Column("#", "right"), Column("name"), Column("memory", "right"), Column("PCIe now/max")]
