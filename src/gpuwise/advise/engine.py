@@ -1,18 +1,20 @@
 """The rules engine: a registry of small rule functions, run over Facts (+ Measurements) into ranked Findings.
 
-A rule is a function `fn(ctx) -> Finding | list[Finding] | None` registered with `@rule(...)`: its id,
-layer, the environments it applies to, and its priority and controllability per environment kind.
-The engine fills those in, so a rule body only decides *whether* something is wrong and *what* the
-evidence is. A rule that raises becomes an info finding "rule X failed", never a crashed doctor.
+A rule is a function `fn(ctx) -> Finding | list[Finding] | None` registered with `@rule(...)`, whose
+arguments are all keywords: its id, layer, title and source, its priority (one level or one per
+environment kind), and optionally the environments it applies to, its controllability (a preset from
+gpuwise.advise.controls), references, expected gain. The engine fills those in, so a rule body only
+decides *whether* something is wrong and *what* the evidence is (`ctx.finding(status, evidence, text)`).
+A rule that raises becomes an info finding "rule X failed", never a crashed doctor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import yaml
 
@@ -23,13 +25,15 @@ from gpuwise.advise.finding import (
     Evidence,
     ExpectedGain,
     Finding,
-    Layer,
     Priority,
     Recommendation,
     Status,
 )
+from gpuwise.layers import Layer
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
     from gpuwise.bench.models import BenchReport
     from gpuwise.bench.nccl_debug import NcclDebugLog
     from gpuwise.facts.models import Facts
@@ -38,12 +42,12 @@ ALL_ENVS: tuple[EnvKind, ...] = ("cloud", "onprem", "unknown")
 RuleFn = Callable[["RuleContext"], "Finding | Iterable[Finding] | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     id: str
     layer: Layer
     title: str
-    source: str
+    source: str  # the rule's authority: a public document (URL or vendor document and section)
     fn: RuleFn
     environments: tuple[EnvKind, ...] = ALL_ENVS
     priority: dict[str, Priority] = field(default_factory=dict)
@@ -80,39 +84,48 @@ class Rule:
 _REGISTRY: dict[str, Rule] = {}
 
 
+class RuleOptions(TypedDict, total=False):
+    """What a rule may declare besides its id, layer, title, source and priority (all keywords)."""
+
+    environments: tuple[EnvKind, ...]  # the kinds it applies to (default: all)
+    controllable: Mapping[str, Controllable]  # env kind -> who can change it (see advise.controls)
+    references: tuple[str, ...]  # links a user can open
+    gain: ExpectedGain  # what fixing it typically buys, with its source
+    affects_numerics: bool  # following the advice can change results (precision, determinism)
+    needs_bench: bool  # judges benchmark results: runs only when there are some
+
+
 def rule(
+    *,
     id: str,
     layer: Layer,
     title: str,
     source: str,
-    *,
-    priority: Priority | dict[str, Priority],
-    environments: tuple[EnvKind, ...] = ALL_ENVS,
-    controllable: dict[str, Controllable] | None = None,
-    references: tuple[str, ...] = (),
-    gain: ExpectedGain | None = None,
-    affects_numerics: bool = False,
-    needs_bench: bool = False,
+    priority: Priority | Mapping[str, Priority],
+    **options: Unpack[RuleOptions],
 ) -> Callable[[RuleFn], RuleFn]:
     """Register a rule. `priority` is one level or a mapping env kind -> level."""
 
     def deco(fn: RuleFn) -> RuleFn:
         if id in _REGISTRY and _REGISTRY[id].fn is not fn:
             raise ValueError(f"duplicate rule id {id}")
+        unknown = set(options) - set(RuleOptions.__annotations__)
+        if unknown:
+            raise TypeError(f"rule {id}: unknown option(s) {', '.join(sorted(unknown))}")
         prio = {"cloud": priority, "onprem": priority} if isinstance(priority, str) else dict(priority)
         _REGISTRY[id] = Rule(
-            id,
-            layer,
-            title,
-            source,
-            fn,
-            environments,
-            prio,
-            dict(controllable or {}),
-            tuple(references),
-            gain,
-            affects_numerics,
-            needs_bench,
+            id=id,
+            layer=layer,
+            title=title,
+            source=source,
+            fn=fn,
+            environments=tuple(options.get("environments", ALL_ENVS)),
+            priority=prio,
+            controllable=dict(options.get("controllable") or {}),
+            references=tuple(options.get("references", ())),
+            gain=options.get("gain"),
+            affects_numerics=options.get("affects_numerics", False),
+            needs_bench=options.get("needs_bench", False),
         )
         return fn
 
@@ -153,6 +166,16 @@ def thresholds() -> dict[str, Threshold]:
 # ---------------------------------------------------------------- the context a rule sees
 
 
+class FindingOverride(TypedDict, total=False):
+    """What one finding may set differently from its rule's declaration."""
+
+    title: str
+    priority: Priority
+    controllable: Controllable
+    gain: ExpectedGain
+    affects_numerics: bool
+
+
 class RuleContext:
     """What one rule may read (facts, bench, env, thresholds) and helpers to build its findings."""
 
@@ -184,15 +207,20 @@ class RuleContext:
         evidence: Iterable[Evidence | tuple[str, Any]],
         text: str = "",
         *,
-        title: str | None = None,
         commands: Iterable[str] = (),
         config: Iterable[str] = (),
         env: dict[str, str] | None = None,
-        priority: Priority | None = None,
-        controllable: Controllable | None = None,
-        gain: ExpectedGain | None = None,
-        affects_numerics: bool | None = None,
+        **override: Unpack[FindingOverride],
     ) -> Finding:
+        """One finding of this rule: its status, the evidence it read, and what to do (`text` plus the
+        commands, config lines and environment variables to set). `override` replaces, for this finding
+        only, what the rule declared (title, priority, controllable, gain, affects_numerics)."""
+        unknown = set(override) - set(FindingOverride.__annotations__)
+        if unknown:
+            raise TypeError(f"finding(): unknown override(s) {', '.join(sorted(unknown))}")
+        title = override.get("title")
+        priority, controllable = override.get("priority"), override.get("controllable")
+        gain, affects_numerics = override.get("gain"), override.get("affects_numerics")
         r = self.rule
         refs = list(r.references) + [
             f"threshold {t.name} = {t.value}{(' ' + t.unit) if t.unit else ''}: {t.source}"

@@ -1,10 +1,11 @@
-"""Small helpers shared by rule modules: GPU labels, version parsing, common controllability texts."""
+"""Small helpers shared by rule modules: GPU labels, version parsing, NCCL settings, shared links.
+
+Controllability presets live in gpuwise.advise.controls."""
 
 from __future__ import annotations
 
 import re
 
-from gpuwise.advise.finding import Controllable
 from gpuwise.facts.models import Facts, Gpu
 
 
@@ -72,30 +73,3 @@ def nccl_setting(facts: Facts, name: str) -> tuple[str | None, str | None]:
 # Reference links cited by rules in more than one module.
 NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
-
-# Controllability texts reused by several rules (the "why not, and what instead" a cloud user needs).
-FIRMWARE_ON_CLOUD = Controllable(
-    can="no",
-    reason="BIOS, PCIe and firmware settings are not reachable from a cloud VM",
-    alternative="choose an instance family whose GPUs are attached at full PCIe width/generation (bare-metal or full-node GPU shapes), "
-    "or report it to the provider with this evidence",
-)
-HARDWARE_ON_CLOUD = Controllable(
-    can="no",
-    reason="the physical GPU and its board belong to the provider",
-    alternative="stop this instance and start a new one (you usually land on another host), "
-    "and report the GPU to the provider with this evidence",
-)
-KERNEL_ON_CLOUD = Controllable(
-    can="partly",
-    reason="you control the guest kernel, but the hypervisor decides what the VM sees",
-    alternative="set it in the guest if the VM exposes it; "
-    "otherwise pick an image or instance type that does",
-)
-FABRIC_ON_CLOUD = Controllable(
-    can="no",
-    reason="the network fabric is chosen by the instance type",
-    alternative="choose an instance type with RDMA networking (e.g. InfiniBand/RoCE or EFA-class shapes) "
-    "and place the nodes in one availability zone / placement group",
-)
-ONPREM_YES = Controllable(can="yes", reason="your own hardware: you can change it")

@@ -3,19 +3,12 @@ Sources: CUDA Compatibility guide; REFERENCE §1 (validated driver+CUDA pairs, o
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CLOUD_DRIVER
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.finding import Controllable
 from gpuwise.advise.rules._util import version_tuple
 
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/"
 TORCH_INSTALL = "https://pytorch.org/get-started/locally/"
-
-DRIVER_CLOUD = Controllable(
-    can="partly",
-    reason="the guest driver is yours on most GPU VMs, but managed images/containers pin it",
-    alternative="pick an image (deep-learning image) whose driver supports your CUDA, "
-    "or a torch build for this driver",
-)
 
 
 def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
@@ -23,13 +16,13 @@ def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
 
 
 @rule(
-    "driver.torch_cuda_newer_than_driver",
-    "driver-cuda",
-    "torch was built for a newer CUDA than the driver supports",
-    "CUDA Compatibility guide (minor-version compatibility within a major release); "
+    id="driver.torch_cuda_newer_than_driver",
+    layer="driver-cuda",
+    title="torch was built for a newer CUDA than the driver supports",
+    source="CUDA Compatibility guide (minor-version compatibility within a major release); "
     "REFERENCE §1 on-prem high: validated driver+CUDA pairs",
     priority="high",
-    controllable={"cloud": DRIVER_CLOUD},
+    controllable=CLOUD_DRIVER,
     references=(CUDA_COMPAT, TORCH_INSTALL),
 )
 def torch_cuda_vs_driver(ctx: RuleContext):
@@ -70,10 +63,10 @@ def torch_cuda_vs_driver(ctx: RuleContext):
 
 
 @rule(
-    "driver.torch_cpu_only",
-    "driver-cuda",
-    "torch is a CPU-only build on a GPU machine",
-    "PyTorch install matrix: CPU wheels have torch.version.cuda = None",
+    id="driver.torch_cpu_only",
+    layer="driver-cuda",
+    title="torch is a CPU-only build on a GPU machine",
+    source="PyTorch install matrix: CPU wheels have torch.version.cuda = None",
     priority="high",
     references=(TORCH_INSTALL,),
 )
@@ -97,13 +90,13 @@ def torch_cpu_only(ctx: RuleContext):
 
 
 @rule(
-    "driver.nvcc_newer_than_driver",
-    "driver-cuda",
-    "The CUDA toolkit (nvcc) is newer than the driver supports",
-    "CUDA Compatibility guide: "
+    id="driver.nvcc_newer_than_driver",
+    layer="driver-cuda",
+    title="The CUDA toolkit (nvcc) is newer than the driver supports",
+    source="CUDA Compatibility guide: "
     "binaries built by a newer toolkit need a newer driver (beyond minor-version compat)",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": DRIVER_CLOUD},
+    controllable=CLOUD_DRIVER,
     references=(CUDA_COMPAT,),
 )
 def nvcc_vs_driver(ctx: RuleContext):
@@ -124,10 +117,10 @@ def nvcc_vs_driver(ctx: RuleContext):
 
 
 @rule(
-    "driver.torch_vs_nvcc",
-    "driver-cuda",
-    "nvcc and torch were built for different CUDA major versions",
-    "torch.utils.cpp_extension refuses to build when the toolkit's CUDA major differs from torch's",
+    id="driver.torch_vs_nvcc",
+    layer="driver-cuda",
+    title="nvcc and torch were built for different CUDA major versions",
+    source="torch.utils.cpp_extension refuses to build when the toolkit's CUDA major differs from torch's",
     priority="medium",
     references=("https://pytorch.org/docs/stable/cpp_extension.html",),
 )

@@ -48,10 +48,10 @@ def _supports(ctx: RuleContext, min_cc_threshold: str, peak_field: str) -> tuple
 
 
 @rule(
-    "framework.amp_bf16",
-    "framework",
-    "Train in bf16 mixed precision (GPU supports bf16)",
-    "REFERENCE §6 #13 (TB plugin rule; tuning guide): AMP bf16 autocast on compute capability >= 8.0",
+    id="framework.amp_bf16",
+    layer="framework",
+    title="Train in bf16 mixed precision (GPU supports bf16)",
+    source="REFERENCE §6 #13 (TB plugin rule; tuning guide): AMP bf16 autocast on compute capability >= 8.0",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
@@ -74,10 +74,10 @@ def amp_bf16(ctx: RuleContext):
 
 
 @rule(
-    "framework.amp_fp16",
-    "framework",
-    "Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
-    "REFERENCE §6 #13: fp16 + GradScaler on compute capability 7.x",
+    id="framework.amp_fp16",
+    layer="framework",
+    title="Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
+    source="REFERENCE §6 #13: fp16 + GradScaler on compute capability 7.x",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
@@ -103,10 +103,10 @@ def amp_fp16(ctx: RuleContext):
 
 
 @rule(
-    "framework.tf32",
-    "framework",
-    "Allow TF32 for fp32 matmuls",
-    "REFERENCE §6 #14 (PyTorch CUDA notes; TorchTidy FP32MatMulPattern)",
+    id="framework.tf32",
+    layer="framework",
+    title="Allow TF32 for fp32 matmuls",
+    source="REFERENCE §6 #14 (PyTorch CUDA notes; TorchTidy FP32MatMulPattern)",
     priority="medium",
     affects_numerics=True,
     references=(CUDA_NOTES,),
@@ -130,10 +130,10 @@ def tf32(ctx: RuleContext):
 
 
 @rule(
-    "framework.fp8",
-    "framework",
-    "FP8 training is possible on this GPU",
-    "REFERENCE §3: FP8 achievable MAMF H100 1403 / H200 1453 TFLOPS (~1.8x bf16); compute capability >= 8.9",
+    id="framework.fp8",
+    layer="framework",
+    title="FP8 training is possible on this GPU",
+    source="REFERENCE §3: FP8 achievable MAMF H100 1403 / H200 1453 TFLOPS (~1.8x bf16); compute capability >= 8.9",
     priority="low",
     affects_numerics=True,
     references=("https://docs.nvidia.com/deeplearning/transformer-engine/",),
@@ -152,10 +152,10 @@ def fp8(ctx: RuleContext):
 
 
 @rule(
-    "framework.torch_compile",
-    "framework",
-    "Try torch.compile",
-    "REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, "
+    id="framework.torch_compile",
+    layer="framework",
+    title="Try torch.compile",
+    source="REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, "
     "~0.94-0.98x on large GEMM-bound ones",
     priority="medium",
     gain=ExpectedGain(
@@ -178,10 +178,10 @@ def torch_compile(ctx: RuleContext):
 
 
 @rule(
-    "framework.dataloader_workers",
-    "framework",
-    "Size DataLoader workers to the CPUs per GPU",
-    "REFERENCE §6 #1/#2 (TB plugin data.py; ml-engineering): num_workers 2, 4, 8 ... up to cores/GPU, "
+    id="framework.dataloader_workers",
+    layer="framework",
+    title="Size DataLoader workers to the CPUs per GPU",
+    source="REFERENCE §6 #1/#2 (TB plugin data.py; ml-engineering): num_workers 2, 4, 8 ... up to cores/GPU, "
     "persistent_workers, pin_memory (#3)",
     priority={"cloud": "high", "onprem": "high"},
     gain=ExpectedGain(

@@ -4,19 +4,20 @@ Sources: REFERENCE §5 rows."""
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CLOUD_HARDWARE, cloud_only, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._load import gpu_load
-from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpus, in_container
+from gpuwise.advise.rules._util import DCGM_DIAG, gpus, in_container
 
 DRIVER_PERSISTENCE = "https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html"
 
 
 @rule(
-    "gpu.persistence_off",
-    "hardware",
-    "GPU persistence mode is off",
-    "REFERENCE §5 'Persistence' (NVIDIA Driver Persistence docs; DCGM level 1)",
+    id="gpu.persistence_off",
+    layer="hardware",
+    title="GPU persistence mode is off",
+    source="REFERENCE §5 'Persistence' (NVIDIA Driver Persistence docs; DCGM level 1)",
     priority={"cloud": "medium", "onprem": "medium"},
     references=(DRIVER_PERSISTENCE,),
     gain=ExpectedGain(
@@ -55,12 +56,12 @@ def persistence_off(ctx: RuleContext):
 
 
 @rule(
-    "gpu.throttle_active",
-    "hardware",
-    "GPU clocks are held back (thermal, power or hardware slowdown)",
-    "REFERENCE §5 'Clocks and throttling' (DCGM diag; Azure check_gpu_clock_throttling; gcm clock_freq)",
+    id="gpu.throttle_active",
+    layer="hardware",
+    title="GPU clocks are held back (thermal, power or hardware slowdown)",
+    source="REFERENCE §5 'Clocks and throttling' (DCGM diag; Azure check_gpu_clock_throttling; gcm clock_freq)",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
 )
 def throttle_active(ctx: RuleContext):
     bad_names, fail_names = ctx.t("throttle_bad_reasons"), ctx.t("throttle_fail_reasons")
@@ -86,12 +87,12 @@ def throttle_active(ctx: RuleContext):
 
 
 @rule(
-    "gpu.temperature_high",
-    "hardware",
-    "GPU temperature is high",
-    "heuristic (thresholds.yaml gpu_temperature_warn_c); REFERENCE §1 on-prem high: cooling",
+    id="gpu.temperature_high",
+    layer="hardware",
+    title="GPU temperature is high",
+    source="heuristic (thresholds.yaml gpu_temperature_warn_c); REFERENCE §1 on-prem high: cooling",
     priority={"cloud": "low", "onprem": "high"},
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
 )
 def temperature_high(ctx: RuleContext):
     limit = ctx.t("gpu_temperature_warn_c")
@@ -112,19 +113,19 @@ def temperature_high(ctx: RuleContext):
 
 
 @rule(
-    "gpu.mig_enabled",
-    "hardware",
-    "MIG is enabled on a GPU used for training",
-    "REFERENCE §5/§6: a training job wants the whole GPU; MIG slices it into isolated instances",
+    id="gpu.mig_enabled",
+    layer="hardware",
+    title="MIG is enabled on a GPU used for training",
+    source="REFERENCE §5/§6: a training job wants the whole GPU; MIG slices it into isolated instances",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={
-        "cloud": Controllable(
+    controllable=cloud_only(
+        Controllable(
             can="partly",
             reason="MIG mode can be changed only with GPU admin rights; "
             "some cloud shapes are sold as MIG slices",
             alternative="choose a full-GPU instance type for training",
         )
-    },
+    ),
     references=("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",),
 )
 def mig_enabled(ctx: RuleContext):
@@ -143,19 +144,19 @@ def mig_enabled(ctx: RuleContext):
 
 
 @rule(
-    "gpu.fabric_manager",
-    "hardware",
-    "NVSwitch fabric is not initialised (Fabric Manager)",
-    "REFERENCE §5 'Fabric Manager (NVSwitch systems)' (DCGM level 1; gpu-burn #92 failed without it)",
+    id="gpu.fabric_manager",
+    layer="hardware",
+    title="NVSwitch fabric is not initialised (Fabric Manager)",
+    source="REFERENCE §5 'Fabric Manager (NVSwitch systems)' (DCGM level 1; gpu-burn #92 failed without it)",
     priority="high",
-    controllable={
-        "cloud": Controllable(
+    controllable=cloud_only(
+        Controllable(
             can="partly",
             reason="Fabric Manager runs in the guest on full-node NVSwitch VMs; "
             "on partial shapes the provider runs it",
             alternative="restart the instance, then report it to the provider",
         )
-    },
+    ),
     references=("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",),
 )
 def fabric_manager(ctx: RuleContext):
@@ -182,12 +183,12 @@ def fabric_manager(ctx: RuleContext):
 
 
 @rule(
-    "gpu.nvlink_inactive",
-    "hardware",
-    "NVLink links are inactive",
-    "REFERENCE §5 (DCGM level 1 NVLink checks); §3 NVLink bandwidth assumes every link up",
+    id="gpu.nvlink_inactive",
+    layer="hardware",
+    title="NVLink links are inactive",
+    source="REFERENCE §5 (DCGM level 1 NVLink checks); §3 NVLink bandwidth assumes every link up",
     priority="high",
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
     gain=ExpectedGain(
         text="each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per NVLink2 link in the V100 capture)",
         source="nvidia-smi nvlink -s per-link speeds",
@@ -218,12 +219,12 @@ def nvlink_inactive(ctx: RuleContext):
 
 
 @rule(
-    "gpu.inforom_warning",
-    "hardware",
-    "nvidia-smi reports an infoROM problem",
-    "nvidia-smi warning 'infoROM is corrupted' (DCGM level 1 inforom check); REFERENCE §5",
+    id="gpu.inforom_warning",
+    layer="hardware",
+    title="nvidia-smi reports an infoROM problem",
+    source="nvidia-smi warning 'infoROM is corrupted' (DCGM level 1 inforom check); REFERENCE §5",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
 )
 def inforom_warning(ctx: RuleContext):
@@ -246,13 +247,13 @@ def inforom_warning(ctx: RuleContext):
 
 
 @rule(
-    "gpu.unreadable",
-    "hardware",
-    "A GPU could not be read",
-    "DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; "
+    id="gpu.unreadable",
+    layer="hardware",
+    title="A GPU could not be read",
+    source="DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; "
     "an NVML handle failure usually means 'GPU has fallen off the bus' (check dmesg for Xid 79)",
     priority="high",
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
 )
 def unreadable(ctx: RuleContext):
     bad = [(f"{p}.error", g.error) for p, g in gpus(ctx.facts) if g.error]
@@ -268,10 +269,10 @@ def unreadable(ctx: RuleContext):
 
 
 @rule(
-    "gpu.mixed_models",
-    "hardware",
-    "GPUs of different models in one node",
-    "REFERENCE §6 #38: stragglers — in data parallel the slowest GPU sets the pace",
+    id="gpu.mixed_models",
+    layer="hardware",
+    title="GPUs of different models in one node",
+    source="REFERENCE §6 #38: stragglers — in data parallel the slowest GPU sets the pace",
     priority="medium",
 )
 def mixed_models(ctx: RuleContext):
@@ -288,20 +289,19 @@ def mixed_models(ctx: RuleContext):
 
 
 @rule(
-    "gpu.driver_missing",
-    "hardware",
-    "NVIDIA GPUs are on the PCI bus but the driver does not answer for them",
-    "NVML initialisation (https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html): "
+    id="gpu.driver_missing",
+    layer="hardware",
+    title="NVIDIA GPUs are on the PCI bus but the driver does not answer for them",
+    source="NVML initialisation (https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html): "
     "a GPU that lspci lists but NVML cannot open has no working driver, or has fallen off the bus",
     priority="high",
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="partly",
             reason="the driver is in your image; a GPU that fell off the bus is the provider's",
             alternative="use the provider's GPU image, or stop and start the instance to get another host",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
 )
 def driver_missing(ctx: RuleContext):
     probe = ctx.facts.gpu_probe
@@ -343,22 +343,21 @@ def driver_missing(ctx: RuleContext):
 
 
 @rule(
-    "gpu.power_capped",
-    "hardware",
-    "GPU clocks are held at the power limit",
-    "NVML clocks event reasons: SW Power Cap means the clocks were lowered to stay within the power limit "
+    id="gpu.power_capped",
+    layer="hardware",
+    title="GPU clocks are held at the power limit",
+    source="NVML clocks event reasons: SW Power Cap means the clocks were lowered to stay within the power limit "
     "(https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); "
     "nvidia-smi -pl sets the limit (https://docs.nvidia.com/deploy/nvidia-smi/index.html)",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="partly",
             reason="root in the VM can usually set the limit up to the board's maximum; the maximum is the "
             "provider's",
             alternative="choose an instance type whose GPUs run at the full board power",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
     references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
 )
 def power_capped(ctx: RuleContext):
@@ -415,10 +414,10 @@ def power_capped(ctx: RuleContext):
 
 
 @rule(
-    "gpu.idle_busy_state",
-    "hardware",
-    "GPUs are busy during the probe",
-    "REFERENCE §5 'Clocks and throttling' and 'PCIe link gen': several checks read differently under load",
+    id="gpu.idle_busy_state",
+    layer="hardware",
+    title="GPUs are busy during the probe",
+    source="REFERENCE §5 'Clocks and throttling' and 'PCIe link gen': several checks read differently under load",
     priority="low",
 )
 def gpus_busy(ctx: RuleContext):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
+from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._util import DCGM_DIAG, HARDWARE_ON_CLOUD, ONPREM_YES, gpus
+from gpuwise.advise.rules._util import DCGM_DIAG, gpus
 
 
 def _datacenter(name: str | None, patterns: list[str]) -> bool:
@@ -16,12 +17,12 @@ def _datacenter(name: str | None, patterns: list[str]) -> bool:
 
 
 @rule(
-    "gpu.ecc_off",
-    "hardware",
-    "ECC is disabled",
-    "REFERENCE §5 'ECC, row remap, retired pages': ECC on (DCGM level 1; Azure check_gpu_ecc)",
+    id="gpu.ecc_off",
+    layer="hardware",
+    title="ECC is disabled",
+    source="REFERENCE §5 'ECC, row remap, retired pages': ECC on (DCGM level 1; Azure check_gpu_ecc)",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
 )
 def ecc_off(ctx: RuleContext):
     off = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled is False]
@@ -58,12 +59,12 @@ def ecc_off(ctx: RuleContext):
 
 
 @rule(
-    "gpu.ecc_uncorrectable",
-    "hardware",
-    "GPU memory has uncorrectable ECC errors",
-    "REFERENCE §5 'ECC, row remap, retired pages': DBE = 0 (DCGM level 1; Azure check_gpu_ecc)",
+    id="gpu.ecc_uncorrectable",
+    layer="hardware",
+    title="GPU memory has uncorrectable ECC errors",
+    source="REFERENCE §5 'ECC, row remap, retired pages': DBE = 0 (DCGM level 1; Azure check_gpu_ecc)",
     priority="high",
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
 )
 def ecc_uncorrectable(ctx: RuleContext):
@@ -92,13 +93,13 @@ def ecc_uncorrectable(ctx: RuleContext):
 
 
 @rule(
-    "gpu.retired_pages",
-    "hardware",
-    "GPU memory pages were retired",
-    "REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; "
+    id="gpu.retired_pages",
+    layer="hardware",
+    title="GPU memory pages were retired",
+    source="REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; "
     "Azure check_gpu_ecc)",
     priority="high",
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
 )
 def retired_pages(ctx: RuleContext):
@@ -133,13 +134,13 @@ def retired_pages(ctx: RuleContext):
 
 
 @rule(
-    "gpu.row_remap",
-    "hardware",
-    "GPU row remapping is pending or has failed",
-    "REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; "
+    id="gpu.row_remap",
+    layer="hardware",
+    title="GPU row remapping is pending or has failed",
+    source="REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; "
     "gcm row_remap)",
     priority="high",
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
 )
 def row_remap(ctx: RuleContext):

@@ -13,8 +13,8 @@ from importlib import resources
 
 import yaml
 
+from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._util import HARDWARE_ON_CLOUD, ONPREM_YES
 
 XID_DOCS = "https://docs.nvidia.com/deploy/xid-errors/index.html"
 XID_CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
@@ -67,12 +67,12 @@ def _gpu_label(ctx: RuleContext, bus: str | None) -> str:
 
 
 @rule(
-    "gpu.xid_errors",
-    "hardware",
-    "The NVIDIA driver logged Xid errors",
-    f"NVIDIA Xid Errors and Xid Catalog ({XID_CATALOG})",
+    id="gpu.xid_errors",
+    layer="hardware",
+    title="The NVIDIA driver logged Xid errors",
+    source=f"NVIDIA Xid Errors and Xid Catalog ({XID_CATALOG})",
     priority="high",
-    controllable={"cloud": HARDWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_HARDWARE,
     references=(XID_DOCS, XID_CATALOG),
 )
 def xid_errors(ctx: RuleContext):

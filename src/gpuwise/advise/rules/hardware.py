@@ -3,28 +3,21 @@ Sources: REFERENCE §5 (PCIe link, NUMA affinity), §6 #1/#11, §1 priority list
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CLOUD_FIRMWARE, CLOUD_INSTANCE_SIZE, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._load import gpu_load
 from gpuwise.advise.rules._util import (
-    FIRMWARE_ON_CLOUD,
-    ONPREM_YES,
     gpus,
     total_gpu_memory_bytes,
 )
 
-INSTANCE_SIZING_CLOUD = Controllable(
-    can="partly",
-    reason="the CPU/RAM per GPU is fixed by the instance type",
-    alternative="pick a larger instance size or a family with more vCPUs/RAM per GPU",
-)
-
 
 @rule(
-    "gpu.none_found",
-    "hardware",
-    "No NVIDIA GPU found",
-    "DESIGN.md: a machine without GPUs is a normal case; REFERENCE §5 lists what a GPU node is checked for",
+    id="gpu.none_found",
+    layer="hardware",
+    title="No NVIDIA GPU found",
+    source="DESIGN.md: a machine without GPUs is a normal case; REFERENCE §5 lists what a GPU node is checked for",
     priority="low",
 )
 def none_found(ctx: RuleContext):
@@ -69,10 +62,10 @@ def none_found(ctx: RuleContext):
 
 
 @rule(
-    "gpu.probe_incomplete",
-    "hardware",
-    "Fewer GPUs described than attached",
-    "nvidia-smi 'Attached GPUs' versus the GPU entries it printed (DESIGN.md: fail soft, never hide it)",
+    id="gpu.probe_incomplete",
+    layer="hardware",
+    title="Fewer GPUs described than attached",
+    source="nvidia-smi 'Attached GPUs' versus the GPU entries it printed (DESIGN.md: fail soft, never hide it)",
     priority="low",
 )
 def probe_incomplete(ctx: RuleContext):
@@ -89,13 +82,13 @@ def probe_incomplete(ctx: RuleContext):
 
 
 @rule(
-    "pcie.width_below_max",
-    "hardware",
-    "GPU PCIe link is narrower than its maximum",
-    "REFERENCE §5 'PCIe link gen and width' (DCGM pcie min_pci_width; Stas): current = max; "
+    id="pcie.width_below_max",
+    layer="hardware",
+    title="GPU PCIe link is narrower than its maximum",
+    source="REFERENCE §5 'PCIe link gen and width' (DCGM pcie min_pci_width; Stas): current = max; "
     "width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": FIRMWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
         text="host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)",
         source="REFERENCE §3 interconnect specs (ml-engineering network/README.md)",
@@ -132,13 +125,13 @@ def pcie_width(ctx: RuleContext):
 
 
 @rule(
-    "pcie.gen_below_max",
-    "hardware",
-    "GPU PCIe link runs below its maximum generation under load",
-    "REFERENCE §5 'PCIe link gen and width': links downshift their generation at idle, "
+    id="pcie.gen_below_max",
+    layer="hardware",
+    title="GPU PCIe link runs below its maximum generation under load",
+    source="REFERENCE §5 'PCIe link gen and width': links downshift their generation at idle, "
     "so only a busy GPU with a lower generation counts (DCGM pcie min_pci_generation)",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": FIRMWARE_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
         text="each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)",
         source="REFERENCE §3 interconnect specs",
@@ -188,21 +181,20 @@ def pcie_gen(ctx: RuleContext):
 
 
 @rule(
-    "topo.gpu_nic_numa",
-    "hardware",
-    "GPUs and NICs sit on different NUMA nodes",
-    "REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); "
+    id="topo.gpu_nic_numa",
+    layer="hardware",
+    title="GPUs and NICs sit on different NUMA nodes",
+    source="REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); "
     "SYS crosses the CPU interconnect",
     priority={"cloud": "low", "onprem": "high"},
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="no",
             reason="PCIe placement is fixed by the host",
             alternative="give NCCL the provider's topology file (NCCL_TOPO_FILE) "
             "and pick instance types documented as GPU/NIC-affine",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
 )
 def gpu_nic_numa(ctx: RuleContext):
     topo = ctx.facts.topology
@@ -231,19 +223,18 @@ def gpu_nic_numa(ctx: RuleContext):
 
 
 @rule(
-    "topo.gpu_p2p_sys",
-    "hardware",
-    "GPU pairs talk across CPU sockets without NVLink",
-    "REFERENCE §5 'NUMA affinity' and §7 NCCL_P2P_LEVEL: SYS paths are the slowest P2P route",
+    id="topo.gpu_p2p_sys",
+    layer="hardware",
+    title="GPU pairs talk across CPU sockets without NVLink",
+    source="REFERENCE §5 'NUMA affinity' and §7 NCCL_P2P_LEVEL: SYS paths are the slowest P2P route",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="no",
             reason="GPU placement is fixed by the instance",
             alternative="choose an NVLink/NVSwitch instance family for multi-GPU training",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
 )
 def gpu_p2p_sys(ctx: RuleContext):
     links = ctx.facts.topology.gpu_links
@@ -267,10 +258,10 @@ def gpu_p2p_sys(ctx: RuleContext):
 
 
 @rule(
-    "cpu.numa_binding",
-    "hardware",
-    "Multi-socket host: bind each rank to its GPU's NUMA node",
-    "REFERENCE §6 #11 (tuning guide; ml-engineering NUMA affinity); §1 lists numactl binding as cloud-low",
+    id="cpu.numa_binding",
+    layer="hardware",
+    title="Multi-socket host: bind each rank to its GPU's NUMA node",
+    source="REFERENCE §6 #11 (tuning guide; ml-engineering NUMA affinity); §1 lists numactl binding as cloud-low",
     priority={"cloud": "low", "onprem": "medium"},
 )
 def numa_binding(ctx: RuleContext):
@@ -295,13 +286,13 @@ def numa_binding(ctx: RuleContext):
 
 
 @rule(
-    "cpu.cores_per_gpu_low",
-    "hardware",
-    "Few CPU threads per GPU for data loading",
-    "REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) "
+    id="cpu.cores_per_gpu_low",
+    layer="hardware",
+    title="Few CPU threads per GPU for data loading",
+    source="REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) "
     "and §1 cloud-high 'instance type sized to the model'",
     priority={"cloud": "high", "onprem": "medium"},
-    controllable={"cloud": INSTANCE_SIZING_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_INSTANCE_SIZE,
 )
 def cores_per_gpu(ctx: RuleContext):
     n_gpu, threads = len(ctx.facts.gpus), ctx.facts.cpu.threads
@@ -321,12 +312,12 @@ def cores_per_gpu(ctx: RuleContext):
 
 
 @rule(
-    "memory.host_ram_small",
-    "hardware",
-    "Host RAM is smaller than the GPUs' total memory",
-    "heuristic (thresholds.yaml host_ram_per_gpu_memory_min); REFERENCE §1 cloud-high instance sizing",
+    id="memory.host_ram_small",
+    layer="hardware",
+    title="Host RAM is smaller than the GPUs' total memory",
+    source="heuristic (thresholds.yaml host_ram_per_gpu_memory_min); REFERENCE §1 cloud-high instance sizing",
     priority={"cloud": "high", "onprem": "medium"},
-    controllable={"cloud": INSTANCE_SIZING_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_INSTANCE_SIZE,
 )
 def host_ram(ctx: RuleContext):
     total_gpu = total_gpu_memory_bytes(ctx.facts)

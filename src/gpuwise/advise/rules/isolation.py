@@ -3,24 +3,18 @@ Sources: REFERENCE §5 '/dev/shm and memlock (containers)', §6 #6, §1 (cgroup 
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CONTAINER
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.finding import Controllable
 from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container, total_gpu_memory_bytes
-
-CONTAINER_CTL = Controllable(
-    can="partly",
-    reason="set when the container is started, not from inside it",
-    alternative="restart the container with the options below (or ask the platform team)",
-)
 
 
 @rule(
-    "isolation.container_shm",
-    "isolation",
-    "Container /dev/shm is too small",
-    "REFERENCE §5 '/dev/shm and memlock (containers)' and §6 #6: Docker's default is 64 MB; >= 1 GB needed",
+    id="isolation.container_shm",
+    layer="isolation",
+    title="Container /dev/shm is too small",
+    source="REFERENCE §5 '/dev/shm and memlock (containers)' and §6 #6: Docker's default is 64 MB; >= 1 GB needed",
     priority="high",
-    controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
+    controllable=CONTAINER,
     references=(NCCL_TROUBLESHOOTING,),
 )
 def container_shm(ctx: RuleContext):
@@ -42,12 +36,12 @@ def container_shm(ctx: RuleContext):
 
 
 @rule(
-    "isolation.cgroup_cpu_limit",
-    "isolation",
-    "A cgroup CPU limit is below the CPUs visible",
-    "REFERENCE §1 (cgroup isolation, on-prem medium) and §6 #1: DataLoader workers need real CPU time",
+    id="isolation.cgroup_cpu_limit",
+    layer="isolation",
+    title="A cgroup CPU limit is below the CPUs visible",
+    source="REFERENCE §1 (cgroup isolation, on-prem medium) and §6 #1: DataLoader workers need real CPU time",
     priority="medium",
-    controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
+    controllable=CONTAINER,
 )
 def cgroup_cpu(ctx: RuleContext):
     limit, threads = ctx.facts.platform.cgroup_cpu_limit, ctx.facts.cpu.threads
@@ -64,13 +58,13 @@ def cgroup_cpu(ctx: RuleContext):
 
 
 @rule(
-    "isolation.cgroup_memory_limit",
-    "isolation",
-    "A cgroup memory limit is below host RAM",
-    "REFERENCE §1 (cgroup isolation); OOM-killer exits (137) "
+    id="isolation.cgroup_memory_limit",
+    layer="isolation",
+    title="A cgroup memory limit is below host RAM",
+    source="REFERENCE §1 (cgroup isolation); OOM-killer exits (137) "
     "are a typical training failure (REFERENCE §6 T2)",
     priority="medium",
-    controllable={"cloud": CONTAINER_CTL, "onprem": CONTAINER_CTL, "unknown": CONTAINER_CTL},
+    controllable=CONTAINER,
 )
 def cgroup_memory(ctx: RuleContext):
     limit, ram = ctx.facts.platform.cgroup_memory_limit_bytes, ctx.facts.memory.total_bytes
@@ -92,10 +86,10 @@ def cgroup_memory(ctx: RuleContext):
 
 
 @rule(
-    "isolation.environment_unknown",
-    "isolation",
-    "Environment unknown: priorities assume either kind",
-    "REFERENCE §1: priorities differ between cloud instances and self-built clusters",
+    id="isolation.environment_unknown",
+    layer="isolation",
+    title="Environment unknown: priorities assume either kind",
+    source="REFERENCE §1: priorities differ between cloud instances and self-built clusters",
     priority="low",
 )
 def environment(ctx: RuleContext):

@@ -4,29 +4,29 @@ Sources: REFERENCE §5 rows
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CLOUD_KERNEL, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
-from gpuwise.advise.rules._util import KERNEL_ON_CLOUD, ONPREM_YES, is_virtual_machine
+from gpuwise.advise.rules._util import is_virtual_machine
 
 NCCL_ACS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
 GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/"
 
 
 @rule(
-    "kernel.acs_redirect",
-    "kernel",
-    "PCIe ACS redirects peer-to-peer traffic through the root complex",
-    "REFERENCE §5 'PCIe ACS (bare metal)' (NCCL Troubleshooting, ACS section; GDS best-practices guide)",
+    id="kernel.acs_redirect",
+    layer="kernel",
+    title="PCIe ACS redirects peer-to-peer traffic through the root complex",
+    source="REFERENCE §5 'PCIe ACS (bare metal)' (NCCL Troubleshooting, ACS section; GDS best-practices guide)",
     priority={"cloud": "low", "onprem": "high"},
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="no",
             reason="ACS cannot be disabled from inside a VM",
             alternative="ask the provider whether ATS is enabled on the NIC and ACS set to allow ATS; "
             "pick NVLink instance types for GPU-to-GPU traffic",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
     references=(NCCL_ACS,),
     gain=ExpectedGain(
         text="P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)",
@@ -59,12 +59,12 @@ def acs_redirect(ctx: RuleContext):
 
 
 @rule(
-    "kernel.iommu_not_pt",
-    "kernel",
-    "IOMMU translates DMA (not in pass-through mode)",
-    "REFERENCE §5 'IOMMU mode' (AMD Instinct guides: iommu=pt; NVIDIA NIM: IOMMU-enabled P2P needs iommu=pt)",
+    id="kernel.iommu_not_pt",
+    layer="kernel",
+    title="IOMMU translates DMA (not in pass-through mode)",
+    source="REFERENCE §5 'IOMMU mode' (AMD Instinct guides: iommu=pt; NVIDIA NIM: IOMMU-enabled P2P needs iommu=pt)",
     priority={"cloud": "low", "onprem": "high"},
-    controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_KERNEL,
 )
 def iommu_not_pt(ctx: RuleContext):
     k = ctx.facts.kernel
@@ -87,12 +87,12 @@ def iommu_not_pt(ctx: RuleContext):
 
 
 @rule(
-    "kernel.numa_balancing",
-    "kernel",
-    "Automatic NUMA balancing is on",
-    "REFERENCE §5 'NUMA auto-balancing': 0 (Grace CPU Benchmarking Guide; AMD MI300X guide; mlnx_tune)",
+    id="kernel.numa_balancing",
+    layer="kernel",
+    title="Automatic NUMA balancing is on",
+    source="REFERENCE §5 'NUMA auto-balancing': 0 (Grace CPU Benchmarking Guide; AMD MI300X guide; mlnx_tune)",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_KERNEL,
     references=(GRACE_PLATFORM,),
 )
 def numa_balancing(ctx: RuleContext):
@@ -114,12 +114,12 @@ def numa_balancing(ctx: RuleContext):
 
 
 @rule(
-    "kernel.cpu_governor",
-    "kernel",
-    "CPU frequency governor is not 'performance'",
-    "REFERENCE §5 'CPU frequency governor' (Grace benchmarking guide; mlnx_tune; AMD tuning guides)",
+    id="kernel.cpu_governor",
+    layer="kernel",
+    title="CPU frequency governor is not 'performance'",
+    source="REFERENCE §5 'CPU frequency governor' (Grace benchmarking guide; mlnx_tune; AMD tuning guides)",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_KERNEL,
     references=(GRACE_PLATFORM,),
 )
 def cpu_governor(ctx: RuleContext):
@@ -156,14 +156,14 @@ def cpu_governor(ctx: RuleContext):
 
 
 @rule(
-    "kernel.thp",
-    "kernel",
-    "Transparent hugepages setting",
-    "REFERENCE §5 'Transparent hugepages': "
+    id="kernel.thp",
+    layer="kernel",
+    title="Transparent hugepages setting",
+    source="REFERENCE §5 'Transparent hugepages': "
     "no authoritative GPU-training recommendation (mlnx_tune reports it); "
     "§1 lists THP under on-prem medium 'kernel features'",
     priority="low",
-    controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_KERNEL,
 )
 def thp(ctx: RuleContext):
     k = ctx.facts.kernel
@@ -180,13 +180,13 @@ def thp(ctx: RuleContext):
 
 
 @rule(
-    "kernel.swap_on",
-    "kernel",
-    "Swap is enabled",
-    "heuristic: a training host that swaps shows erratic step times; "
+    id="kernel.swap_on",
+    layer="kernel",
+    title="Swap is enabled",
+    source="heuristic: a training host that swaps shows erratic step times; "
     "REFERENCE §1 on-prem medium 'kernel features'",
     priority="low",
-    controllable={"cloud": KERNEL_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_KERNEL,
 )
 def swap_on(ctx: RuleContext):
     swap = ctx.facts.memory.swap_total_bytes
@@ -206,10 +206,10 @@ def swap_on(ctx: RuleContext):
 
 
 @rule(
-    "kernel.memlock_limited",
-    "kernel",
-    "Locked-memory limit (ulimit -l) is not unlimited",
-    "REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); "
+    id="kernel.memlock_limited",
+    layer="kernel",
+    title="Locked-memory limit (ulimit -l) is not unlimited",
+    source="REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); "
     "RDMA registers pinned memory",
     priority={"cloud": "medium", "onprem": "high"},
 )

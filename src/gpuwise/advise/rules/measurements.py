@@ -68,10 +68,10 @@ def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None,
 
 def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) -> None:
     @rule(
-        rule_id,
-        layer,
-        f"{what} is well below what this hardware typically achieves",
-        "REFERENCE §3 achievable numbers; DCGM pass marks are 0.75x the reference achieved values",
+        id=rule_id,
+        layer=layer,
+        title=f"{what} is well below what this hardware typically achieves",
+        source="REFERENCE §3 achievable numbers; DCGM pass marks are 0.75x the reference achieved values",
         priority="high",
         needs_bench=True,
     )
@@ -152,10 +152,10 @@ for _row in _CHECKS:
 
 
 @rule(
-    "bench.not_measured",
-    "hardware",
-    "Some benchmarks failed or were invalid",
-    "DESIGN.md: measure like mamf-finder and nccl-tests; a result above 100% of peak is invalid",
+    id="bench.not_measured",
+    layer="hardware",
+    title="Some benchmarks failed or were invalid",
+    source="DESIGN.md: measure like mamf-finder and nccl-tests; a result above 100% of peak is invalid",
     priority="low",
     needs_bench=True,
 )
@@ -176,10 +176,10 @@ def not_measured(ctx: RuleContext):
 
 
 @rule(
-    "bench.pin_memory_gain",
-    "framework",
-    "Pinned host memory moves data to the GPU much faster here",
-    "REFERENCE §6 #3 (tuning guide; ml-engineering): pin_memory=True plus non_blocking copies",
+    id="bench.pin_memory_gain",
+    layer="framework",
+    title="Pinned host memory moves data to the GPU much faster here",
+    source="REFERENCE §6 #3 (tuning guide; ml-engineering): pin_memory=True plus non_blocking copies",
     priority="medium",
     needs_bench=True,
     gain=ExpectedGain(

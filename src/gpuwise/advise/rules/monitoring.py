@@ -11,10 +11,10 @@ GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "
 
 
 @rule(
-    "monitoring.no_gpu_agent",
-    "monitoring",
-    "No GPU monitoring agent (DCGM / exporter) on a GPU node",
-    "REFERENCE §1: cloud medium 'GPU utilisation and temperature alerts'; "
+    id="monitoring.no_gpu_agent",
+    layer="monitoring",
+    title="No GPU monitoring agent (DCGM / exporter) on a GPU node",
+    source="REFERENCE §1: cloud medium 'GPU utilisation and temperature alerts'; "
     "on-prem medium 'Prometheus+DCGM monitoring'; §5 DCGM checks (ECC, row remap, throttling) need DCGM",
     priority="medium",
     references=(DCGM_EXPORTER,),
@@ -45,10 +45,10 @@ def no_gpu_agent(ctx: RuleContext):
 
 
 @rule(
-    "monitoring.no_node_agent",
-    "monitoring",
-    "No host metrics agent",
-    "REFERENCE §1 medium on both kinds: monitoring and alerts (Prometheus node_exporter or equivalent)",
+    id="monitoring.no_node_agent",
+    layer="monitoring",
+    title="No host metrics agent",
+    source="REFERENCE §1 medium on both kinds: monitoring and alerts (Prometheus node_exporter or equivalent)",
     priority="low",
 )
 def no_node_agent(ctx: RuleContext):

@@ -24,10 +24,10 @@ def _active_rdma_ports(ctx: RuleContext) -> list[str]:
 
 
 @rule(
-    "nccl.socket_transport",
-    "network",
-    "NCCL ran over TCP sockets",
-    f"NCCL environment variables (NCCL_IB_DISABLE, NCCL_SOCKET_*), {NCCL_ENV}; "
+    id="nccl.socket_transport",
+    layer="network",
+    title="NCCL ran over TCP sockets",
+    source=f"NCCL environment variables (NCCL_IB_DISABLE, NCCL_SOCKET_*), {NCCL_ENV}; "
     f"NCCL over sockets instead of InfiniBand: {SOCKET_VS_IB_ISSUE}",
     priority={"cloud": "medium", "onprem": "high"},
     gain=RDMA_GAIN,
@@ -88,10 +88,10 @@ def socket_transport(ctx: RuleContext):
 
 
 @rule(
-    "nccl.log_warnings",
-    "network",
-    "NCCL printed warnings during the run",
-    f"NCCL troubleshooting guide: {NCCL_TROUBLESHOOTING}",
+    id="nccl.log_warnings",
+    layer="network",
+    title="NCCL printed warnings during the run",
+    source=f"NCCL troubleshooting guide: {NCCL_TROUBLESHOOTING}",
     priority="medium",
     references=(NCCL_TROUBLESHOOTING,),
 )
@@ -112,10 +112,10 @@ def log_warnings(ctx: RuleContext):
 
 
 @rule(
-    "nccl.job_debug_vars",
-    "network",
-    "The job set NCCL 'Debugging' variables",
-    f"NCCL environment variables, 'Debugging' section ('should not be used in production'): {NCCL_ENV}",
+    id="nccl.job_debug_vars",
+    layer="network",
+    title="The job set NCCL 'Debugging' variables",
+    source=f"NCCL environment variables, 'Debugging' section ('should not be used in production'): {NCCL_ENV}",
     priority="medium",
     references=(NCCL_ENV,),
 )
@@ -139,10 +139,10 @@ def job_debug_vars(ctx: RuleContext):
 
 
 @rule(
-    "nccl.run_summary",
-    "network",
-    "What NCCL chose in the logged run",
-    f"NCCL_DEBUG=INFO output (NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,TUNING), {NCCL_ENV}",
+    id="nccl.run_summary",
+    layer="network",
+    title="What NCCL chose in the logged run",
+    source=f"NCCL_DEBUG=INFO output (NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,TUNING), {NCCL_ENV}",
     priority="low",
     references=(NCCL_ENV,),
 )

@@ -3,11 +3,10 @@ Sources: REFERENCE §5 (GPUDirect RDMA, IB/RoCE state, MTU), §6 #39-#46, §7 (S
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CLOUD_FABRIC, cloud_only, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._util import (
-    FABRIC_ON_CLOUD,
-    ONPREM_YES,
     nccl_setting,
     physical_nics,
     version_tuple,
@@ -30,13 +29,13 @@ def _ports(ctx: RuleContext):
 
 
 @rule(
-    "net.no_rdma",
-    "network",
-    "No RDMA network (InfiniBand/RoCE) for multi-node training",
-    "REFERENCE §1 (multi-node: cloud VPC reaches 70-80% of an IB cluster at 4 nodes, 50-60% at 16+; "
+    id="net.no_rdma",
+    layer="network",
+    title="No RDMA network (InfiniBand/RoCE) for multi-node training",
+    source="REFERENCE §1 (multi-node: cloud VPC reaches 70-80% of an IB cluster at 4 nodes, 50-60% at 16+; "
     "on-prem high: InfiniBand+RDMA with NCCL settings); §6 #39",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={"cloud": FABRIC_ON_CLOUD, "onprem": ONPREM_YES},
+    controllable=CLOUD_FABRIC,
     gain=RDMA_GAIN,
 )
 def no_rdma(ctx: RuleContext):
@@ -61,17 +60,17 @@ def no_rdma(ctx: RuleContext):
 
 
 @rule(
-    "net.cloud_placement",
-    "network",
-    "Multi-node on cloud: one availability zone and a placement group",
-    "REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; "
+    id="net.cloud_placement",
+    layer="network",
+    title="Multi-node on cloud: one availability zone and a placement group",
+    source="REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; "
     "cloud VPC 25-100 Gbps per instance; 4 nodes reach 70-80% of a self-built InfiniBand cluster, "
     "16+ nodes 50-60%)",
     priority={"cloud": "high"},
     environments=("cloud",),
-    controllable={
-        "cloud": Controllable(can="yes", reason="placement is chosen when the instances are created")
-    },
+    controllable=cloud_only(
+        Controllable(can="yes", reason="placement is chosen when the instances are created")
+    ),
     gain=ExpectedGain(
         text="avoids the 1-2 ms cross-zone latency on every collective",
         source="REFERENCE §1 (source documents' claim)",
@@ -99,19 +98,18 @@ def cloud_placement(ctx: RuleContext):
 
 
 @rule(
-    "net.rdma_port_down",
-    "network",
-    "RDMA ports are not active",
-    "REFERENCE §5 'IB/RoCE state': all ports Active at rated speed (Azure check_hw_ib; gcm check-ib)",
+    id="net.rdma_port_down",
+    layer="network",
+    title="RDMA ports are not active",
+    source="REFERENCE §5 'IB/RoCE state': all ports Active at rated speed (Azure check_hw_ib; gcm check-ib)",
     priority="high",
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="no",
             reason="the fabric belongs to the provider",
             alternative="restart/replace the instance and report the port to the provider",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
 )
 def rdma_port_down(ctx: RuleContext):
     all_ports = list(_ports(ctx))
@@ -137,19 +135,18 @@ def rdma_port_down(ctx: RuleContext):
 
 
 @rule(
-    "net.rdma_rate_below_peers",
-    "network",
-    "An RDMA port runs below the speed of its peers",
-    "REFERENCE §5 'IB/RoCE state': all ports at rated speed (Azure check_hw_ib)",
+    id="net.rdma_rate_below_peers",
+    layer="network",
+    title="An RDMA port runs below the speed of its peers",
+    source="REFERENCE §5 'IB/RoCE state': all ports at rated speed (Azure check_hw_ib)",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="no",
             reason="the fabric belongs to the provider",
             alternative="report the port to the provider",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
 )
 def rdma_rate(ctx: RuleContext):
     active = [
@@ -177,10 +174,10 @@ def rdma_rate(ctx: RuleContext):
 
 
 @rule(
-    "net.roce_gid_index",
-    "network",
-    "RoCE without an explicit NCCL GID index on an older NCCL",
-    "REFERENCE §7 NCCL_IB_GID_INDEX (automatic since NCCL 2.21); §6 #43; §5 'IB/RoCE state'",
+    id="net.roce_gid_index",
+    layer="network",
+    title="RoCE without an explicit NCCL GID index on an older NCCL",
+    source="REFERENCE §7 NCCL_IB_GID_INDEX (automatic since NCCL 2.21); §6 #43; §5 'IB/RoCE state'",
     priority={"cloud": "medium", "onprem": "high"},
     references=(NCCL_ENV,),
 )
@@ -211,18 +208,18 @@ def roce_gid(ctx: RuleContext):
 
 
 @rule(
-    "net.peermem_missing",
-    "network",
-    "GPUDirect RDMA module (nvidia_peermem) is not loaded",
-    "REFERENCE §5 'GPUDirect RDMA': nvidia-peermem loaded (bundled since R470) or DMA-BUF",
+    id="net.peermem_missing",
+    layer="network",
+    title="GPUDirect RDMA module (nvidia_peermem) is not loaded",
+    source="REFERENCE §5 'GPUDirect RDMA': nvidia-peermem loaded (bundled since R470) or DMA-BUF",
     priority={"cloud": "medium", "onprem": "high"},
-    controllable={
-        "cloud": Controllable(
+    controllable=cloud_only(
+        Controllable(
             can="partly",
             reason="the guest can load the module if the VM exposes the HCA with GPUDirect support",
             alternative="use the provider's RDMA image",
         )
-    },
+    ),
     references=(GPU_OPERATOR_RDMA,),
     gain=ExpectedGain(
         text="NIC reads GPU memory directly instead of staging through host memory",
@@ -250,10 +247,10 @@ def peermem(ctx: RuleContext):
 
 
 @rule(
-    "net.nccl_debug_vars",
-    "network",
-    "NCCL 'Debugging' variables are set",
-    "REFERENCE §7 (NCCL env doc: "
+    id="net.nccl_debug_vars",
+    layer="network",
+    title="NCCL 'Debugging' variables are set",
+    source="REFERENCE §7 (NCCL env doc: "
     "Debugging variables 'should not be used in production nor retained in scripts'); §6 #46",
     priority="medium",
     references=(NCCL_ENV,),
@@ -282,10 +279,10 @@ def nccl_debug_vars(ctx: RuleContext):
 
 
 @rule(
-    "net.nccl_ib_disabled",
-    "network",
-    "NCCL_IB_DISABLE=1 on a node with active RDMA ports",
-    "REFERENCE §6 #39 (never leave NCCL_IB_DISABLE=1; AReaL #639: ~4-5x slower collectives)",
+    id="net.nccl_ib_disabled",
+    layer="network",
+    title="NCCL_IB_DISABLE=1 on a node with active RDMA ports",
+    source="REFERENCE §6 #39 (never leave NCCL_IB_DISABLE=1; AReaL #639: ~4-5x slower collectives)",
     priority="high",
     gain=RDMA_GAIN,
     references=(NCCL_ENV,),
@@ -304,10 +301,10 @@ def nccl_ib_disabled(ctx: RuleContext):
 
 
 @rule(
-    "net.nccl_socket_ifname",
-    "network",
-    "NCCL_SOCKET_IFNAME points at a loopback or container bridge",
-    "REFERENCE §7 NCCL_SOCKET_IFNAME (default skips lo and docker*); §6 #40",
+    id="net.nccl_socket_ifname",
+    layer="network",
+    title="NCCL_SOCKET_IFNAME points at a loopback or container bridge",
+    source="REFERENCE §7 NCCL_SOCKET_IFNAME (default skips lo and docker*); §6 #40",
     priority="high",
     references=(NCCL_ENV,),
 )
@@ -332,10 +329,10 @@ def nccl_socket_ifname(ctx: RuleContext):
 
 
 @rule(
-    "net.tcp_socket_threads",
-    "network",
-    "Fast TCP-only network without NCCL socket tuning",
-    "REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... "
+    id="net.tcp_socket_threads",
+    layer="network",
+    title="Fast TCP-only network without NCCL socket tuning",
+    source="REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... "
     "set to 4'); §6 #41",
     priority={"cloud": "medium", "onprem": "low"},
     references=(NCCL_ENV,),
@@ -366,19 +363,18 @@ def tcp_socket_threads(ctx: RuleContext):
 
 
 @rule(
-    "net.mtu_small",
-    "network",
-    "Fast data NIC with standard (1500) MTU",
-    "REFERENCE §5 'MTU and TCP buffers' (NVIDIA adapter tuning guide; mlnx_tune; advisory)",
+    id="net.mtu_small",
+    layer="network",
+    title="Fast data NIC with standard (1500) MTU",
+    source="REFERENCE §5 'MTU and TCP buffers' (NVIDIA adapter tuning guide; mlnx_tune; advisory)",
     priority={"cloud": "low", "onprem": "medium"},
-    controllable={
-        "cloud": Controllable(
+    controllable=provider_owned(
+        Controllable(
             can="partly",
             reason="the VPC decides the largest MTU",
             alternative="use the provider's documented jumbo MTU (often 8500-9001)",
-        ),
-        "onprem": ONPREM_YES,
-    },
+        )
+    ),
 )
 def mtu_small(ctx: RuleContext):
     jumbo, fast, standard = ctx.t("mtu_jumbo"), ctx.t("fast_nic_mbps"), ctx.t("mtu_standard_below")

@@ -3,15 +3,10 @@ Sources: REFERENCE §1 (storage IOPS claims; cloud-high fast disks; on-prem-high
 
 from __future__ import annotations
 
+from gpuwise.advise.controls import CLOUD_STORAGE
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container
-
-STORAGE_CLOUD = Controllable(
-    can="partly",
-    reason="disk types come with the instance and its volumes",
-    alternative="choose an instance with local NVMe (instance store) or a higher-IOPS disk class",
-)
 
 _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
@@ -30,10 +25,10 @@ def _network_mounts(ctx: RuleContext):
 
 
 @rule(
-    "storage.shm_small",
-    "storage",
-    "/dev/shm is smaller than 1 GB",
-    "REFERENCE §5 '/dev/shm and memlock' and §6 #6 (NCCL Troubleshooting 'Sharing Data')",
+    id="storage.shm_small",
+    layer="storage",
+    title="/dev/shm is smaller than 1 GB",
+    source="REFERENCE §5 '/dev/shm and memlock' and §6 #6 (NCCL Troubleshooting 'Sharing Data')",
     priority="high",
     references=(NCCL_TROUBLESHOOTING,),
 )
@@ -58,13 +53,13 @@ def shm_small(ctx: RuleContext):
 
 
 @rule(
-    "storage.data_on_network",
-    "storage",
-    "Network file systems mounted: training data may be read over the network",
-    "REFERENCE §6 #4 (stage data to local NVMe; ml-engineering) "
+    id="storage.data_on_network",
+    layer="storage",
+    title="Network file systems mounted: training data may be read over the network",
+    source="REFERENCE §6 #4 (stage data to local NVMe; ml-engineering) "
     "and §1 (cloud SSD 10k-50k IOPS vs ~1M local RAID0)",
     priority={"cloud": "high", "onprem": "medium"},
-    controllable={"cloud": STORAGE_CLOUD},
+    controllable=CLOUD_STORAGE,
     gain=ExpectedGain(
         text="local NVMe is 2-5x faster than cloud storage for ImageNet-style reading",
         source="REFERENCE §1 (source documents' claim)",
@@ -107,12 +102,12 @@ def data_on_network(ctx: RuleContext):
 
 
 @rule(
-    "storage.no_local_nvme",
-    "storage",
-    "No local NVMe drive on a GPU node",
-    "REFERENCE §1: cloud high 'fast disks or local SSD'; on-prem high 'NVMe RAID0'",
+    id="storage.no_local_nvme",
+    layer="storage",
+    title="No local NVMe drive on a GPU node",
+    source="REFERENCE §1: cloud high 'fast disks or local SSD'; on-prem high 'NVMe RAID0'",
     priority={"cloud": "high", "onprem": "medium"},
-    controllable={"cloud": STORAGE_CLOUD},
+    controllable=CLOUD_STORAGE,
 )
 def no_local_nvme(ctx: RuleContext):
     st = ctx.facts.storage
@@ -127,10 +122,10 @@ def no_local_nvme(ctx: RuleContext):
 
 
 @rule(
-    "storage.nvme_not_raided",
-    "storage",
-    "Several NVMe drives but no RAID0 across them",
-    "REFERENCE §1: on-prem high 'NVMe RAID0 and filesystem options'; local NVMe RAID0 reaches ~1M IOPS",
+    id="storage.nvme_not_raided",
+    layer="storage",
+    title="Several NVMe drives but no RAID0 across them",
+    source="REFERENCE §1: on-prem high 'NVMe RAID0 and filesystem options'; local NVMe RAID0 reaches ~1M IOPS",
     priority={"cloud": "medium", "onprem": "high"},
 )
 def nvme_not_raided(ctx: RuleContext):

@@ -10,10 +10,10 @@ TOOLKIT = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/lat
 
 
 @rule(
-    "toolchain.torch_missing",
-    "toolchain",
-    "PyTorch is not installed in this Python",
-    "REFERENCE §6: framework settings (AMP, compile, DDP) need a framework to act on",
+    id="toolchain.torch_missing",
+    layer="toolchain",
+    title="PyTorch is not installed in this Python",
+    source="REFERENCE §6: framework settings (AMP, compile, DDP) need a framework to act on",
     priority="low",
 )
 def torch_missing(ctx: RuleContext):
@@ -29,10 +29,10 @@ def torch_missing(ctx: RuleContext):
 
 
 @rule(
-    "toolchain.container_toolkit_missing",
-    "toolchain",
-    "Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
-    "NVIDIA Container Toolkit install guide; REFERENCE §1 medium: containerised CUDA environments",
+    id="toolchain.container_toolkit_missing",
+    layer="toolchain",
+    title="Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
+    source="NVIDIA Container Toolkit install guide; REFERENCE §1 medium: containerised CUDA environments",
     priority="medium",
     references=(TOOLKIT,),
 )
@@ -58,10 +58,10 @@ def container_toolkit(ctx: RuleContext):
 
 
 @rule(
-    "toolchain.no_container_runtime",
-    "toolchain",
-    "No container runtime on a GPU node",
-    "REFERENCE §1: containerised CUDA environments (medium on cloud); §1 migration risk: "
+    id="toolchain.no_container_runtime",
+    layer="toolchain",
+    title="No container runtime on a GPU node",
+    source="REFERENCE §1: containerised CUDA environments (medium on cloud); §1 migration risk: "
     "keep driver/CUDA identical between environments",
     priority={"cloud": "medium", "onprem": "low"},
 )
@@ -83,10 +83,10 @@ def no_container_runtime(ctx: RuleContext):
 
 
 @rule(
-    "toolchain.nccl_versions_differ",
-    "toolchain",
-    "System NCCL differs from the NCCL inside torch",
-    "REFERENCE §1 migration risks: keep versions identical across nodes; torch wheels bundle their own NCCL",
+    id="toolchain.nccl_versions_differ",
+    layer="toolchain",
+    title="System NCCL differs from the NCCL inside torch",
+    source="REFERENCE §1 migration risks: keep versions identical across nodes; torch wheels bundle their own NCCL",
     priority="low",
 )
 def nccl_versions(ctx: RuleContext):
