@@ -126,8 +126,8 @@ def cpu_governor(ctx: RuleContext):
     gov = ctx.facts.cpu.governor
     if gov is None:
         reason = ctx.facts.cpu.unknown.get("governor")
-        if not reason or not is_virtual_machine(ctx.facts):
-            return None
+        if reason is None or reason.kind != "not_applicable" or not is_virtual_machine(ctx.facts):
+            return None  # only "no cpufreq driver" is the VM's doing; anything else says nothing here
         # Inside most VMs there is no cpufreq driver: the host sets CPU clocks, so say so once, quietly.
         return ctx.finding(
             "info",
