@@ -69,7 +69,7 @@ class Finding(_Strict):
     expected_gain: ExpectedGain | None = None
     affects_numerics: bool = False
     references: list[str] = Field(default_factory=list)
-    source: str = ""  # the rule's authority: a REFERENCE.md row, a vendor document, or "heuristic: ..."
+    source: str = ""  # the authority: a public document (URL or vendor document, section) or "heuristic: ..."
 
     def sort_key(self) -> tuple:
         """Rank: severity first (a real warning never ranks below generic advice), then priority, layer, id."""

@@ -19,8 +19,7 @@ def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
     id="driver.torch_cuda_newer_than_driver",
     layer="driver-cuda",
     title="torch was built for a newer CUDA than the driver supports",
-    source="CUDA Compatibility guide (minor-version compatibility within a major release); "
-    "REFERENCE §1 on-prem high: validated driver+CUDA pairs",
+    source="CUDA Compatibility guide, minor-version compatibility within a major release (https://docs.nvidia.com/deploy/cuda-compatibility/)",
     priority="high",
     controllable=CLOUD_DRIVER,
     references=(CUDA_COMPAT, TORCH_INSTALL),

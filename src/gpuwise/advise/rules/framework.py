@@ -51,12 +51,13 @@ def _supports(ctx: RuleContext, min_cc_threshold: str, peak_field: str) -> tuple
     id="framework.amp_bf16",
     layer="framework",
     title="Train in bf16 mixed precision (GPU supports bf16)",
-    source="REFERENCE §6 #13 (TB plugin rule; tuning guide): AMP bf16 autocast on compute capability >= 8.0",
+    source="PyTorch Automatic Mixed Precision (bf16 autocast on compute capability >= 8.0), https://pytorch.org/docs/stable/amp.html; PyTorch Performance Tuning Guide, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
     gain=ExpectedGain(
-        text="up to 3x (mixed precision 2-3x per the source documents)", source="REFERENCE §6 #13, §1"
+        text="up to 3x on Tensor-Core GPUs (model-dependent)",
+        source="PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
     ),
 )
 def amp_bf16(ctx: RuleContext):
@@ -77,11 +78,14 @@ def amp_bf16(ctx: RuleContext):
     id="framework.amp_fp16",
     layer="framework",
     title="Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
-    source="REFERENCE §6 #13: fp16 + GradScaler on compute capability 7.x",
+    source="PyTorch Automatic Mixed Precision (fp16 autocast with GradScaler; Tensor Cores from compute capability 7.0), https://pytorch.org/docs/stable/amp.html",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
-    gain=ExpectedGain(text="up to 3x on Tensor-Core-eligible models", source="REFERENCE §6 #13"),
+    gain=ExpectedGain(
+        text="up to 3x on Tensor-Core-eligible models",
+        source="PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+    ),
 )
 def amp_fp16(ctx: RuleContext):
     fp16, ev16 = _supports(ctx, "amp_fp16_min_cc", "fp16_tflops")
@@ -106,13 +110,13 @@ def amp_fp16(ctx: RuleContext):
     id="framework.tf32",
     layer="framework",
     title="Allow TF32 for fp32 matmuls",
-    source="REFERENCE §6 #14 (PyTorch CUDA notes; TorchTidy FP32MatMulPattern)",
+    source="PyTorch CUDA semantics, 'TensorFloat-32 (TF32) on Ampere (and later) devices', https://pytorch.org/docs/stable/notes/cuda.html",
     priority="medium",
     affects_numerics=True,
     references=(CUDA_NOTES,),
     gain=ExpectedGain(
         text="~7x on the fp32 matmul itself (A100, 10240^2); less end to end",
-        source="REFERENCE §6 #14 (PyTorch CUDA notes)",
+        source="PyTorch CUDA semantics, TF32 (https://pytorch.org/docs/stable/notes/cuda.html)",
     ),
 )
 def tf32(ctx: RuleContext):
@@ -133,7 +137,7 @@ def tf32(ctx: RuleContext):
     id="framework.fp8",
     layer="framework",
     title="FP8 training is possible on this GPU",
-    source="REFERENCE §3: FP8 achievable MAMF H100 1403 / H200 1453 TFLOPS (~1.8x bf16); compute capability >= 8.9",
+    source="ml-engineering MAMF table: FP8 matmul reaches ~1.8x bf16 on H100/H200 (https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md); FP8 Tensor Cores from compute capability 8.9",
     priority="low",
     affects_numerics=True,
     references=("https://docs.nvidia.com/deeplearning/transformer-engine/",),
@@ -155,12 +159,11 @@ def fp8(ctx: RuleContext):
     id="framework.torch_compile",
     layer="framework",
     title="Try torch.compile",
-    source="REFERENCE §6 #20 (ml-engineering; tuning guide): 2.4-3.9x on small overhead-bound models, "
-    "~0.94-0.98x on large GEMM-bound ones",
+    source="ml-engineering torch.compile measurements: 2.4-3.9x on small overhead-bound models, ~0.94-0.98x on large GEMM-bound ones (https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md)",
     priority="medium",
     gain=ExpectedGain(
         text="2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)",
-        source="REFERENCE §6 #20",
+        source="ml-engineering, https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md",
     ),
 )
 def torch_compile(ctx: RuleContext):
@@ -181,12 +184,11 @@ def torch_compile(ctx: RuleContext):
     id="framework.dataloader_workers",
     layer="framework",
     title="Size DataLoader workers to the CPUs per GPU",
-    source="REFERENCE §6 #1/#2 (TB plugin data.py; ml-engineering): num_workers 2, 4, 8 ... up to cores/GPU, "
-    "persistent_workers, pin_memory (#3)",
+    source="PyTorch Performance Tuning Guide, 'Enable asynchronous data loading and augmentation' (num_workers > 0, pin_memory), https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
     priority={"cloud": "high", "onprem": "high"},
     gain=ExpectedGain(
         text="up to several x when data-bound (5.39 -> 0.84 s with 0 -> 3 workers)",
-        source="REFERENCE §6 #1",
+        source="ml-engineering DataLoader num_workers benchmark, https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md",
     ),
 )
 def dataloader_workers(ctx: RuleContext):

@@ -17,12 +17,12 @@ DRIVER_PERSISTENCE = "https://docs.nvidia.com/deploy/driver-persistence/persiste
     id="gpu.persistence_off",
     layer="hardware",
     title="GPU persistence mode is off",
-    source="REFERENCE §5 'Persistence' (NVIDIA Driver Persistence docs; DCGM level 1)",
+    source="NVIDIA Driver Persistence, 'Persistence Daemon', https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html; DCGM diagnostics level 1, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
     priority={"cloud": "medium", "onprem": "medium"},
     references=(DRIVER_PERSISTENCE,),
     gain=ExpectedGain(
         text="removes the driver re-initialisation ('seconds') at the start of every CUDA process",
-        source="NVIDIA Driver Persistence docs (REFERENCE §5)",
+        source="NVIDIA Driver Persistence, https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html",
     ),
 )
 def persistence_off(ctx: RuleContext):
@@ -59,7 +59,7 @@ def persistence_off(ctx: RuleContext):
     id="gpu.throttle_active",
     layer="hardware",
     title="GPU clocks are held back (thermal, power or hardware slowdown)",
-    source="REFERENCE §5 'Clocks and throttling' (DCGM diag; Azure check_gpu_clock_throttling; gcm clock_freq)",
+    source="NVML clocks event reasons, https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html; DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_clock_throttling, https://github.com/Azure/azurehpc-health-checks",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
 )
@@ -90,7 +90,7 @@ def throttle_active(ctx: RuleContext):
     id="gpu.temperature_high",
     layer="hardware",
     title="GPU temperature is high",
-    source="heuristic (thresholds.yaml gpu_temperature_warn_c); REFERENCE §1 on-prem high: cooling",
+    source="heuristic (thresholds.yaml gpu_temperature_warn_c): sustained heat leads to thermal slowdown (NVML clocks event reasons, https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html)",
     priority={"cloud": "low", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
 )
@@ -116,7 +116,7 @@ def temperature_high(ctx: RuleContext):
     id="gpu.mig_enabled",
     layer="hardware",
     title="MIG is enabled on a GPU used for training",
-    source="REFERENCE §5/§6: a training job wants the whole GPU; MIG slices it into isolated instances",
+    source="heuristic: a training job wants the whole GPU; MIG slices it into isolated instances (NVIDIA MIG User Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=cloud_only(
         Controllable(
@@ -147,7 +147,7 @@ def mig_enabled(ctx: RuleContext):
     id="gpu.fabric_manager",
     layer="hardware",
     title="NVSwitch fabric is not initialised (Fabric Manager)",
-    source="REFERENCE §5 'Fabric Manager (NVSwitch systems)' (DCGM level 1; gpu-burn #92 failed without it)",
+    source="NVIDIA Fabric Manager User Guide (NVSwitch systems need it running; fabric state Completed), https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html; DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
     priority="high",
     controllable=cloud_only(
         Controllable(
@@ -186,7 +186,7 @@ def fabric_manager(ctx: RuleContext):
     id="gpu.nvlink_inactive",
     layer="hardware",
     title="NVLink links are inactive",
-    source="REFERENCE §5 (DCGM level 1 NVLink checks); §3 NVLink bandwidth assumes every link up",
+    source="DCGM diagnostics level 1 NVLink checks, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; NVLink bandwidth figures assume every link up (ml-engineering, https://github.com/stas00/ml-engineering/blob/master/network/README.md)",
     priority="high",
     controllable=CLOUD_HARDWARE,
     gain=ExpectedGain(
@@ -222,7 +222,7 @@ def nvlink_inactive(ctx: RuleContext):
     id="gpu.inforom_warning",
     layer="hardware",
     title="nvidia-smi reports an infoROM problem",
-    source="nvidia-smi warning 'infoROM is corrupted' (DCGM level 1 inforom check); REFERENCE §5",
+    source="nvidia-smi warning 'infoROM is corrupted'; DCGM diagnostics level 1 inforom check, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
@@ -250,8 +250,7 @@ def inforom_warning(ctx: RuleContext):
     id="gpu.unreadable",
     layer="hardware",
     title="A GPU could not be read",
-    source="DESIGN.md 'fail soft per field, loud per command': one broken GPU is an explicit bad entry; "
-    "an NVML handle failure usually means 'GPU has fallen off the bus' (check dmesg for Xid 79)",
+    source="heuristic: one broken GPU is an explicit bad entry, never a crashed probe; an NVML handle failure usually means the GPU has fallen off the bus (check dmesg for Xid 79)",
     priority="high",
     controllable=CLOUD_HARDWARE,
 )
@@ -272,7 +271,7 @@ def unreadable(ctx: RuleContext):
     id="gpu.mixed_models",
     layer="hardware",
     title="GPUs of different models in one node",
-    source="REFERENCE §6 #38: stragglers — in data parallel the slowest GPU sets the pace",
+    source="heuristic: in data-parallel training the slowest GPU sets the pace (stragglers; ml-engineering, https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md)",
     priority="medium",
 )
 def mixed_models(ctx: RuleContext):
@@ -417,7 +416,7 @@ def power_capped(ctx: RuleContext):
     id="gpu.idle_busy_state",
     layer="hardware",
     title="GPUs are busy during the probe",
-    source="REFERENCE §5 'Clocks and throttling' and 'PCIe link gen': several checks read differently under load",
+    source="NVML clocks event reasons: 'GPU Idle' means nothing runs and clocks and links drop, so several checks read differently under load (https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html)",
     priority="low",
 )
 def gpus_busy(ctx: RuleContext):

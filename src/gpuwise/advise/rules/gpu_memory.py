@@ -20,7 +20,7 @@ def _datacenter(name: str | None, patterns: list[str]) -> bool:
     id="gpu.ecc_off",
     layer="hardware",
     title="ECC is disabled",
-    source="REFERENCE §5 'ECC, row remap, retired pages': ECC on (DCGM level 1; Azure check_gpu_ecc)",
+    source="DCGM diagnostics level 1 (ECC and page retirement checks), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_ecc, https://github.com/Azure/azurehpc-health-checks",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
 )
@@ -62,7 +62,7 @@ def ecc_off(ctx: RuleContext):
     id="gpu.ecc_uncorrectable",
     layer="hardware",
     title="GPU memory has uncorrectable ECC errors",
-    source="REFERENCE §5 'ECC, row remap, retired pages': DBE = 0 (DCGM level 1; Azure check_gpu_ecc)",
+    source="DCGM diagnostics level 1: no uncorrectable (DBE) ECC errors, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_ecc, https://github.com/Azure/azurehpc-health-checks",
     priority="high",
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
@@ -96,8 +96,7 @@ def ecc_uncorrectable(ctx: RuleContext):
     id="gpu.retired_pages",
     layer="hardware",
     title="GPU memory pages were retired",
-    source="REFERENCE §5 'ECC, row remap, retired pages' (DCGM level 1 Page Retirement/Row Remap; "
-    "Azure check_gpu_ecc)",
+    source="DCGM diagnostics level 1 page retirement / row remap check, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_ecc, https://github.com/Azure/azurehpc-health-checks",
     priority="high",
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
@@ -137,8 +136,7 @@ def retired_pages(ctx: RuleContext):
     id="gpu.row_remap",
     layer="hardware",
     title="GPU row remapping is pending or has failed",
-    source="REFERENCE §5 'ECC, row remap, retired pages': no pending or failed row remaps (DCGM level 1; "
-    "gcm row_remap)",
+    source="DCGM diagnostics level 1: no pending or failed row remaps, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
     priority="high",
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),

@@ -17,7 +17,7 @@ from gpuwise.advise.rules._util import (
     id="gpu.none_found",
     layer="hardware",
     title="No NVIDIA GPU found",
-    source="DESIGN.md: a machine without GPUs is a normal case; REFERENCE §5 lists what a GPU node is checked for",
+    source="heuristic: a machine without GPUs is a normal case; the GPU checks need a GPU to read (DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)",
     priority="low",
 )
 def none_found(ctx: RuleContext):
@@ -65,7 +65,7 @@ def none_found(ctx: RuleContext):
     id="gpu.probe_incomplete",
     layer="hardware",
     title="Fewer GPUs described than attached",
-    source="nvidia-smi 'Attached GPUs' versus the GPU entries it printed (DESIGN.md: fail soft, never hide it)",
+    source="nvidia-smi 'Attached GPUs' versus the GPU entries it printed: a GPU missing from the list is reported, never hidden",
     priority="low",
 )
 def probe_incomplete(ctx: RuleContext):
@@ -85,13 +85,12 @@ def probe_incomplete(ctx: RuleContext):
     id="pcie.width_below_max",
     layer="hardware",
     title="GPU PCIe link is narrower than its maximum",
-    source="REFERENCE §5 'PCIe link gen and width' (DCGM pcie min_pci_width; Stas): current = max; "
-    "width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
+    source="DCGM diagnostics PCIe test (min_pci_width), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html: width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
         text="host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)",
-        source="REFERENCE §3 interconnect specs (ml-engineering network/README.md)",
+        source="PCIe x16 per-direction bandwidth by generation (ml-engineering network, https://github.com/stas00/ml-engineering/blob/master/network/README.md)",
     ),
 )
 def pcie_width(ctx: RuleContext):
@@ -128,13 +127,12 @@ def pcie_width(ctx: RuleContext):
     id="pcie.gen_below_max",
     layer="hardware",
     title="GPU PCIe link runs below its maximum generation under load",
-    source="REFERENCE §5 'PCIe link gen and width': links downshift their generation at idle, "
-    "so only a busy GPU with a lower generation counts (DCGM pcie min_pci_generation)",
+    source="DCGM diagnostics PCIe test (min_pci_generation), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; links downshift their generation at idle (NVML 'GPU Idle', https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html)",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
         text="each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)",
-        source="REFERENCE §3 interconnect specs",
+        source="PCIe x16 per-direction bandwidth by generation (ml-engineering network, https://github.com/stas00/ml-engineering/blob/master/network/README.md)",
     ),
 )
 def pcie_gen(ctx: RuleContext):
@@ -184,8 +182,7 @@ def pcie_gen(ctx: RuleContext):
     id="topo.gpu_nic_numa",
     layer="hardware",
     title="GPUs and NICs sit on different NUMA nodes",
-    source="REFERENCE §5 'NUMA affinity': GPU and NIC on the same PCIe switch (PIX/PXB); "
-    "SYS crosses the CPU interconnect",
+    source="NCCL environment variables, NCCL_NET_GDR_LEVEL (PIX/PXB/PHB/SYS distances), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html; ml-engineering, 'NUMA affinity', https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md",
     priority={"cloud": "low", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
@@ -226,7 +223,7 @@ def gpu_nic_numa(ctx: RuleContext):
     id="topo.gpu_p2p_sys",
     layer="hardware",
     title="GPU pairs talk across CPU sockets without NVLink",
-    source="REFERENCE §5 'NUMA affinity' and §7 NCCL_P2P_LEVEL: SYS paths are the slowest P2P route",
+    source="NCCL environment variables, NCCL_P2P_LEVEL: SYS paths cross the CPU interconnect, the slowest P2P route, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(
@@ -261,7 +258,7 @@ def gpu_p2p_sys(ctx: RuleContext):
     id="cpu.numa_binding",
     layer="hardware",
     title="Multi-socket host: bind each rank to its GPU's NUMA node",
-    source="REFERENCE §6 #11 (tuning guide; ml-engineering NUMA affinity); §1 lists numactl binding as cloud-low",
+    source="ml-engineering, 'NUMA affinity' (https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md); PyTorch Performance Tuning Guide, 'Utilize Non-Uniform Memory Access (NUMA) Controls' (https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)",
     priority={"cloud": "low", "onprem": "medium"},
 )
 def numa_binding(ctx: RuleContext):
@@ -281,7 +278,10 @@ def numa_binding(ctx: RuleContext):
             "numactl --cpunodebind=<node> --membind=<node> python train.py",
             "torchrun --nproc-per-node=<gpus> ... (with per-rank numactl or srun --cpu-bind)",
         ],
-        gain=ExpectedGain(text="less cross-socket traffic; fewer stragglers", source="REFERENCE §6 #11"),
+        gain=ExpectedGain(
+            text="less cross-socket traffic; fewer stragglers",
+            source="PyTorch Performance Tuning Guide, NUMA controls, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+        ),
     )
 
 
@@ -289,8 +289,7 @@ def numa_binding(ctx: RuleContext):
     id="cpu.cores_per_gpu_low",
     layer="hardware",
     title="Few CPU threads per GPU for data loading",
-    source="REFERENCE §6 #1/#5 (DataLoader workers up to cores/GPU) "
-    "and §1 cloud-high 'instance type sized to the model'",
+    source="heuristic: DataLoader workers (2, 4, 8 ... up to the cores per GPU) need cores beside the training process (PyTorch Performance Tuning Guide, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_INSTANCE_SIZE,
 )
@@ -315,7 +314,7 @@ def cores_per_gpu(ctx: RuleContext):
     id="memory.host_ram_small",
     layer="hardware",
     title="Host RAM is smaller than the GPUs' total memory",
-    source="heuristic (thresholds.yaml host_ram_per_gpu_memory_min); REFERENCE §1 cloud-high instance sizing",
+    source="heuristic (thresholds.yaml host_ram_per_gpu_memory_min): checkpoints, pinned buffers and optimizer offload are staged in host RAM",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_INSTANCE_SIZE,
 )

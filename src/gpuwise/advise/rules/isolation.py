@@ -12,7 +12,7 @@ from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container, total
     id="isolation.container_shm",
     layer="isolation",
     title="Container /dev/shm is too small",
-    source="REFERENCE §5 '/dev/shm and memlock (containers)' and §6 #6: Docker's default is 64 MB; >= 1 GB needed",
+    source="NCCL Troubleshooting, 'Sharing Data' (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html); Docker's default /dev/shm is 64 MB (docker run --shm-size, https://docs.docker.com/reference/cli/docker/container/run/)",
     priority="high",
     controllable=CONTAINER,
     references=(NCCL_TROUBLESHOOTING,),
@@ -39,7 +39,7 @@ def container_shm(ctx: RuleContext):
     id="isolation.cgroup_cpu_limit",
     layer="isolation",
     title="A cgroup CPU limit is below the CPUs visible",
-    source="REFERENCE §1 (cgroup isolation, on-prem medium) and §6 #1: DataLoader workers need real CPU time",
+    source="Linux cgroup v2, 'cpu.max' (https://docs.kernel.org/admin-guide/cgroup-v2.html); DataLoader workers need real CPU time (PyTorch Performance Tuning Guide, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)",
     priority="medium",
     controllable=CONTAINER,
 )
@@ -61,8 +61,7 @@ def cgroup_cpu(ctx: RuleContext):
     id="isolation.cgroup_memory_limit",
     layer="isolation",
     title="A cgroup memory limit is below host RAM",
-    source="REFERENCE §1 (cgroup isolation); OOM-killer exits (137) "
-    "are a typical training failure (REFERENCE §6 T2)",
+    source="Linux cgroup v2, 'memory.max': above it the OOM killer ends the job (exit 137), https://docs.kernel.org/admin-guide/cgroup-v2.html",
     priority="medium",
     controllable=CONTAINER,
 )
@@ -89,7 +88,7 @@ def cgroup_memory(ctx: RuleContext):
     id="isolation.environment_unknown",
     layer="isolation",
     title="Environment unknown: priorities assume either kind",
-    source="REFERENCE §1: priorities differ between cloud instances and self-built clusters",
+    source="heuristic: what can be changed, and how urgent a fix is, differ between a cloud instance and your own hardware",
     priority="low",
 )
 def environment(ctx: RuleContext):

@@ -17,7 +17,7 @@ GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform
     id="kernel.acs_redirect",
     layer="kernel",
     title="PCIe ACS redirects peer-to-peer traffic through the root complex",
-    source="REFERENCE §5 'PCIe ACS (bare metal)' (NCCL Troubleshooting, ACS section; GDS best-practices guide)",
+    source="NCCL Troubleshooting, 'PCI Access Control Services (ACS)', https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
     priority={"cloud": "low", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
@@ -30,7 +30,7 @@ GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform
     references=(NCCL_ACS,),
     gain=ExpectedGain(
         text="P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)",
-        source="REFERENCE §5 PCIe ACS row",
+        source="NCCL Troubleshooting, 'PCI Access Control Services (ACS)', https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
     ),
 )
 def acs_redirect(ctx: RuleContext):
@@ -62,7 +62,7 @@ def acs_redirect(ctx: RuleContext):
     id="kernel.iommu_not_pt",
     layer="kernel",
     title="IOMMU translates DMA (not in pass-through mode)",
-    source="REFERENCE §5 'IOMMU mode' (AMD Instinct guides: iommu=pt; NVIDIA NIM: IOMMU-enabled P2P needs iommu=pt)",
+    source="AMD Instinct MI300X system acceptance (IOMMU enabled with iommu=pt), https://instinct.docs.amd.com/projects/system-acceptance/en/latest/gpus/mi300x.html; NCCL Troubleshooting, ACS/IOMMU section, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
     priority={"cloud": "low", "onprem": "high"},
     controllable=CLOUD_KERNEL,
 )
@@ -90,7 +90,7 @@ def iommu_not_pt(ctx: RuleContext):
     id="kernel.numa_balancing",
     layer="kernel",
     title="Automatic NUMA balancing is on",
-    source="REFERENCE §5 'NUMA auto-balancing': 0 (Grace CPU Benchmarking Guide; AMD MI300X guide; mlnx_tune)",
+    source="NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (numa_balancing disabled), https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/; AMD Instinct MI300X system acceptance, https://instinct.docs.amd.com/projects/system-acceptance/en/latest/gpus/mi300x.html",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=CLOUD_KERNEL,
     references=(GRACE_PLATFORM,),
@@ -117,7 +117,7 @@ def numa_balancing(ctx: RuleContext):
     id="kernel.cpu_governor",
     layer="kernel",
     title="CPU frequency governor is not 'performance'",
-    source="REFERENCE §5 'CPU frequency governor' (Grace benchmarking guide; mlnx_tune; AMD tuning guides)",
+    source="NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (performance governor), https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=CLOUD_KERNEL,
     references=(GRACE_PLATFORM,),
@@ -159,9 +159,7 @@ def cpu_governor(ctx: RuleContext):
     id="kernel.thp",
     layer="kernel",
     title="Transparent hugepages setting",
-    source="REFERENCE §5 'Transparent hugepages': "
-    "no authoritative GPU-training recommendation (mlnx_tune reports it); "
-    "§1 lists THP under on-prem medium 'kernel features'",
+    source="Linux transparent hugepages documentation, https://docs.kernel.org/admin-guide/mm/transhuge.html; no GPU-training vendor recommendation found, so informational",
     priority="low",
     controllable=CLOUD_KERNEL,
 )
@@ -183,8 +181,7 @@ def thp(ctx: RuleContext):
     id="kernel.swap_on",
     layer="kernel",
     title="Swap is enabled",
-    source="heuristic: a training host that swaps shows erratic step times; "
-    "REFERENCE §1 on-prem medium 'kernel features'",
+    source="heuristic: a training host that swaps shows erratic step times (Linux vm.swappiness, https://docs.kernel.org/admin-guide/sysctl/vm.html)",
     priority="low",
     controllable=CLOUD_KERNEL,
 )
@@ -209,8 +206,7 @@ def swap_on(ctx: RuleContext):
     id="kernel.memlock_limited",
     layer="kernel",
     title="Locked-memory limit (ulimit -l) is not unlimited",
-    source="REFERENCE §5 '/dev/shm and memlock': --ulimit memlock=-1 (NCCL Troubleshooting); "
-    "RDMA registers pinned memory",
+    source="NCCL Troubleshooting, 'Sharing Data' and RDMA (--ulimit memlock=-1), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; RDMA registers pinned memory",
     priority={"cloud": "medium", "onprem": "high"},
 )
 def memlock_limited(ctx: RuleContext):

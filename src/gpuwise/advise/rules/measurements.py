@@ -71,7 +71,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
         id=rule_id,
         layer=layer,
         title=f"{what} is well below what this hardware typically achieves",
-        source="REFERENCE §3 achievable numbers; DCGM pass marks are 0.75x the reference achieved values",
+        source="achievable fractions of peak measured on good machines (ml-engineering MAMF and bandwidth tables, https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md); DCGM diagnostics pass marks are 0.75x its reference values (https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)",
         priority="high",
         needs_bench=True,
     )
@@ -155,7 +155,7 @@ for _row in _CHECKS:
     id="bench.not_measured",
     layer="hardware",
     title="Some benchmarks failed or were invalid",
-    source="DESIGN.md: measure like mamf-finder and nccl-tests; a result above 100% of peak is invalid",
+    source="heuristic: a benchmark that failed, was skipped or measured above 100% of peak is no evidence either way (timing as in ml-engineering's mamf-finder, https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)",
     priority="low",
     needs_bench=True,
 )
@@ -179,7 +179,7 @@ def not_measured(ctx: RuleContext):
     id="bench.pin_memory_gain",
     layer="framework",
     title="Pinned host memory moves data to the GPU much faster here",
-    source="REFERENCE §6 #3 (tuning guide; ml-engineering): pin_memory=True plus non_blocking copies",
+    source="PyTorch Performance Tuning Guide, 'Enable asynchronous data loading' (pin_memory=True plus non_blocking copies), https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
     priority="medium",
     needs_bench=True,
     gain=ExpectedGain(

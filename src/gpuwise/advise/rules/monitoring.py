@@ -14,8 +14,7 @@ GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "
     id="monitoring.no_gpu_agent",
     layer="monitoring",
     title="No GPU monitoring agent (DCGM / exporter) on a GPU node",
-    source="REFERENCE §1: cloud medium 'GPU utilisation and temperature alerts'; "
-    "on-prem medium 'Prometheus+DCGM monitoring'; §5 DCGM checks (ECC, row remap, throttling) need DCGM",
+    source="DCGM exporter for Prometheus, https://github.com/NVIDIA/dcgm-exporter; the DCGM health checks (ECC, row remap, throttling) need DCGM, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
     priority="medium",
     references=(DCGM_EXPORTER,),
 )
@@ -48,7 +47,7 @@ def no_gpu_agent(ctx: RuleContext):
     id="monitoring.no_node_agent",
     layer="monitoring",
     title="No host metrics agent",
-    source="REFERENCE §1 medium on both kinds: monitoring and alerts (Prometheus node_exporter or equivalent)",
+    source="heuristic: node metrics and alerts (Prometheus node_exporter, https://github.com/prometheus/node_exporter) show a failing host before a job does",
     priority="low",
 )
 def no_node_agent(ctx: RuleContext):

@@ -18,7 +18,7 @@ GPU_OPERATOR_RDMA = (
 )
 RDMA_GAIN = ExpectedGain(
     text="~4-5x faster collectives than TCP sockets (370 -> 50 ms for a 1 GB AllReduce)",
-    source="REFERENCE §6 #39 (AReaL #639; NCCL docs)",
+    source="AReaL issue #639, https://github.com/areal-project/AReaL/issues/639",
 )
 
 
@@ -32,8 +32,7 @@ def _ports(ctx: RuleContext):
     id="net.no_rdma",
     layer="network",
     title="No RDMA network (InfiniBand/RoCE) for multi-node training",
-    source="REFERENCE §1 (multi-node: cloud VPC reaches 70-80% of an IB cluster at 4 nodes, 50-60% at 16+; "
-    "on-prem high: InfiniBand+RDMA with NCCL settings); §6 #39",
+    source="NCCL over sockets instead of InfiniBand/RoCE: ~4-5x slower collectives (AReaL issue #639, https://github.com/areal-project/AReaL/issues/639); NCCL environment variables, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FABRIC,
     gain=RDMA_GAIN,
@@ -63,9 +62,7 @@ def no_rdma(ctx: RuleContext):
     id="net.cloud_placement",
     layer="network",
     title="Multi-node on cloud: one availability zone and a placement group",
-    source="REFERENCE §1 cloud high: nodes in one availability zone (cross-AZ latency 1-2 ms; "
-    "cloud VPC 25-100 Gbps per instance; 4 nodes reach 70-80% of a self-built InfiniBand cluster, "
-    "16+ nodes 50-60%)",
+    source="heuristic: collectives between availability zones pay 1-2 ms of latency each; cloud placement groups keep instances close (AWS EC2 placement groups, https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html)",
     priority={"cloud": "high"},
     environments=("cloud",),
     controllable=cloud_only(
@@ -73,7 +70,7 @@ def no_rdma(ctx: RuleContext):
     ),
     gain=ExpectedGain(
         text="avoids the 1-2 ms cross-zone latency on every collective",
-        source="REFERENCE §1 (source documents' claim)",
+        source="heuristic: cross-zone latency 1-2 ms per collective (AWS EC2 placement groups, https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html)",
     ),
 )
 def cloud_placement(ctx: RuleContext):
@@ -101,7 +98,7 @@ def cloud_placement(ctx: RuleContext):
     id="net.rdma_port_down",
     layer="network",
     title="RDMA ports are not active",
-    source="REFERENCE §5 'IB/RoCE state': all ports Active at rated speed (Azure check_hw_ib; gcm check-ib)",
+    source="Azure HPC health checks check_hw_ib: all ports Active at rated speed, https://github.com/Azure/azurehpc-health-checks",
     priority="high",
     controllable=provider_owned(
         Controllable(
@@ -138,7 +135,7 @@ def rdma_port_down(ctx: RuleContext):
     id="net.rdma_rate_below_peers",
     layer="network",
     title="An RDMA port runs below the speed of its peers",
-    source="REFERENCE §5 'IB/RoCE state': all ports at rated speed (Azure check_hw_ib)",
+    source="Azure HPC health checks check_hw_ib: all ports at rated speed, https://github.com/Azure/azurehpc-health-checks",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
@@ -177,7 +174,7 @@ def rdma_rate(ctx: RuleContext):
     id="net.roce_gid_index",
     layer="network",
     title="RoCE without an explicit NCCL GID index on an older NCCL",
-    source="REFERENCE §7 NCCL_IB_GID_INDEX (automatic since NCCL 2.21); §6 #43; §5 'IB/RoCE state'",
+    source="NCCL environment variables, NCCL_IB_GID_INDEX (automatic selection since NCCL 2.21), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     priority={"cloud": "medium", "onprem": "high"},
     references=(NCCL_ENV,),
 )
@@ -211,7 +208,7 @@ def roce_gid(ctx: RuleContext):
     id="net.peermem_missing",
     layer="network",
     title="GPUDirect RDMA module (nvidia_peermem) is not loaded",
-    source="REFERENCE §5 'GPUDirect RDMA': nvidia-peermem loaded (bundled since R470) or DMA-BUF",
+    source="NVIDIA GPU Operator, 'GPUDirect RDMA' (nvidia-peermem or DMA-BUF), https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=cloud_only(
         Controllable(
@@ -223,7 +220,7 @@ def roce_gid(ctx: RuleContext):
     references=(GPU_OPERATOR_RDMA,),
     gain=ExpectedGain(
         text="NIC reads GPU memory directly instead of staging through host memory",
-        source="REFERENCE §5 GPUDirect RDMA",
+        source="NVIDIA GPU Operator, 'GPUDirect RDMA', https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html",
     ),
 )
 def peermem(ctx: RuleContext):
@@ -250,8 +247,7 @@ def peermem(ctx: RuleContext):
     id="net.nccl_debug_vars",
     layer="network",
     title="NCCL 'Debugging' variables are set",
-    source="REFERENCE §7 (NCCL env doc: "
-    "Debugging variables 'should not be used in production nor retained in scripts'); §6 #46",
+    source="NCCL environment variables, 'Debugging' class: 'should not be used in production nor retained in scripts', https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     priority="medium",
     references=(NCCL_ENV,),
 )
@@ -282,7 +278,7 @@ def nccl_debug_vars(ctx: RuleContext):
     id="net.nccl_ib_disabled",
     layer="network",
     title="NCCL_IB_DISABLE=1 on a node with active RDMA ports",
-    source="REFERENCE §6 #39 (never leave NCCL_IB_DISABLE=1; AReaL #639: ~4-5x slower collectives)",
+    source="NCCL environment variables, NCCL_IB_DISABLE (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html); AReaL issue #639: ~4-5x slower collectives over sockets (https://github.com/areal-project/AReaL/issues/639)",
     priority="high",
     gain=RDMA_GAIN,
     references=(NCCL_ENV,),
@@ -304,7 +300,7 @@ def nccl_ib_disabled(ctx: RuleContext):
     id="net.nccl_socket_ifname",
     layer="network",
     title="NCCL_SOCKET_IFNAME points at a loopback or container bridge",
-    source="REFERENCE §7 NCCL_SOCKET_IFNAME (default skips lo and docker*); §6 #40",
+    source="NCCL environment variables, NCCL_SOCKET_IFNAME (the default skips lo and docker*), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     priority="high",
     references=(NCCL_ENV,),
 )
@@ -332,13 +328,12 @@ def nccl_socket_ifname(ctx: RuleContext):
     id="net.tcp_socket_threads",
     layer="network",
     title="Fast TCP-only network without NCCL socket tuning",
-    source="REFERENCE §7 NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... "
-    "set to 4'); §6 #41",
+    source="NCCL environment variables, NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     priority={"cloud": "medium", "onprem": "low"},
     references=(NCCL_ENV,),
     gain=ExpectedGain(
         text="often substantially higher busbw on TCP (NCCL #209: 2.06 -> 3.75 GB/s)",
-        source="REFERENCE §6 #41",
+        source="NCCL issue #209, https://github.com/NVIDIA/nccl/issues/209",
     ),
 )
 def tcp_socket_threads(ctx: RuleContext):
@@ -366,7 +361,7 @@ def tcp_socket_threads(ctx: RuleContext):
     id="net.mtu_small",
     layer="network",
     title="Fast data NIC with standard (1500) MTU",
-    source="REFERENCE §5 'MTU and TCP buffers' (NVIDIA adapter tuning guide; mlnx_tune; advisory)",
+    source="NVIDIA MLNX_OFED 'Performance Tuning' (Performance Tuning for NVIDIA Adapters; mlnx_tune), https://docs.nvidia.com/networking/display/mlnxofedv24100700/Performance+Tuning; advisory",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(

@@ -13,7 +13,7 @@ TOOLKIT = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/lat
     id="toolchain.torch_missing",
     layer="toolchain",
     title="PyTorch is not installed in this Python",
-    source="REFERENCE §6: framework settings (AMP, compile, DDP) need a framework to act on",
+    source="heuristic: framework settings (AMP, compile, DDP) need a framework to act on (PyTorch install, https://pytorch.org/get-started/locally/)",
     priority="low",
 )
 def torch_missing(ctx: RuleContext):
@@ -32,7 +32,7 @@ def torch_missing(ctx: RuleContext):
     id="toolchain.container_toolkit_missing",
     layer="toolchain",
     title="Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
-    source="NVIDIA Container Toolkit install guide; REFERENCE §1 medium: containerised CUDA environments",
+    source="NVIDIA Container Toolkit install guide, https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
     priority="medium",
     references=(TOOLKIT,),
 )
@@ -61,8 +61,7 @@ def container_toolkit(ctx: RuleContext):
     id="toolchain.no_container_runtime",
     layer="toolchain",
     title="No container runtime on a GPU node",
-    source="REFERENCE §1: containerised CUDA environments (medium on cloud); §1 migration risk: "
-    "keep driver/CUDA identical between environments",
+    source="heuristic: a container image pins CUDA, cuDNN, NCCL and torch, so runs are reproducible across nodes (NVIDIA Container Toolkit, https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html)",
     priority={"cloud": "medium", "onprem": "low"},
 )
 def no_container_runtime(ctx: RuleContext):
@@ -86,7 +85,7 @@ def no_container_runtime(ctx: RuleContext):
     id="toolchain.nccl_versions_differ",
     layer="toolchain",
     title="System NCCL differs from the NCCL inside torch",
-    source="REFERENCE §1 migration risks: keep versions identical across nodes; torch wheels bundle their own NCCL",
+    source="heuristic: torch wheels bundle their own NCCL, so nccl-tests and torch may run different NCCL versions; keep versions identical across the nodes of a job",
     priority="low",
 )
 def nccl_versions(ctx: RuleContext):
