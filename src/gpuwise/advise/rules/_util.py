@@ -68,8 +68,3 @@ def nccl_setting(facts: Facts, name: str) -> tuple[str | None, str | None]:
     if name in conf:
         return conf[name], "network.nccl_conf"
     return None, None
-
-
-# Reference links cited by rules in more than one module.
-NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
-DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"

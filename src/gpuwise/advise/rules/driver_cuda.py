@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from gpuwise.advise.controls import CLOUD_DRIVER
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._links import CUDA_COMPAT, TORCH_CPP_EXTENSION, TORCH_INSTALL
 from gpuwise.advise.rules._util import version_tuple
-
-CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/"
-TORCH_INSTALL = "https://pytorch.org/get-started/locally/"
 
 
 def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
@@ -19,7 +17,7 @@ def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
     id="driver.torch_cuda_newer_than_driver",
     layer="driver-cuda",
     title="torch was built for a newer CUDA than the driver supports",
-    source="CUDA Compatibility guide, minor-version compatibility within a major release (https://docs.nvidia.com/deploy/cuda-compatibility/)",
+    source=f"CUDA Compatibility guide, minor-version compatibility within a major release ({CUDA_COMPAT})",
     priority="high",
     controllable=CLOUD_DRIVER,
     references=(CUDA_COMPAT, TORCH_INSTALL),
@@ -121,7 +119,7 @@ def nvcc_vs_driver(ctx: RuleContext):
     title="nvcc and torch were built for different CUDA major versions",
     source="torch.utils.cpp_extension refuses to build when the toolkit's CUDA major differs from torch's",
     priority="medium",
-    references=("https://pytorch.org/docs/stable/cpp_extension.html",),
+    references=(TORCH_CPP_EXTENSION,),
 )
 def torch_vs_nvcc(ctx: RuleContext):
     sw = ctx.facts.software

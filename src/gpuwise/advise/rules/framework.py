@@ -6,10 +6,16 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
+from gpuwise.advise.rules._links import (
+    AMP_DOC,
+    CUDA_NOTES_TF32,
+    MLE_ACCELERATOR,
+    MLE_PERFORMANCE,
+    TORCH_CUDA_NOTES,
+    TORCH_TUNING,
+    TRANSFORMER_ENGINE,
+)
 from gpuwise.advise.rules._util import cc_value, version_tuple
-
-CUDA_NOTES = "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
-AMP_DOC = "https://pytorch.org/docs/stable/amp.html"
 
 
 def _min_cc(ctx: RuleContext) -> float | None:
@@ -51,13 +57,13 @@ def _supports(ctx: RuleContext, min_cc_threshold: str, peak_field: str) -> tuple
     id="framework.amp_bf16",
     layer="framework",
     title="Train in bf16 mixed precision (GPU supports bf16)",
-    source="PyTorch Automatic Mixed Precision (bf16 autocast on compute capability >= 8.0), https://pytorch.org/docs/stable/amp.html; PyTorch Performance Tuning Guide, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+    source=f"PyTorch Automatic Mixed Precision (bf16 autocast on compute capability >= 8.0), {AMP_DOC}; PyTorch Performance Tuning Guide, {TORCH_TUNING}",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
     gain=ExpectedGain(
         text="up to 3x on Tensor-Core GPUs (model-dependent)",
-        source="PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+        source=f"PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', {TORCH_TUNING}",
     ),
 )
 def amp_bf16(ctx: RuleContext):
@@ -78,13 +84,13 @@ def amp_bf16(ctx: RuleContext):
     id="framework.amp_fp16",
     layer="framework",
     title="Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
-    source="PyTorch Automatic Mixed Precision (fp16 autocast with GradScaler; Tensor Cores from compute capability 7.0), https://pytorch.org/docs/stable/amp.html",
+    source=f"PyTorch Automatic Mixed Precision (fp16 autocast with GradScaler; Tensor Cores from compute capability 7.0), {AMP_DOC}",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
     gain=ExpectedGain(
         text="up to 3x on Tensor-Core-eligible models",
-        source="PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+        source=f"PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', {TORCH_TUNING}",
     ),
 )
 def amp_fp16(ctx: RuleContext):
@@ -110,13 +116,13 @@ def amp_fp16(ctx: RuleContext):
     id="framework.tf32",
     layer="framework",
     title="Allow TF32 for fp32 matmuls",
-    source="PyTorch CUDA semantics, 'TensorFloat-32 (TF32) on Ampere (and later) devices', https://pytorch.org/docs/stable/notes/cuda.html",
+    source=f"PyTorch CUDA semantics, 'TensorFloat-32 (TF32) on Ampere (and later) devices', {TORCH_CUDA_NOTES}",
     priority="medium",
     affects_numerics=True,
-    references=(CUDA_NOTES,),
+    references=(CUDA_NOTES_TF32,),
     gain=ExpectedGain(
         text="~7x on the fp32 matmul itself (A100, 10240^2); less end to end",
-        source="PyTorch CUDA semantics, TF32 (https://pytorch.org/docs/stable/notes/cuda.html)",
+        source=f"PyTorch CUDA semantics, TF32 ({TORCH_CUDA_NOTES})",
     ),
 )
 def tf32(ctx: RuleContext):
@@ -137,10 +143,10 @@ def tf32(ctx: RuleContext):
     id="framework.fp8",
     layer="framework",
     title="FP8 training is possible on this GPU",
-    source="ml-engineering MAMF table: FP8 matmul reaches ~1.8x bf16 on H100/H200 (https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md); FP8 Tensor Cores from compute capability 8.9",
+    source=f"ml-engineering MAMF table: FP8 matmul reaches ~1.8x bf16 on H100/H200 ({MLE_ACCELERATOR}); FP8 Tensor Cores from compute capability 8.9",
     priority="low",
     affects_numerics=True,
-    references=("https://docs.nvidia.com/deeplearning/transformer-engine/",),
+    references=(TRANSFORMER_ENGINE,),
 )
 def fp8(ctx: RuleContext):
     ok, evidence = _supports(ctx, "fp8_min_cc", "fp8_tflops")
@@ -159,11 +165,11 @@ def fp8(ctx: RuleContext):
     id="framework.torch_compile",
     layer="framework",
     title="Try torch.compile",
-    source="ml-engineering torch.compile measurements: 2.4-3.9x on small overhead-bound models, ~0.94-0.98x on large GEMM-bound ones (https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md)",
+    source=f"ml-engineering torch.compile measurements: 2.4-3.9x on small overhead-bound models, ~0.94-0.98x on large GEMM-bound ones ({MLE_PERFORMANCE})",
     priority="medium",
     gain=ExpectedGain(
         text="2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)",
-        source="ml-engineering, https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md",
+        source=f"ml-engineering, {MLE_PERFORMANCE}",
     ),
 )
 def torch_compile(ctx: RuleContext):
@@ -184,11 +190,11 @@ def torch_compile(ctx: RuleContext):
     id="framework.dataloader_workers",
     layer="framework",
     title="Size DataLoader workers to the CPUs per GPU",
-    source="PyTorch Performance Tuning Guide, 'Enable asynchronous data loading and augmentation' (num_workers > 0, pin_memory), https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+    source=f"PyTorch Performance Tuning Guide, 'Enable asynchronous data loading and augmentation' (num_workers > 0, pin_memory), {TORCH_TUNING}",
     priority={"cloud": "high", "onprem": "high"},
     gain=ExpectedGain(
         text="up to several x when data-bound (5.39 -> 0.84 s with 0 -> 3 workers)",
-        source="ml-engineering DataLoader num_workers benchmark, https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md",
+        source=f"ml-engineering DataLoader num_workers benchmark, {MLE_PERFORMANCE}",
     ),
 )
 def dataloader_workers(ctx: RuleContext):

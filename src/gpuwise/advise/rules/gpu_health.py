@@ -7,22 +7,30 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_HARDWARE, cloud_only, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._links import (
+    AZURE_NHC,
+    DCGM_DIAG,
+    DRIVER_PERSISTENCE,
+    FABRIC_MANAGER,
+    MIG_GUIDE,
+    MLE_NETWORK,
+    MLE_PERFORMANCE,
+    NVML_CLOCK_EVENTS,
+)
 from gpuwise.advise.rules._load import gpu_load
-from gpuwise.advise.rules._util import DCGM_DIAG, gpus, in_container
-
-DRIVER_PERSISTENCE = "https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html"
+from gpuwise.advise.rules._util import gpus, in_container
 
 
 @rule(
     id="gpu.persistence_off",
     layer="hardware",
     title="GPU persistence mode is off",
-    source="NVIDIA Driver Persistence, 'Persistence Daemon', https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html; DCGM diagnostics level 1, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
+    source=f"NVIDIA Driver Persistence, 'Persistence Daemon', {DRIVER_PERSISTENCE}; DCGM diagnostics level 1, {DCGM_DIAG}",
     priority={"cloud": "medium", "onprem": "medium"},
     references=(DRIVER_PERSISTENCE,),
     gain=ExpectedGain(
         text="removes the driver re-initialisation ('seconds') at the start of every CUDA process",
-        source="NVIDIA Driver Persistence, https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html",
+        source=f"NVIDIA Driver Persistence, {DRIVER_PERSISTENCE}",
     ),
 )
 def persistence_off(ctx: RuleContext):
@@ -59,7 +67,7 @@ def persistence_off(ctx: RuleContext):
     id="gpu.throttle_active",
     layer="hardware",
     title="GPU clocks are held back (thermal, power or hardware slowdown)",
-    source="NVML clocks event reasons, https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html; DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_clock_throttling, https://github.com/Azure/azurehpc-health-checks",
+    source=f"NVML clocks event reasons, {NVML_CLOCK_EVENTS}; DCGM diagnostics, {DCGM_DIAG}; Azure HPC health checks check_gpu_clock_throttling, {AZURE_NHC}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
 )
@@ -90,7 +98,7 @@ def throttle_active(ctx: RuleContext):
     id="gpu.temperature_high",
     layer="hardware",
     title="GPU temperature is high",
-    source="heuristic (thresholds.yaml gpu_temperature_warn_c): sustained heat leads to thermal slowdown (NVML clocks event reasons, https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html)",
+    source=f"heuristic (thresholds.yaml gpu_temperature_warn_c): sustained heat leads to thermal slowdown (NVML clocks event reasons, {NVML_CLOCK_EVENTS})",
     priority={"cloud": "low", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
 )
@@ -116,7 +124,7 @@ def temperature_high(ctx: RuleContext):
     id="gpu.mig_enabled",
     layer="hardware",
     title="MIG is enabled on a GPU used for training",
-    source="heuristic: a training job wants the whole GPU; MIG slices it into isolated instances (NVIDIA MIG User Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/)",
+    source=f"heuristic: a training job wants the whole GPU; MIG slices it into isolated instances (NVIDIA MIG User Guide, {MIG_GUIDE})",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=cloud_only(
         Controllable(
@@ -126,7 +134,7 @@ def temperature_high(ctx: RuleContext):
             alternative="choose a full-GPU instance type for training",
         )
     ),
-    references=("https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",),
+    references=(MIG_GUIDE,),
 )
 def mig_enabled(ctx: RuleContext):
     on = [(f"{p}.mig_enabled", True) for p, g in gpus(ctx.facts) if g.mig_enabled]
@@ -147,7 +155,7 @@ def mig_enabled(ctx: RuleContext):
     id="gpu.fabric_manager",
     layer="hardware",
     title="NVSwitch fabric is not initialised (Fabric Manager)",
-    source="NVIDIA Fabric Manager User Guide (NVSwitch systems need it running; fabric state Completed), https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html; DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
+    source=f"NVIDIA Fabric Manager User Guide (NVSwitch systems need it running; fabric state Completed), {FABRIC_MANAGER}index.html; DCGM diagnostics, {DCGM_DIAG}",
     priority="high",
     controllable=cloud_only(
         Controllable(
@@ -157,7 +165,7 @@ def mig_enabled(ctx: RuleContext):
             alternative="restart the instance, then report it to the provider",
         )
     ),
-    references=("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",),
+    references=(FABRIC_MANAGER,),
 )
 def fabric_manager(ctx: RuleContext):
     ok_states = ctx.t("fabric_state_ok")
@@ -186,7 +194,7 @@ def fabric_manager(ctx: RuleContext):
     id="gpu.nvlink_inactive",
     layer="hardware",
     title="NVLink links are inactive",
-    source="DCGM diagnostics level 1 NVLink checks, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; NVLink bandwidth figures assume every link up (ml-engineering, https://github.com/stas00/ml-engineering/blob/master/network/README.md)",
+    source=f"DCGM diagnostics level 1 NVLink checks, {DCGM_DIAG}; NVLink bandwidth figures assume every link up (ml-engineering, {MLE_NETWORK})",
     priority="high",
     controllable=CLOUD_HARDWARE,
     gain=ExpectedGain(
@@ -222,7 +230,7 @@ def nvlink_inactive(ctx: RuleContext):
     id="gpu.inforom_warning",
     layer="hardware",
     title="nvidia-smi reports an infoROM problem",
-    source="nvidia-smi warning 'infoROM is corrupted'; DCGM diagnostics level 1 inforom check, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
+    source=f"nvidia-smi warning 'infoROM is corrupted'; DCGM diagnostics level 1 inforom check, {DCGM_DIAG}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
@@ -271,7 +279,7 @@ def unreadable(ctx: RuleContext):
     id="gpu.mixed_models",
     layer="hardware",
     title="GPUs of different models in one node",
-    source="heuristic: in data-parallel training the slowest GPU sets the pace (stragglers; ml-engineering, https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md)",
+    source=f"heuristic: in data-parallel training the slowest GPU sets the pace (stragglers; ml-engineering, {MLE_PERFORMANCE})",
     priority="medium",
 )
 def mixed_models(ctx: RuleContext):
@@ -345,9 +353,7 @@ def driver_missing(ctx: RuleContext):
     id="gpu.power_capped",
     layer="hardware",
     title="GPU clocks are held at the power limit",
-    source="NVML clocks event reasons: SW Power Cap means the clocks were lowered to stay within the power limit "
-    "(https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); "
-    "nvidia-smi -pl sets the limit (https://docs.nvidia.com/deploy/nvidia-smi/index.html)",
+    source=f"NVML clocks event reasons: SW Power Cap means the clocks were lowered to stay within the power limit ({NVML_CLOCK_EVENTS}); nvidia-smi -pl sets the limit (https://docs.nvidia.com/deploy/nvidia-smi/index.html)",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(
@@ -357,7 +363,7 @@ def driver_missing(ctx: RuleContext):
             alternative="choose an instance type whose GPUs run at the full board power",
         )
     ),
-    references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
+    references=(NVML_CLOCK_EVENTS,),
 )
 def power_capped(ctx: RuleContext):
     tolerance = ctx.t("power_limit_below_default_fraction")
@@ -416,7 +422,7 @@ def power_capped(ctx: RuleContext):
     id="gpu.idle_busy_state",
     layer="hardware",
     title="GPUs are busy during the probe",
-    source="NVML clocks event reasons: 'GPU Idle' means nothing runs and clocks and links drop, so several checks read differently under load (https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html)",
+    source=f"NVML clocks event reasons: 'GPU Idle' means nothing runs and clocks and links drop, so several checks read differently under load ({NVML_CLOCK_EVENTS})",
     priority="low",
 )
 def gpus_busy(ctx: RuleContext):

@@ -8,7 +8,8 @@ import re
 
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._util import DCGM_DIAG, gpus
+from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG
+from gpuwise.advise.rules._util import gpus
 
 
 def _datacenter(name: str | None, patterns: list[str]) -> bool:
@@ -20,7 +21,7 @@ def _datacenter(name: str | None, patterns: list[str]) -> bool:
     id="gpu.ecc_off",
     layer="hardware",
     title="ECC is disabled",
-    source="DCGM diagnostics level 1 (ECC and page retirement checks), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_ecc, https://github.com/Azure/azurehpc-health-checks",
+    source=f"DCGM diagnostics level 1 (ECC and page retirement checks), {DCGM_DIAG}; Azure HPC health checks check_gpu_ecc, {AZURE_NHC}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
 )
@@ -62,7 +63,7 @@ def ecc_off(ctx: RuleContext):
     id="gpu.ecc_uncorrectable",
     layer="hardware",
     title="GPU memory has uncorrectable ECC errors",
-    source="DCGM diagnostics level 1: no uncorrectable (DBE) ECC errors, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_ecc, https://github.com/Azure/azurehpc-health-checks",
+    source=f"DCGM diagnostics level 1: no uncorrectable (DBE) ECC errors, {DCGM_DIAG}; Azure HPC health checks check_gpu_ecc, {AZURE_NHC}",
     priority="high",
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
@@ -96,7 +97,7 @@ def ecc_uncorrectable(ctx: RuleContext):
     id="gpu.retired_pages",
     layer="hardware",
     title="GPU memory pages were retired",
-    source="DCGM diagnostics level 1 page retirement / row remap check, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; Azure HPC health checks check_gpu_ecc, https://github.com/Azure/azurehpc-health-checks",
+    source=f"DCGM diagnostics level 1 page retirement / row remap check, {DCGM_DIAG}; Azure HPC health checks check_gpu_ecc, {AZURE_NHC}",
     priority="high",
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),
@@ -136,7 +137,7 @@ def retired_pages(ctx: RuleContext):
     id="gpu.row_remap",
     layer="hardware",
     title="GPU row remapping is pending or has failed",
-    source="DCGM diagnostics level 1: no pending or failed row remaps, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
+    source=f"DCGM diagnostics level 1: no pending or failed row remaps, {DCGM_DIAG}",
     priority="high",
     controllable=CLOUD_HARDWARE,
     references=(DCGM_DIAG,),

@@ -6,6 +6,14 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_FIRMWARE, CLOUD_INSTANCE_SIZE, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._links import (
+    DCGM_DIAG,
+    MLE_NETWORK,
+    MLE_PERFORMANCE,
+    NCCL_ENV,
+    NVML_CLOCK_EVENTS,
+    TORCH_TUNING,
+)
 from gpuwise.advise.rules._load import gpu_load
 from gpuwise.advise.rules._util import (
     gpus,
@@ -17,7 +25,7 @@ from gpuwise.advise.rules._util import (
     id="gpu.none_found",
     layer="hardware",
     title="No NVIDIA GPU found",
-    source="heuristic: a machine without GPUs is a normal case; the GPU checks need a GPU to read (DCGM diagnostics, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)",
+    source=f"heuristic: a machine without GPUs is a normal case; the GPU checks need a GPU to read (DCGM diagnostics, {DCGM_DIAG})",
     priority="low",
 )
 def none_found(ctx: RuleContext):
@@ -85,12 +93,12 @@ def probe_incomplete(ctx: RuleContext):
     id="pcie.width_below_max",
     layer="hardware",
     title="GPU PCIe link is narrower than its maximum",
-    source="DCGM diagnostics PCIe test (min_pci_width), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html: width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
+    source=f"DCGM diagnostics PCIe test (min_pci_width), {DCGM_DIAG}: width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
         text="host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)",
-        source="PCIe x16 per-direction bandwidth by generation (ml-engineering network, https://github.com/stas00/ml-engineering/blob/master/network/README.md)",
+        source=f"PCIe x16 per-direction bandwidth by generation (ml-engineering network, {MLE_NETWORK})",
     ),
 )
 def pcie_width(ctx: RuleContext):
@@ -127,12 +135,12 @@ def pcie_width(ctx: RuleContext):
     id="pcie.gen_below_max",
     layer="hardware",
     title="GPU PCIe link runs below its maximum generation under load",
-    source="DCGM diagnostics PCIe test (min_pci_generation), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html; links downshift their generation at idle (NVML 'GPU Idle', https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html)",
+    source=f"DCGM diagnostics PCIe test (min_pci_generation), {DCGM_DIAG}; links downshift their generation at idle (NVML 'GPU Idle', {NVML_CLOCK_EVENTS})",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
         text="each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)",
-        source="PCIe x16 per-direction bandwidth by generation (ml-engineering network, https://github.com/stas00/ml-engineering/blob/master/network/README.md)",
+        source=f"PCIe x16 per-direction bandwidth by generation (ml-engineering network, {MLE_NETWORK})",
     ),
 )
 def pcie_gen(ctx: RuleContext):
@@ -182,7 +190,7 @@ def pcie_gen(ctx: RuleContext):
     id="topo.gpu_nic_numa",
     layer="hardware",
     title="GPUs and NICs sit on different NUMA nodes",
-    source="NCCL environment variables, NCCL_NET_GDR_LEVEL (PIX/PXB/PHB/SYS distances), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html; ml-engineering, 'NUMA affinity', https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md",
+    source=f"NCCL environment variables, NCCL_NET_GDR_LEVEL (PIX/PXB/PHB/SYS distances), {NCCL_ENV}; ml-engineering, 'NUMA affinity', {MLE_PERFORMANCE}",
     priority={"cloud": "low", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
@@ -223,7 +231,7 @@ def gpu_nic_numa(ctx: RuleContext):
     id="topo.gpu_p2p_sys",
     layer="hardware",
     title="GPU pairs talk across CPU sockets without NVLink",
-    source="NCCL environment variables, NCCL_P2P_LEVEL: SYS paths cross the CPU interconnect, the slowest P2P route, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    source=f"NCCL environment variables, NCCL_P2P_LEVEL: SYS paths cross the CPU interconnect, the slowest P2P route, {NCCL_ENV}",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(
@@ -258,7 +266,7 @@ def gpu_p2p_sys(ctx: RuleContext):
     id="cpu.numa_binding",
     layer="hardware",
     title="Multi-socket host: bind each rank to its GPU's NUMA node",
-    source="ml-engineering, 'NUMA affinity' (https://github.com/stas00/ml-engineering/blob/master/training/performance/README.md); PyTorch Performance Tuning Guide, 'Utilize Non-Uniform Memory Access (NUMA) Controls' (https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)",
+    source=f"ml-engineering, 'NUMA affinity' ({MLE_PERFORMANCE}); PyTorch Performance Tuning Guide, 'Utilize Non-Uniform Memory Access (NUMA) Controls' ({TORCH_TUNING})",
     priority={"cloud": "low", "onprem": "medium"},
 )
 def numa_binding(ctx: RuleContext):
@@ -280,7 +288,7 @@ def numa_binding(ctx: RuleContext):
         ],
         gain=ExpectedGain(
             text="less cross-socket traffic; fewer stragglers",
-            source="PyTorch Performance Tuning Guide, NUMA controls, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+            source=f"PyTorch Performance Tuning Guide, NUMA controls, {TORCH_TUNING}",
         ),
     )
 
@@ -289,7 +297,7 @@ def numa_binding(ctx: RuleContext):
     id="cpu.cores_per_gpu_low",
     layer="hardware",
     title="Few CPU threads per GPU for data loading",
-    source="heuristic: DataLoader workers (2, 4, 8 ... up to the cores per GPU) need cores beside the training process (PyTorch Performance Tuning Guide, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)",
+    source=f"heuristic: DataLoader workers (2, 4, 8 ... up to the cores per GPU) need cores beside the training process (PyTorch Performance Tuning Guide, {TORCH_TUNING})",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_INSTANCE_SIZE,
 )

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from gpuwise.advise.controls import CONTAINER
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container, total_gpu_memory_bytes
+from gpuwise.advise.rules._links import DOCKER_RUN, KERNEL_CGROUP_V2, NCCL_TROUBLESHOOTING, TORCH_TUNING
+from gpuwise.advise.rules._util import in_container, total_gpu_memory_bytes
 
 
 @rule(
     id="isolation.container_shm",
     layer="isolation",
     title="Container /dev/shm is too small",
-    source="NCCL Troubleshooting, 'Sharing Data' (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html); Docker's default /dev/shm is 64 MB (docker run --shm-size, https://docs.docker.com/reference/cli/docker/container/run/)",
+    source=f"NCCL Troubleshooting, 'Sharing Data' ({NCCL_TROUBLESHOOTING}); Docker's default /dev/shm is 64 MB (docker run --shm-size, {DOCKER_RUN})",
     priority="high",
     controllable=CONTAINER,
     references=(NCCL_TROUBLESHOOTING,),
@@ -39,7 +40,7 @@ def container_shm(ctx: RuleContext):
     id="isolation.cgroup_cpu_limit",
     layer="isolation",
     title="A cgroup CPU limit is below the CPUs visible",
-    source="Linux cgroup v2, 'cpu.max' (https://docs.kernel.org/admin-guide/cgroup-v2.html); DataLoader workers need real CPU time (PyTorch Performance Tuning Guide, https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)",
+    source=f"Linux cgroup v2, 'cpu.max' ({KERNEL_CGROUP_V2}); DataLoader workers need real CPU time (PyTorch Performance Tuning Guide, {TORCH_TUNING})",
     priority="medium",
     controllable=CONTAINER,
 )
@@ -61,7 +62,7 @@ def cgroup_cpu(ctx: RuleContext):
     id="isolation.cgroup_memory_limit",
     layer="isolation",
     title="A cgroup memory limit is below host RAM",
-    source="Linux cgroup v2, 'memory.max': above it the OOM killer ends the job (exit 137), https://docs.kernel.org/admin-guide/cgroup-v2.html",
+    source=f"Linux cgroup v2, 'memory.max': above it the OOM killer ends the job (exit 137), {KERNEL_CGROUP_V2}",
     priority="medium",
     controllable=CONTAINER,
 )

@@ -7,17 +7,22 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_KERNEL, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._links import (
+    AMD_MI300X,
+    GRACE_PLATFORM,
+    KERNEL_SYSCTL_VM,
+    KERNEL_THP,
+    NCCL_ACS,
+    NCCL_TROUBLESHOOTING,
+)
 from gpuwise.advise.rules._util import is_virtual_machine
-
-NCCL_ACS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs"
-GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/"
 
 
 @rule(
     id="kernel.acs_redirect",
     layer="kernel",
     title="PCIe ACS redirects peer-to-peer traffic through the root complex",
-    source="NCCL Troubleshooting, 'PCI Access Control Services (ACS)', https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+    source=f"NCCL Troubleshooting, 'PCI Access Control Services (ACS)', {NCCL_TROUBLESHOOTING}",
     priority={"cloud": "low", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
@@ -30,7 +35,7 @@ GRACE_PLATFORM = "https://nvidia.github.io/grace-cpu-benchmarking-guide/platform
     references=(NCCL_ACS,),
     gain=ExpectedGain(
         text="P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)",
-        source="NCCL Troubleshooting, 'PCI Access Control Services (ACS)', https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+        source=f"NCCL Troubleshooting, 'PCI Access Control Services (ACS)', {NCCL_TROUBLESHOOTING}",
     ),
 )
 def acs_redirect(ctx: RuleContext):
@@ -62,7 +67,7 @@ def acs_redirect(ctx: RuleContext):
     id="kernel.iommu_not_pt",
     layer="kernel",
     title="IOMMU translates DMA (not in pass-through mode)",
-    source="AMD Instinct MI300X system acceptance (IOMMU enabled with iommu=pt), https://instinct.docs.amd.com/projects/system-acceptance/en/latest/gpus/mi300x.html; NCCL Troubleshooting, ACS/IOMMU section, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+    source=f"AMD Instinct MI300X system acceptance (IOMMU enabled with iommu=pt), {AMD_MI300X}; NCCL Troubleshooting, ACS/IOMMU section, {NCCL_TROUBLESHOOTING}",
     priority={"cloud": "low", "onprem": "high"},
     controllable=CLOUD_KERNEL,
 )
@@ -90,7 +95,7 @@ def iommu_not_pt(ctx: RuleContext):
     id="kernel.numa_balancing",
     layer="kernel",
     title="Automatic NUMA balancing is on",
-    source="NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (numa_balancing disabled), https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/; AMD Instinct MI300X system acceptance, https://instinct.docs.amd.com/projects/system-acceptance/en/latest/gpus/mi300x.html",
+    source=f"NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (numa_balancing disabled), {GRACE_PLATFORM}; AMD Instinct MI300X system acceptance, {AMD_MI300X}",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=CLOUD_KERNEL,
     references=(GRACE_PLATFORM,),
@@ -117,7 +122,7 @@ def numa_balancing(ctx: RuleContext):
     id="kernel.cpu_governor",
     layer="kernel",
     title="CPU frequency governor is not 'performance'",
-    source="NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (performance governor), https://nvidia.github.io/grace-cpu-benchmarking-guide/platform/",
+    source=f"NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (performance governor), {GRACE_PLATFORM}",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=CLOUD_KERNEL,
     references=(GRACE_PLATFORM,),
@@ -159,7 +164,7 @@ def cpu_governor(ctx: RuleContext):
     id="kernel.thp",
     layer="kernel",
     title="Transparent hugepages setting",
-    source="Linux transparent hugepages documentation, https://docs.kernel.org/admin-guide/mm/transhuge.html; no GPU-training vendor recommendation found, so informational",
+    source=f"Linux transparent hugepages documentation, {KERNEL_THP}; no GPU-training vendor recommendation found, so informational",
     priority="low",
     controllable=CLOUD_KERNEL,
 )
@@ -181,7 +186,7 @@ def thp(ctx: RuleContext):
     id="kernel.swap_on",
     layer="kernel",
     title="Swap is enabled",
-    source="heuristic: a training host that swaps shows erratic step times (Linux vm.swappiness, https://docs.kernel.org/admin-guide/sysctl/vm.html)",
+    source=f"heuristic: a training host that swaps shows erratic step times (Linux vm.swappiness, {KERNEL_SYSCTL_VM})",
     priority="low",
     controllable=CLOUD_KERNEL,
 )
@@ -206,7 +211,7 @@ def swap_on(ctx: RuleContext):
     id="kernel.memlock_limited",
     layer="kernel",
     title="Locked-memory limit (ulimit -l) is not unlimited",
-    source="NCCL Troubleshooting, 'Sharing Data' and RDMA (--ulimit memlock=-1), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; RDMA registers pinned memory",
+    source=f"NCCL Troubleshooting, 'Sharing Data' and RDMA (--ulimit memlock=-1), {NCCL_TROUBLESHOOTING}; RDMA registers pinned memory",
     priority={"cloud": "medium", "onprem": "high"},
 )
 def memlock_limited(ctx: RuleContext):

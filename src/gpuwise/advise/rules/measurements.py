@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
+from gpuwise.advise.rules._links import DCGM_DIAG, MLE_ACCELERATOR, TORCH_TUNING
 from gpuwise.bench.models import Measurement
 from gpuwise.layers import Layer
 
@@ -71,7 +72,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
         id=rule_id,
         layer=layer,
         title=f"{what} is well below what this hardware typically achieves",
-        source="achievable fractions of peak measured on good machines (ml-engineering MAMF and bandwidth tables, https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md); DCGM diagnostics pass marks are 0.75x its reference values (https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)",
+        source=f"achievable fractions of peak measured on good machines (ml-engineering MAMF and bandwidth tables, {MLE_ACCELERATOR}); DCGM diagnostics pass marks are 0.75x its reference values ({DCGM_DIAG})",
         priority="high",
         needs_bench=True,
     )
@@ -155,7 +156,7 @@ for _row in _CHECKS:
     id="bench.not_measured",
     layer="hardware",
     title="Some benchmarks failed or were invalid",
-    source="heuristic: a benchmark that failed, was skipped or measured above 100% of peak is no evidence either way (timing as in ml-engineering's mamf-finder, https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md)",
+    source=f"heuristic: a benchmark that failed, was skipped or measured above 100% of peak is no evidence either way (timing as in ml-engineering's mamf-finder, {MLE_ACCELERATOR})",
     priority="low",
     needs_bench=True,
 )
@@ -179,7 +180,7 @@ def not_measured(ctx: RuleContext):
     id="bench.pin_memory_gain",
     layer="framework",
     title="Pinned host memory moves data to the GPU much faster here",
-    source="PyTorch Performance Tuning Guide, 'Enable asynchronous data loading' (pin_memory=True plus non_blocking copies), https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
+    source=f"PyTorch Performance Tuning Guide, 'Enable asynchronous data loading' (pin_memory=True plus non_blocking copies), {TORCH_TUNING}",
     priority="medium",
     needs_bench=True,
     gain=ExpectedGain(

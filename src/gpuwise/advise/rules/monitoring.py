@@ -5,8 +5,8 @@ Sources: REFERENCE §1 (cloud medium 'GPU utilisation and temperature alerts'; o
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._links import DCGM_DIAG, DCGM_EXPORTER, NODE_EXPORTER
 
-DCGM_EXPORTER = "https://github.com/NVIDIA/dcgm-exporter"
 GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "nvidia-dcgm")
 
 
@@ -14,7 +14,7 @@ GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "
     id="monitoring.no_gpu_agent",
     layer="monitoring",
     title="No GPU monitoring agent (DCGM / exporter) on a GPU node",
-    source="DCGM exporter for Prometheus, https://github.com/NVIDIA/dcgm-exporter; the DCGM health checks (ECC, row remap, throttling) need DCGM, https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html",
+    source=f"DCGM exporter for Prometheus, {DCGM_EXPORTER}; the DCGM health checks (ECC, row remap, throttling) need DCGM, {DCGM_DIAG}",
     priority="medium",
     references=(DCGM_EXPORTER,),
 )
@@ -47,7 +47,7 @@ def no_gpu_agent(ctx: RuleContext):
     id="monitoring.no_node_agent",
     layer="monitoring",
     title="No host metrics agent",
-    source="heuristic: node metrics and alerts (Prometheus node_exporter, https://github.com/prometheus/node_exporter) show a failing host before a job does",
+    source=f"heuristic: node metrics and alerts (Prometheus node_exporter, {NODE_EXPORTER}) show a failing host before a job does",
     priority="low",
 )
 def no_node_agent(ctx: RuleContext):

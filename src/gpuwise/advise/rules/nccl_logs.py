@@ -7,11 +7,11 @@ between ranks, the algorithms, the variables the job set, and its warnings.
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._links import AREAL_639, NCCL_TROUBLESHOOTING
 from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
 from gpuwise.bench.nccl_debug import uses_socket
 
-NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
-SOCKET_VS_IB_ISSUE = "https://github.com/areal-project/AReaL/issues/639"
+SOCKET_VS_IB_ISSUE = AREAL_639
 
 
 def _active_rdma_ports(ctx: RuleContext) -> list[str]:

@@ -6,19 +6,24 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_FABRIC, cloud_only, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._links import (
+    AREAL_639,
+    AWS_PLACEMENT,
+    AZURE_NHC,
+    GPU_OPERATOR_RDMA,
+    NCCL_209,
+    NCCL_ENV,
+    OFED_TUNING,
+)
 from gpuwise.advise.rules._util import (
     nccl_setting,
     physical_nics,
     version_tuple,
 )
 
-NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
-GPU_OPERATOR_RDMA = (
-    "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html"
-)
 RDMA_GAIN = ExpectedGain(
     text="~4-5x faster collectives than TCP sockets (370 -> 50 ms for a 1 GB AllReduce)",
-    source="AReaL issue #639, https://github.com/areal-project/AReaL/issues/639",
+    source=f"AReaL issue #639, {AREAL_639}",
 )
 
 
@@ -32,7 +37,7 @@ def _ports(ctx: RuleContext):
     id="net.no_rdma",
     layer="network",
     title="No RDMA network (InfiniBand/RoCE) for multi-node training",
-    source="NCCL over sockets instead of InfiniBand/RoCE: ~4-5x slower collectives (AReaL issue #639, https://github.com/areal-project/AReaL/issues/639); NCCL environment variables, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    source=f"NCCL over sockets instead of InfiniBand/RoCE: ~4-5x slower collectives (AReaL issue #639, {AREAL_639}); NCCL environment variables, {NCCL_ENV}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FABRIC,
     gain=RDMA_GAIN,
@@ -62,7 +67,7 @@ def no_rdma(ctx: RuleContext):
     id="net.cloud_placement",
     layer="network",
     title="Multi-node on cloud: one availability zone and a placement group",
-    source="heuristic: collectives between availability zones pay 1-2 ms of latency each; cloud placement groups keep instances close (AWS EC2 placement groups, https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html)",
+    source=f"heuristic: collectives between availability zones pay 1-2 ms of latency each; cloud placement groups keep instances close (AWS EC2 placement groups, {AWS_PLACEMENT})",
     priority={"cloud": "high"},
     environments=("cloud",),
     controllable=cloud_only(
@@ -70,7 +75,7 @@ def no_rdma(ctx: RuleContext):
     ),
     gain=ExpectedGain(
         text="avoids the 1-2 ms cross-zone latency on every collective",
-        source="heuristic: cross-zone latency 1-2 ms per collective (AWS EC2 placement groups, https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html)",
+        source=f"heuristic: cross-zone latency 1-2 ms per collective (AWS EC2 placement groups, {AWS_PLACEMENT})",
     ),
 )
 def cloud_placement(ctx: RuleContext):
@@ -98,7 +103,7 @@ def cloud_placement(ctx: RuleContext):
     id="net.rdma_port_down",
     layer="network",
     title="RDMA ports are not active",
-    source="Azure HPC health checks check_hw_ib: all ports Active at rated speed, https://github.com/Azure/azurehpc-health-checks",
+    source=f"Azure HPC health checks check_hw_ib: all ports Active at rated speed, {AZURE_NHC}",
     priority="high",
     controllable=provider_owned(
         Controllable(
@@ -135,7 +140,7 @@ def rdma_port_down(ctx: RuleContext):
     id="net.rdma_rate_below_peers",
     layer="network",
     title="An RDMA port runs below the speed of its peers",
-    source="Azure HPC health checks check_hw_ib: all ports at rated speed, https://github.com/Azure/azurehpc-health-checks",
+    source=f"Azure HPC health checks check_hw_ib: all ports at rated speed, {AZURE_NHC}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
@@ -174,7 +179,7 @@ def rdma_rate(ctx: RuleContext):
     id="net.roce_gid_index",
     layer="network",
     title="RoCE without an explicit NCCL GID index on an older NCCL",
-    source="NCCL environment variables, NCCL_IB_GID_INDEX (automatic selection since NCCL 2.21), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    source=f"NCCL environment variables, NCCL_IB_GID_INDEX (automatic selection since NCCL 2.21), {NCCL_ENV}",
     priority={"cloud": "medium", "onprem": "high"},
     references=(NCCL_ENV,),
 )
@@ -208,7 +213,7 @@ def roce_gid(ctx: RuleContext):
     id="net.peermem_missing",
     layer="network",
     title="GPUDirect RDMA module (nvidia_peermem) is not loaded",
-    source="NVIDIA GPU Operator, 'GPUDirect RDMA' (nvidia-peermem or DMA-BUF), https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html",
+    source=f"NVIDIA GPU Operator, 'GPUDirect RDMA' (nvidia-peermem or DMA-BUF), {GPU_OPERATOR_RDMA}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=cloud_only(
         Controllable(
@@ -220,7 +225,7 @@ def roce_gid(ctx: RuleContext):
     references=(GPU_OPERATOR_RDMA,),
     gain=ExpectedGain(
         text="NIC reads GPU memory directly instead of staging through host memory",
-        source="NVIDIA GPU Operator, 'GPUDirect RDMA', https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html",
+        source=f"NVIDIA GPU Operator, 'GPUDirect RDMA', {GPU_OPERATOR_RDMA}",
     ),
 )
 def peermem(ctx: RuleContext):
@@ -247,7 +252,7 @@ def peermem(ctx: RuleContext):
     id="net.nccl_debug_vars",
     layer="network",
     title="NCCL 'Debugging' variables are set",
-    source="NCCL environment variables, 'Debugging' class: 'should not be used in production nor retained in scripts', https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    source=f"NCCL environment variables, 'Debugging' class: 'should not be used in production nor retained in scripts', {NCCL_ENV}",
     priority="medium",
     references=(NCCL_ENV,),
 )
@@ -278,7 +283,7 @@ def nccl_debug_vars(ctx: RuleContext):
     id="net.nccl_ib_disabled",
     layer="network",
     title="NCCL_IB_DISABLE=1 on a node with active RDMA ports",
-    source="NCCL environment variables, NCCL_IB_DISABLE (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html); AReaL issue #639: ~4-5x slower collectives over sockets (https://github.com/areal-project/AReaL/issues/639)",
+    source=f"NCCL environment variables, NCCL_IB_DISABLE ({NCCL_ENV}); AReaL issue #639: ~4-5x slower collectives over sockets ({AREAL_639})",
     priority="high",
     gain=RDMA_GAIN,
     references=(NCCL_ENV,),
@@ -300,7 +305,7 @@ def nccl_ib_disabled(ctx: RuleContext):
     id="net.nccl_socket_ifname",
     layer="network",
     title="NCCL_SOCKET_IFNAME points at a loopback or container bridge",
-    source="NCCL environment variables, NCCL_SOCKET_IFNAME (the default skips lo and docker*), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    source=f"NCCL environment variables, NCCL_SOCKET_IFNAME (the default skips lo and docker*), {NCCL_ENV}",
     priority="high",
     references=(NCCL_ENV,),
 )
@@ -328,12 +333,12 @@ def nccl_socket_ifname(ctx: RuleContext):
     id="net.tcp_socket_threads",
     layer="network",
     title="Fast TCP-only network without NCCL socket tuning",
-    source="NCCL environment variables, NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    source=f"NCCL environment variables, NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'), {NCCL_ENV}",
     priority={"cloud": "medium", "onprem": "low"},
     references=(NCCL_ENV,),
     gain=ExpectedGain(
         text="often substantially higher busbw on TCP (NCCL #209: 2.06 -> 3.75 GB/s)",
-        source="NCCL issue #209, https://github.com/NVIDIA/nccl/issues/209",
+        source=f"NCCL issue #209, {NCCL_209}",
     ),
 )
 def tcp_socket_threads(ctx: RuleContext):
@@ -361,7 +366,7 @@ def tcp_socket_threads(ctx: RuleContext):
     id="net.mtu_small",
     layer="network",
     title="Fast data NIC with standard (1500) MTU",
-    source="NVIDIA MLNX_OFED 'Performance Tuning' (Performance Tuning for NVIDIA Adapters; mlnx_tune), https://docs.nvidia.com/networking/display/mlnxofedv24100700/Performance+Tuning; advisory",
+    source=f"NVIDIA MLNX_OFED 'Performance Tuning' (Performance Tuning for NVIDIA Adapters; mlnx_tune), {OFED_TUNING}; advisory",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(

@@ -6,7 +6,8 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_STORAGE
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
-from gpuwise.advise.rules._util import NCCL_TROUBLESHOOTING, in_container
+from gpuwise.advise.rules._links import MLE_STORAGE, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._util import in_container
 
 _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
@@ -28,7 +29,7 @@ def _network_mounts(ctx: RuleContext):
     id="storage.shm_small",
     layer="storage",
     title="/dev/shm is smaller than 1 GB",
-    source="NCCL Troubleshooting, 'Sharing Data' (>= 1 GB /dev/shm), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+    source=f"NCCL Troubleshooting, 'Sharing Data' (>= 1 GB /dev/shm), {NCCL_TROUBLESHOOTING}",
     priority="high",
     references=(NCCL_TROUBLESHOOTING,),
 )
@@ -56,12 +57,12 @@ def shm_small(ctx: RuleContext):
     id="storage.data_on_network",
     layer="storage",
     title="Network file systems mounted: training data may be read over the network",
-    source="ml-engineering storage: stage data to local NVMe; `import torch` on NFS took ~20 s, 5-10x local (https://github.com/stas00/ml-engineering/blob/master/storage/README.md)",
+    source=f"ml-engineering storage: stage data to local NVMe; `import torch` on NFS took ~20 s, 5-10x local ({MLE_STORAGE})",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_STORAGE,
     gain=ExpectedGain(
         text="local NVMe is 2-5x faster than cloud storage for ImageNet-style reading",
-        source="ml-engineering storage, https://github.com/stas00/ml-engineering/blob/master/storage/README.md",
+        source=f"ml-engineering storage, {MLE_STORAGE}",
     ),
 )
 def data_on_network(ctx: RuleContext):
@@ -104,7 +105,7 @@ def data_on_network(ctx: RuleContext):
     id="storage.no_local_nvme",
     layer="storage",
     title="No local NVMe drive on a GPU node",
-    source="heuristic: data-loading-heavy jobs want local NVMe or fast disks (ml-engineering storage, https://github.com/stas00/ml-engineering/blob/master/storage/README.md)",
+    source=f"heuristic: data-loading-heavy jobs want local NVMe or fast disks (ml-engineering storage, {MLE_STORAGE})",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_STORAGE,
 )
@@ -124,7 +125,7 @@ def no_local_nvme(ctx: RuleContext):
     id="storage.nvme_not_raided",
     layer="storage",
     title="Several NVMe drives but no RAID0 across them",
-    source="heuristic: several local NVMe drives striped (RAID0) multiply read bandwidth and IOPS (ml-engineering storage, https://github.com/stas00/ml-engineering/blob/master/storage/README.md)",
+    source=f"heuristic: several local NVMe drives striped (RAID0) multiply read bandwidth and IOPS (ml-engineering storage, {MLE_STORAGE})",
     priority={"cloud": "medium", "onprem": "high"},
 )
 def nvme_not_raided(ctx: RuleContext):

@@ -4,16 +4,15 @@ Sources: REFERENCE §1 (containerised CUDA environments, cloud medium), NVIDIA C
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._links import TOOLKIT, TORCH_INSTALL
 from gpuwise.advise.rules._util import captured, version_tuple
-
-TOOLKIT = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 
 
 @rule(
     id="toolchain.torch_missing",
     layer="toolchain",
     title="PyTorch is not installed in this Python",
-    source="heuristic: framework settings (AMP, compile, DDP) need a framework to act on (PyTorch install, https://pytorch.org/get-started/locally/)",
+    source=f"heuristic: framework settings (AMP, compile, DDP) need a framework to act on (PyTorch install, {TORCH_INSTALL})",
     priority="low",
 )
 def torch_missing(ctx: RuleContext):
@@ -32,7 +31,7 @@ def torch_missing(ctx: RuleContext):
     id="toolchain.container_toolkit_missing",
     layer="toolchain",
     title="Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
-    source="NVIDIA Container Toolkit install guide, https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
+    source=f"NVIDIA Container Toolkit install guide, {TOOLKIT}",
     priority="medium",
     references=(TOOLKIT,),
 )
@@ -61,7 +60,7 @@ def container_toolkit(ctx: RuleContext):
     id="toolchain.no_container_runtime",
     layer="toolchain",
     title="No container runtime on a GPU node",
-    source="heuristic: a container image pins CUDA, cuDNN, NCCL and torch, so runs are reproducible across nodes (NVIDIA Container Toolkit, https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html)",
+    source=f"heuristic: a container image pins CUDA, cuDNN, NCCL and torch, so runs are reproducible across nodes (NVIDIA Container Toolkit, {TOOLKIT})",
     priority={"cloud": "medium", "onprem": "low"},
 )
 def no_container_runtime(ctx: RuleContext):
