@@ -5,24 +5,39 @@ Command modules import only typer at import time, so `gpuwise --help` stays fast
 machine with no GPU, no driver and no torch. Errors from gpuwise (GpuwiseError) are printed as a
 clean message ending in "To fix: ..."; a traceback is shown only with --debug.
 
-Exit codes: 0 ok; 1 warnings (doctor); 2 critical findings (doctor); 3 could not run.
+Exit codes: the one table in gpuwise.errors.EXIT_CODES, for every command and the same with --debug
+(which only adds a traceback).
 """
 
 from __future__ import annotations
 
 import sys
+import traceback
 
 import typer
+from typer.core import TyperOption
 
-from gpuwise import __version__
+from gpuwise import __version__, interrupts
 from gpuwise.commands import bench, capture, catalog, doctor, plan, probe
+from gpuwise.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED
+
+_typer_display_type = TyperOption.display_type_rich
+
+
+def _display_type_without_flag_metavar(self: TyperOption, ctx) -> str | None:
+    """Typer labels every flag '<bool>', so `--json` reads as if it took a value: flags get no label."""
+    return None if self.is_flag else _typer_display_type(self, ctx)
+
+
+TyperOption.display_type_rich = _display_type_without_flag_metavar  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="gpuwise",
     help="Measure, diagnose and plan GPU training machines: "
     "cloud instances and self-built clusters.\n\nExit codes: 0 = ok; 1 = warnings, "
     "2 = critical findings (doctor only); 3 = could not run (the message says how to fix it); "
-    "130 = interrupted.",
+    "4 = a benchmark failed (bench, unless --keep-going); 130 = interrupted. --debug adds a traceback, "
+    "never changes the code.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -57,34 +72,44 @@ def _is_usage_error(exc: Exception) -> bool:
     return callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
 
 
+def _debug_traceback() -> None:
+    """With --debug, show where an error came from; the exit code stays the one the table gives."""
+    if _state["debug"]:
+        traceback.print_exc()
+
+
+def _interrupted() -> None:
+    """Exit for Ctrl-C / SIGINT (130) or SIGTERM (143), after every clean-up has run."""
+    import signal
+
+    terminated = interrupts.received() == signal.SIGTERM
+    typer.echo("terminated" if terminated else "interrupted", err=True)
+    sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+
+
 def main() -> None:
     """Console-script entry point: run the app and turn gpuwise errors into clean messages."""
     from gpuwise.errors import GpuwiseError
 
+    interrupts.install()
     try:
         # with standalone_mode=False click returns the exit code a command raised via typer.Exit
         code = app(standalone_mode=False)
     except GpuwiseError as exc:
-        if _state["debug"]:
-            raise
+        _debug_traceback()
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        typer.echo("aborted", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
+    except (typer.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+        _interrupted()
     except BrokenPipeError:  # `gpuwise ... | head`: the reader left; not an error worth a message
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit flush
-        sys.exit(141)
+        sys.exit(EXIT_PIPE_CLOSED)
     except OSError as exc:  # a file or device the OS refused (permissions, disk full) that no command caught
-        if _state["debug"]:
-            raise
+        _debug_traceback()
         where = f" ({exc.filename})" if exc.filename else ""
         typer.secho(
             f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, "
@@ -92,23 +117,22 @@ def main() -> None:
             fg=typer.colors.RED,
             err=True,
         )
-        sys.exit(3)
+        sys.exit(EXIT_COULD_NOT_RUN)
     except Exception as exc:  # click usage errors and anything unexpected
         if _is_usage_error(exc):
             exc.show()  # "Usage: ... Try 'gpuwise CMD --help' for help. Error: ..."
             # 3, not click's 2: for doctor 2 means "critical findings", and a typo must not read as that
-            sys.exit(3)
-        if _state["debug"]:
-            raise
+            sys.exit(EXIT_COULD_NOT_RUN)
+        _debug_traceback()
         typer.secho(
             f"internal error: {type(exc).__name__}: {exc}\nRe-run with --debug for a traceback, "
             "and please report it.",
             fg=typer.colors.RED,
             err=True,
         )
-        sys.exit(3)
-    if code == 130:  # typer turns Ctrl-C into Exit(130) and, without standalone mode, returns it silently
-        typer.echo("interrupted", err=True)
+        sys.exit(EXIT_COULD_NOT_RUN)
+    if code == 130:
+        _interrupted()  # typer turns Ctrl-C into Exit(130) and, without standalone mode, returns it silently
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -10,6 +10,26 @@ GpuwiseError                 base; cli.py maps it to a clean message and exit co
 
 from __future__ import annotations
 
+# The exit codes of every command (cli.py maps errors to them; --debug adds a traceback, same code).
+EXIT_OK = 0
+EXIT_WARNINGS = 1  # doctor: warnings found
+EXIT_CRITICAL = 2  # doctor: critical findings
+EXIT_COULD_NOT_RUN = 3  # bad input, missing tool, output exists, a concurrent writer won: see 'To fix'
+EXIT_BENCH_FAILED = 4  # bench: a benchmark failed (crash, timeout, error) and --keep-going was not given
+EXIT_INTERRUPTED = 130  # Ctrl-C / SIGINT: temporary files removed, nothing published
+EXIT_TERMINATED = 143  # SIGTERM: the same clean-up as SIGINT
+EXIT_PIPE_CLOSED = 141  # stdout was closed by the reader (`gpuwise ... | head`)
+EXIT_CODES = {
+    EXIT_OK: "ok",
+    EXIT_WARNINGS: "warnings (doctor)",
+    EXIT_CRITICAL: "critical findings (doctor)",
+    EXIT_COULD_NOT_RUN: "could not run; the message ends with 'To fix: ...'",
+    EXIT_BENCH_FAILED: "a benchmark failed (bench without --keep-going)",
+    EXIT_INTERRUPTED: "interrupted (SIGINT, Ctrl-C); nothing half-written is left",
+    EXIT_TERMINATED: "terminated (SIGTERM); nothing half-written is left",
+    EXIT_PIPE_CLOSED: "stdout closed by the reader",
+}
+
 
 class GpuwiseError(Exception):
     """Base class. `str(err)` is a complete message for the user."""
@@ -50,3 +70,7 @@ class MissingDependencyError(GpuwiseError):
 
 class EnvironmentProblem(GpuwiseError):
     """The machine cannot do what was asked."""
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when SIGTERM arrives, so `finally` clean-ups run as on Ctrl-C."""

@@ -12,11 +12,13 @@ from __future__ import annotations
 import fnmatch
 import glob as globlib
 import json
+import lzma
 import os
 import socket
 import subprocess
 import tarfile
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from gpuwise import __version__
+from gpuwise.capture import archive
 from gpuwise.capture.sources import COMMANDS, INTERNAL_COLLECTORS, CommandSource
 from gpuwise.errors import CaptureFormatError
 
@@ -224,9 +227,9 @@ class CaptureHost:
             )
         try:
             self.recorded_meta = json.loads(entries.pop("meta.json"))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise CaptureFormatError(
-                f"{self.path}: meta.json is not valid JSON ({exc})", "re-run `gpuwise capture`"
+                f"{self.path}: meta.json is not valid JSON ({str(exc)[:200]})", "re-run `gpuwise capture`"
             ) from exc
         if not isinstance(self.recorded_meta, dict) or self.recorded_meta.get("format") != CAPTURE_FORMAT:
             got = self.recorded_meta.get("format") if isinstance(self.recorded_meta, dict) else None
@@ -242,27 +245,19 @@ class CaptureHost:
                 self._commands.setdefault(stem, {})[ext] = text
 
     def _read_dir(self) -> dict[str, str]:
-        out = {}
-        for p in self.path.rglob("*"):
-            if p.is_file():
-                out[p.relative_to(self.path).as_posix()] = p.read_bytes().decode("utf-8", errors="replace")
-        return out
+        return {
+            rel: _text(data) for rel, data in archive.read_dir(self.path, archive.Limits.from_env()).items()
+        }
 
     def _read_tar(self) -> dict[str, str]:
-        out = {}
         try:
-            with tarfile.open(self.path, "r:*") as tar:
-                members = [m for m in tar.getmembers() if m.isfile()]
-                prefix = _common_top_dir([m.name for m in members])
-                for m in members:
-                    fh = tar.extractfile(m)
-                    if fh is not None:
-                        out[m.name[len(prefix) :]] = fh.read().decode("utf-8", errors="replace")
-        except (tarfile.TarError, OSError, EOFError) as exc:
+            members = archive.read_tar(self.path, archive.Limits.from_env())
+        except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise CaptureFormatError(
                 f"{self.path}: cannot read the tarball ({exc})", "re-copy the file; it may be truncated"
             ) from exc
-        return out
+        prefix = _common_top_dir(list(members))
+        return {name[len(prefix) :]: _text(data) for name, data in members.items()}
 
     def meta(self) -> HostMeta:
         m = self.recorded_meta
@@ -314,6 +309,10 @@ class CaptureHost:
 
 def _str_or_none(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def _common_top_dir(names: list[str]) -> str:

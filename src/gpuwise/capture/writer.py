@@ -1,23 +1,27 @@
 """`gpuwise capture`: record a machine's raw data in the gpuwise-capture/1 format.
 
-The capture is assembled in a temporary directory next to the destination and renamed into place
-(or tarred into a temporary file and renamed), so an interrupted capture leaves nothing half-written.
+The capture is assembled in a hidden temporary directory next to the destination (and tarred into a
+hidden temporary file) and published with a no-replace rename (atomic.publish_noreplace), so:
+- an interrupted capture (SIGINT, SIGTERM, an error) removes its temporaries and publishes nothing;
+- a file that appears at the destination meanwhile, or a second capture to the same path, is never
+  replaced: the capture that finds the name taken fails with exit 3 and removes its temporaries.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import socket
 import tarfile
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuwise import __version__
+from gpuwise import __version__, interrupts
+from gpuwise.atomic import publish_noreplace
 from gpuwise.capture.host import CAPTURE_FORMAT, CommandResult, LiveHost
 from gpuwise.capture.mask import Masker, find_serials
 from gpuwise.capture.sources import ALL_COMMAND_IDS, FILES, GLOBS
@@ -89,8 +93,11 @@ def write_capture(
         "masked": bool(mask),
         "commands": {},
     }
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    # Named before it is created, so a signal at any point leaves a name the clean-up can remove.
+    tmp = _temp_name(out, "")
+    tar_tmp = _temp_name(out, ".part") if as_tar else None
     try:
+        tmp.mkdir(mode=0o700)
         for path, text in files.items():
             dest = tmp / "files" / path.lstrip("/")
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -108,10 +115,18 @@ def write_capture(
             meta["masked_counts"] = masker.counts
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         note("writing")
-        _publish(tmp, out, as_tar)
+        if tar_tmp is not None:
+            _write_tar(tmp, tar_tmp, out.name.removesuffix(".tar.gz").removesuffix(".tgz"))
+        _publish(tar_tmp or tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if tar_tmp is not None:
+            tar_tmp.unlink(missing_ok=True)
     return summary
+
+
+def _temp_name(out: Path, suffix: str) -> Path:
+    return out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.gwtmp{suffix}"
 
 
 def _read_files(host: LiveHost) -> dict[str, str]:
@@ -141,21 +156,30 @@ def _write_command(folder: Path, cid: str, res: CommandResult | None, clean: Cal
     return info
 
 
-def _publish(tmp: Path, out: Path, as_tar: bool) -> None:
-    """Move the finished capture into place atomically."""
-    if not as_tar:
-        if out.exists():
+def _write_tar(folder: Path, tar_tmp: Path, top: str) -> None:
+    fd = os.open(tar_tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:
+        tar.add(folder, arcname=top)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _publish(finished: Path, out: Path) -> None:
+    """Move the finished capture to `out` unless something is there; a signal meanwhile undoes it."""
+    with interrupts.deferred():
+        if out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # an empty directory the user created for us
-        os.replace(tmp, out)
-        tmp.mkdir()  # so the caller's cleanup has something to remove
-        return
-    fd, tar_tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    os.close(fd)
-    try:
-        top = out.name.removesuffix(".tar.gz").removesuffix(".tgz")
-        with tarfile.open(tar_tmp, "w:gz") as tar:
-            tar.add(tmp, arcname=top)
-        os.replace(tar_tmp, out)
-    except BaseException:
-        Path(tar_tmp).unlink(missing_ok=True)
-        raise
+        try:
+            publish_noreplace(finished, out)
+        except FileExistsError:
+            raise UserInputError(
+                f"{out} appeared while capturing (another capture or program wrote it); it was left as it is",
+                "choose a new path with -o, or remove the other file and capture again",
+            ) from None
+        if interrupts.received() is not None:  # asked to stop while publishing: publish nothing
+            if out.is_dir():
+                os.rename(out, finished)  # back to the temporary name, which the caller removes
+            else:
+                out.unlink()
+            return
+        interrupts.commit()
