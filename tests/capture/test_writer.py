@@ -11,6 +11,7 @@ from gpuwise.capture import writer
 from gpuwise.capture.host import CaptureHost, LiveHost
 from gpuwise.capture.sources import ALL_COMMAND_IDS
 from gpuwise.errors import UserInputError
+from tests.capture.test_redact_mask import CREDENTIALS
 
 SECRET = "s3cr3t-value-that-must-not-leak"
 
@@ -36,6 +37,89 @@ def test_capture_layout_and_meta(captured):
         assert not (out / "commands/nvidia-smi-q-x.txt").exists()
         assert CaptureHost(out).run("nvidia-smi-q-x").status == "missing"
     assert summary.files > 10
+
+
+def test_forty_credentials_never_reach_a_capture_file(tmp_path):
+    """Every value of the 40 realistic credentials is absent from every file; meta names them only."""
+    out = tmp_path / "node"
+    summary = writer.write_capture(out, host=LiveHost(env={**os.environ, **CREDENTIALS}))
+    blob = "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
+    leaked = sorted(name for name, value in CREDENTIALS.items() if len(value) > 3 and value in blob)
+    assert not leaked, f"values leaked: {leaked}"
+    meta = json.loads((out / "meta.json").read_text())
+    assert set(CREDENTIALS) <= set(meta["redacted"]["env"]) == set(summary.redacted_env)
+    assert isinstance(meta["redacted"]["values"], dict)  # rule id -> count, never a value
+
+
+def test_mask_replaces_every_ip_address(tmp_path):
+    out = tmp_path / "masked"
+    writer.write_capture(out, mask=True)
+    addr = (out / "commands/ip-j-addr.txt").read_text()
+    if not addr.strip():
+        pytest.skip("ip -j addr gave no output here")
+    originals = [
+        a["local"]
+        for link in json.loads(LiveHost().run("ip-j-addr").stdout)
+        for a in link.get("addr_info", [])
+        if a.get("local") and not a["local"].startswith(("127.", "::1"))
+    ]
+    assert originals, "this machine has a non-loopback address to mask"
+    assert not [a for a in originals if a in addr]
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["masked_counts"].get("ipv4", 0) + meta["masked_counts"].get("ipv6", 0) >= 1
+
+
+def test_a_file_that_appears_during_capture_is_never_replaced(tmp_path):
+    """The user (or another program) writes the target while the capture runs: the capture loses."""
+    target = tmp_path / "t.tar.gz"
+
+    class Racer(LiveHost):
+        def prefetch(self, command_ids):
+            super().prefetch(command_ids)
+            target.write_text("the user's file")
+
+    with pytest.raises(UserInputError) as err:
+        writer.write_capture(target, host=Racer())
+    assert "appeared while capturing" in str(err.value) and "To fix:" in str(err.value)
+    assert target.read_text() == "the user's file"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.tar.gz"]  # no temporaries
+
+
+def test_a_directory_that_appears_during_capture_is_never_replaced(tmp_path):
+    target = tmp_path / "node"
+
+    class Racer(LiveHost):
+        def prefetch(self, command_ids):
+            super().prefetch(command_ids)
+            target.mkdir()
+            (target / "keep.txt").write_text("mine")
+
+    with pytest.raises(UserInputError):
+        writer.write_capture(target, host=Racer())
+    assert [p.name for p in target.iterdir()] == ["keep.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["node"]
+
+
+def test_publish_without_renameat2_still_never_replaces(tmp_path, monkeypatch):
+    """On a filesystem without RENAME_NOREPLACE the link(2)/rename(2) fallback keeps the guarantee."""
+    from gpuwise import atomic
+
+    monkeypatch.setattr(atomic, "_renameat2_noreplace", lambda src, dst: False)
+    src, dst = tmp_path / "a", tmp_path / "b"
+    src.write_text("new")
+    dst.write_text("old")
+    with pytest.raises(FileExistsError):
+        atomic.publish_noreplace(src, dst)
+    assert dst.read_text() == "old"
+    dst.unlink()
+    atomic.publish_noreplace(src, dst)
+    assert dst.read_text() == "new" and not src.exists()
+    folder, busy = tmp_path / "d", tmp_path / "busy"
+    folder.mkdir()
+    busy.mkdir()
+    (busy / "x").write_text("x")
+    with pytest.raises(FileExistsError):
+        atomic.publish_noreplace(folder, busy)
 
 
 def test_secrets_are_redacted(captured):

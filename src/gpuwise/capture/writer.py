@@ -24,6 +24,7 @@ from gpuwise import __version__, interrupts
 from gpuwise.atomic import publish_noreplace
 from gpuwise.capture.host import CAPTURE_FORMAT, CommandResult, LiveHost
 from gpuwise.capture.mask import Masker, find_serials
+from gpuwise.capture.redact import redact_text
 from gpuwise.capture.sources import ALL_COMMAND_IDS, FILES, GLOBS
 from gpuwise.errors import UserInputError
 
@@ -41,6 +42,7 @@ class CaptureSummary:
     files: int = 0
     commands: dict[str, str] = field(default_factory=dict)  # id -> ok / missing / timeout / rc=N
     redacted_env: list[str] = field(default_factory=list)
+    redacted_values: dict[str, int] = field(default_factory=dict)  # value rule id -> hits in files/outputs
     masked: dict[str, int] = field(default_factory=dict)
 
 
@@ -79,6 +81,7 @@ def write_capture(
         masker = Masker(names, serials)
 
     def clean(text: str) -> str:
+        text = redact_text(text, summary.redacted_values)
         return masker.apply(text) if masker else text
 
     meta = {
@@ -88,7 +91,8 @@ def write_capture(
         "gpuwise_version": __version__,
         "redacted": {
             "env": summary.redacted_env,
-            "rule": "names containing KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, ... and URLs with a password",
+            "rule": "names containing PASSWORD, SECRET, TOKEN, API_KEY, CREDENTIAL, DSN, _PAT, ... (detect-secrets "
+            "keywords); values with URL userinfo, Bearer tokens and gitleaks token formats",
         },
         "masked": bool(mask),
         "commands": {},
@@ -110,9 +114,10 @@ def write_capture(
                 if meta["commands"][cid]["status"] != "ok"
                 else ("ok" if res.rc == 0 else f"rc={res.rc}")
             )
+        meta["redacted"]["values"] = dict(sorted(summary.redacted_values.items()))  # rule ids only
         if masker:
             summary.masked = masker.counts
-            meta["masked_counts"] = masker.counts
+            meta["masked_counts"] = masker.counts  # kinds only: host, serial, mac, uuid, ipv4, ipv6
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         note("writing")
         if tar_tmp is not None:
