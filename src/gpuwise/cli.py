@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+import warnings
 
 import typer
 from typer.core import TyperOption
@@ -60,6 +61,10 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     _state["debug"] = debug
+    if not debug:
+        # numpy's overflow/invalid-value RuntimeWarnings name source lines; a user gets the checked
+        # result or a clean error instead (inputs are validated finite). --debug shows them.
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
 
 
 for _module in (probe, capture, bench, doctor, plan, catalog):

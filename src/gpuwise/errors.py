@@ -60,7 +60,7 @@ class DataValidationError(UserInputError):
         self, message: str, fix: str | None = None, path: str | None = None, line: int | None = None
     ):
         where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
-        self.path, self.line = path, line
+        self.path, self.line, self.reason = path, line, message  # reason: the message without file:line
         super().__init__(where + message, fix)
 
 

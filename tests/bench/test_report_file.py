@@ -23,6 +23,8 @@ def test_a_recorded_report_reads_back():
         ("{not json", "not a readable JSON bench report"),
         ('{"schema": "gpuwise-plan/1"}', "schema is 'gpuwise-plan/1', expected 'gpuwise-bench/1'"),
         ("[1, 2]", "schema is 'list'"),
+        ('{"schema": "gpuwise-bench/1", "results": [{"value": NaN}]}', "NaN is not a number gpuwise accepts"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"schema": "gpuwise-bench/1", "results": [{"name": "x"}]}', "field results.0"),
     ],
 )
@@ -32,10 +34,8 @@ def test_bad_files_name_the_option_the_file_and_the_fix(tmp_path, text, match):
     with pytest.raises(DataValidationError, match=match) as err:
         read_bench_report(path, "--calibrate")
     message = str(err.value)
-    assert (
-        message.startswith(f"{path}: --calibrate")
-        and "To fix: pass a file written by `gpuwise bench" in message
-    )
+    assert message.startswith((f"{path}: --calibrate", f"{path}:1: --calibrate"))  # file:line when known
+    assert "To fix: pass a file written by `gpuwise bench" in message
 
 
 def test_missing_file(tmp_path):

@@ -7,10 +7,10 @@ Importing this module does not import torch.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
+from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
 
 FIX = f"pass a file written by `gpuwise bench --save FILE` (schema {BENCH_SCHEMA})"
@@ -25,13 +25,13 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
     from pydantic import ValidationError
 
     p = Path(path).expanduser()
+    if not p.exists() and not p.is_symlink():
+        raise UserInputError(f"{option} {p}: no such file", FIX)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserInputError(f"{option} {p}: no such file", FIX) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = read_json(p, "bench report", FIX)  # size cap, no FIFOs, NaN/Infinity refused
+    except DataValidationError as exc:
         raise DataValidationError(
-            f"{option}: not a readable JSON bench report ({exc})", FIX, path=str(p)
+            f"{option}: not a readable JSON bench report ({exc.reason})", FIX, path=str(p), line=exc.line
         ) from None
     if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
         got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__

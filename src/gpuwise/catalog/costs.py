@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuwise.catalog.validate import did_you_mean
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
+from gpuwise.datafiles import did_you_mean
 from gpuwise.errors import DataValidationError, UserInputError
 
 SCHEMA = "gpuwise-onprem-costs/1"

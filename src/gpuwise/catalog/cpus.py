@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from gpuwise.catalog.validate import read_rows
+from gpuwise.datafiles import read_rows
 from gpuwise.errors import DataValidationError
 
 DTYPES = ("fp32", "bf16", "fp16")

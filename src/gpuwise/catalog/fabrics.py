@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from gpuwise.catalog.validate import Row, did_you_mean, read_rows
+from gpuwise.datafiles import Row, did_you_mean, read_rows
 from gpuwise.errors import DataValidationError, UserInputError
 
 KINDS = ("pcie", "nvlink", "ethernet", "infiniband", "roce", "efa")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from gpuwise.catalog.validate import Row, read_rows
+from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import DataValidationError
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from gpuwise.catalog import gpus
-from gpuwise.catalog.validate import Row, read_rows
+from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import UserInputError
 from gpuwise.providers import providers
 
@@ -53,6 +53,8 @@ OUR_COLUMNS = (
     "Notes",
 )
 COLUMNS = ("Provider",) + SKYPILOT_COLUMNS + OUR_COLUMNS[1:]
+# SkyPilot columns gpuwise reads past (GPU details as a Python dict, CPU architecture).
+SKYPILOT_IGNORED = ("GpuInfo", "Arch")
 REQUIRED = ("InstanceType",)
 FABRICS = ("vpc-tcp", "roce", "infiniband", "efa", "tcpx")
 CURRENCIES = ("USD", "CNY", "EUR")
@@ -151,7 +153,7 @@ def _offer_from_row(row: Row, default_provider: str) -> Offer:
 def read_offers_file(path: Path) -> list[Offer]:
     """Parse and validate one offers CSV. Raises DataValidationError with file:line on a bad row."""
     path = Path(path)
-    return [_offer_from_row(row, path.stem) for row in read_rows(path, REQUIRED, COLUMNS)]
+    return [_offer_from_row(row, path.stem) for row in read_rows(path, REQUIRED, COLUMNS + SKYPILOT_IGNORED)]
 
 
 def shipped_offers_dir() -> Path:

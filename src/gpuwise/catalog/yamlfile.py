@@ -13,13 +13,15 @@ closest known field name.
 from __future__ import annotations
 
 import difflib
+import math
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.datafiles import read_input_text
+from gpuwise.errors import DataValidationError
 
 M = TypeVar("M", bound=BaseModel)
 KeyPath = tuple[str | int, ...]
@@ -38,20 +40,48 @@ def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
             _walk(item, (*path, i), lines)
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases: `*a` re-uses a node, and 30 nested aliases of a two-item list
+    expand to 2**30 items (a "billion laughs" bomb). No gpuwise file needs them."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _AliasRefused(event.anchor, event.start_mark.line + 1)
+        return super().compose_node(parent, index)
+
+
+class _AliasRefused(Exception):
+    def __init__(self, anchor: str, line: int):
+        self.anchor, self.line = anchor, line
+
+
 def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
-    """Read a YAML file; return (data, {key path: 1-based line})."""
+    """Read a YAML file; return (data, {key path: 1-based line}).
+
+    Bounded: the file is read through datafiles.read_input_text (regular files, size cap, UTF-8),
+    aliases are refused, nesting deeper than Python's recursion limit is an error, and a number that
+    is NaN or infinite (`.nan`, `.inf`) is an error at its line.
+    """
     p = Path(path)
+    text = read_input_text(p, "YAML file")
+    loader = _NoAliasLoader(text)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserInputError(
-            f"file not found: {p}", "check the path (relative paths start in the current directory)"
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except _AliasRefused as exc:
+        raise DataValidationError(
+            f"YAML aliases are not accepted (*{exc.anchor})",
+            "write the value out in full instead of referring to an &anchor",
+            path=str(p),
+            line=exc.line,
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserInputError(f"cannot read {p}: {exc}", "pass a readable UTF-8 YAML file") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+    except RecursionError:
+        raise DataValidationError(
+            "the YAML is nested too deeply to be a gpuwise file",
+            "check that this is the right file",
+            path=str(p),
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -62,10 +92,31 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
             path=str(p),
             line=line,
         ) from None
+    finally:
+        loader.dispose()
     lines: dict[KeyPath, int] = {}
     if node is not None:
         _walk(node, (), lines)
+    _refuse_non_finite(data, (), lines, p)
     return data, lines
+
+
+def _refuse_non_finite(data: Any, path: KeyPath, lines: dict[KeyPath, int], file: Path) -> None:
+    """`.inf` and `.nan` parse as floats; no gpuwise field means them, and numpy would warn on them."""
+    if isinstance(data, float) and not math.isfinite(data):
+        field = ".".join(map(str, path)) or "(top level)"
+        raise DataValidationError(
+            f"'{field}' is {data!r}, not a finite number",
+            f"write a number for '{field}' (or remove the line to use the default)",
+            path=str(file),
+            line=_line_for(path, lines),
+        )
+    if isinstance(data, dict):
+        for key, value in data.items():
+            _refuse_non_finite(value, (*path, key), lines, file)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _refuse_non_finite(value, (*path, i), lines, file)
 
 
 def _line_for(loc: KeyPath, lines: dict[KeyPath, int]) -> int | None:

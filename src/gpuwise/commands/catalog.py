@@ -122,7 +122,7 @@ def show_command(
 ) -> None:
     """Show one catalog row with its source: a GPU, an instance type (every region) or a fabric."""
     from gpuwise.catalog import fabrics, gpus, offers
-    from gpuwise.catalog.validate import did_you_mean
+    from gpuwise.datafiles import did_you_mean
     from gpuwise.errors import UserInputError
     from gpuwise.report.views import catalog as view
 

@@ -12,6 +12,7 @@ import re
 
 from gpuwise.capture.host import CommandResult, Host
 from gpuwise.capture.sources import COMMANDS
+from gpuwise.datafiles import read_rows
 from gpuwise.facts.models import Unknown, UnknownKind
 
 
@@ -72,7 +73,7 @@ def command_json(host: Host, command_id: str) -> tuple[object | None, Unknown | 
         return None, reason
     try:
         return json.loads(text), None
-    except (json.JSONDecodeError, ValueError) as exc:
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         return None, Unknown(
             kind="unparsable", text=f"{tool_name(command_id)} output is not valid JSON ({exc})"
         )
@@ -155,21 +156,22 @@ def format_cpulist(cpus: list[int]) -> str:
     return ",".join(out)
 
 
-def load_data_csv(name: str, required: tuple[str, ...] = ()) -> list[dict[str, str]]:
+def load_data_csv(
+    name: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
+) -> list[dict[str, str]]:
     """Rows of src/gpuwise/facts/data/<name> as {column: text}; lines starting with '#' are comments.
 
-    Read through the catalog's CSV reader, so a broken data file fails like a broken catalog file
-    (file:line, the column, "To fix: ..."). Every row must fill `required` and cite its `source`.
+    Read through the one CSV reader (gpuwise.datafiles), so a broken data file fails like a broken
+    catalog file (file:line, the column, "To fix: ..."). Every row must fill `required` and cite its
+    `source`; `optional` columns may be empty, and any other column is an error.
     """
     from importlib import resources
     from pathlib import Path
 
-    from gpuwise.catalog.validate import read_rows
-
     path = Path(str(resources.files("gpuwise.facts") / "data" / name))
     columns = (*required, "source")
     rows = []
-    for row in read_rows(path, columns):
+    for row in read_rows(path, columns, (*columns, *optional)):
         for column in columns:
             row.text(column, required=True)
         rows.append({k: (v or "").strip() for k, v in row.cells.items() if k})

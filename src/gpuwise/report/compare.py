@@ -3,14 +3,14 @@ ratio B/A, and findings present in only one of them. Used by `gpuwise compare A.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gpuwise.errors import UserInputError
+from gpuwise.datafiles import read_json
+from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.layers import PROBE_LAYERS
 
 # Readings that change from minute to minute; they are not differences between machines or setups.
@@ -76,17 +76,17 @@ class Comparison(BaseModel):
 def load_any(path: str | Path) -> tuple[str, dict]:
     """Read a gpuwise-report/1 or gpuwise-bench/1 JSON file; ('report' | 'bench', data)."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not p.exists() and not p.is_symlink():
         raise UserInputError(
             f"{p}: no such file",
             "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`",
-        ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        )
+    try:
+        data = read_json(p, "report", "pass a gpuwise report or bench JSON file")  # size cap, NaN refused
+    except DataValidationError as exc:
         raise UserInputError(
-            f"{p}: not readable JSON ({exc})", "pass a gpuwise report or bench JSON file"
-        ) from exc
+            f"{p}: not readable JSON ({exc.reason})", "pass a gpuwise report or bench JSON file"
+        ) from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == "gpuwise-report/1":
         _check_shape(p, data, {"facts": dict, "findings": list, "measurements": (dict, type(None))})

@@ -1,9 +1,14 @@
-"""Reading catalog CSV files row by row, with errors that name file:line, the field and the reason.
+"""Reading input files (data CSVs, YAML, JSON) safely, and CSV files row by row with located errors.
 
-Every loader in this package goes through `read_rows` and the `Row` field parsers, so a malformed
-shipped or user file always fails the same way: a `DataValidationError` whose message starts with
-`path:line:`, names the column, says what was wrong, offers a did-you-mean for enum columns, and
-ends with "To fix: ...". Nothing here writes files.
+A bottom-layer module (imports only gpuwise.errors): the catalog's loaders, facts/data files, the
+planner's YAML and bench-result JSON all read through here, so a malformed shipped or user file
+always fails the same way: a `DataValidationError` whose message starts with `path:line:`, names
+the column, says what was wrong, offers a did-you-mean, and ends with "To fix: ...".
+
+`read_input_text` is the one way to read a user's input file: regular files only (a FIFO or device
+would block or never end), at most MAX_INPUT_BYTES (env GPUWISE_MAX_INPUT_BYTES), UTF-8. CSV headers
+are strict: an unknown or duplicated column is an error with a did-you-mean, and `nan`/`inf` are
+never numbers. Nothing here writes files.
 """
 
 from __future__ import annotations
@@ -11,14 +16,102 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import difflib
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuwise.errors import DataValidationError
 
-# A cell that means "no value" in our files and in SkyPilot's (pandas writes NaN for empty floats).
-_EMPTY = {"", "nan", "none", "null", "-"}
+# A cell that means "no value". "nan" is not one: a NaN price is an error, not an unknown price.
+_EMPTY = {"", "none", "null", "-"}
+# The largest shipped catalog input, SkyPilot's GCP vms.csv, is ~2.3 MB; 64 MiB leaves room for any
+# real file while a stray multi-GB file fails at once instead of filling memory.
+MAX_INPUT_ENV = "GPUWISE_MAX_INPUT_BYTES"
+DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def max_input_bytes() -> int:
+    raw = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    return DEFAULT_MAX_INPUT_BYTES
+
+
+def read_input_text(path: str | Path, kind: str = "file", encoding: str = "utf-8") -> str:
+    """The text of a user's input file; DataValidationError (naming the file and the fix) otherwise."""
+    path = Path(path)
+    limit = max_input_bytes()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: opening a FIFO must not hang
+    except FileNotFoundError:
+        raise DataValidationError(
+            f"{kind} not found",
+            "check the path (relative paths start in the current directory)",
+            path=str(path),
+        ) from None
+    except OSError as exc:
+        raise DataValidationError(
+            f"cannot open the {kind}: {exc.strerror}", "check the path and its permissions", path=str(path)
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise DataValidationError(
+                f"is a directory, not a {kind}", "pass the file inside it", path=str(path)
+            )
+        if not stat.S_ISREG(info.st_mode):
+            raise DataValidationError(
+                f"is not a regular file (a FIFO, device or socket), so it cannot be read as a {kind}",
+                "save the input to a file first and pass that file",
+                path=str(path),
+            )
+        if info.st_size > limit:
+            data = b""
+        else:
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(limit + 1)  # a file that grows meanwhile still stops here
+    finally:
+        os.close(fd)
+    if info.st_size > limit or len(data) > limit:
+        raise DataValidationError(
+            f"the {kind} is larger than the limit of {limit:,} bytes ({info.st_size:,} bytes)",
+            f"check that this is the right file; to read a larger one, set {MAX_INPUT_ENV}=N",
+            path=str(path),
+        )
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataValidationError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start})",
+            "save the file as UTF-8",
+            path=str(path),
+            line=line,
+        ) from None
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not a number gpuwise accepts (NaN and Infinity are not valid JSON)")
+
+
+def read_json(path: str | Path, kind: str = "JSON file", fix: str = "pass a valid JSON file") -> object:
+    """Parse a user's JSON file within read_input_text's limits; NaN/Infinity and runaway nesting
+    are errors naming the file and, where known, the line."""
+    import json
+
+    text = read_input_text(path, kind)
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise DataValidationError(
+            f"not valid JSON: {exc.msg}", fix, path=str(path), line=exc.lineno
+        ) from None
+    except ValueError as exc:
+        raise DataValidationError(str(exc), fix, path=str(path)) from None
+    except RecursionError:
+        raise DataValidationError(f"the {kind} is nested too deeply to parse", fix, path=str(path)) from None
 
 
 def did_you_mean(value: str, allowed: Iterable[str]) -> str:
@@ -75,7 +168,11 @@ class Row:
         except ValueError:
             raise self.error(field, f"{value!r} is not a number") from None
         if number != number or number in (float("inf"), float("-inf")):
-            raise self.error(field, f"{value!r} is not a finite number")
+            raise self.error(
+                field,
+                f"{value!r} is not a finite number",
+                f"write a number on line {self.line} of {self.path}, or leave the cell empty for 'unknown'",
+            )
         if number < minimum:
             raise self.error(field, f"{number:g} is below the minimum {minimum:g}")
         if maximum is not None and number > maximum:
@@ -136,22 +233,11 @@ def read_rows(
 
     Blank lines and lines starting with '#' (before or after the header) are skipped.
     Raises DataValidationError when the file cannot be read, is not CSV, lacks a required column
-    (with a did-you-mean against `known_columns`), or a row has more cells than the header.
-    Columns not in `known_columns` are allowed and ignored (SkyPilot's GpuInfo, Arch...).
+    (with a did-you-mean against `known_columns`), has a column not in `known_columns` (a typo such as
+    "Prise" must not silently drop the prices) or a column twice, or a row has more cells than the header.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DataValidationError("file not found", "check the path", path=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise DataValidationError(
-            f"not UTF-8 text ({exc.reason})", "save the file as UTF-8 CSV", path=str(path)
-        ) from None
-    except OSError as exc:
-        raise DataValidationError(
-            f"cannot read: {exc.strerror}", "check the file's permissions", path=str(path)
-        ) from None
+    text = read_input_text(path, "CSV file", encoding="utf-8-sig")
     lines = text.splitlines()
     # Comment lines may also precede the header (a data file explaining its columns). They are skipped
     # as text, before CSV parsing, so a quote in a comment cannot open a field; `skipped` keeps the
@@ -180,6 +266,7 @@ def read_rows(
                 path=str(path),
                 line=skipped + 1,
             )
+    _check_header(path, skipped + 1, header, list(required_columns), known)
     try:
         for cells in reader:
             line = reader.line_num + skipped
@@ -204,3 +291,24 @@ def read_rows(
             path=str(path),
             line=reader.line_num + skipped,
         ) from None
+
+
+def _check_header(path: Path, line: int, header: list[str], required: list[str], known: list[str]) -> None:
+    seen: set[str] = set()
+    for column in header:
+        if column in seen:
+            raise DataValidationError(
+                f"column {column!r} appears twice in the header",
+                "remove or rename one of them (which one holds the right values is not knowable)",
+                path=str(path),
+                line=line,
+            )
+        seen.add(column)
+    for column in header:
+        if column not in known and column:
+            raise DataValidationError(
+                f"unknown column {column!r}{did_you_mean(column, known)}",
+                f"rename or remove it; the columns are: {', '.join(known)} (required: {', '.join(required)})",
+                path=str(path),
+                line=line,
+            )
