@@ -188,3 +188,28 @@ def test_a_new_benchmark_is_one_file(tmp_path, monkeypatch, ctx):
     finally:
         benchmarks.cache_clear()
         sys.modules.pop("gpuwise.bench.gwarch_noop", None)
+
+
+def test_scratch_is_removed_by_the_parent_whatever_the_benchmark_did(ctx, tmp_path):
+    """A benchmark writes into its temp dir, starts a child that writes too, and SIGKILLs itself."""
+    [m] = run_isolated(ctx, fake("litter"))
+    assert m.status == "failed" and "SIGKILL" in m.reason
+    scratch = (tmp_path / "scratch").read_text()
+    assert scratch.startswith(str(tmp_path / "gpuwise-bench-litter-"))  # in --data-dir, made by the runner
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"]  # fio file, child's file: all gone
+
+
+def test_timeout_sends_sigterm_first_so_the_benchmark_cleans_up(ctx, tmp_path):
+    start = time.monotonic()
+    [m] = run_isolated(ctx, fake("cleans_up", timeout_s=2))
+    assert m.status == "failed" and "timed out" in m.reason
+    assert (tmp_path / "cleaned").read_text() == "yes"  # its `finally` ran: SIGTERM came before SIGKILL
+    assert time.monotonic() - start < 15
+
+
+def test_stop_on_failure_lists_the_rest_as_not_run(ctx):
+    report = run_benchmarks(ctx, [fake("raises"), fake("ok")], stop_on_failure=True)
+    assert [(m.name, m.status) for m in report.results] == [("raises", "failed"), ("ok", "skipped")]
+    assert "raises failed first" in report.results[1].reason and "--keep-going" in report.results[1].reason
+    report = run_benchmarks(ctx, [fake("raises"), fake("ok")], stop_on_failure=False)
+    assert [m.status for m in report.results] == ["failed", "ok"]

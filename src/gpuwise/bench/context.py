@@ -57,6 +57,7 @@ class BenchContext:
     warnings: list[str] = field(default_factory=list)
     cpu: Cpu | None = None  # the probe's CPU facts of this machine
     mounts: list[Mount] = field(default_factory=list)  # the probe's mount table (facts.storage.mounts)
+    scratch_dir: str | None = None  # set by the runner: the one directory this benchmark may write to
 
     def say(self, text: str) -> None:
         """Tell the user what is running now (the runner replaces this with its progress pipe)."""

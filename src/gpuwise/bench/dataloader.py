@@ -126,7 +126,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
             f"data directory {base} does not exist or is not writable",
             fix="pass --data-dir with a writable directory",
         )
-    workdir = Path(tempfile.mkdtemp(prefix="gpuwise-dataloader-", dir=base))
+    workdir = Path(tempfile.mkdtemp(prefix="gpuwise-dataloader-", dir=ctx.scratch_dir or base))
     try:
         ctx.say(f"writing {spec.samples} sample files")
         dataset = SampleFiles(write_samples(workdir, spec), spec.image_hw)

@@ -30,8 +30,9 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
     try:
         raw = read_json(p, "bench report", FIX)  # size cap, no FIFOs, NaN/Infinity refused
     except DataValidationError as exc:
+        fix = FIX if exc.fix == FIX else f"{exc.fix} ({FIX})"
         raise DataValidationError(
-            f"{option}: not a readable JSON bench report ({exc.reason})", FIX, path=str(p), line=exc.line
+            f"{option}: not a readable JSON bench report ({exc.reason})", fix, path=str(p), line=exc.line
         ) from None
     if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
         got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__

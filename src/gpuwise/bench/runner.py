@@ -4,15 +4,24 @@ A benchmark that crashes (segfault, OOM kill), hangs, or raises becomes a `faile
 the reason; one that cannot run here (no GPU) becomes `skipped`; the others go on. Processes come
 from a forkserver that has imported torch once, so isolation costs milliseconds, not a torch import,
 and each runs in its own session so a timeout can kill whatever it started (fio, collective ranks).
+
+Every exit path cleans up: on a timeout, Ctrl-C or SIGTERM the runner sends SIGTERM to the
+benchmark's process group (the benchmark's own `finally` blocks run and fio stops), waits
+GRACE_S, then SIGKILLs what is left. Each benchmark writes only inside one scratch directory that
+the runner creates (in --data-dir, else the temp dir) and removes after the group is gone, so
+nothing a benchmark started can leave files behind, whatever it did.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -86,12 +95,24 @@ def _execute(ctx: BenchContext, entry: BenchEntry, say: Callable[[str], None]) -
     return out
 
 
+GRACE_S = 3.0  # after SIGTERM, how long a benchmark may take to clean up before SIGKILL
+
+
+def _raise_interrupt(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def _child_main(conn, ctx: BenchContext, entry: BenchEntry) -> None:
     os.setsid()  # own process group: a timeout kills fio / rank processes this benchmark started
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # the runner's SIGTERM runs our `finally` blocks
+    signal.signal(signal.SIGINT, _raise_interrupt)
+    if ctx.scratch_dir:  # everything this benchmark and its children write goes into the scratch dir
+        tempfile.tempdir = ctx.scratch_dir
+        os.environ["TMPDIR"] = ctx.scratch_dir
     try:
         conn.send(("result", _execute(ctx, entry, lambda text: conn.send(("progress", text)))))
-    except (BrokenPipeError, EOFError):
-        os._exit(1)  # the parent is gone (Ctrl-C): stop quietly instead of printing a traceback
+    except (BrokenPipeError, EOFError, KeyboardInterrupt):
+        os._exit(1)  # stopped by the runner or the parent is gone: quietly, after clean-up ran
     finally:
         conn.close()
 
@@ -110,9 +131,38 @@ def start_workers() -> None:
     forkserver.ensure_running()
 
 
-def _kill_group(pid: int) -> None:
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _wait_group_gone(pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def stop_group(pgid: int, grace_s: float = GRACE_S) -> None:
+    """SIGTERM the benchmark's process group, wait `grace_s`, then SIGKILL whatever is left."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pgid, signal.SIGTERM)
+    if _wait_group_gone(pgid, grace_s):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    _wait_group_gone(pgid, 10.0)  # a process in uninterruptible I/O dies when its I/O returns
+
+
+def _make_scratch(ctx: BenchContext, entry: BenchEntry) -> str:
+    """The one directory a benchmark may write to: in --data-dir (storage is measured there), else temp."""
+    base = ctx.options.data_dir or tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix=f"gpuwise-bench-{entry.name}-", dir=base)
 
 
 def run_isolated(
@@ -120,6 +170,18 @@ def run_isolated(
 ) -> list[Measurement]:
     """Run one benchmark in a child process; a hang past the timeout or a crash becomes `failed`."""
     timeout_s = timeout_s if timeout_s is not None else entry.timeout_s(ctx.mode)
+    scratch = None
+    try:
+        scratch = _make_scratch(ctx, entry)
+        return _run_child(dataclasses.replace(ctx, scratch_dir=scratch), entry, progress, timeout_s)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_child(
+    ctx: BenchContext, entry: BenchEntry, progress: Progress | None, timeout_s: float
+) -> list[Measurement]:
     mpc = _mp_context()
     parent_conn, child_conn = mpc.Pipe(duplex=False)
     proc = mpc.Process(target=_child_main, args=(child_conn, ctx, entry), name=f"gpuwise-bench-{entry.name}")
@@ -131,13 +193,13 @@ def run_isolated(
         while result is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                _kill_group(proc.pid)
+                stop_group(proc.pid)
                 proc.join(5)
                 return [
                     _failed(
                         entry,
                         "failed",
-                        f"timed out after {timeout_s:.0f} s (killed with everything it started)",
+                        f"timed out after {timeout_s:.0f} s (stopped with everything it started)",
                     )
                 ]
             if parent_conn.poll(min(0.2, remaining)):
@@ -151,14 +213,14 @@ def run_isolated(
                     result = payload
             elif not proc.is_alive() and not parent_conn.poll(0):
                 break
-    except BaseException:  # Ctrl-C or any error here: the benchmark and all it started go too
-        _kill_group(proc.pid)
+    except BaseException:  # Ctrl-C, SIGTERM or any error here: the benchmark and all it started go too
+        stop_group(proc.pid)
         raise
     finally:
         parent_conn.close()
     proc.join(10)
     if proc.is_alive():
-        _kill_group(proc.pid)
+        stop_group(proc.pid)
         proc.join(5)
     if result is None:
         code = proc.exitcode
@@ -168,7 +230,7 @@ def run_isolated(
             else f"exit code {code}"
         )
         return [_failed(entry, "failed", f"crashed ({how}) before returning a result")]
-    _kill_group(proc.pid)  # leftovers (a rank that outlived its benchmark) go with the group
+    stop_group(proc.pid, grace_s=1.0)  # leftovers (a rank that outlived its benchmark) go with the group
     return [Measurement.model_validate(d) for d in result]
 
 
@@ -184,8 +246,13 @@ def run_benchmarks(
     progress: Progress | None = None,
     on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
     isolate: bool = True,
+    stop_on_failure: bool = False,
 ) -> BenchReport:
-    """Run `entries` one after another (they would disturb each other in parallel) into a BenchReport."""
+    """Run `entries` one after another (they would disturb each other in parallel) into a BenchReport.
+
+    With `stop_on_failure`, the first failed benchmark ends the run; the ones after it are recorded as
+    skipped with that reason, so the report still lists every benchmark asked for.
+    """
     report = BenchReport(
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         hostname=socket.gethostname(),
@@ -194,13 +261,22 @@ def run_benchmarks(
     )
     report.environment["dtype_support"] = ctx.dtype_support_json()
     report.environment["warnings"] = list(ctx.warnings)
+    failed_first: str | None = None
     for entry in entries:
+        if failed_first is not None:
+            reason = f"not run: {failed_first} failed first (--keep-going runs every benchmark)"
+            report.results.append(_failed(entry, "skipped", reason))
+            if on_done:
+                on_done(entry, [])
+            continue
         started = time.monotonic()
         results = run_isolated(ctx, entry, progress) if isolate else run_inline(ctx, entry, progress)
         for m in results:
             m.layer = m.layer or entry.layer
             m.extra.setdefault("benchmark_seconds", round(time.monotonic() - started, 2))
             report.results.append(judge(m))
+        if stop_on_failure and any(m.status == "failed" for m in results):
+            failed_first = entry.name
         if on_done:
             on_done(entry, results)
     return report
@@ -211,6 +287,7 @@ def bench(
     only: str | None = None,
     progress: Progress | None = None,
     on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
+    stop_on_failure: bool = False,
 ) -> BenchReport:
     """The library entry point (what `gpuwise bench` and `gpuwise doctor --bench` call).
 
@@ -224,4 +301,6 @@ def bench(
     entries = select(only)
     start_workers()  # its torch import overlaps ours
     require_torch()
-    return run_benchmarks(build_context(options), entries, progress=progress, on_done=on_done)
+    return run_benchmarks(
+        build_context(options), entries, progress=progress, on_done=on_done, stop_on_failure=stop_on_failure
+    )

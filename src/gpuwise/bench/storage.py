@@ -213,7 +213,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
             f"data directory {base} does not exist or is not writable",
             fix="pass --data-dir with a writable directory on the filesystem you train from",
         )
-    workdir = tempfile.mkdtemp(prefix="gpuwise-fio-", dir=base)
+    workdir = tempfile.mkdtemp(prefix="gpuwise-fio-", dir=ctx.scratch_dir or base)
     try:
         direct, why = direct_io_supported(workdir)
         engine = _engine()

@@ -45,11 +45,18 @@ def bench(
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
+    keep_going: bool = typer.Option(
+        False,
+        "--keep-going",
+        help="Run every benchmark even after one fails, and exit 0; failures stay rows with their reason.",
+    ),
 ) -> None:
     """Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
 
-    Exit codes: 0 = the benchmarks ran (a failed or skipped benchmark is a row with its reason, not an
-    exit code); 3 = could not run (bad option, torch missing, output path not writable).
+    Exit codes: 0 = every benchmark ran or was skipped (no GPU here, say); 4 = a benchmark failed
+    (crashed, timed out, errored): the run stops there and the rest are listed as not run, unless
+    --keep-going; 3 = could not run (bad option, torch missing, output path not writable); 130/143 =
+    interrupted by SIGINT/SIGTERM (benchmark processes stopped, their files removed).
     """
     from gpuwise.bench.registry import select
     from gpuwise.bench.sizes import parse_sizes
@@ -63,6 +70,8 @@ def bench(
     fmt = output_format(fmt, as_json)
     entries = select(only)
     parsed_sizes = parse_sizes(sizes) if sizes else None
+    if data_dir is not None:
+        data_dir = data_dir.resolve()  # benchmark processes and fio must not depend on the cwd
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
         raise UserInputError(
             f"--data-dir {data_dir} is not a writable directory",
@@ -87,7 +96,7 @@ def bench(
     )
     from gpuwise.commands.progress import run_bench_with_progress
 
-    report = run_bench_with_progress(options, only, len(entries))
+    report = run_bench_with_progress(options, only, len(entries), stop_on_failure=not keep_going)
     if save is not None:  # first: minutes of measurements are saved even if printing fails
         from gpuwise.commands import write_output
 
@@ -97,6 +106,17 @@ def bench(
     emit(bench_view(report), fmt, output)
     if save is not None:
         typer.echo(f"wrote {save}", err=True)
+
+    failed = [m.name for m in report.results if m.status == "failed"]
+    if failed and not keep_going:
+        from gpuwise.errors import EXIT_BENCH_FAILED
+
+        typer.echo(
+            f"{len(failed)} benchmark(s) failed: {', '.join(failed)} (see the reasons above). "
+            "To fix: address the reason, or pass --keep-going to run the rest anyway and exit 0",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BENCH_FAILED)
 
 
 def _reject_legacy_json_file(extra: list[str], as_json: bool) -> None:

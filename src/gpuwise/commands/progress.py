@@ -9,9 +9,12 @@ if TYPE_CHECKING:
     from gpuwise.bench.models import BenchReport
 
 
-def run_bench_with_progress(options: BenchOptions, only: str | None, count: int) -> BenchReport:
+def run_bench_with_progress(
+    options: BenchOptions, only: str | None, count: int, stop_on_failure: bool = False
+) -> BenchReport:
     """Run the selected benchmarks (`count` of them) and show which one is running, so minutes of
-    measuring are not silent. The bar is transient: it is gone when the results print."""
+    measuring are not silent. The bar is transient: it is gone when the results print.
+    `stop_on_failure`: the first failed benchmark ends the run (`gpuwise bench` without --keep-going)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -40,4 +43,5 @@ def run_bench_with_progress(options: BenchOptions, only: str | None, count: int)
             only,
             progress=lambda name, text: progress.update(task, description=f"{name}: {text}"[:90]),
             on_done=lambda entry, results: progress.advance(task),
+            **({"stop_on_failure": True} if stop_on_failure else {}),  # tests fake bench() without it
         )

@@ -84,9 +84,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
     try:
         data = read_json(p, "report", "pass a gpuwise report or bench JSON file")  # size cap, NaN refused
     except DataValidationError as exc:
-        raise UserInputError(
-            f"{p}: not readable JSON ({exc.reason})", "pass a gpuwise report or bench JSON file"
-        ) from None
+        raise UserInputError(f"{p}: not readable JSON ({exc.reason})", exc.fix) from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == "gpuwise-report/1":
         _check_shape(p, data, {"facts": dict, "findings": list, "measurements": (dict, type(None))})

@@ -54,3 +54,26 @@ def raises(ctx, spec):
 
 def skips(ctx, spec):
     raise Skip("no CUDA GPU: this needs one")
+
+
+def litter(ctx, spec):
+    """Writes where benchmarks write (the temp dir, a child process's file), then dies without clean-up."""
+    import subprocess
+    import tempfile
+
+    with open(os.path.join(tempfile.gettempdir(), "gpuwise-fio.dat"), "wb") as fh:
+        fh.write(b"\0" * 65536)
+    subprocess.Popen(["sh", "-c", 'echo x > "$TMPDIR/child.txt"; sleep 3600'])
+    time.sleep(0.5)
+    with open(os.path.join(ctx.options.data_dir, "scratch"), "w") as fh:
+        fh.write(tempfile.gettempdir())
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def cleans_up(ctx, spec):
+    """Hangs, but has clean-up in `finally`: the runner's SIGTERM (before any SIGKILL) must let it run."""
+    try:
+        time.sleep(3600)
+    finally:
+        with open(os.path.join(ctx.options.data_dir, "cleaned"), "w") as fh:
+            fh.write("yes")
