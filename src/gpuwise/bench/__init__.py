@@ -9,9 +9,16 @@ from __future__ import annotations
 
 
 def require_torch():
-    """Import torch or raise MissingDependencyError with the install command."""
+    """Import torch or raise MissingDependencyError with the install command.
+
+    Ctrl-C/SIGTERM during the import is held until it ends: interrupted inside torch's C++ start-up,
+    the process aborts (SIGABRT) and skips every clean-up.
+    """
+    from gpuwise import interrupts
+
     try:
-        import torch
+        with interrupts.deferred():
+            import torch
     except ImportError as exc:
         from gpuwise.errors import MissingDependencyError
 

@@ -14,6 +14,7 @@ nothing a benchmark started can leave files behind, whatever it did.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import multiprocessing as mp
@@ -124,11 +125,35 @@ def _mp_context():
 
 
 def start_workers() -> None:
-    """Start the forkserver now, so its torch import overlaps the caller's own (saves seconds per run)."""
+    """Start the forkserver now, so its torch import overlaps the caller's own (saves seconds per run).
+
+    It is stopped at exit (stop_workers): left alone, a forkserver still importing torch when Ctrl-C
+    arrives would outlive gpuwise by the rest of that import.
+    """
     from multiprocessing import forkserver
 
     _mp_context()
     forkserver.ensure_running()
+    if not _workers["atexit"]:
+        atexit.register(stop_workers)
+        _workers["atexit"] = True
+
+
+_workers = {"atexit": False}
+
+
+def stop_workers() -> None:
+    """Stop the forkserver now (SIGTERM, then reap it and remove its socket)."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if server is None or pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(OSError, AttributeError):
+        server._stop()  # closes its pipe, waits for it, unlinks its socket
 
 
 def _group_alive(pgid: int) -> bool:

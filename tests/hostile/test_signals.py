@@ -1,0 +1,101 @@
+"""SIGINT and SIGTERM at many moments during `capture` and `bench`: nothing left behind, no process left.
+
+Each run gets its own sandbox (HOME, TMPDIR, working dir) and an environment marker that every
+process it starts inherits (the forkserver, benchmark children, fio, DataLoader workers), so "no
+process left" is checked across sessions, not just in the CLI's own process group. A run that the
+signal reached before it finished must leave zero bytes; a run that finished first must have
+published a complete, readable capture and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from gpuwise.capture.host import CaptureHost
+from gpuwise.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from tests.hostile.harness import Sandbox, processes_with_env
+
+DELAYS_PER_SIGNAL = 20
+# What a signalled run may exit with: our codes, or killed by the signal itself when it arrived
+# before Python had started running gpuwise (nothing can have been written by then).
+STOPPED = {EXIT_INTERRUPTED, EXIT_TERMINATED, -signal.SIGINT, -signal.SIGTERM}
+
+
+def _interrupt(box: Sandbox, args: list[str], delay: float, sig: int, timeout: float) -> tuple[int, float]:
+    marker = f"GWHD_RUN={uuid.uuid4().hex}"
+    name, value = marker.split("=")
+    proc = box.start(*args, env=box.env(**{name: value}))
+    time.sleep(delay)
+    os.kill(proc.pid, sig)  # not reaped yet, so the pid is still ours even if it already exited
+    sent = time.monotonic()
+    outcome = box.wait(proc, timeout=timeout)
+    deadline = time.monotonic() + 10
+    while processes_with_env(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the forkserver leaves when it sees our end of its pipe close
+    assert not processes_with_env(marker), f"processes left after {args} + {sig!r} at {delay:.2f} s"
+    return outcome.rc, time.monotonic() - sent
+
+
+def _delays(longest: float) -> list[float]:
+    return [round(longest * i / DELAYS_PER_SIGNAL, 3) for i in range(DELAYS_PER_SIGNAL)]
+
+
+def _capture_case(root, i: int, delay: float, sig: int) -> tuple[bool, float]:
+    box = Sandbox(root / f"run{i}")
+    out = "c.tar.gz" if i % 2 else "cdir"
+    box.freeze_inputs()
+    rc, stop_s = _interrupt(box, ["capture", "-o", out], delay, sig, timeout=60)
+    if rc == EXIT_OK:  # finished before the signal: a complete capture and nothing else
+        CaptureHost(box.work / out)
+        box.allowed_outputs = {str(p.relative_to(box.work)) for p in (box.work / out).rglob("*")} | {out}
+        box.check_untouched()
+        return False, stop_s
+    assert rc in STOPPED, f"capture at {delay:.2f} s with {sig!r}: exit {rc}"
+    assert not list(box.work.iterdir()), f"left behind: {[p.name for p in box.work.iterdir()]}"
+    box.check_untouched()
+    return True, stop_s
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupting_capture_at_20_moments_leaves_nothing(tmp_path, sig):
+    probe = Sandbox(tmp_path / "timing")
+    probe.freeze_inputs()
+    start = time.monotonic()
+    assert probe.run("capture", "-o", "t.tar.gz", timeout=60).rc == EXIT_OK
+    longest = time.monotonic() - start  # spread the signals over a whole run, start to publish
+    with ThreadPoolExecutor(2) as pool:
+        results = list(
+            pool.map(lambda args: _capture_case(tmp_path, *args, sig), enumerate(_delays(longest * 1.1)))
+        )
+    interrupted = sum(hit for hit, _ in results)
+    assert interrupted >= DELAYS_PER_SIGNAL // 2, f"only {interrupted} runs were interrupted: delays too late"
+    assert max(s for _, s in results) < 10  # a signal ends a capture promptly
+
+
+def _bench_case(root, i: int, delay: float, sig: int) -> tuple[bool, float]:
+    box = Sandbox(root / f"run{i}")
+    (box.work / "dd").mkdir()
+    box.freeze_inputs()
+    only = "storage" if i % 2 else "dataloader"  # both write into --data-dir; relative on purpose
+    rc, stop_s = _interrupt(box, ["bench", "--only", only, "--data-dir", "dd"], delay, sig, timeout=240)
+    assert rc in STOPPED | {EXIT_OK}, f"bench --only {only} at {delay:.2f} s with {sig!r}: exit {rc}"
+    left = [p.name for p in (box.work / "dd").iterdir()]
+    assert not left, f"bench --only {only} at {delay:.2f} s with {sig!r} left {left} in --data-dir"
+    box.check_untouched()
+    return rc != EXIT_OK, stop_s
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupting_bench_at_20_moments_leaves_nothing(tmp_path, sig):
+    """From start-up (torch import) through fio's file layout and the DataLoader's sample files."""
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda args: _bench_case(tmp_path, *args, sig), enumerate(_delays(12.0))))
+    assert sum(hit for hit, _ in results) >= DELAYS_PER_SIGNAL - 2
+    assert max(s for _, s in results) < 30  # SIGTERM grace (3 s) + SIGKILL + exit, with margin
