@@ -49,9 +49,21 @@ class Outcome:
             assert needle in text, f"{needle!r} not in output:\n{text[-3000:]}"
         if rc == 3:
             assert "To fix" in text, text[-3000:]
+        _record(self)
         assert self.peak_rss_bytes < PEAK_RSS_LIMIT_BYTES, f"peak RSS {self.peak_rss_bytes / 2**20:.0f} MiB"
         assert self.seconds < SECONDS_LIMIT, f"took {self.seconds:.1f} s"
         return self
+
+
+def _record(outcome: Outcome) -> None:
+    """With GPUWISE_HOSTILE_REPORT=FILE, append each checked case's cost (how NOTES' worst case was measured)."""
+    report = os.environ.get("GPUWISE_HOSTILE_REPORT")
+    if report:
+        case = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+        with open(report, "a") as fh:
+            fh.write(
+                f"{outcome.peak_rss_bytes / 2**20:.1f} MiB {outcome.seconds:.2f} s rc={outcome.rc} {case}\n"
+            )
 
 
 class Sandbox:
