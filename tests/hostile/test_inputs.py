@@ -108,6 +108,7 @@ def test_one_gigabyte_single_line_capture_file_is_refused(sandbox):
         (("plan", "{}"), "w.yaml"),
         (("plan", "examples.yaml", "--options", "{}"), "o.yaml"),
         (("catalog", "offers", "--catalog", "."), "x.csv"),
+        (("catalog", "import-skypilot", "{}", "--provider", "aws", "-o", "out.csv"), "vms.csv"),
         (("plan", "examples.yaml", "--calibrate", "{}"), "b.json"),
         (("doctor", "--from", "cap", "--bench-results", "{}"), "b.json"),
     ],
@@ -115,7 +116,8 @@ def test_one_gigabyte_single_line_capture_file_is_refused(sandbox):
 def test_one_gigabyte_single_line_inputs_are_refused_at_once(sandbox, args, name):
     b.capture_copy(sandbox.work / "cap")
     (sandbox.work / "examples.yaml").write_text(b.WORKLOAD.read_text())
-    b.sparse_file(sandbox.work / name, b.GiB, b"x: " if name.endswith("yaml") else b"Provider,")
+    head = b"x: " if name.endswith("yaml") else b"InstanceType," if name == "vms.csv" else b"Provider,"
+    b.sparse_file(sandbox.work / name, b.GiB, head)
     sandbox.freeze_inputs()
     out = sandbox.run(*(a.format(name) if a == "{}" else a for a in args))
     out.check(EXIT_COULD_NOT_RUN, "larger than the limit of 67,108,864 bytes", "GPUWISE_MAX_INPUT_BYTES")

@@ -115,7 +115,7 @@ def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = 
         raise UserInputError(f"{source} is not a file", "pass the path of a SkyPilot vms.csv")
     try:
         with source.open(encoding="utf-8") as fh:
-            header = fh.readline()
+            header = fh.readline(64 * 1024)  # bounded: a 1 GB single-line file is not read whole here
     except UnicodeDecodeError:
         header = "InstanceType"  # not text at all: the offers reader says so, with the byte offset
     if "InstanceType" not in header:

@@ -3,8 +3,8 @@
 Used for the planner's workload and options files and the catalog's on-prem cost defaults; the CSV
 counterpart is gpuwise/datafiles.py (which also reads the file: size cap, regular files, UTF-8).
 
-PyYAML's composer keeps a start mark on every node, so we compose the document once (refusing aliases), remember the
-line of each key path (("training", "parallelism", "tp") -> 12), and construct plain Python data
+PyYAML's composer keeps a start mark on every node, so we compose the document once (refusing
+aliases), remember the line of each key path (("training", "parallelism", "tp") -> 12), and construct plain Python data
 from the same node tree. When pydantic rejects the data, its error location is a key path too, so we
 can point at the line the user has to edit, name the field, list allowed values and suggest the
 closest known field name.
