@@ -205,3 +205,8 @@ def test_mask_replaces_ip_addresses_keeping_subnet_equality():
     assert len(six) == 3 and six[0].rsplit(":", 1)[0] == six[1].rsplit(":", 1)[0] != six[2].rsplit(":", 1)[0]
     assert m.apply(text) == out  # stable
     assert m.counts["ipv4"] == 5 and m.counts["ipv6"] == 4
+    versions = (
+        '{"cudnn": {"version": "9.1.0.70"}}\nii libnvinfer8 8.6.1.6-1 amd64\nTensorRT version: 8.6.1.6\n'
+    )
+    assert m.apply(versions) == versions  # version numbers that look like addresses are kept
+    assert "10.9.8.7" not in m.apply("nameserver 10.9.8.7\nserver 10.9.8.7 driver 10.9.8.7\n")

@@ -26,6 +26,10 @@ _SERIAL_FIELDS = (
 )
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+# A dotted quad that is a version number, not an address: cuDNN "9.1.0.70", TensorRT "8.6.1.6", said
+# after the word "version" on the same line, or as a Debian version "9.1.0.70-1".
+_VERSION_BEFORE = re.compile(r"(?:\b|_)ver(?:sion)?\b[^\n]{0,40}$", re.IGNORECASE)
+_VERSION_AFTER = re.compile(r"-\d")
 _KEEP_IPV4 = {"0.0.0.0", "255.255.255.255", "169.254.169.254"}
 _NOT_SERIALS = {"N/A", "[N/A]", "Not Specified", "None", "To be filled by O.E.M.", "Default string", "0"}
 
@@ -68,7 +72,7 @@ class Masker:
         text = _MAC.sub(lambda m: self._mac(m.group(0)), text)
         text = _UUID.sub(lambda m: self._placeholder("uuid", m.group(0)), text)
         text = _IPV6.sub(lambda m: self._ipv6(m.group(0)), text)
-        return _IPV4.sub(lambda m: self._ipv4(m.group(0)), text)
+        return _IPV4.sub(lambda m: m.group(0) if _is_version(m) else self._ipv4(m.group(0)), text)
 
     def _level(self, kind: str, key: object) -> int:
         """A small stable number per distinct key of one kind (0, 1, 2, ...)."""
@@ -135,3 +139,8 @@ def _is_netmask(value: int) -> bool:
     """255.255.255.0 and friends: ones then zeros. They describe a subnet's size, not a host."""
     inverted = ~value & 0xFFFFFFFF
     return value != 0 and inverted & (inverted + 1) == 0
+
+
+def _is_version(m: re.Match[str]) -> bool:
+    before = m.string[max(0, m.start() - 48) : m.start()]
+    return bool(_VERSION_BEFORE.search(before) or _VERSION_AFTER.match(m.string, m.end()))
