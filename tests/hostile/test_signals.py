@@ -100,4 +100,8 @@ def test_interrupting_bench_at_20_moments_leaves_nothing(tmp_path, sig):
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda args: _bench_case(tmp_path, *args, sig), enumerate(_delays(12.0))))
     assert sum(hit for hit, _ in results) >= DELAYS_PER_SIGNAL - 2
-    assert max(s for _, s in results) < 30  # SIGTERM grace (3 s) + SIGKILL + exit, with margin
+    # Bounded, not instant: a signal during the main process's torch import is held until the import
+    # ends (interrupted inside torch's C++ start-up the process aborts and skips clean-up), and that
+    # import took up to ~35 s with four runs at once on the loaded 2-core CI VM; after it, SIGTERM's
+    # 3 s grace and SIGKILL.
+    assert max(s for _, s in results) < 90
