@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio not ins
 def test_relative_data_dir_measures_storage_and_leaves_it_empty(sandbox):
     (sandbox.work / "dd").mkdir()
     sandbox.freeze_inputs()
-    out = sandbox.run("bench", "--only", "storage", "--data-dir", "dd", "--json", "r.json", timeout=300)
+    out = sandbox.run("bench", "--only", "storage", "--data-dir", "dd", "--save", "r.json", timeout=300)
     assert out.rc == EXIT_OK, out.stderr[-2000:]
     rows = json.loads((sandbox.work / "r.json").read_text())["results"]
     assert rows and all(m["status"] == "ok" for m in rows), rows
@@ -26,7 +26,7 @@ def test_relative_data_dir_measures_storage_and_leaves_it_empty(sandbox):
 def test_a_failed_benchmark_stops_the_run_and_exits_4(sandbox):
     sandbox.freeze_inputs()
     env = sandbox.env(PATH="/nonexistent")  # no fio: the storage benchmark fails
-    out = sandbox.run("bench", "--only", "storage,dataloader", "--json", "r.json", env=env, timeout=300)
+    out = sandbox.run("bench", "--only", "storage,dataloader", "--save", "r.json", env=env, timeout=300)
     assert out.rc == EXIT_BENCH_FAILED, out.stderr[-2000:]
     assert "benchmark(s) failed: storage" in out.stderr and "--keep-going" in out.stderr
     rows = {m["name"]: m for m in json.loads((sandbox.work / "r.json").read_text())["results"]}
