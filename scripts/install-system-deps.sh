@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian packages gpuwise's tests and benchmarks use: fio (storage bench), numactl, pciutils (lspci),
-# iproute2 (ip, tc, network namespaces). Installs what is missing when run as root with apt-get;
+# iproute2 (ip, tc, network namespaces), chromium (opens --format html reports headless in tests). Installs what is missing when run as root with apt-get;
 # otherwise says what to install and carries on (the tests that need a tool skip without it).
 set -u
 need=()
@@ -8,6 +8,7 @@ command -v fio >/dev/null || need+=(fio)
 command -v numactl >/dev/null || need+=(numactl)
 command -v lspci >/dev/null || need+=(pciutils)
 command -v tc >/dev/null || need+=(iproute2)
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "installing Debian packages: ${need[*]}"
