@@ -72,3 +72,9 @@ def golden(request):
         )
 
     return check
+
+
+@pytest.fixture(autouse=True)
+def _history_in_tmp(tmp_path_factory, monkeypatch):
+    """bench and doctor record their runs: in tests, into a throwaway database, never the user's."""
+    monkeypatch.setenv("GPUWISE_HISTORY", str(tmp_path_factory.mktemp("gwhistory") / "history.db"))

@@ -40,7 +40,10 @@ def every_block_document() -> Document:
             KeyValues([("GPU", "NVIDIA H200"), ("driver", Styled("570.86.15", "ok"))], title="Facts"),
             Table(
                 [Column("layer"), Column("% of peak", "right"), Column("TFLOP/s", "right")],
-                [[layer, f"{p:.1f}", Styled(f"{p * 9.89:.1f}", "fail")] for layer, p in zip(layers, pct)],
+                [
+                    [layer, f"{p:.1f}", Styled(f"{p * 9.89:.1f}", "fail")]
+                    for layer, p in zip(layers, pct, strict=True)
+                ],
                 title="Per layer",
                 caption="— means not measured",
             ),

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from typer.core import TyperCommand
 
+from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 
 
@@ -50,6 +51,8 @@ def bench(
         "--keep-going",
         help="Run every benchmark even after one fails, and exit 0; failures stay rows with their reason.",
     ),
+    history: Path = HistoryOpt,
+    no_history: bool = NoHistoryOpt,
 ) -> None:
     """Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
 
@@ -104,6 +107,7 @@ def bench(
     from gpuwise.report.views.bench import bench_view
 
     emit(bench_view(report), fmt, output)
+    record_run("bench", report.model_dump(mode="json", by_alias=True), history, no_history)
     if save is not None:
         typer.echo(f"wrote {save}", err=True)
 

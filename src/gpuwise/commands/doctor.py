@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 
 DOCTOR_HELP = (
@@ -56,6 +57,8 @@ def doctor(
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
+    history: Path = HistoryOpt,
+    no_history: bool = NoHistoryOpt,
 ) -> None:
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
@@ -98,6 +101,7 @@ def doctor(
     from gpuwise.report.views.doctor import doctor_view
 
     emit(doctor_view(report), fmt, output, note=report.summary.verdict)
+    record_run("doctor", report.to_json_dict(), history, no_history)
     # sys.exit, not typer.Exit: cli.main runs the app with standalone_mode=False, where click turns
     # typer.Exit into a return value that main() does not pass on, and the documented code would be lost.
     import sys

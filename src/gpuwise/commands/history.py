@@ -1,0 +1,148 @@
+"""`gpuwise history list | show ID | trend METRIC`, and the recording that bench and doctor call.
+
+Recording never costs the user the run: any history failure (corrupt, locked, unwritable database)
+is a warning on stderr with its "To fix", and the command carries on with its result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
+HistoryOpt = typer.Option(
+    None,
+    "--history",
+    help="History database (default: $GPUWISE_HISTORY or ~/.local/share/gpuwise/history.db).",
+)
+NoHistoryOpt = typer.Option(False, "--no-history", help="Do not record this run in the history database.")
+
+history_app = typer.Typer(
+    help="Past bench and doctor runs: list them, show one, follow a metric over time.", no_args_is_help=True
+)
+
+
+def record_run(kind: str, document: dict, path: Path | None = None, skip: bool = False) -> None:
+    """Record a bench or doctor JSON document; for bench, warn about regressions vs this host's history."""
+    if skip:
+        return
+    from datetime import datetime, timezone
+
+    from gpuwise.errors import GpuwiseError
+    from gpuwise.store import records
+    from gpuwise.store.history import History, mask_host
+    from gpuwise.store.regress import find_regressions
+
+    if kind == "bench":
+        facts, metrics = records.bench_facts(document), records.bench_metrics(document)
+    else:
+        facts, metrics = records.doctor_facts(document), records.doctor_metrics(document)
+    host = mask_host(records.hostname_of(document))
+    created = document.get("created_at") or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    try:
+        with History(path) as db:
+            past = db.runs(kind=kind, host=host, limit=10)
+            run_id = db.record(kind, host, created, facts, metrics, document)
+    except GpuwiseError as err:
+        typer.echo(f"warning: this run was not recorded in the history: {err}", err=True)
+        return
+    typer.echo(f"recorded as run {run_id} in {db.path} (gpuwise history show {run_id})", err=True)
+    if kind == "bench":
+        for regression in find_regressions(metrics, facts, past):
+            typer.secho(f"regression: {regression.sentence()}", err=True, fg="yellow")
+
+
+def _open(path: Path | None):
+    from gpuwise.store.history import History
+
+    return History(path)
+
+
+def _host_id(host: str | None) -> str | None:
+    """--host takes a hostname or a masked id (host-...); the history stores masked ids."""
+    from gpuwise.store.history import mask_host
+
+    return host if host is None or host.startswith("host-") else mask_host(host)
+
+
+@history_app.command("list")
+def list_runs(
+    kind: str = typer.Option(None, "--kind", help="Only bench or doctor runs."),
+    host: str = typer.Option(None, "--host", help="Only this host (its name or its host-... id)."),
+    limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs, newest first."),
+    history: Path = HistoryOpt,
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """List recorded runs, newest first."""
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.report.views.history import list_view
+
+    fmt = output_format(fmt, as_json)
+    check_output(output)
+    with _open(history) as db:
+        runs = db.runs(kind=kind, host=_host_id(host), limit=limit)
+        emit(list_view(runs, str(db.path)), fmt, output)
+
+
+@history_app.command("show")
+def show_run(
+    run_id: int = typer.Argument(..., metavar="ID", help="A run id from `gpuwise history list`."),
+    history: Path = HistoryOpt,
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """One run: its facts and metrics (--format json adds the run's full JSON document)."""
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.errors import UserInputError
+    from gpuwise.report.views.history import show_view
+
+    fmt = output_format(fmt, as_json)
+    check_output(output)
+    with _open(history) as db:
+        run = db.get(run_id)
+        if run is None:
+            raise UserInputError(f"no run {run_id} in {db.path}", "list the runs with `gpuwise history list`")
+        emit(show_view(run), fmt, output)
+
+
+@history_app.command("trend")
+def trend(
+    metric: str = typer.Argument(
+        ..., help="A metric name, e.g. matmul_bf16 (see `gpuwise history show ID`)."
+    ),
+    host: str = typer.Option(None, "--host", help="Only this host (its name or its host-... id)."),
+    history: Path = HistoryOpt,
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """A metric over time: every recorded median with its min and max (--format html draws it)."""
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.errors import UserInputError
+    from gpuwise.report.views.history import trend_view
+
+    fmt = output_format(fmt, as_json)
+    check_output(output)
+    with _open(history) as db:
+        host_id = _host_id(host)
+        points = db.trend(metric, host_id)
+        if not points:
+            import difflib
+
+            names = db.metric_names()
+            near = difflib.get_close_matches(metric, names, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise UserInputError(
+                f"no recorded values of {metric!r}" + (f" on {host}" if host else "") + f" in {db.path}",
+                f"{hint}recorded metrics: {', '.join(names[:12]) or 'none yet (run gpuwise bench)'}",
+            )
+        emit(trend_view(metric, points, host_id), fmt, output)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(history_app, name="history")

@@ -1,0 +1,215 @@
+"""The run history: one SQLite file, `~/.local/share/gpuwise/history.db` unless GPUWISE_HISTORY names another.
+
+Every recorded run (bench, doctor) is a row with its kind, time, masked host, a digest of the facts
+that matter for performance (driver, torch, CUDA, ...), those facts, its JSON document, and one row
+per metric (median, min and max of the repeats). The schema is versioned with SQLite's
+`user_version` and migrated forward in order (MIGRATIONS); the database runs in WAL mode with a busy
+timeout, so concurrent runs both land. Every SQLite failure becomes a HistoryError with a "To fix";
+the caller warns and carries on, so a broken history never loses the run being recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuwise.errors import EnvironmentProblem
+
+# (version, statements). Append only; never edit a released step (databases in the field ran it).
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, created_at TEXT NOT NULL, "
+            "host TEXT NOT NULL, facts_digest TEXT NOT NULL, facts TEXT NOT NULL, document TEXT NOT NULL)",
+            "CREATE INDEX runs_by_host ON runs(host, kind, created_at)",
+            "CREATE TABLE metrics (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
+            "name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL DEFAULT '', low REAL, high REAL, "
+            "repeats INTEGER, PRIMARY KEY (run_id, name))",
+            "CREATE INDEX metrics_by_name ON metrics(name)",
+        ],
+    ),
+]
+BUSY_TIMEOUT_S = 15.0
+
+
+class HistoryError(EnvironmentProblem):
+    """The history database cannot be opened, read or written."""
+
+
+def default_path() -> Path:
+    if os.environ.get("GPUWISE_HISTORY"):
+        return Path(os.environ["GPUWISE_HISTORY"]).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "gpuwise" / "history.db"
+
+
+def mask_host(hostname: str) -> str:
+    """A stable id for a host that does not reveal its name (the same name always gives the same id)."""
+    return "host-" + hashlib.sha256(hostname.strip().lower().encode()).hexdigest()[:12]
+
+
+def facts_digest(facts: dict) -> str:
+    return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Metric:
+    name: str
+    value: float
+    unit: str = ""
+    low: float | None = None  # the worst and best repeat of the run, when measured
+    high: float | None = None
+    repeats: int | None = None
+
+
+@dataclass
+class Run:
+    id: int
+    kind: str
+    created_at: str
+    host: str
+    facts_digest: str
+    facts: dict
+    metrics: list[Metric] = field(default_factory=list)
+    document: dict | None = None
+
+
+class History:
+    """An open history database. Use as a context manager; every method raises only HistoryError."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as err:
+            raise self._error(err) from err
+        self._guard(self._setup)
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._db.close()
+
+    def _error(self, err: Exception) -> HistoryError:
+        text = str(err)
+        if "locked" in text or "busy" in text:
+            return HistoryError(
+                f"the history database {self.path} stayed locked for {BUSY_TIMEOUT_S:.0f} s ({text})",
+                "wait for the other gpuwise run to finish, or skip recording with --no-history",
+            )
+        return HistoryError(
+            f"the history database {self.path} cannot be used: {text}",
+            f"move it aside (mv {self.path} {self.path}.broken; the next run starts a new one), "
+            "point GPUWISE_HISTORY or --history at another file, or skip recording with --no-history",
+        )
+
+    def _guard(self, fn, *args):
+        try:
+            return fn(*args)
+        except (sqlite3.Error, OSError) as err:
+            raise self._error(err) from err
+
+    def _setup(self) -> None:
+        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        pending = [(v, steps) for v, steps in MIGRATIONS if v > version]
+        if not pending:
+            return
+        self._db.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            for v, steps in MIGRATIONS:
+                if v > version:
+                    for statement in steps:
+                        self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version = {v}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def schema_version(self) -> int:
+        return self._guard(lambda: self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def record(self, kind: str, host: str, created_at: str, facts: dict, metrics: list[Metric],
+               document: dict) -> int:  # fmt: skip
+        """Store one run (host already masked or not, as the caller decides); its id."""
+
+        def write() -> int:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO runs (kind, created_at, host, facts_digest, facts, document) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (kind, created_at, host, facts_digest(facts), json.dumps(facts, sort_keys=True),
+                     json.dumps(document)),
+                )  # fmt: skip
+                run_id = cur.lastrowid
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO metrics (run_id, name, value, unit, low, high, repeats) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(run_id, m.name, m.value, m.unit, m.low, m.high, m.repeats) for m in metrics],
+                )
+                self._db.execute("COMMIT")
+                return run_id
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+        return self._guard(write)
+
+    def runs(self, *, kind: str | None = None, host: str | None = None, before_id: int | None = None,
+             limit: int = 50) -> list[Run]:  # fmt: skip
+        """Newest first, with their metrics (documents are loaded by get())."""
+        where, args = ["1=1"], []
+        for clause, value in (("kind = ?", kind), ("host = ?", host), ("id < ?", before_id)):
+            if value is not None:
+                where.append(clause)
+                args.append(value)
+        sql = (
+            "SELECT id, kind, created_at, host, facts_digest, facts FROM runs WHERE "
+            + " AND ".join(where)
+            + " ORDER BY created_at DESC, id DESC LIMIT ?"
+        )
+        return self._guard(self._load, sql, [*args, limit], False)
+
+    def get(self, run_id: int) -> Run | None:
+        sql = "SELECT id, kind, created_at, host, facts_digest, facts, document FROM runs WHERE id = ?"
+        found = self._guard(self._load, sql, [run_id], True)
+        return found[0] if found else None
+
+    def trend(self, metric: str, host: str | None = None) -> list[tuple[Run, Metric]]:
+        """Every recorded value of `metric`, oldest first, with the run it came from."""
+        runs = self.runs(host=host, limit=10_000)
+        return [(r, m) for r in reversed(runs) for m in r.metrics if m.name == metric]
+
+    def metric_names(self) -> list[str]:
+        rows = self._guard(
+            lambda: self._db.execute("SELECT DISTINCT name FROM metrics ORDER BY name").fetchall()
+        )
+        return [name for (name,) in rows]
+
+    def _load(self, sql: str, args: list, with_document: bool) -> list[Run]:
+        runs = []
+        for row in self._db.execute(sql, args).fetchall():
+            run = Run(*row[:5], facts=json.loads(row[5]))
+            if with_document:
+                run.document = json.loads(row[6])
+            run.metrics = [
+                Metric(*m)
+                for m in self._db.execute(
+                    "SELECT name, value, unit, low, high, repeats FROM metrics WHERE run_id = ? ORDER BY name",
+                    (run.id,),
+                )
+            ]
+            runs.append(run)
+        return runs

@@ -1,0 +1,198 @@
+"""The SQLite run history: migrations, WAL, concurrent writers, broken files, regressions, the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuwise.commands.history import record_run
+from gpuwise.errors import UserInputError
+from gpuwise.store import records
+from gpuwise.store.history import MIGRATIONS, History, HistoryError, mask_host
+from gpuwise.store.regress import find_regressions
+
+BENCH = Path(__file__).parents[1] / "captures" / "h200-1gpu-kvm-vm.bench-quick.json"
+
+
+def bench_doc() -> dict:
+    return json.loads(BENCH.read_text())
+
+
+def scaled(doc: dict, factor: float, created_at: str, **env) -> dict:
+    """The same run with every measured value (median, min, max) times `factor`."""
+    out = copy.deepcopy(doc)
+    out["created_at"] = created_at
+    out["environment"].update(env)
+    for result in out["results"]:
+        if result.get("value") is not None:
+            result["value"] *= factor
+        for key in ("median", "min", "max"):
+            if (result.get("stats") or {}).get(key) is not None:
+                result["stats"][key] *= factor
+    return out
+
+
+def test_schema_is_migrated_and_in_wal_mode(tmp_path):
+    db_path = tmp_path / "gwhist" / "history.db"
+    with History(db_path) as db:
+        assert db.schema_version() == MIGRATIONS[-1][0]
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with History(db_path) as db:  # reopening an up-to-date database changes nothing
+        assert db.schema_version() == MIGRATIONS[-1][0]
+
+
+def test_bench_run_round_trips_with_masked_host(tmp_path):
+    doc = bench_doc()
+    record_run("bench", doc, tmp_path / "h.db")
+    with History(tmp_path / "h.db") as db:
+        (run,) = db.runs()
+        assert run.host == mask_host("vm") and "vm" not in run.host
+        full = db.get(run.id)
+    assert full.document == doc
+    names = {m.name: m for m in full.metrics}
+    assert names["matmul_bf16"].value == pytest.approx(678.6096931546447)
+    assert names["matmul_bf16"].low == pytest.approx(560.9355453432266)
+    assert "storage" not in names  # failed benchmarks are not metrics
+    assert full.facts["torch"] == "2.11.0+cu130" and "clocks_at_start" not in full.facts
+
+
+WRITER = """
+import sys
+from gpuwise.store.history import History, Metric
+with History(sys.argv[1]) as db:
+    for i in range(25):
+        db.record("bench", sys.argv[2], f"2026-11-30T10:00:{i:02d}+00:00", {"w": sys.argv[2]},
+                  [Metric("matmul_bf16", 600.0 + i, "TFLOP/s", 590.0, 610.0, 10)], {"i": i})
+"""
+
+
+def test_two_concurrent_writer_processes_both_land(tmp_path):
+    path = tmp_path / "h.db"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"host-w{n}"]) for n in (1, 2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    with History(path) as db:
+        runs = db.runs(limit=1000)
+    assert len(runs) == 50
+    assert {r.host for r in runs} == {"host-w1", "host-w2"}
+    assert all(len(r.metrics) == 1 for r in runs)
+
+
+@pytest.fixture
+def truncated_db(tmp_path) -> Path:
+    path = tmp_path / "h.db"
+    record_run("bench", bench_doc(), path)
+    data = path.read_bytes()
+    assert len(data) > 8192
+    path.write_bytes(data[:1000])  # cut inside the first page, as a full disk or a killed copy leaves it
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    return path
+
+
+def test_truncated_database_is_a_clear_error(truncated_db):
+    with pytest.raises(HistoryError) as err, History(truncated_db) as db:
+        db.runs()
+    text = str(err.value)
+    assert str(truncated_db) in text and "To fix: move it aside" in text
+
+
+def test_truncated_database_does_not_stop_the_run(truncated_db, capsys):
+    record_run("bench", bench_doc(), truncated_db)  # must not raise
+    err = capsys.readouterr().err
+    assert "not recorded in the history" in err and "To fix:" in err
+
+
+def test_cli_on_truncated_database_exits_3_with_the_fix(truncated_db):
+    r = subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", "history", "list", "--history", str(truncated_db)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    assert "To fix:" in r.stderr and "Traceback" not in r.stderr
+
+
+def _past(tmp_path, *docs) -> list:
+    with History(tmp_path / "h.db") as db:
+        for doc in docs:
+            db.record(
+                "bench",
+                "host-x",
+                doc["created_at"],
+                records.bench_facts(doc),
+                records.bench_metrics(doc),
+                doc,
+            )
+        return db.runs(kind="bench", host="host-x")
+
+
+def test_a_15_percent_drop_is_a_regression_naming_the_changed_facts(tmp_path):
+    before = bench_doc()
+    past = _past(tmp_path, before)
+    after = scaled(before, 0.85, "2026-11-30T09:00:00+00:00", torch="2.12.0+cu130")
+    found = {
+        r.metric: r for r in find_regressions(records.bench_metrics(after), records.bench_facts(after), past)
+    }
+    ok_metrics = {m.name for m in records.bench_metrics(before)}
+    assert "matmul_bf16" in found and found["matmul_bf16"].change == pytest.approx(-0.15)
+    # metrics whose own repeats spread more than 15% (host_copy, the pinned data loader) are within noise
+    assert len(found) >= len(ok_metrics) - 4
+    assert "dataloader_samples_per_s_pinned" not in found
+    sentence = found["matmul_bf16"].sentence()
+    assert (
+        "matmul_bf16 down 15.0% since 2026-11-29" in sentence
+        and "torch 2.11.0+cu130 → 2.12.0+cu130" in sentence
+    )
+
+
+def test_runs_within_noise_are_not_regressions(tmp_path):
+    before = bench_doc()
+    past = _past(tmp_path, before, scaled(before, 1.02, "2026-11-29T23:00:00+00:00"))
+    after = scaled(before, 0.99, "2026-11-30T09:00:00+00:00")
+    assert find_regressions(records.bench_metrics(after), records.bench_facts(after), past) == []
+
+
+def test_latency_regression_is_an_increase(tmp_path):
+    from gpuwise.store.history import Metric, Run
+
+    past = [Run(1, "bench", "2026-11-01", "h", "d", {}, [Metric("p2p_latency", 10.0, "us", 9.9, 10.1, 10)])]
+    assert find_regressions([Metric("p2p_latency", 12.0, "us", 11.9, 12.1, 10)], {}, past)
+    assert not find_regressions([Metric("p2p_latency", 8.0, "us", 7.9, 8.1, 10)], {}, past)
+
+
+def test_history_trend_after_two_bench_runs(tmp_path, capsys):
+    path = tmp_path / "h.db"
+    record_run("bench", bench_doc(), path)
+    record_run("bench", scaled(bench_doc(), 0.85, "2026-11-30T09:00:00+00:00"), path)
+    assert "regression: matmul_bf16 down 15.0%" in capsys.readouterr().err
+    from typer.testing import CliRunner
+
+    from gpuwise.cli import app
+
+    r = CliRunner().invoke(app, ["history", "trend", "matmul_bf16", "--history", str(path), "--host", "vm"])
+    assert r.exit_code == 0, r.output
+    assert "678.6" in r.output and "576.8" in r.output
+    r = CliRunner().invoke(
+        app, ["history", "trend", "matmul_bf16", "--history", str(path), "--format", "json"]
+    )
+    assert [p["value"] for p in json.loads(r.output)["points"]] == pytest.approx(
+        [678.6097, 576.8182], rel=1e-4
+    )
+    r = CliRunner().invoke(app, ["history", "trend", "matmul_bf1", "--history", str(path)])
+    assert isinstance(r.exception, UserInputError)  # cli.main maps it to exit 3 (see the truncated-DB test)
+    assert "did you mean 'matmul_bf16'" in str(r.exception)
+    r = CliRunner().invoke(app, ["history", "list", "--history", str(path)])
+    assert r.exit_code == 0 and mask_host("vm") in r.output
+    r = CliRunner().invoke(app, ["history", "show", "2", "--history", str(path), "--format", "md"])
+    assert r.exit_code == 0 and "| matmul_bf16 |" in r.output
+
+
+def test_no_history_records_nothing(tmp_path):
+    record_run("bench", bench_doc(), tmp_path / "h.db", skip=True)
+    assert not (tmp_path / "h.db").exists()
