@@ -144,6 +144,16 @@ def test_chart_draws_error_bars_band_and_legend():
     assert html.count("<polyline") == 2  # rent (None skipped, still 3 points) and build
 
 
+def test_a_long_legend_wraps_instead_of_running_off_the_chart():
+    from gpuwise.report.formats._svg import WIDTH, chart_svg
+
+    names = [f"option number {i} with a long descriptive name" for i in range(6)]
+    svg = chart_svg(Chart("line", "t", "x", "y", [Series(n, [1, 2], [1.0, 2.0]) for n in names]))
+    xs = [float(x) for x in re.findall(r'<text x="([\d.]+)"[^>]*class="legend-label"', svg)]
+    assert len(xs) == 6 and max(xs) + 6.5 * len(names[0]) <= WIDTH
+    assert len(set(re.findall(r'class="legend-label"', svg))) == 1
+
+
 def test_nice_ticks_cover_the_range():
     ticks = nice_ticks(0.0, 88.25)
     assert ticks[0] <= 0.0 and ticks[-1] >= 88.25 and 4 <= len(ticks) <= 11

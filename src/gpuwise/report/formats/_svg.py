@@ -66,15 +66,17 @@ def chart_svg(chart: Chart) -> str:
     numeric_x = chart.kind != "bar" and bool(all_x) and all(_is_number(x) for x in all_x)
     categories = list(dict.fromkeys(str(x) for x in all_x)) if not numeric_x else []
     rotate = len(categories) > 6 or any(len(c) > 10 for c in categories)
+    legend, legend_rows = _legend(chart)
+    top = TOP + 16 * (legend_rows - 1)  # a long legend wraps onto more lines above the plot
     bottom = BOTTOM + (40 if rotate else 0)
-    height = HEIGHT + (40 if rotate else 0)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, height - TOP - bottom
+    height = HEIGHT + (40 if rotate else 0) + top - TOP
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, height - top - bottom
 
     y_ticks = nice_ticks(*_y_extent(chart))
     y_lo, y_hi = y_ticks[0], y_ticks[-1]
 
     def sy(y: float) -> float:
-        return TOP + plot_h - (y - y_lo) / (y_hi - y_lo) * plot_h
+        return top + plot_h - (y - y_lo) / (y_hi - y_lo) * plot_h
 
     if numeric_x:
         x_ticks = nice_ticks(min(all_x), max(all_x))
@@ -106,7 +108,7 @@ def chart_svg(chart: Chart) -> str:
         y = sy(tick)
         out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(tick)}</text>')
-    base = TOP + plot_h
+    base = top + plot_h
     if numeric_x:
         for tick in x_ticks:
             x = sx(tick)
@@ -127,17 +129,17 @@ def chart_svg(chart: Chart) -> str:
                     f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" class="tick">{label}</text>'
                 )
     out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{base}" y2="{base}" stroke="#333"/>')
-    out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{base}" stroke="#333"/>')
+    out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{base}" stroke="#333"/>')
     out.append(
         f'<text x="{LEFT + plot_w / 2}" y="{height - 8}" text-anchor="middle" class="axis-label">'
         f"{escape(chart.x_label)}</text>"
     )
     out.append(
-        f'<text transform="translate(16,{TOP + plot_h / 2}) rotate(-90)" text-anchor="middle" '
+        f'<text transform="translate(16,{top + plot_h / 2}) rotate(-90)" text-anchor="middle" '
         f'class="axis-label">{escape(chart.y_label)}</text>'
     )
     out += _marks(chart, sx, sy, base, 0 if numeric_x else plot_w / max(len(categories), 1))
-    out += _legend(chart)
+    out += legend
     out.append("</svg>")
     return "\n".join(out)
 
@@ -181,15 +183,18 @@ def _marks(chart: Chart, sx, sy, base: float, slot: float) -> list[str]:
     return out
 
 
-def _legend(chart: Chart) -> list[str]:
-    out, x = ['<g class="legend">'], LEFT
-    for i, series in enumerate(chart.series):
-        color = PALETTE[i % len(PALETTE)]
-        out.append(f'<rect x="{x}" y="28" width="10" height="10" fill="{color}"/>')
-        out.append(f'<text x="{x + 14}" y="37" class="legend-label">{escape(series.name)}</text>')
-        x += 24 + 7 * len(series.name)
+def _legend(chart: Chart) -> tuple[list[str], int]:
+    """The legend's SVG elements and its number of lines (entries wrap at the chart's right edge)."""
+    entries = [(PALETTE[i % len(PALETTE)], "1", s.name) for i, s in enumerate(chart.series)]
     if chart.band:
-        out.append(f'<rect x="{x}" y="28" width="10" height="10" fill="#999" fill-opacity="0.3"/>')
-        out.append(f'<text x="{x + 14}" y="37" class="legend-label">typical range</text>')
+        entries.append(("#999", "0.3", "typical range"))
+    out, x, y = ['<g class="legend">'], LEFT, 28
+    for color, opacity, name in entries:
+        width = 24 + 6.5 * len(name)  # about 6.5 px per character at 12 px
+        if x > LEFT and x + width > WIDTH - RIGHT:
+            x, y = LEFT, y + 16
+        out.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{color}" fill-opacity="{opacity}"/>')
+        out.append(f'<text x="{x + 14}" y="{y + 9}" class="legend-label">{escape(name)}</text>')
+        x += width
     out.append("</g>")
-    return out
+    return out, (y - 28) // 16 + 1

@@ -1,0 +1,88 @@
+"""Charts for the views, where a person would rather look than read (drawn by --format html only).
+
+Each builder takes a command's model and returns Chart blocks (none when there is nothing to draw);
+every number a chart draws is also in a table of the same view, so text and md lose nothing.
+  bench:   % of peak per benchmark, error bars from the repeats' min..max, and the typically
+           achievable % beside it where the catalog knows it (a band when it knows it for every bar);
+  compare: A vs B as paired bars, one chart per unit (TFLOP/s and GB/s do not share an axis);
+  plan:    cost of the run vs node count, one line per option shown.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuwise.report.document import Chart, Series
+
+
+def bench_peak_chart(report) -> list[Chart]:
+    """report: a bench.models.BenchReport."""
+    rows = [m for m in report.results if m.status == "ok" and m.percent_of_peak is not None and m.peak]
+    if not rows:
+        return []
+    errs = [
+        (m.stats.max - m.stats.min) / 2 / m.peak * 100 if m.stats and m.stats.max is not None else None
+        for m in rows
+    ]
+    series = [
+        Series("measured (median; bars: min..max of repeats)", [m.name for m in rows],
+               [m.percent_of_peak for m in rows], err=errs)
+    ]  # fmt: skip
+    typical = [m.achievable_fraction * 100 if m.achievable_fraction else None for m in rows]
+    if any(t is not None for t in typical):  # the typical fraction is known per benchmark, not for all
+        series.append(Series("typically achievable", [m.name for m in rows], typical))
+    known = [t for t in typical if t is not None]
+    return [
+        Chart(
+            "bar",
+            "Measured % of peak per benchmark",
+            "benchmark",
+            "% of peak",
+            series,
+            band=(min(known), max(known)) if len(known) == len(rows) else None,  # one band fits all bars
+        )
+    ]
+
+
+def compare_charts(comparison) -> list[Chart]:
+    """comparison: report.compare.Comparison."""
+    by_unit: dict[str, list] = {}
+    for m in comparison.measurements:
+        if m.a is not None and m.b is not None:
+            by_unit.setdefault(m.unit or "value", []).append(m)
+    charts = []
+    for unit, rows in by_unit.items():
+        names = [m.name if not m.device else f"{m.name} ({m.device})" for m in rows]
+        charts.append(
+            Chart(
+                "bar",
+                f"A vs B, {unit} (ratio B/A in the table)",
+                "measurement",
+                unit,
+                [
+                    Series(f"A: {comparison.host_a or comparison.a}", names, [m.a for m in rows]),
+                    Series(f"B: {comparison.host_b or comparison.b}", names, [m.b for m in rows]),
+                ],
+            )
+        )
+    return charts
+
+
+def plan_cost_chart(plan) -> list[Chart]:
+    """plan: plan.planner.Plan; one line per shown option, cost of the run at each node count."""
+    nodes = [int(n) for n in plan.nodes]
+    series = []
+    for o in plan.shown:
+        costs = [  # an infeasible setup (too little memory, capacity, ...) has no cost to draw
+            None if plan.perf.short_reasons(o, k) else _finite(float(c))
+            for k, c in enumerate(plan.run_cost[o])
+        ]
+        if any(c is not None for c in costs):
+            series.append(Series(f"{plan.rows[o].label} ({plan.rows[o].pricing})", nodes, costs))
+    if not series or len(nodes) < 2:
+        return []
+    return [Chart("line", "Cost of the run vs node count", "nodes", f"cost ({plan.currency})", series)]
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

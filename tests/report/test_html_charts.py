@@ -1,0 +1,113 @@
+"""Charts from real models (a recorded H200 bench, a comparison, a plan, the history), drawn as HTML
+and opened in headless Chromium; one screenshot per report type stays in pytest's tmp dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuwise.bench.models import BenchReport
+from gpuwise.report.document import Chart, Column, Document, Heading, Table
+from gpuwise.report.formats import get_renderer
+from gpuwise.report.views.charts import bench_peak_chart, compare_charts, plan_cost_chart
+from tests.report.test_html_format import CHROMIUM, assert_page_drawn, open_in_chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "captures" / "h200-1gpu-kvm-vm.bench-quick.json"
+
+
+def bench_report() -> BenchReport:
+    return BenchReport.model_validate_json(BENCH.read_text())
+
+
+def chart_numbers(chart: Chart) -> list[float]:
+    return [y for s in chart.series for y in s.y if y is not None]
+
+
+def test_bench_chart_is_percent_of_peak_with_repeat_error_bars():
+    (chart,) = bench_peak_chart(bench_report())
+    series, typical = chart.series
+    assert chart.kind == "bar" and "matmul_bf16" in series.x
+    i = series.x.index("matmul_bf16")
+    assert series.y[i] == pytest.approx(678.6096931546447 / 989 * 100, abs=0.2)  # H200 dense bf16 peak
+    assert series.err[i] == pytest.approx((698.4518815759908 - 560.9355453432266) / 2 / 989 * 100, abs=0.1)
+    assert chart.band is None  # typical fractions known for 4 benchmarks only: no band over all bars
+    assert typical.y[series.x.index("h2d_pinned")] == pytest.approx(87.0) and typical.y[i] is None
+    assert "storage" not in series.x  # failed benchmarks are not drawn
+
+
+def test_bench_chart_band_is_the_typical_range_when_known_for_every_bar():
+    report = bench_report()
+    for i, m in enumerate(report.results):
+        m.achievable_fraction = 0.7 if i % 2 else 0.8
+    (chart,) = bench_peak_chart(report)
+    assert chart.band == pytest.approx((70.0, 80.0))
+
+
+def test_compare_charts_pair_a_and_b_per_unit(tmp_path):
+    from gpuwise.report.compare import compare_files
+
+    b = json.loads(BENCH.read_text())
+    b["hostname"] = "vm-b"
+    for r in b["results"]:
+        if r.get("value"):
+            r["value"] *= 0.9
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    charts = compare_charts(compare_files(BENCH, tmp_path / "b.json"))
+    assert {c.y_label for c in charts} == {"TFLOP/s", "GB/s", "samples/s"}
+    for chart in charts:
+        a, bb = chart.series
+        assert a.x == bb.x and all(y2 == pytest.approx(y1 * 0.9) for y1, y2 in zip(a.y, bb.y, strict=True))
+
+
+def test_plan_chart_is_cost_per_node_count():
+    from gpuwise.plan.planner import make_plan
+
+    plan = make_plan(ROOT / "examples" / "llm-7b-pretrain-1t.yaml", ROOT / "examples" / "plan-options.yaml")
+    (chart,) = plan_cost_chart(plan)
+    assert chart.kind == "line" and chart.series[0].x == [1, 2, 4, 8, 16, 32]
+    assert len({s.name for s in chart.series}) == len(chart.series)  # pricing tells rows apart
+    assert chart.series[0].y[0] == pytest.approx(float(plan.run_cost[plan.shown[0]][0]))
+    drawn = {s.name: s.y for s in chart.series}
+    skipped = 0
+    for o in plan.shown:  # infeasible setups are not drawn (their cost is a meaningless number)
+        name = f"{plan.rows[o].label} ({plan.rows[o].pricing})"
+        for k in range(len(plan.nodes)):
+            if plan.perf.short_reasons(o, k) and name in drawn:
+                assert drawn[name][k] is None
+                skipped += 1
+    assert skipped > 0  # this example has capacity-limited options
+
+
+def _page(title: str, charts: list[Chart]) -> Document:
+    rows = [
+        [s.name, str(x), f"{y:.4g}"]
+        for c in charts
+        for s in c.series
+        for x, y in zip(s.x, s.y, strict=True)
+        if y
+    ]
+    return Document(
+        title, [Heading(title), *charts, Table([Column("series"), Column("x"), Column("y")], rows)]
+    )
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/install-system-deps.sh)")
+def test_report_charts_draw_in_headless_chromium(tmp_path):
+    from gpuwise.plan.planner import make_plan
+    from gpuwise.report.compare import compare_files
+
+    plan = make_plan(ROOT / "examples" / "llm-7b-pretrain-1t.yaml", ROOT / "examples" / "plan-options.yaml")
+    pages = {
+        "bench": bench_peak_chart(bench_report()),
+        "compare": compare_charts(compare_files(BENCH, BENCH)),
+        "plan": plan_cost_chart(plan),
+    }
+    for name, charts in pages.items():
+        html = get_renderer("html")(_page(f"gpuwise {name}", charts))
+        dom, png = open_in_chromium(html, tmp_path, name)
+        assert_page_drawn(dom, png, charts=len(charts))
+        for chart in charts:  # every drawn number is readable in the page as a tooltip too
+            assert all(f"{y:.6g}" in html for y in chart_numbers(chart)[:5])
