@@ -17,6 +17,7 @@ from gpuwise.report.document import (
     Styled,
     Table,
 )
+from gpuwise.report.views.charts import bench_peak_chart
 
 STATUS_STYLE = {"ok": "ok", "failed": "fail", "skipped": "warn", "invalid": "accent"}
 
@@ -122,6 +123,7 @@ def bench_view(report: BenchReport) -> Document:
         blocks.append(layer_table(layer, results))
         if layer == "collective":
             blocks += collective_sizes(results)
+    blocks += bench_peak_chart(report)  # drawn by html only; its numbers are in the tables above
     counts = {s: sum(1 for m in report.results if m.status == s) for s in STATUS_STYLE}
     blocks.append(Paragraph(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no results"))
     return Document(title=title, blocks=blocks, data=report.to_json_dict())

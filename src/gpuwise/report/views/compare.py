@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuwise import units
 from gpuwise.report.compare import Comparison
 from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Table
+from gpuwise.report.views.charts import compare_charts
 
 
 def _ratio(x: float | None) -> str:
@@ -41,6 +42,7 @@ def compare_view(c: Comparison) -> Document:
             for m in c.measurements
         ]
         blocks.append(Table(cols, rows, title="Measurements"))
+        blocks += compare_charts(c)  # drawn by html only
     else:
         blocks.append(Paragraph("measurements: none in either file"))
     if reports and c.findings:

@@ -16,6 +16,7 @@ from gpuwise.report.document import (
     Styled,
     Table,
 )
+from gpuwise.report.views.charts import plan_cost_chart
 
 VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
 
@@ -201,6 +202,11 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
         + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
         + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"
     )
-    blocks: list[Block] = [Heading(title), Paragraph(head), sweep_table(plan, one_ccy)]
+    blocks: list[Block] = [
+        Heading(title),
+        Paragraph(head),
+        sweep_table(plan, one_ccy),
+        *plan_cost_chart(plan),
+    ]
     blocks += [*chosen_tables(plan, one_ccy), *_decision(plan), *_notes(plan, verbose)]
     return Document(title=title, blocks=blocks, data=plan_to_json(plan))
