@@ -15,6 +15,7 @@ from gpuwise.report.document import Chart
 
 WIDTH, HEIGHT = 720, 340
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 44, 56
+MAX_LABEL = 28  # longer x labels are cut (the full name is in the tooltip and in the view's table)
 # Colour-blind-safe palette (Okabe & Ito, "Color Universal Design", https://jfly.uni-koeln.de/color/)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
@@ -68,9 +69,15 @@ def chart_svg(chart: Chart) -> str:
     rotate = len(categories) > 6 or any(len(c) > 10 for c in categories)
     legend, legend_rows = _legend(chart)
     top = TOP + 16 * (legend_rows - 1)  # a long legend wraps onto more lines above the plot
-    bottom = BOTTOM + (40 if rotate else 0)
-    height = HEIGHT + (40 if rotate else 0) + top - TOP
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, height - top - bottom
+    labels = [c if len(c) <= MAX_LABEL else c[: MAX_LABEL - 1] + "…" for c in categories]
+    # a label turned by -35° reaches ~3.8 px down and ~5.4 px left per character (11 px font)
+    extra = int(max(map(len, labels), default=0) * 3.8) - 16 if rotate else 0
+    left = LEFT
+    if rotate and labels:
+        left = max(LEFT, int(len(labels[0]) * 5.4 - (WIDTH - LEFT - RIGHT) / len(labels) / 2 + 8))
+    bottom = BOTTOM + max(extra, 0)
+    height = HEIGHT + max(extra, 0) + top - TOP
+    plot_w, plot_h = WIDTH - left - RIGHT, height - top - bottom
 
     y_ticks = nice_ticks(*_y_extent(chart))
     y_lo, y_hi = y_ticks[0], y_ticks[-1]
@@ -83,12 +90,12 @@ def chart_svg(chart: Chart) -> str:
         x_lo, x_hi = x_ticks[0], x_ticks[-1]
 
         def sx(x) -> float:
-            return LEFT + (x - x_lo) / (x_hi - x_lo) * plot_w
+            return left + (x - x_lo) / (x_hi - x_lo) * plot_w
     else:
         slot = plot_w / max(len(categories), 1)
 
         def sx(x) -> float:
-            return LEFT + (categories.index(str(x)) + 0.5) * slot
+            return left + (categories.index(str(x)) + 0.5) * slot
 
     title = escape(chart.title)
     out = [
@@ -100,14 +107,14 @@ def chart_svg(chart: Chart) -> str:
     if chart.band:
         top, bot = sy(max(chart.band)), sy(min(chart.band))
         out.append(
-            f'<rect class="band" x="{LEFT}" y="{top:.1f}" width="{plot_w}" height="{bot - top:.1f}" '
+            f'<rect class="band" x="{left}" y="{top:.1f}" width="{plot_w}" height="{bot - top:.1f}" '
             f'fill="#999" fill-opacity="0.18"><title>band {_fmt(min(chart.band))}–'
             f"{_fmt(max(chart.band))}</title></rect>"
         )
     for tick in y_ticks:  # horizontal grid and y tick labels
         y = sy(tick)
-        out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(tick)}</text>')
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(tick)}</text>')
     base = top + plot_h
     if numeric_x:
         for tick in x_ticks:
@@ -116,9 +123,9 @@ def chart_svg(chart: Chart) -> str:
                 f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" class="tick">{_fmt(tick)}</text>'
             )
     else:
-        for cat in categories:
+        for cat, short in zip(categories, labels, strict=True):
             x = sx(cat)
-            label = escape(cat)
+            label = escape(short) + (f"<title>{escape(cat)}</title>" if short != cat else "")
             if rotate:
                 out.append(
                     f'<text transform="translate({x:.1f},{base + 12}) rotate(-35)" text-anchor="end" '
@@ -128,10 +135,10 @@ def chart_svg(chart: Chart) -> str:
                 out.append(
                     f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" class="tick">{label}</text>'
                 )
-    out.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{base}" y2="{base}" stroke="#333"/>')
-    out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{base}" stroke="#333"/>')
+    out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{base}" y2="{base}" stroke="#333"/>')
+    out.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{base}" stroke="#333"/>')
     out.append(
-        f'<text x="{LEFT + plot_w / 2}" y="{height - 8}" text-anchor="middle" class="axis-label">'
+        f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle" class="axis-label">'
         f"{escape(chart.x_label)}</text>"
     )
     out.append(

@@ -4,7 +4,7 @@ Each builder takes a command's model and returns Chart blocks (none when there i
 every number a chart draws is also in a table of the same view, so text and md lose nothing.
   bench:   % of peak per benchmark, error bars from the repeats' min..max, and the typically
            achievable % beside it where the catalog knows it (a band when it knows it for every bar);
-  compare: A vs B as paired bars, one chart per unit (TFLOP/s and GB/s do not share an axis);
+  compare: A vs B as paired bars, B as % of A (units differ: TFLOP/s and GB/s share no axis);
   plan:    cost of the run vs node count, one line per option shown.
 """
 
@@ -45,27 +45,24 @@ def bench_peak_chart(report) -> list[Chart]:
 
 
 def compare_charts(comparison) -> list[Chart]:
-    """comparison: report.compare.Comparison."""
-    by_unit: dict[str, list] = {}
-    for m in comparison.measurements:
-        if m.a is not None and m.b is not None:
-            by_unit.setdefault(m.unit or "value", []).append(m)
-    charts = []
-    for unit, rows in by_unit.items():
-        names = [m.name if not m.device else f"{m.name} ({m.device})" for m in rows]
-        charts.append(
-            Chart(
-                "bar",
-                f"A vs B, {unit} (ratio B/A in the table)",
-                "measurement",
-                unit,
-                [
-                    Series(f"A: {comparison.host_a or comparison.a}", names, [m.a for m in rows]),
-                    Series(f"B: {comparison.host_b or comparison.b}", names, [m.b for m in rows]),
-                ],
-            )
+    """comparison: report.compare.Comparison. B relative to A (A = 100%) for every measurement both
+    have: one axis for all units, and a 10% gap looks the same on a 7 GB/s and a 4000 GB/s bar."""
+    rows = [m for m in comparison.measurements if m.a and m.b is not None and m.ratio is not None]
+    if not rows:
+        return []
+    names = [m.name for m in rows]
+    return [
+        Chart(
+            "bar",
+            "B relative to A (A = 100%; B/A in the table)",
+            "measurement",
+            "% of A",
+            [
+                Series(f"A: {comparison.host_a or comparison.a}", names, [100.0] * len(rows)),
+                Series(f"B: {comparison.host_b or comparison.b}", names, [m.ratio * 100 for m in rows]),
+            ],
         )
-    return charts
+    ]
 
 
 def plan_cost_chart(plan) -> list[Chart]:
