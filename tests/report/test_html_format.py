@@ -190,8 +190,10 @@ def open_in_chromium(html: str, tmp_path: Path, name: str) -> tuple[str, Path]:
     pytest's tmp dir as the artifact for this report type."""
     page = tmp_path / f"{name}.html"
     page.write_text(html, encoding="utf-8")
-    dom = _chromium(page, tmp_path, "--dump-dom")
+    dom = _chromium(page, tmp_path, "--dump-dom", "--enable-logging=stderr", "--v=0")
     assert dom.returncode == 0, dom.stderr[-2000:]
+    console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, console  # no console message: no script error, no blocked request
     png = tmp_path / f"{name}.png"
     shot = _chromium(page, tmp_path, f"--screenshot={png}")
     assert shot.returncode == 0 and png.is_file(), shot.stderr[-2000:]
@@ -211,6 +213,13 @@ def assert_page_drawn(dom: str, png: Path, charts: int) -> None:
     assert colors is not None and len(colors) > 20  # not blank: text, table rules, chart colours
     background = max(colors)[0]
     assert background < 1280 * 800 * 0.97
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/install-system-deps.sh)")
+def test_chromium_check_catches_an_external_request(tmp_path):
+    bad = _render().replace("</h1>", '</h1><img src="http://gwreports.invalid/x.png">', 1)
+    with pytest.raises(AssertionError, match="gwreports.invalid"):
+        open_in_chromium(bad, tmp_path, "external-request")
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/install-system-deps.sh)")
