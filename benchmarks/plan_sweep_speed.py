@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +34,7 @@ def build_inputs(n_options: int):
     rows, prices, annual = [], [], []
     for i in range(n_options):
         r = base[i % len(base)]
-        nums = dict(r.numbers)
-        nums["inter_bytes_s"] = nums["inter_bytes_s"] * rng.uniform(0.25, 2.0)
-        rows.append(nums)
+        rows.append(replace(r.numbers, inter_bytes_s=r.numbers.inter_bytes_s * rng.uniform(0.25, 2.0)))
         prices.append(r.node_hour_price * rng.uniform(0.5, 1.5))
         annual.append(r.onprem.annual_per_node() if r.onprem else np.nan)
     costs = CostArrays(

@@ -262,7 +262,7 @@ def predict(t1: float, params: int, mbit: float, rtt_s: float, batch: int) -> di
     import numpy as np
 
     from gpuwise.plan.defaults import PlanDefaults
-    from gpuwise.plan.perf import OptionArrays, WorkloadNumbers, evaluate
+    from gpuwise.plan.perf import NodeNumbers, OptionArrays, WorkloadNumbers, evaluate
 
     d = PlanDefaults()
     frac = d.value("communication.default_network_achieved_fraction")
@@ -292,7 +292,7 @@ def predict(t1: float, params: int, mbit: float, rtt_s: float, batch: int) -> di
         random_reads=False,
         avg_read_bytes=1.0,
     )
-    opt = dict(
+    opt = NodeNumbers(
         gpus_per_node=1,
         peak_flops=batch / t1,
         mfu=1.0,
@@ -305,7 +305,7 @@ def predict(t1: float, params: int, mbit: float, rtt_s: float, batch: int) -> di
         network_cv=d.value("stragglers.network_cv_ethernet"),
         storage_bytes_s=1e12,
         storage_iops=1e12,
-        storage_shared=0.0,
+        storage_shared=False,
         time_overhead=0.0,
         overlap=d.value("communication.overlap_fraction"),
         usable_memory_fraction=1.0,

@@ -15,6 +15,7 @@ from gpuwise.plan.perf import (
     NO_NETWORK,
     NO_PEAK,
     TP_TOO_WIDE,
+    NodeNumbers,
     OptionArrays,
     WorkloadNumbers,
     evaluate,
@@ -55,7 +56,7 @@ def workload(**kw) -> WorkloadNumbers:
     return WorkloadNumbers(**base)
 
 
-def option(**kw) -> dict:
+def option(**kw) -> NodeNumbers:
     base = dict(
         gpus_per_node=8,
         peak_flops=1e15,
@@ -69,13 +70,13 @@ def option(**kw) -> dict:
         network_cv=0.0,
         storage_bytes_s=1e12,
         storage_iops=1e9,
-        storage_shared=0.0,
+        storage_shared=False,
         time_overhead=0.0,
         overlap=0.0,
         usable_memory_fraction=0.9,
     )
     base.update(kw)
-    return base
+    return NodeNumbers(**base)
 
 
 def run(w, *opts, nodes=(1, 2, 4)):
@@ -154,7 +155,7 @@ def test_data_loading_bound_step():
     r = run(w, option(storage_bytes_s=1e8), nodes=(1, 4))
     assert r.data_s[0, 0] == pytest.approx(5.12) and r.step_s[0, 0] == pytest.approx(5.12)
     assert r.data_s[0, 1] == pytest.approx(5.12 / 4)  # per-node storage scales with nodes
-    shared = run(w, option(storage_bytes_s=1e8, storage_shared=1.0), nodes=(4,))
+    shared = run(w, option(storage_bytes_s=1e8, storage_shared=True), nodes=(4,))
     assert shared.data_s[0, 0] == pytest.approx(5.12)
 
 

@@ -140,8 +140,8 @@ def test_calibration_changes_mfu_and_is_reported(tmp_path):
     plan = make_plan(LLM7B, OPTIONS, path)
     a100 = next(r for r in plan.rows if r.kind == "onprem" and "A100" in r.gpu_name)
     h100 = next(r for r in plan.rows if r.kind == "onprem" and "H100" in r.gpu_name)
-    assert a100.numbers["mfu"] == pytest.approx(0.641 * 0.57)
-    assert a100.numbers["intra_bytes_s"] == pytest.approx(150e9)
+    assert a100.numbers.mfu == pytest.approx(0.641 * 0.57)
+    assert a100.numbers.intra_bytes_s == pytest.approx(150e9)
     assert "calibrated" in a100.provenance["mfu"] and "calibrated" not in h100.provenance["mfu"]
     assert len(plan.calibration.used) == 2 and any("fio" in i for i in plan.calibration.ignored)
 
@@ -235,7 +235,7 @@ def test_training_mfu_from_bench_shape_wins(tmp_path):
     )
     plan = make_plan(LLM7B, OPTIONS, path)
     h100 = next(r for r in plan.rows if r.kind == "onprem" and "H100" in r.gpu_name)
-    assert h100.numbers["mfu"] == pytest.approx(0.4045)
+    assert h100.numbers.mfu == pytest.approx(0.4045)
     assert any("train_cnn_bf16" in i for i in plan.calibration.ignored)
     assert any("across 2 nodes" in i for i in plan.calibration.ignored)
 
@@ -273,7 +273,7 @@ def test_calibration_from_a_real_h200_bench_report():
     assert any("train_cnn_fp32: status invalid" in i for i in cal.ignored)
     h200 = [r for r in plan.rows if r.gpu_name == "H200"]
     others = [r for r in plan.rows if r.gpu_name != "H200"]
-    assert h200 and all(r.numbers["mfu"] == pytest.approx(cal.training_mfu) for r in h200)
+    assert h200 and all(r.numbers.mfu == pytest.approx(cal.training_mfu) for r in h200)
     assert not any("calibrated" in r.provenance["mfu"] for r in others)
 
 

@@ -1,58 +1,66 @@
 """The planner's only door into gpuwise.catalog.
 
 The catalog owns hardware specs, fabrics, offers and on-prem cost defaults; the planner reads them
-here, through a few small functions, so the rest of plan/ never depends on catalog internals. A
-catalog row may leave a field empty (None): callers treat that as unknown, never as zero.
+here, through a few small typed functions, so the rest of plan/ never depends on catalog internals.
+The catalog is a lower layer than plan: these are plain imports. A catalog row may leave a field
+empty (None): callers treat that as unknown, never as zero.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
 
-from gpuwise.errors import MissingDependencyError, UserInputError
+from gpuwise.catalog import costs, fabrics, gpus, offers
+from gpuwise.catalog.costs import OnpremDefaults
+from gpuwise.catalog.fabrics import Fabric
+from gpuwise.catalog.gpus import GpuSpec
+from gpuwise.catalog.offers import Offer
+from gpuwise.errors import UserInputError
 
-if TYPE_CHECKING:
-    from gpuwise.catalog.gpus import GpuSpec
-
-
-def _catalog(module: str):
-    try:
-        return __import__(f"gpuwise.catalog.{module}", fromlist=[module])
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"the gpuwise catalog module '{module}' could not be imported: {exc}",
-            "reinstall gpuwise (`pip install -e .`) so the catalog package and data are present",
-        ) from None
-
-
-def load_offers(extra_dirs: list[str] | None = None) -> list[Any]:
-    return list(_catalog("offers").load_offers(extra_dirs or []))
-
-
-def offer_matches_gpu(offer: Any, gpu: str) -> bool:
-    return _catalog("offers").offer_matches_gpu(offer, gpu)
-
-
-def match_gpu(name: str):
-    return _catalog("gpus").match_gpu(name)
+__all__ = [
+    "Fabric",
+    "GpuSpec",
+    "Offer",
+    "OnpremDefaults",
+    "get_fabric",
+    "gpu_memory_bytes",
+    "load_offers",
+    "match_gpu",
+    "offer_matches_gpu",
+    "onprem_defaults",
+    "pcie_x16",
+    "peak_flops",
+]
 
 
-def get_fabric(key: str | None):
+def load_offers(extra_dirs: list[str] | None = None) -> list[Offer]:
+    return list(offers.load_offers([Path(d) for d in extra_dirs or []]))
+
+
+def offer_matches_gpu(offer: Offer, gpu: str) -> bool:
+    return offers.offer_matches_gpu(offer, gpu)
+
+
+def match_gpu(name: str) -> GpuSpec | None:
+    return gpus.match_gpu(name)
+
+
+def get_fabric(key: str | None) -> Fabric | None:
     if not key:
         return None
     try:
-        return _catalog("fabrics").get_fabric(key)
-    except (LookupError, UserInputError):  # an unknown key: the caller falls back and says so
+        return fabrics.get_fabric(key)
+    except UserInputError:  # an unknown key: the caller falls back and says so
         return None
 
 
-def pcie_x16(gen: int):
+def pcie_x16(gen: int) -> Fabric | None:
     """The catalog's PCIe x16 fabric row for a generation, or None."""
-    return _catalog("fabrics").pcie_x16(gen)
+    return fabrics.pcie_x16(gen)
 
 
-def onprem_defaults():
-    return _catalog("costs").load_onprem_defaults()
+def onprem_defaults() -> OnpremDefaults:
+    return costs.load_onprem_defaults()
 
 
 def peak_flops(spec: GpuSpec | None, precision: str) -> float | None:

@@ -1,13 +1,14 @@
 """Sourced model defaults for the planner (plan/data/plan_defaults.yaml), with user overrides.
 
 `PlanDefaults.value("stragglers.compute_cv")` returns the number; `.source(...)` says where it came
-from, so the plan can list every assumption it used next to its origin.
+from, so the plan can list every assumption it used next to its origin. The structured sections come
+out typed: `storage(name)`, `mfu_per_gpu_class()`, `default_builds()` and `decision()`.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any
 
@@ -19,6 +20,44 @@ from gpuwise.errors import DataValidationError
 def _packaged() -> dict:
     text = resources.files("gpuwise.plan").joinpath("data/plan_defaults.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)
+
+
+@dataclass(frozen=True)
+class StorageDefaults:
+    """One storage class: read throughput and IOPS per node, or for the whole cluster when shared."""
+
+    name: str
+    read_gb_s: float
+    iops: float
+    shared: bool
+    source: str
+
+
+@dataclass(frozen=True)
+class GpuClassMfu:
+    gpu_class: str  # matched as a case-insensitive substring of the GPU name
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
+class DefaultBuild:
+    name: str
+    gpu: str
+    fabric: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DecisionThresholds:
+    """How the verdict weighs context against cost (plan_defaults.yaml `decision:`, each a sourced heuristic)."""
+
+    bursty_peak_ratio: float  # peak/average at or above which demand counts as bursty
+    long_horizon_years: float  # horizons shorter than this favour renting
+    close_cost_margin: float  # relative cost gap below which the context decides
+    steady_utilisation: float  # utilisation at or above which a long, non-bursty load is "steady"
+    context_votes_override_cost: float  # net cloud votes that overturn a clearly cheaper build
+    context_votes_tip_close_call: float  # net build votes that tip a close call to building
 
 
 @dataclass
@@ -44,11 +83,33 @@ class PlanDefaults:
         node = self._node(dotted)
         return node.get("source", "") if isinstance(node, dict) else ""
 
-    def storage(self, name: str) -> dict:
+    def storage(self, name: str) -> StorageDefaults:
         classes = self.data["storage"]
         if name not in classes:
             raise DataValidationError(f"unknown storage class '{name}'", f"use one of: {', '.join(classes)}")
-        return classes[name]
+        entry = classes[name]
+        return StorageDefaults(
+            name=name,
+            read_gb_s=float(entry["read_gb_s"]),
+            iops=float(entry["iops"]),
+            shared=entry["scope"] == "shared",
+            source=str(entry["source"]),
+        )
+
+    def mfu_per_gpu_class(self) -> list[GpuClassMfu]:
+        table = self.data["mfu"].get("per_gpu_class") or {}
+        return [GpuClassMfu(str(k), float(v["value"]), str(v["source"])) for k, v in table.items()]
+
+    def default_builds(self) -> list[DefaultBuild]:
+        return [
+            DefaultBuild(str(e["name"]), str(e["gpu"]), str(e["fabric"]), str(e.get("source", "")))
+            for e in self.data.get("default_builds", [])
+        ]
+
+    def decision(self) -> DecisionThresholds:
+        return DecisionThresholds(
+            **{f.name: float(self.value(f"decision.{f.name}")) for f in fields(DecisionThresholds)}
+        )
 
     def with_overrides(self, overrides: dict[str, Any] | None) -> PlanDefaults:
         """Copy with dotted-key overrides, e.g. {"stragglers.compute_cv": 0.02}."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from gpuwise.plan.decide import decision_to_json
+from gpuwise.plan.decision import decision_to_json
 from gpuwise.plan.planner import PLAN_SCHEMA, Plan
 
 # Defaults the model used, listed in every plan with their sources.
@@ -24,6 +24,12 @@ ASSUMPTION_KEYS = (
     "memory.usable_fraction",
     "cloud.spot_preemption_overhead",
     "lead_time_days.onprem_build",
+    "decision.bursty_peak_ratio",
+    "decision.long_horizon_years",
+    "decision.close_cost_margin",
+    "decision.steady_utilisation",
+    "decision.context_votes_override_cost",
+    "decision.context_votes_tip_close_call",
 )
 
 
@@ -47,7 +53,7 @@ def option_json(plan: Plan, o: int) -> dict:
         per_nodes.append(
             {
                 "nodes": int(n),
-                "gpus": int(n * row.numbers["gpus_per_node"]),
+                "gpus": int(n * row.numbers.gpus_per_node),
                 "feasible": bool(ok),
                 "reasons": perf.reasons(o, k),
                 "step_s": _num(perf.step_s[o, k]) if ok else None,
@@ -71,7 +77,7 @@ def option_json(plan: Plan, o: int) -> dict:
         "pricing": row.pricing,
         "label": row.label,
         "gpu": row.gpu_name,
-        "gpus_per_node": int(row.numbers["gpus_per_node"]),
+        "gpus_per_node": int(row.numbers.gpus_per_node),
         "provider": row.provider,
         "instance_type": row.instance_type,
         "region": row.region,
@@ -80,7 +86,7 @@ def option_json(plan: Plan, o: int) -> dict:
         "price_currency": row.currency,
         "lead_time_days": row.lead_time_days,
         "network": row.network,
-        "mfu": _num(row.numbers["mfu"], 4),
+        "mfu": _num(row.numbers.mfu, 4),
         "provenance": row.provenance,
         "chosen_nodes": int(plan.nodes[k]) if k >= 0 else None,
         "per_nodes": per_nodes,

@@ -9,9 +9,10 @@ from __future__ import annotations
 from gpuwise.errors import DataValidationError
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
+from gpuwise.plan.catalog_bridge import GpuSpec
 from gpuwise.plan.cost import OnpremCostInputs
 from gpuwise.plan.defaults import PlanDefaults
-from gpuwise.plan.options import Hardware, OptionRow, _numbers, network
+from gpuwise.plan.options import Hardware, OptionRow, network, node_numbers
 from gpuwise.plan.options_file import OnpremBuild
 from gpuwise.plan.workload import Workload
 
@@ -36,17 +37,19 @@ OPTIONAL_ZERO = {
 }
 
 
-def gpu_class(spec) -> str:
+def gpu_class(spec: GpuSpec) -> str:
     """The catalog key ('A100-SXM-80GB'); the cost tables match it most-specific-first (A100-SXM, A100)."""
     return spec.key.upper()
 
 
-def catalog_defaults_for(build: OnpremBuild, spec, rdma: bool) -> tuple[dict, dict]:
+def catalog_defaults_for(
+    build: OnpremBuild, spec: GpuSpec, rdma: bool
+) -> tuple[dict[str, float | str], dict[str, str]]:
     """(values, provenance) from the catalog's on-prem defaults for this build's GPU class and fabric."""
     raw = cat.onprem_defaults()
     cls = gpu_class(spec)
-    vals: dict = {"currency": raw.currency}
-    prov: dict = {"currency": "catalog on-prem defaults"}
+    vals: dict[str, float | str] = {"currency": raw.currency}
+    prov: dict[str, str] = {"currency": "catalog on-prem defaults"}
 
     def take(ours, value, source):
         if value is not None:
@@ -74,12 +77,12 @@ def catalog_defaults_for(build: OnpremBuild, spec, rdma: bool) -> tuple[dict, di
 
 
 def cost_inputs(
-    build: OnpremBuild, spec, rdma: bool, d: PlanDefaults
-) -> tuple[OnpremCostInputs, float, dict]:
+    build: OnpremBuild, spec: GpuSpec, rdma: bool, d: PlanDefaults
+) -> tuple[OnpremCostInputs, float, dict[str, str]]:
     """(cost inputs, lead time days, provenance) for one build: options file > catalog > error."""
     given = {k: v for k, v in build.costs.model_dump().items() if v is not None}
     base, base_prov = catalog_defaults_for(build, spec, rdma)
-    prov: dict = {}
+    prov: dict[str, str] = {}
 
     def pick(name, fallback=None):
         if name in given:
@@ -150,9 +153,9 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     net = network(
         gbps, build.fabric, d, build.network_latency_us, build.network_achieved_fraction, build.rdma
     )
-    prov: dict = {}
-    nums = _numbers(wl, hw, d, cal, net, build.storage, 0.0, prov)
-    inputs, lead, cost_prov = cost_inputs(build, spec, net[2], d)
+    prov: dict[str, str] = {}
+    nums = node_numbers(wl, hw, d, cal, net, build.storage, 0.0, prov)
+    inputs, lead, cost_prov = cost_inputs(build, spec, net.rdma, d)
     prov.update({f"cost.{k}": v for k, v in cost_prov.items()})
     return OptionRow(
         key=f"onprem {build.name}",
@@ -165,6 +168,6 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
         pays_idle=True,
         onprem=inputs,
         lead_time_days=lead,
-        network=net[3],
+        network=net.description,
         provenance=prov,
     )

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
+from gpuwise.plan.catalog_bridge import GpuSpec, Offer
 from gpuwise.plan.cost import OnpremCostInputs
 from gpuwise.plan.defaults import PlanDefaults
+from gpuwise.plan.options_file import CloudSelection, Pricing
+from gpuwise.plan.perf import NodeNumbers
 from gpuwise.plan.workload import Workload
-
-if TYPE_CHECKING:
-    from gpuwise.catalog.gpus import GpuSpec
 
 NAN = float("nan")
 PRICE_ATTR = {
@@ -38,7 +37,7 @@ class OptionRow:
     label: str
     gpu_name: str
     currency: str
-    numbers: dict  # the OptionArrays fields
+    numbers: NodeNumbers  # what the perf model needs about this option's nodes
     node_hour_price: float = NAN
     pays_idle: bool = False
     onprem: OnpremCostInputs | None = None
@@ -50,6 +49,16 @@ class OptionRow:
     provenance: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class NetworkLink:
+    """A node's inter-node network as the perf model sees it."""
+
+    bytes_s: float  # achieved per-node bandwidth; 0 = unknown
+    latency_s: float  # NaN = unknown
+    rdma: bool
+    description: str
+
+
 @dataclass
 class Hardware:
     """What the perf model needs about one node type, with provenance."""
@@ -59,7 +68,7 @@ class Hardware:
     gpus_per_node: int
 
 
-def _gpu_matches(spec, name: str | None) -> bool:
+def _gpu_matches(spec: GpuSpec | None, name: str | None) -> bool:
     if not name or spec is None:
         return False
     other = cat.match_gpu(name)
@@ -80,9 +89,9 @@ def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | 
                 f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}",
             )
     name = f"{hw.gpu_name} {hw.spec.key if hw.spec else ''}".lower()
-    for cls_name, entry in (d.data["mfu"].get("per_gpu_class") or {}).items():
-        if cls_name.lower() in name:
-            return entry["value"], f"default for {cls_name}: {entry['source']}"
+    for entry in d.mfu_per_gpu_class():
+        if entry.gpu_class.lower() in name:
+            return entry.value, f"default for {entry.gpu_class}: {entry.source}"
     mamf = hw.spec.mamf_fraction if hw.spec else None
     if mamf:
         return mamf * ratio, f"catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
@@ -127,15 +136,15 @@ def network(
     achieved: float | None = None,
     rdma: bool | None = None,
     label: str | None = None,
-) -> tuple[float, float, bool, str]:
-    """(achieved bytes/s per node, latency s, is_rdma, description) for a node's inter-node network."""
+) -> NetworkLink:
+    """A node's inter-node network: achieved bytes/s per node, latency, RDMA or not, and a description."""
     fab = cat.get_fabric(fabric_key)
     kind = fab.kind if fab else None
     is_rdma = rdma if rdma is not None else kind in RDMA_KINDS
     if gbps is None and fab is not None:
         gbps = fab.bandwidth_gbps
     if not gbps:
-        return 0.0, NAN, bool(is_rdma), "no network bandwidth known"
+        return NetworkLink(0.0, NAN, bool(is_rdma), "no network bandwidth known")
     frac = (
         achieved
         or (fab.achieved_fraction if fab else None)
@@ -147,39 +156,49 @@ def network(
     lat_us = latency_us or (fab.latency_us if fab else None) or d.value(lat_key)
     name = fabric_key or label or ("RDMA" if is_rdma else "TCP")
     desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved, {lat_us:g} us"
-    return gbps / 8.0 * frac * 1e9, lat_us * 1e-6, bool(is_rdma), desc
+    return NetworkLink(gbps / 8.0 * frac * 1e9, lat_us * 1e-6, bool(is_rdma), desc)
 
 
-def _numbers(wl, hw, d, cal, net, storage: str, time_overhead: float, prov: dict) -> dict:
+def node_numbers(
+    wl: Workload,
+    hw: Hardware,
+    d: PlanDefaults,
+    cal: Calibration | None,
+    net: NetworkLink,
+    storage: str,
+    time_overhead: float,
+    prov: dict[str, str],
+) -> NodeNumbers:
+    """The perf model's inputs for one node type; records where each came from in `prov`."""
     mfu, prov["mfu"] = resolve_mfu(wl, hw, d, cal)
     intra_bw, intra_lat, prov["intra_node"] = intra_node(hw, d, cal)
-    inter_bw, inter_lat, is_rdma, prov["network"] = net
+    prov["network"] = net.description
     peak = cat.peak_flops(hw.spec, wl.training.precision)
     prov["peak"] = f"catalog {hw.spec.key} {wl.training.precision}" if peak and hw.spec else "unknown"
     st = d.storage(storage)
-    prov["storage"] = f"{storage}: {st['source']}"
-    cv_key = "stragglers.network_cv_rdma" if is_rdma else "stragglers.network_cv_ethernet"
-    return dict(
+    prov["storage"] = f"{storage}: {st.source}"
+    cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
+    return NodeNumbers(
         gpus_per_node=hw.gpus_per_node,
         peak_flops=peak or NAN,
         mfu=mfu,
         gpu_memory_bytes=cat.gpu_memory_bytes(hw.spec) or NAN,
         intra_bytes_s=intra_bw,
         intra_latency_s=intra_lat,
-        inter_bytes_s=inter_bw,
-        inter_latency_s=inter_lat if not math.isnan(inter_lat) else 0.0,
+        inter_bytes_s=net.bytes_s,
+        inter_latency_s=net.latency_s if not math.isnan(net.latency_s) else 0.0,
         compute_cv=d.value("stragglers.compute_cv"),
         network_cv=d.value(cv_key),
-        storage_bytes_s=st["read_gb_s"] * 1e9,
-        storage_iops=st["iops"],
-        storage_shared=st["scope"] == "shared",
+        storage_bytes_s=st.read_gb_s * 1e9,
+        storage_iops=st.iops,
+        storage_shared=st.shared,
         time_overhead=time_overhead,
         overlap=d.value("communication.overlap_fraction"),
         usable_memory_fraction=d.value("memory.usable_fraction"),
     )
 
 
-def _wanted(offer, sel) -> bool:
+def _wanted(offer: Offer, sel: CloudSelection) -> bool:
     def match(value, wanted):
         return not wanted or any(w.lower() in str(value or "").lower() for w in wanted)
 
@@ -194,7 +213,7 @@ def _wanted(offer, sel) -> bool:
     )
 
 
-def offer_price(offer, pricing: str, derive: bool) -> tuple[float | None, str]:
+def offer_price(offer: Offer, pricing: Pricing, derive: bool) -> tuple[float | None, str]:
     """(price per node-hour, source). A missing reserved price is derived from on-demand with the catalog's
     per-provider commitment discount when `derive` is on, and labelled as derived."""
     price = getattr(offer, PRICE_ATTR[pricing], None)
@@ -216,7 +235,9 @@ def offer_price(offer, pricing: str, derive: bool) -> tuple[float | None, str]:
     ), f"derived: on-demand × (1 − {cut:g}) ({raw.cloud_commitment_discounts_source})"
 
 
-def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> list[OptionRow]:
+def cloud_rows(
+    wl: Workload, sel: CloudSelection, d: PlanDefaults, cal: Calibration | None
+) -> list[OptionRow]:
     """One row per (offer, pricing) with a price; offers without GPUs are skipped."""
     rows: list[OptionRow] = []
     if not sel.include:
@@ -239,7 +260,7 @@ def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> l
                 continue
             prov = {"price": price_src}
             overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
-            nums = _numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
+            nums = node_numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
             rows.append(
                 OptionRow(
                     key=f"{where} {pricing}",
@@ -255,7 +276,7 @@ def cloud_rows(wl: Workload, sel, d: PlanDefaults, cal: Calibration | None) -> l
                     provider=offer.provider,
                     instance_type=offer.instance_type,
                     region=offer.region,
-                    network=net[3],
+                    network=net.description,
                     provenance=prov,
                 )
             )

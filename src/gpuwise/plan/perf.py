@@ -109,30 +109,58 @@ class WorkloadNumbers:
         )
 
 
+@dataclass(frozen=True)
+class NodeNumbers:
+    """What the perf model needs about one option's node type: scalars, built by options.node_numbers."""
+
+    gpus_per_node: int
+    peak_flops: float  # FLOP/s per GPU at the workload's precision; NaN = unknown
+    mfu: float
+    gpu_memory_bytes: float  # NaN = unknown (memory not checked)
+    intra_bytes_s: float  # achieved all-reduce bus bandwidth inside a node, bytes/s
+    intra_latency_s: float
+    inter_bytes_s: float  # achieved per-node network bandwidth, bytes/s; 0 = unknown
+    inter_latency_s: float
+    compute_cv: float
+    network_cv: float
+    storage_bytes_s: float  # per node (or aggregate when shared)
+    storage_iops: float
+    storage_shared: bool
+    time_overhead: float  # e.g. spot preemption restarts, fraction of wall time
+    overlap: float
+    usable_memory_fraction: float
+
+
 @dataclass
 class OptionArrays:
-    """Per-option hardware numbers, each an array of shape (O,). NaN peak = unknown."""
+    """NodeNumbers of every option stacked: the same fields, each an array of shape (O,)."""
 
     gpus_per_node: np.ndarray
-    peak_flops: np.ndarray  # FLOP/s per GPU at the workload's precision
+    peak_flops: np.ndarray
     mfu: np.ndarray
-    gpu_memory_bytes: np.ndarray  # NaN = unknown (memory not checked)
-    intra_bytes_s: np.ndarray  # achieved all-reduce bus bandwidth inside a node, bytes/s
+    gpu_memory_bytes: np.ndarray
+    intra_bytes_s: np.ndarray
     intra_latency_s: np.ndarray
-    inter_bytes_s: np.ndarray  # achieved per-node network bandwidth, bytes/s
+    inter_bytes_s: np.ndarray
     inter_latency_s: np.ndarray
     compute_cv: np.ndarray
     network_cv: np.ndarray
-    storage_bytes_s: np.ndarray  # per node (or aggregate when shared)
+    storage_bytes_s: np.ndarray
     storage_iops: np.ndarray
-    storage_shared: np.ndarray  # bool
-    time_overhead: np.ndarray  # e.g. spot preemption restarts, fraction of wall time
+    storage_shared: np.ndarray  # 1.0 = shared
+    time_overhead: np.ndarray
     overlap: np.ndarray
     usable_memory_fraction: np.ndarray
 
     @classmethod
-    def stack(cls, rows: list[dict]) -> OptionArrays:
-        return cls(**{f.name: np.asarray([r[f.name] for r in rows], dtype=float) for f in fields(cls)})
+    def stack(cls, rows: list[NodeNumbers]) -> OptionArrays:
+        return cls(
+            **{f.name: np.asarray([getattr(r, f.name) for r in rows], dtype=float) for f in fields(cls)}
+        )
+
+    def as_column(self) -> OptionArrays:
+        """The same arrays shaped (O, 1), to broadcast against node counts (1, K)."""
+        return OptionArrays(**{f.name: getattr(self, f.name)[:, None] for f in fields(self)})
 
 
 @dataclass
@@ -190,13 +218,13 @@ def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:
 def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     """Evaluate every option at every node count. Pure numpy; no Python loop over options."""
     n = np.asarray(nodes, dtype=float)[None, :]  # (1, K)
-    col = {f.name: getattr(o, f.name)[:, None] for f in fields(o)}  # (O, 1)
-    g = col["gpus_per_node"]
+    col = o.as_column()  # (O, 1)
+    g = col.gpus_per_node
     gpus = n * g
     model_par = w.tp * w.pp
     dp = gpus / model_par
     infeasible = np.zeros(np.broadcast(n, g).shape, dtype=np.int64)
-    infeasible |= np.where(np.isnan(col["peak_flops"]) | (col["peak_flops"] <= 0), NO_PEAK, 0)
+    infeasible |= np.where(np.isnan(col.peak_flops) | (col.peak_flops <= 0), NO_PEAK, 0)
     infeasible |= np.where((w.tp > g) | (np.mod(g, w.tp) != 0), TP_TOO_WIDE, 0)
     infeasible |= np.where(np.mod(gpus, model_par) != 0, NOT_DIVISIBLE, 0)
     infeasible |= np.where(dp * w.micro_batch > w.global_batch, BATCH_TOO_SMALL, 0)
@@ -204,19 +232,17 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
         infeasible |= np.where(dp != w.fixed_dp, DP_MISMATCH, 0)
 
     accum = np.maximum(np.ceil(w.global_batch / np.maximum(dp * w.micro_batch, 1.0)), 1.0)
-    peak = np.where(np.isnan(col["peak_flops"]), 1.0, col["peak_flops"])
+    peak = np.where(np.isnan(col.peak_flops), 1.0, col.peak_flops)
     # MFU counts model FLOPs (6·N·D); activation checkpointing re-runs the forward on top of that.
     recompute = w.recompute_factor if w.activation_checkpointing else 1.0
-    compute = recompute * w.flops_per_sample * w.global_batch / (gpus * peak * col["mfu"])
+    compute = recompute * w.flops_per_sample * w.global_batch / (gpus * peak * col.mfu)
     bubble = compute * (w.pp - 1) / accum  # 1F1B pipeline bubble fraction (pp-1)/m
 
     # Tensor parallel: Megatron does 2 all-reduces forward + 2 backward of b·s·h activations per layer.
     tp_comm = 0.0
     if w.tp > 1 and w.layers and w.hidden:
         msg = w.micro_batch * w.seq_len * w.hidden * w.weight_bytes
-        per_ar = (
-            2.0 * (w.tp - 1) / w.tp * msg / col["intra_bytes_s"] + 2.0 * (w.tp - 1) * col["intra_latency_s"]
-        )
+        per_ar = 2.0 * (w.tp - 1) / w.tp * msg / col.intra_bytes_s + 2.0 * (w.tp - 1) * col.intra_latency_s
         tp_comm = 4.0 * (w.layers / w.pp) * accum * per_ar
 
     # Data-parallel gradient sync, hierarchical. k = DP ranks of one group inside a node, m = nodes in it.
@@ -225,38 +251,35 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     k = np.maximum(dp / m, 1.0)
     groups_per_node = g / k
     buckets = np.ceil(grad_rank / w.bucket_bytes)
-    intra = (
-        2.0 * (k - 1) / k * grad_rank / col["intra_bytes_s"]
-        + buckets * 2.0 * (k - 1) * col["intra_latency_s"]
-    )
-    inter_bw = np.where(col["inter_bytes_s"] > 0, col["inter_bytes_s"], np.nan)
+    intra = 2.0 * (k - 1) / k * grad_rank / col.intra_bytes_s + buckets * 2.0 * (k - 1) * col.intra_latency_s
+    inter_bw = np.where(col.inter_bytes_s > 0, col.inter_bytes_s, np.nan)
     inter_bytes = groups_per_node * 2.0 * (m - 1) / m * grad_rank
     steps_lat = np.minimum(2.0 * (m - 1), 2.0 * np.ceil(np.log2(m)))  # ring vs NCCL double binary tree
     infeasible |= np.where((m > 1) & np.isnan(inter_bw), NO_NETWORK, 0)
     inter_bw = np.where(np.isnan(inter_bw), 1.0, inter_bw)
-    inter = np.where(m > 1, inter_bytes / inter_bw + buckets * steps_lat * col["inter_latency_s"], 0.0)
+    inter = np.where(m > 1, inter_bytes / inter_bw + buckets * steps_lat * col.inter_latency_s, 0.0)
     zero_factor = 1.5 if w.zero_stage == 3 else 1.0  # all-gather fwd + all-gather bwd + reduce-scatter
     comm = zero_factor * (intra + inter)
     # Only the last micro-batch's backward can hide the sync, and never the last bucket: it is
     # reduced after backward ends (DDP reduces buckets in order as their gradients become ready).
-    hideable = np.minimum(col["overlap"] * (2.0 / 3.0) * compute / accum, comm * (buckets - 1) / buckets)
+    hideable = np.minimum(col.overlap * (2.0 / 3.0) * compute / accum, comm * (buckets - 1) / buckets)
     exposed = np.maximum(comm - hideable, 0.0)
 
     spread = np.sqrt(2.0 * np.log(np.maximum(n, 1.0)))  # E[max of N normals] ≈ mean + σ·sqrt(2 ln N)
-    straggler = spread * (col["compute_cv"] * (compute + bubble + tp_comm) + col["network_cv"] * comm)
+    straggler = spread * (col.compute_cv * (compute + bubble + tp_comm) + col.network_cv * comm)
 
     read_bytes = w.global_batch * w.bytes_per_sample
-    per_node_bw = col["storage_bytes_s"]
+    per_node_bw = col.storage_bytes_s
     if w.random_reads:
-        per_node_bw = np.minimum(per_node_bw, col["storage_iops"] * w.avg_read_bytes)
-    data = np.where(col["storage_shared"] > 0, read_bytes / per_node_bw, read_bytes / (n * per_node_bw))
+        per_node_bw = np.minimum(per_node_bw, col.storage_iops * w.avg_read_bytes)
+    data = np.where(col.storage_shared > 0, read_bytes / per_node_bw, read_bytes / (n * per_node_bw))
 
     gpu_time = compute + bubble + tp_comm + exposed + straggler
     step = np.maximum(gpu_time, data)
-    ttt = w.total_samples / w.global_batch * step * (1.0 + col["time_overhead"])
+    ttt = w.total_samples / w.global_batch * step * (1.0 + col.time_overhead)
 
     mem = memory_per_gpu(w, dp)
-    limit = col["gpu_memory_bytes"] * col["usable_memory_fraction"]
+    limit = col.gpu_memory_bytes * col.usable_memory_fraction
     infeasible |= np.where(~np.isnan(limit) & (mem > limit), NO_FIT, 0)
 
     one = step if np.all(n == 1) else evaluate(w, o, [1.0]).step_s  # reference: one node of the same option

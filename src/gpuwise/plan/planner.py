@@ -7,63 +7,48 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
 from gpuwise.errors import UserInputError
-from gpuwise.plan.calibrate import Calibration, load_calibration
+from gpuwise.plan import catalog_bridge as cat
+from gpuwise.plan.calibrate import load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
+from gpuwise.plan.decide import decide
+from gpuwise.plan.decision import Decision
 from gpuwise.plan.defaults import PlanDefaults
-from gpuwise.plan.onprem import onprem_row
-from gpuwise.plan.options import OptionRow, cloud_rows
+from gpuwise.plan.evaluation import Evaluation
+from gpuwise.plan.onprem import gpu_class, onprem_row
+from gpuwise.plan.options import cloud_rows
 from gpuwise.plan.options_file import OnpremBuild, OptionsFile, load_options
 from gpuwise.plan.perf import OptionArrays, PerfResult, WorkloadNumbers, evaluate
-from gpuwise.plan.workload import Workload, load_workload
+from gpuwise.plan.workload import load_workload
 
 PLAN_SCHEMA = "gpuwise-plan/1"
 DEFAULT_NODES = (1, 2, 4, 8, 16, 32)
 
 
-@dataclass
-class Plan:
-    workload: Workload
-    workload_path: str
-    rows: list[OptionRow]
-    nodes: np.ndarray
-    perf: PerfResult
-    run_cost: np.ndarray  # (O, K) at the org's utilisation, plan currency (NaN: no exchange rate)
-    year_cost: np.ndarray  # (O, K)
-    eff_gpu_hour_cost: np.ndarray  # (O, K)
-    chosen: np.ndarray  # (O,) index into nodes, -1 = nothing feasible
-    currency: str
-    shown: list[int]  # row indices worth showing, best first
-    calibration: Calibration | None
-    defaults: PlanDefaults
-    decision: object = None
-    convertible: np.ndarray | None = None  # (O,) price convertible to the plan currency
-    notes: list[str] = field(default_factory=list)
+@dataclass(kw_only=True)
+class Plan(Evaluation):
+    """An evaluation with its decision: what `gpuwise plan` shows."""
 
-    def hours(self, o: int, k: int) -> float:
-        return float(self.perf.time_to_train_s[o, k] / 3600.0)
+    decision: Decision
 
 
 def default_builds(d: PlanDefaults, notes: list[str]) -> list[OnpremBuild]:
     """plan_defaults.yaml's builds whose GPU class has a catalog server price (others are noted, not guessed)."""
-    from gpuwise.plan import catalog_bridge as cat
-    from gpuwise.plan.onprem import gpu_class
-
     raw = cat.onprem_defaults()
     builds = []
-    for entry in d.data.get("default_builds", []):
-        spec = cat.match_gpu(entry["gpu"])
+    for entry in d.default_builds():
+        spec = cat.match_gpu(entry.gpu)
         priced = spec is not None and raw.entry("server_price_per_node", gpu_class(spec)) is not None
         if priced:
-            builds.append(OnpremBuild(name=entry["name"], gpu=entry["gpu"], fabric=entry["fabric"]))
+            builds.append(OnpremBuild(name=entry.name, gpu=entry.gpu, fabric=entry.fabric))
         else:
             notes.append(
-                f"default build {entry['name']} skipped: "
+                f"default build {entry.name} skipped: "
                 "the catalog has no server price for it (add it under onprem: "
                 "with costs.server_price_per_node in an options file)"
             )
@@ -124,8 +109,6 @@ def make_plan(
     options: OptionsFile | None = None,
 ) -> Plan:
     """Evaluate every option at every node count and decide. Raises GpuwiseError subclasses on bad input."""
-    from gpuwise.plan.decide import decide
-
     wl = load_workload(workload_path)
     opts = options or load_options(options_path)
     d = PlanDefaults().with_overrides(opts.model_overrides)
@@ -178,7 +161,7 @@ def make_plan(
     u = np.array([wl.org.utilisation])
     run_cost = cost_per_run(costs, nodes_arr, hours, u, wl.org.burstiness)[:, :, 0]
     year_cost = cost_per_year(costs, nodes_arr, u, wl.org.burstiness)[:, :, 0]
-    gpus = np.array([r.numbers["gpus_per_node"] for r in rows])
+    gpus = np.array([r.numbers.gpus_per_node for r in rows])
     eff_cost = cost_per_effective_gpu_hour(costs, nodes_arr, gpus, perf.efficiency, u, wl.org.burstiness)[
         :, :, 0
     ]
@@ -189,7 +172,7 @@ def make_plan(
         np.array([r.lead_time_days for r in rows]),
     )
 
-    plan = Plan(
+    ev = Evaluation(
         workload=wl,
         workload_path=str(workload_path),
         rows=rows,
@@ -200,27 +183,25 @@ def make_plan(
         eff_gpu_hour_cost=eff_cost,
         chosen=chosen,
         currency=plan_ccy,
-        shown=[],
+        convertible=~np.isnan(fx),
         calibration=cal,
         defaults=d,
-        convertible=~np.isnan(fx),
         notes=notes,
     )
-    plan.shown = _rows_to_show(plan, opts.cloud.max_offers)
-    plan.decision = decide(plan)
-    return plan
+    ev.shown = _rows_to_show(ev, opts.cloud.max_offers)
+    return Plan(**{f.name: getattr(ev, f.name) for f in fields(ev)}, decision=decide(ev))
 
 
-def _rows_to_show(plan: Plan, max_cloud: int) -> list[int]:
+def _rows_to_show(ev: Evaluation, max_cloud: int) -> list[int]:
     """All on-prem rows, and the `max_cloud` cheapest cloud rows at their chosen node count."""
 
-    def run_cost(o):
-        k = plan.chosen[o]
-        return plan.run_cost[o, k] if k >= 0 else np.inf
+    def run_cost(o: int) -> float:
+        k = ev.chosen[o]
+        return ev.run_cost[o, k] if k >= 0 else np.inf
 
     cloud = sorted(
-        (o for o, r in enumerate(plan.rows) if r.kind == "cloud"),
-        key=lambda o: (plan.chosen[o] < 0, not plan.convertible[o], run_cost(o)),
+        (o for o, r in enumerate(ev.rows) if r.kind == "cloud"),
+        key=lambda o: (ev.chosen[o] < 0, not ev.convertible[o], run_cost(o)),
     )
-    onprem = [o for o, r in enumerate(plan.rows) if r.kind == "onprem"]
+    onprem = [o for o, r in enumerate(ev.rows) if r.kind == "onprem"]
     return cloud[:max_cloud] + onprem

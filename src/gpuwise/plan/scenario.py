@@ -16,7 +16,7 @@ import numpy as np
 
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.defaults import PlanDefaults
-from gpuwise.plan.options import Hardware, _numbers, network
+from gpuwise.plan.options import Hardware, network, node_numbers
 from gpuwise.plan.perf import OptionArrays, WorkloadNumbers, evaluate
 from gpuwise.plan.workload import load_workload
 
@@ -46,7 +46,7 @@ def scenario(workload_path: str, d: PlanDefaults | None = None) -> dict:
     rows = []
     for _label, gbps, fabric, rdma in NETWORKS:
         # Same local storage for both, so only the network differs.
-        rows.append(_numbers(wl, hw, d, None, network(gbps, fabric, d, rdma=rdma), "local-nvme", 0.0, {}))
+        rows.append(node_numbers(wl, hw, d, None, network(gbps, fabric, d, rdma=rdma), "local-nvme", 0.0, {}))
     perf = evaluate(
         WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
         OptionArrays.stack(rows),

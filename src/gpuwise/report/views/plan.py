@@ -39,7 +39,7 @@ def _label(plan: Plan, o: int, gpus: bool = False) -> str:
     row = plan.rows[o]
     parts = [row.label, row.pricing.replace("_", "-"), row.region or ""]
     if gpus:
-        parts.insert(1, f"({int(row.numbers['gpus_per_node'])}× {row.gpu_name})")
+        parts.insert(1, f"({row.numbers.gpus_per_node}× {row.gpu_name})")
     return " ".join(p for p in parts if p)
 
 
@@ -79,10 +79,10 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
 
 
 def _break_even(plan: Plan, key: str) -> tuple[str, str]:
-    be = getattr(plan.decision, "per_option", {}).get(key)
-    if not be:
+    be = plan.decision.per_option.get(key)
+    if be is None:
         return "", ""
-    u, m = be["break_even_utilisation"], be["break_even_months"]
+    u, m = be.utilisation, be.months
     u_txt = units.UNKNOWN if u != u else (units.percent(u) if u <= 1 else ">100%")
     return u_txt, units.number(m, 0, "mo") if m != float("inf") else "never"
 
@@ -160,7 +160,7 @@ def _decision(plan: Plan) -> list[Block]:
             Bullets([Styled(f"{m}  {text}", "ok" if m == "+build" else "info") for m, text in marks])
         )
     if d.flips:
-        blocks += [Heading("What would flip it", level=3), Bullets(list(d.flips))]
+        blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
     return blocks
 
 

@@ -1,0 +1,112 @@
+"""The rent-or-build decision as data: typed reasons and flips, each with a kind and its numbers.
+
+A reason's `text` is for people; verdicts are computed from `kind`, `favours` and `numbers` only, so
+any message can be reworded without changing a recommendation (tests/plan/test_rewording.py checks it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+Side = Literal["cloud", "build"]
+Verdict = Literal["cloud", "build", "hybrid", "undecided"]
+
+
+class ReasonKind(StrEnum):
+    """What a reason is about. The cost kinds compare money; the others are the organisation's context."""
+
+    COST = "cost"
+    BREAK_EVEN_UTILISATION = "break_even_utilisation"
+    BREAK_EVEN_MONTHS = "break_even_months"
+    RESIDENCY = "residency"
+    COMPLIANCE = "compliance"
+    BURSTINESS = "burstiness"
+    HORIZON = "horizon"
+    STEADY_LOAD = "steady_load"
+    OPS_TEAM = "ops_team"
+    DEADLINE = "deadline"
+
+
+COST_KINDS = frozenset({ReasonKind.COST, ReasonKind.BREAK_EVEN_UTILISATION, ReasonKind.BREAK_EVEN_MONTHS})
+
+
+class FlipKind(StrEnum):
+    UTILISATION = "utilisation"
+    RESERVED_UTILISATION = "reserved_utilisation"  # utilisation cannot move owned vs reserved
+    PRICE = "price"
+    NODE_COUNT = "node_count"
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: ReasonKind
+    favours: Side
+    text: str  # the full sentence shown to the user
+    label: str  # a short name for it, used in summaries ("no ops team")
+    numbers: dict[str, float] = field(default_factory=dict)  # the figures behind it, by name
+
+    @property
+    def is_context(self) -> bool:
+        return self.kind not in COST_KINDS
+
+
+@dataclass(frozen=True)
+class Flip:
+    kind: FlipKind
+    text: str
+    numbers: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """Owning the best build against one cloud option: NaN utilisation = utilisation cannot flip it
+    (reserved capacity), infinite months = owning never pays back."""
+
+    utilisation: float
+    months: float
+
+
+@dataclass
+class Decision:
+    verdict: Verdict
+    summary: str
+    best_cloud: int | None  # row index
+    best_onprem: int | None
+    reasons: list[Reason] = field(default_factory=list)
+    flips: list[Flip] = field(default_factory=list)
+    break_even_utilisation: float | None = None
+    break_even_months: float | None = None
+    per_option: dict[str, BreakEven] = field(default_factory=dict)  # cloud row key -> vs the best build
+
+
+def _finite(x: float) -> float | None:
+    return round(x, 6) if math.isfinite(x) else None
+
+
+def decision_to_json(d: Decision) -> dict:
+    return {
+        "verdict": d.verdict,
+        "summary": d.summary,
+        "reasons": [
+            {
+                "kind": str(r.kind),
+                "favours": r.favours,
+                "text": r.text,
+                "numbers": {k: _finite(float(v)) for k, v in r.numbers.items()},
+            }
+            for r in d.reasons
+        ],
+        "flips": [f.text for f in d.flips],
+        "break_even_utilisation": d.break_even_utilisation,
+        "break_even_months": d.break_even_months,
+        "break_even_per_cloud_option": {
+            k: {
+                "break_even_utilisation": None if be.utilisation != be.utilisation else be.utilisation,
+                "break_even_months": None if be.months != be.months else be.months,
+            }
+            for k, be in d.per_option.items()
+        },
+    }

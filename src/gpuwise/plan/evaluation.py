@@ -1,0 +1,39 @@
+"""Every option evaluated at every node count: the numbers the decision is made from.
+
+`planner.make_plan` builds an `Evaluation`, `decide.decide(evaluation)` turns it into a `Decision`, and
+the `Plan` the renderers read is the evaluation with its decision. Arrays are (O, K): option × node count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuwise.plan.calibrate import Calibration
+from gpuwise.plan.defaults import PlanDefaults
+from gpuwise.plan.options import OptionRow
+from gpuwise.plan.perf import PerfResult
+from gpuwise.plan.workload import Workload
+
+
+@dataclass
+class Evaluation:
+    workload: Workload
+    workload_path: str
+    rows: list[OptionRow]
+    nodes: np.ndarray  # (K,)
+    perf: PerfResult
+    run_cost: np.ndarray  # (O, K) at the org's utilisation, plan currency (NaN: no exchange rate)
+    year_cost: np.ndarray  # (O, K)
+    eff_gpu_hour_cost: np.ndarray  # (O, K)
+    chosen: np.ndarray  # (O,) index into nodes, -1 = nothing feasible
+    currency: str
+    convertible: np.ndarray  # (O,) bool: the price converts to the plan currency
+    calibration: Calibration | None
+    defaults: PlanDefaults
+    shown: list[int] = field(default_factory=list)  # row indices worth showing, best first
+    notes: list[str] = field(default_factory=list)
+
+    def hours(self, o: int, k: int) -> float:
+        return float(self.perf.time_to_train_s[o, k] / 3600.0)
