@@ -570,3 +570,5 @@ def test_bench_progress_line_prints_benchmark_text_literally(monkeypatch, capsys
     monkeypatch.setenv("FORCE_COLOR", "1")  # render the bar as on a terminal
     monkeypatch.setenv("COLUMNS", "200")
     assert isinstance(run_bench_with_progress(BenchOptions(mode="quick"), "storage", 1), BenchReport)
+    err = capsys.readouterr().err
+    assert "storage: fio randread on /data/[/scratch]" in err, err  # printed as given, not parsed as markup

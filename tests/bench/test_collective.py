@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,10 +70,16 @@ def test_rank_identity_from_torchrun_and_srun_env():
         rank_from_env({})
 
 
+def _torchrun() -> str | None:
+    """torchrun installed with this interpreter's torch (`make test` does not put .venv/bin on PATH)."""
+    beside = Path(sys.executable).parent / "torchrun"
+    return str(beside) if beside.is_file() else shutil.which("torchrun")
+
+
 def test_module_under_torchrun_with_two_cpu_ranks(tmp_path):
-    torchrun = shutil.which("torchrun")
+    torchrun = _torchrun()
     if torchrun is None:
-        pytest.skip("torchrun not on PATH")
+        pytest.skip(f"torchrun neither beside {sys.executable} nor on PATH")
     out = tmp_path / "c.json"
     env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
     proc = subprocess.run(

@@ -17,6 +17,7 @@ from gpuwise.facts.kernel import (
     parse_cmdline,
     parse_memlock,
 )
+from tests.facts.explained import assert_every_none_is_explained
 from tests.facts.fake_host import FakeHost, failed, md_blocks, missing
 
 # This machine's /proc/self/limits, first lines (2026-11-29).
@@ -154,4 +155,4 @@ def test_garbage_never_raises(text):
         p: text
         for p in ("/proc/version", "/etc/os-release", "/proc/cmdline", "/proc/self/limits", "/proc/modules")
     }
-    collect_kernel(FakeHost(files=files, commands={"lspci-vvv": text}))
+    assert_every_none_is_explained(collect_kernel(FakeHost(files=files, commands={"lspci-vvv": text})))

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from gpuwise.capture.host import LiveHost
 from gpuwise.facts.memory import collect_memory, parse_meminfo
 from gpuwise.facts.sourcing import binary_scale
+from tests.facts.explained import assert_every_none_is_explained
 from tests.facts.fake_host import FakeHost
 
 # Head of this machine's /proc/meminfo as read on 2026-11-29 (numbers in kB, as the kernel prints them).
@@ -66,11 +67,12 @@ def test_live_machine():
 @given(st.text(max_size=300))
 def test_garbage_never_raises(text):
     parse_meminfo(text)
-    collect_memory(
+    mem = collect_memory(
         FakeHost(
             files={"/proc/meminfo": text, "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages": text}
         )
     )
+    assert_every_none_is_explained(mem)
 
 
 @pytest.mark.parametrize(

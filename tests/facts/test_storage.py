@@ -17,6 +17,7 @@ from gpuwise.facts.storage import (
     parse_mdstat,
     parse_proc_mounts,
 )
+from tests.facts.explained import assert_every_none_is_explained
 from tests.facts.fake_host import FakeHost, json_shaped, missing
 
 # A trimmed `findmnt -J` of this machine (2026-11-29) plus an NFS dataset mount and an s3fs bucket.
@@ -164,7 +165,7 @@ def test_garbage_never_raises(text):
         files={"/proc/mounts": text, "/proc/mdstat": text, "/sys/block/x/size": text},
         commands={"findmnt-J": text, "df-P-B1": text, "lsblk-J": text},
     )
-    collect_storage(host)
+    assert_every_none_is_explained(collect_storage(host))
 
 
 FINDMNT_LSBLK_KEYS = [

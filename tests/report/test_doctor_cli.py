@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.advise.capture_kit import make_capture, real_text
+from tests.conftest import GOLDEN, capture_dirs
 
 NVLINK_V100 = "nvidia_smi_text/azhpc-diagnostics_nvlink-s_8x-v100-sxm2_inactive-links.out"
 L4_Q = "nvidia_smi_text/thamada_L4_nvidia-smi-a.txt"
@@ -138,8 +139,31 @@ def test_compare_rejects_non_gpuwise_json(tmp_path):
     assert r.returncode == 3 and "To fix:" in r.stderr
 
 
-def test_live_doctor_runs_on_this_machine():
-    """The README's main command: must give a plan (not crash) on a CPU-only machine too."""
-    r = gw("doctor")
-    assert r.returncode in (0, 1, 2), r.stderr
-    assert "gpuwise doctor" in r.stdout and "verdict:" in r.stdout
+# The exit code each recorded capture must give: the golden report's verdict (see tests/golden/doctor/captures).
+CAPTURE_EXIT = {"cpu-vm-kvm-docker": 0, "h200-1gpu-kvm-vm": 1}
+
+
+@pytest.mark.parametrize("capture", capture_dirs(), ids=lambda p: p.name)
+def test_exit_code_and_text_per_recorded_capture(capture):
+    name = capture.name.removesuffix(".tar.gz")
+    golden = json.loads((GOLDEN / "doctor" / "captures" / f"{name}.json").read_text())
+    r = gw("doctor", "--from", str(capture))
+    assert r.returncode == CAPTURE_EXIT[name] == golden["summary"]["exit_code"], r.stdout + r.stderr
+    text = " ".join(r.stdout.split())  # Rich wraps to the terminal width
+    assert f"verdict: {golden['summary']['verdict']} (exit {CAPTURE_EXIT[name]})" in text
+    to_act_on = [f["title"] for f in golden["findings"] if f["status"] in ("warn", "fail")]
+    assert len(to_act_on) == golden["summary"]["by_status"]["warn"] + golden["summary"]["by_status"]["fail"]
+    for title in to_act_on:
+        assert title in text
+
+
+def test_live_doctor_exit_code_matches_its_findings():
+    """The README's main command on this machine: whatever it finds, the exit code is the worst status."""
+    r = gw("doctor", "--format", "json")
+    data = json.loads(r.stdout)
+    statuses = {f["status"] for f in data["findings"]}
+    expected = 2 if "fail" in statuses else 1 if "warn" in statuses else 0
+    assert r.returncode == data["summary"]["exit_code"] == expected, r.stderr
+    text = gw("doctor")
+    assert text.returncode == expected
+    assert f"verdict: {data['summary']['verdict']} (exit {expected})" in " ".join(text.stdout.split())
