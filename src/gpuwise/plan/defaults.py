@@ -73,9 +73,16 @@ class PlanDefaults:
             node = node[part]
         return node
 
-    def value(self, dotted: str) -> Any:
+    def value(self, dotted: str) -> float:
+        """The number at `dotted` (an int stays an int, so listings print it as written)."""
         node = self._node(dotted)
-        return node["value"] if isinstance(node, dict) and "value" in node else node
+        value = node["value"] if isinstance(node, dict) and "value" in node else node
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise DataValidationError(
+                f"plan default '{dotted}' is {value!r}, not a number",
+                "give a number in plan_defaults.yaml or under model_overrides",
+            )
+        return value
 
     def source(self, dotted: str) -> str:
         if dotted in self.overridden:

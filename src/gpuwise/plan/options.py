@@ -111,15 +111,14 @@ def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[
             lat,
             f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw",
         )
-    link = cat.pcie_x16(hw.spec.pcie_gen) if hw.spec and hw.spec.pcie_gen else None
-    if link is not None:
-        frac = (
-            hw.spec.pcie_fraction or link.achieved_fraction or d.value("communication.pcie_achieved_fraction")
-        )
+    spec = hw.spec
+    link = cat.pcie_x16(spec.pcie_gen) if spec and spec.pcie_gen else None
+    if spec is not None and link is not None:
+        frac = spec.pcie_fraction or link.achieved_fraction or d.value("communication.pcie_achieved_fraction")
         return (
             link.bandwidth_gb_s * frac * 1e9,
             lat,
-            f"no NVLink: catalog PCIe gen{hw.spec.pcie_gen} x16 {link.bandwidth_gb_s:g} GB/s per direction × {frac:g}",
+            f"no NVLink: catalog PCIe gen{spec.pcie_gen} x16 {link.bandwidth_gb_s:g} GB/s per direction × {frac:g}",
         )
     return (
         d.value("communication.pcie_fallback_gb_s") * 1e9,
