@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuwise.bench.models import BenchReport, Measurement
+
 
 @dataclass
 class Calibration:
@@ -22,7 +24,7 @@ class Calibration:
     ignored: list[str] = field(default_factory=list)
 
 
-def _fraction(m) -> float | None:
+def _fraction(m: Measurement) -> float | None:
     if m.percent_of_peak is not None and 0 < m.percent_of_peak <= 100:
         return m.percent_of_peak / 100.0
     if m.value is not None and m.peak:
@@ -31,7 +33,7 @@ def _fraction(m) -> float | None:
     return None
 
 
-def _device_name(report) -> str | None:
+def _device_name(report: BenchReport) -> str | None:
     """The benchmarked GPU: `gpuwise bench` records environment.catalog_gpu (catalog key) and .gpus (names)."""
     env = report.environment or {}
     for key in ("catalog_gpu", "gpu_name", "device_name"):
