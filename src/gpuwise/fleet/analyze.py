@@ -1,0 +1,121 @@
+"""The offline fleet analysis: a fleet directory (layout.py) -> FleetReport (model.py).
+
+Cost grows linearly with the number of nodes N: each node is read and its doctor rules run once
+(the bulk of the time); drift is one pass over the nodes' values; each metric's median and MAD
+sort N values (N log N, negligible next to the reading). The link test has at most 2N pairs above
+eight nodes. benchmarks/fleet_report_scale.py measures it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gpuwise.fleet.drift import NOT_IN_FACTS, find_drift
+from gpuwise.fleet.layout import NodeResult, load_node, node_dirs, read_json_report
+from gpuwise.fleet.linktest import LINKS_SCHEMA
+from gpuwise.fleet.model import Collective, FleetReport, Outlier
+from gpuwise.fleet.outliers import bench_samples, find_outliers
+from gpuwise.fleet.reach import group_findings
+from gpuwise.fleet.straggler import verdict
+from gpuwise.fleet.thresholds import thresholds
+
+
+def analyze_fleet(directory: str | Path, run_rules: bool = True) -> FleetReport:
+    """Read every node folder under `directory` and compare the nodes with each other."""
+    root = Path(directory).expanduser()
+    results = [load_node(d, run_rules) for d in node_dirs(root)]
+    return analyze_results(results, root)
+
+
+def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
+    with_facts = [(r.name, r.facts) for r in results if r.facts is not None]
+    benches = {r.name: r.bench for r in results if r.bench is not None}
+    drift = find_drift(with_facts)
+    outliers: list[Outlier] = []
+    for (metric, unit), samples in sorted(bench_samples(benches.items()).items()):
+        outliers.extend(find_outliers(metric, unit, samples))
+    collective = read_collective(root)
+    if collective is not None:
+        outliers.extend(link_outliers(collective))
+    not_compared = [NOT_IN_FACTS]
+    if len(benches) < len(results):
+        not_compared.append(f"{len(results) - len(benches)} of {len(results)} nodes have no bench.json")
+    if collective is None:
+        not_compared.append("no collective.json or links.json: inter-node bandwidth not measured")
+    elif len({p["dst"] for p in collective.links}) == 2:
+        not_compared.append(
+            "two nodes: one pair per direction, so a slow link cannot be pinned on either end; "
+            "run the link test on three nodes or more"
+        )
+    outliers.sort(key=lambda o: (o.node, o.metric, o.device or ""))
+    return FleetReport(
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        directory=str(root),
+        nodes=[r.status for r in results],
+        drift=drift,
+        outliers=outliers,
+        reach=group_findings((r.name, r.findings) for r in results),
+        collective=collective,
+        straggler=verdict([r.name for r in results], benches, drift, outliers),
+        thresholds={
+            t.name: {"value": t.value, "unit": t.unit, "source": t.source} for t in thresholds().values()
+        },
+        not_compared=not_compared,
+    )
+
+
+def read_collective(root: Path) -> Collective | None:
+    """DIR/collective.json (the all-reduce) and DIR/links.json (pairwise), when either is there."""
+    problems: list[str] = []
+    report = read_json_report(root / "collective.json", problems)
+    links = _read_links(root / "links.json", problems)
+    if report is None and links is None and not problems:
+        return None
+    out = Collective(problems=problems, links=links or [])
+    m = None
+    if report is not None:
+        m = report.find("allreduce_busbw") or next(
+            (x for x in report.results if x.layer == "collective"), None
+        )
+    if m is not None:
+        out.name, out.busbw_gb_s, out.backend = m.name, m.value, m.params.get("backend")
+        out.algbw_gb_s = m.extra.get("algbw_plateau_gb_s")
+        out.world_size, out.nodes = m.params.get("world_size"), m.params.get("nodes")
+        out.per_rank_time_us = list(m.extra.get("per_rank_time_us") or [])
+        out.slowest_rank = m.extra.get("slowest_rank")
+        if m.status != "ok":
+            problems.append(f"{m.name}: {m.status} ({m.reason})")
+    return out
+
+
+def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("schema") != LINKS_SCHEMA:
+            raise ValueError(f"schema is {doc.get('schema')!r}, expected {LINKS_SCHEMA!r}")
+        return [
+            {"src": str(p["src"]), "dst": str(p["dst"]), "gb_s": float(p["gb_s"])}
+            for p in doc.get("pairs") or []
+        ]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        problems.append(f"links.json: not a {LINKS_SCHEMA} file ({str(exc)[:200]})")
+        return None
+
+
+def link_outliers(collective: Collective) -> list[Outlier]:
+    """Each node's best pair per direction (its own link bounds every pair through it), compared with its peers."""
+    best: dict[str, dict[str, float]] = {"link_rx": {}, "link_tx": {}}
+    for p in collective.links:
+        best["link_rx"][p["dst"]] = max(best["link_rx"].get(p["dst"], 0.0), p["gb_s"])
+        best["link_tx"][p["src"]] = max(best["link_tx"].get(p["src"], 0.0), p["gb_s"])
+    out = []
+    for metric, per_node in best.items():
+        if len(per_node) < 3:  # one pair per direction: a slow pair cannot be pinned on either end
+            continue
+        samples = [(node, None, v) for node, v in sorted(per_node.items())]
+        out.extend(find_outliers(f"{metric}_best_pair", "GB/s", samples, scope="link"))
+    return out
