@@ -1,0 +1,169 @@
+"""`gpuwise fleet`: run gpuwise across a Slurm cluster, compare the nodes, and health-check one node.
+
+gpuwise fleet run --slurm -N 16 --out /shared/fleet    capture + bench on every node, then the
+                                                       multi-node all-reduce and link test
+gpuwise fleet report /shared/fleet                     drift, outliers, findings by reach, verdict
+gpuwise fleet healthcheck --expect gpus=8,ib=4 --drain for slurm.conf HealthCheckProgram / Prolog
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
+app = typer.Typer(help="Many nodes: run through Slurm, compare nodes with their peers, health-check a node.")
+
+
+@app.command("report")
+def report(
+    directory: Path = typer.Argument(
+        ..., help="Fleet folder: one sub-folder per node (see `fleet run --out`)."
+    ),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+    no_rules: bool = typer.Option(
+        False, "--no-rules", help="Skip running the doctor rules on nodes without doctor.json (faster)."
+    ),
+) -> None:
+    """Compare N node results: drift, peer-relative outliers, findings by reach, straggler verdict.
+
+    Layout: DIR/<node>/capture.tar.gz (or capture/), optional DIR/<node>/bench.json and doctor.json,
+    optional DIR/collective.json and DIR/links.json. Exit codes: 0 = no node differs from its peers;
+    1 = drift or outliers found; 3 = could not run.
+    """
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.fleet.analyze import analyze_fleet
+    from gpuwise.report.views.fleet import fleet_view
+
+    name = output_format(fmt, as_json)
+    check_output(output)
+    result = analyze_fleet(directory, run_rules=not no_rules)
+    emit(fleet_view(result), name, output)
+    raise typer.Exit(1 if result.odd_nodes() else 0)
+
+
+@app.command("run")
+def run(
+    slurm: bool = typer.Option(
+        False, "--slurm", help="Submit through Slurm (sbatch/srun); the only launcher so far."
+    ),
+    out: Path = typer.Option(..., "--out", help="Output folder on a filesystem every node sees."),
+    nodes: int = typer.Option(None, "-N", "--nodes", min=1, help="Number of nodes (sbatch -N)."),
+    nodelist: str = typer.Option(None, "--nodelist", help="Nodes to use (sbatch --nodelist)."),
+    partition: str = typer.Option(None, "--partition", help="sbatch --partition."),
+    account: str = typer.Option(None, "--account", help="sbatch --account."),
+    time_limit: str = typer.Option(None, "--time", help="sbatch --time, e.g. 00:30:00."),
+    bench_only: str = typer.Option(
+        None,
+        "--bench-only",
+        help="Benchmarks per node: a `bench --only` list, or 'none'. Default: bench --quick.",
+    ),
+    collective_sizes: str = typer.Option("1M:256M", "--collective-sizes", help="All-reduce message sizes."),
+    link_bytes: str = typer.Option(
+        "64M", "--link-bytes", help="Buffer per transfer in the pairwise link test."
+    ),
+    port: int = typer.Option(
+        29500, "--port", help="Rendezvous port on the first node (this and the next one)."
+    ),
+    wait_timeout: float = typer.Option(
+        None, "--wait-timeout", help="Cancel the job after this many seconds."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the job script and exit."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Capture and benchmark every node of a Slurm allocation, then measure the inter-node all-reduce.
+
+    Exit codes: 0 = ran, no node differs; 1 = ran, drift or outliers found; 2 = the job failed on a
+    node (its report still shows what came back); 3 = could not run.
+    """
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.errors import UserInputError
+    from gpuwise.fleet.slurm import JobOptions, job_script, submit
+
+    if not slurm:
+        raise UserInputError("fleet run needs a launcher", "add --slurm (run it on a Slurm login node)")
+    opts = JobOptions(
+        out=out,
+        nodes=nodes,
+        nodelist=nodelist,
+        partition=partition,
+        account=account,
+        time=time_limit,
+        bench_only=bench_only,
+        collective_sizes=collective_sizes,
+        link_bytes=link_bytes,
+        port=port,
+    )
+    script = job_script(opts)
+    if dry_run:
+        typer.echo(script, nl=False)
+        return
+    name = output_format(fmt, as_json)
+    check_output(output)
+    job, rc = submit(script, out, wait_timeout)
+    typer.echo(f"job {job} finished (exit {rc}); results in {out}", err=True)
+    from gpuwise.fleet.analyze import analyze_fleet
+    from gpuwise.report.views.fleet import fleet_view
+
+    result = analyze_fleet(out)
+    emit(fleet_view(result), name, output)
+    raise typer.Exit(2 if rc != 0 else 1 if result.odd_nodes() else 0)
+
+
+@app.command("healthcheck")
+def healthcheck(
+    expect: str = typer.Option(
+        None, "--expect", help="What this node must have, e.g. gpus=8,ib=4,pcie_width=16."
+    ),
+    drain: bool = typer.Option(False, "--drain", help="On a critical finding, drain this node in Slurm."),
+    node: str = typer.Option(
+        None, "--node", help="Slurm node name (default: $SLURMD_NODENAME, else the hostname)."
+    ),
+    from_capture: Path = typer.Option(None, "--from", help="Check a capture instead of this machine."),
+    timeout: float = typer.Option(4.0, "--timeout", help="Give up reading the node after this many seconds."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Doctor with expectations, for slurm.conf HealthCheckProgram or Prolog (a few seconds at most).
+
+    Exit codes (as Slurm uses them): 0 = healthy (warnings included); 1 = critical finding (as Prolog,
+    Slurm drains the node and requeues the job); 3 = could not run (bad --expect).
+    """
+    import time
+
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.fleet import healthcheck as hc
+    from gpuwise.fleet.expect import parse_expect
+    from gpuwise.report.views.fleet import health_view
+
+    name = output_format(fmt, as_json)
+    check_output(output)
+    expected = parse_expect(expect) if expect else None
+    start = time.monotonic()
+    result = hc.HealthResult(node=hc.node_name(node))
+    facts, broken = hc.collect_with_deadline(lambda: _collect(from_capture), timeout)
+    result.findings = [broken] if broken else hc.health_findings(facts, expected)
+    if drain and result.critical:
+        result.drain_error = hc.drain(result.node, result.findings)
+        result.drained = result.drain_error is None
+    result.seconds = time.monotonic() - start
+    emit(health_view(result), name, output)
+    raise typer.Exit(result.exit_code)
+
+
+def _collect(capture: Path | None):
+    from gpuwise.capture.host import CaptureHost, LiveHost
+    from gpuwise.facts.collect import collect_facts
+
+    return collect_facts(CaptureHost(capture) if capture else LiveHost())
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="fleet")
