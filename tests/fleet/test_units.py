@@ -91,3 +91,38 @@ def test_link_pairs():
     assert len(pairs(3)) == 6
     big = pairs(20)
     assert len(big) == 40 and all(s != d for s, d in big)
+
+
+def _links(root, pairs_gb_s: dict[tuple[str, str], float]) -> None:
+    import json
+
+    rows = [{"src": s, "dst": d, "gb_s": v * 0.8, "best_gb_s": v} for (s, d), v in pairs_gb_s.items()]
+    (root / "links.json").write_text(json.dumps({"schema": "gpuwise-links/1", "pairs": rows}))
+
+
+def test_link_outlier_is_the_node_whose_best_pair_is_slow(tmp_path):
+    from gpuwise.fleet.analyze import link_outliers, read_collective
+
+    # c's ingress is limited: every transfer into c is slow, everything else is fast (a is a bit slow to send)
+    fast = {
+        ("a", "b"): 0.5,
+        ("b", "a"): 1.4,
+        ("c", "a"): 1.3,
+        ("c", "b"): 1.4,
+        ("a", "c"): 0.002,
+        ("b", "c"): 0.002,
+    }
+    _links(tmp_path, fast)
+    (o,) = link_outliers(read_collective(tmp_path))
+    assert (o.node, o.metric, o.scope) == ("c", "link_rx_best_pair", "link")
+    # two nodes: one pair per direction, nothing can be pinned on either end
+    _links(tmp_path, {("a", "b"): 0.002, ("b", "a"): 1.0})
+    assert link_outliers(read_collective(tmp_path)) == []
+
+
+def test_bad_links_file_is_a_problem_not_a_crash(tmp_path):
+    from gpuwise.fleet.analyze import read_collective
+
+    (tmp_path / "links.json").write_text('{"schema": "other"}')
+    c = read_collective(tmp_path)
+    assert c is not None and "not a gpuwise-links/1 file" in c.problems[0]

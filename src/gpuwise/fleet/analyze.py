@@ -98,7 +98,12 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
         if doc.get("schema") != LINKS_SCHEMA:
             raise ValueError(f"schema is {doc.get('schema')!r}, expected {LINKS_SCHEMA!r}")
         return [
-            {"src": str(p["src"]), "dst": str(p["dst"]), "gb_s": float(p["gb_s"])}
+            {
+                "src": str(p["src"]),
+                "dst": str(p["dst"]),
+                "gb_s": float(p["gb_s"]),
+                "best_gb_s": float(p.get("best_gb_s", p["gb_s"])),
+            }
             for p in doc.get("pairs") or []
         ]
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -107,11 +112,14 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
 
 
 def link_outliers(collective: Collective) -> list[Outlier]:
-    """Each node's best pair per direction (its own link bounds every pair through it), compared with its peers."""
+    """Each node's best pair per direction (its own link bounds every pair through it), compared with its peers.
+
+    A pair's value is its best transfer (contention on the hosts only slows transfers down).
+    """
     best: dict[str, dict[str, float]] = {"link_rx": {}, "link_tx": {}}
     for p in collective.links:
-        best["link_rx"][p["dst"]] = max(best["link_rx"].get(p["dst"], 0.0), p["gb_s"])
-        best["link_tx"][p["src"]] = max(best["link_tx"].get(p["src"], 0.0), p["gb_s"])
+        best["link_rx"][p["dst"]] = max(best["link_rx"].get(p["dst"], 0.0), p["best_gb_s"])
+        best["link_tx"][p["src"]] = max(best["link_tx"].get(p["src"], 0.0), p["best_gb_s"])
     out = []
     for metric, per_node in best.items():
         if len(per_node) < 3:  # one pair per direction: a slow pair cannot be pinned on either end

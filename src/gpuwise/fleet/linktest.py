@@ -4,7 +4,8 @@ Why not only the all-reduce: in a synchronous collective every rank waits for th
 per-rank times come out nearly equal and cannot say *which* node's link is slow. Timing each
 directed pair (src -> dst) can: a node whose own link is limited is slow in every pair through it,
 so its best pair in each direction (max GB/s) stays low, while a healthy node has at least one fast
-pair. With two nodes there is only one pair per direction, so a slow transfer cannot be pinned on
+pair. Each pair keeps its median and its best transfer: on a busy host, contention only ever slows a
+transfer down, so the best of the repeats is the estimate of what the link can carry. With two nodes there is only one pair per direction, so a slow transfer cannot be pinned on
 either end; use three nodes or more (`gpuwise fleet report` says so).
 
 Run one rank per node:
@@ -39,7 +40,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
     p = argparse.ArgumentParser(prog="python -m gpuwise.fleet.linktest", description=__doc__.split("\n")[0])
     p.add_argument("--bytes", default="64M", help="buffer size per transfer (default 64M)")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     p.add_argument("--timeout", type=float, default=120.0, help="seconds a rank waits for a peer")
     p.add_argument("--json", help="rank 0 writes the result here")

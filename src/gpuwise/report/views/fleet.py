@@ -125,8 +125,8 @@ def _collective_blocks(r: FleetReport) -> list:
     if c.links:
         out.append(
             Table(
-                [Column("from"), Column("to"), Column("GB/s", "right")],
-                [[p["src"], p["dst"], f"{p['gb_s']:.3f}"] for p in c.links],
+                [Column("from"), Column("to"), Column("median GB/s", "right"), Column("best GB/s", "right")],
+                [[p["src"], p["dst"], f"{p['gb_s']:.3f}", f"{p['best_gb_s']:.3f}"] for p in c.links],
                 title="pairwise link test",
             )
         )

@@ -1,0 +1,116 @@
+"""`gpuwise fleet run --slurm`, `fleet report` and `fleet healthcheck --drain` on a real Slurm cluster.
+
+The cluster (conftest.slurm_cluster) is munged + slurmctld + three slurmd, each node in its own
+network namespace on a bridge; jobs go through the real sbatch/srun, and torchrun's gloo traffic
+crosses the namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CAPTURES
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+GPUWISE = str(Path(sys.executable).parent / "gpuwise")
+
+
+def gpuwise(cluster, *args: str, timeout: float = 400) -> subprocess.CompletedProcess:
+    return subprocess.run([GPUWISE, *args], capture_output=True, text=True, env=cluster.env, timeout=timeout)
+
+
+def test_fleet_run_two_nodes_gathers_results_and_a_gloo_allreduce(slurm_cluster, tmp_path):
+    out = tmp_path / "gwfl-run2"
+    p = gpuwise(
+        slurm_cluster, "fleet", "run", "--slurm", "-N", "2", "--time", "10", "--out", str(out),
+        "--bench-only", "memory", "--collective-sizes", "64K:1M", "--link-bytes", "1M",
+        "--format", "json", "-o", str(out / "report.json"),
+    )  # fmt: skip
+    assert p.returncode in (0, 1), p.stderr
+    nodes = sorted(d.name for d in out.iterdir() if d.is_dir() and not d.name.startswith(("_", ".")))
+    assert nodes == ["gwfl1", "gwfl2"]
+    for n in nodes:
+        assert (out / n / "capture.tar.gz").is_file() and (out / n / "bench.json").is_file()
+    report = json.loads((out / "report.json").read_text())
+    assert report["schema"] == "gpuwise-fleet/1"
+    assert [n["hostname"] for n in report["nodes"]] == ["gwfl1", "gwfl2"]
+    assert all(n["capture"] and n["bench"] and not n["problems"] for n in report["nodes"])
+    c = report["collective"]
+    assert (c["name"], c["backend"], c["world_size"], c["nodes"]) == ("allreduce_busbw", "gloo", 2, 2)
+    assert c["busbw_gb_s"] > 0 and len(c["per_rank_time_us"]) == 2
+    assert {(p["src"], p["dst"]) for p in c["links"]} == {("gwfl1", "gwfl2"), ("gwfl2", "gwfl1")}
+    assert any("two nodes" in line for line in report["not_compared"])
+    script = (out / "_slurm" / "fleet-job.sh").read_text()
+    assert "#SBATCH --nodes=2" in script and "--rdzv-backend c10d" in script
+
+
+def test_tbf_limited_link_is_named(slurm_cluster, tmp_path):
+    out = tmp_path / "gwfl-run3"
+    slurm_cluster.limit_link("gwfl3", "20mbit")
+    try:
+        p = gpuwise(
+            slurm_cluster, "fleet", "run", "--slurm", "-N", "3", "--time", "10", "--out", str(out),
+            "--bench-only", "none", "--collective-sizes", "64K:256K", "--link-bytes", "1M", "--json",
+        )  # fmt: skip
+    finally:
+        slurm_cluster.unlimit_link("gwfl3")
+    assert p.returncode == 1, p.stderr  # 1 = an outlier was found
+    report = json.loads(p.stdout)
+    links = [o for o in report["outliers"] if o["scope"] == "link"]
+    assert [(o["node"], o["metric"]) for o in links] == [("gwfl3", "link_rx_best_pair")]
+    assert links[0]["deviation_pct"] < -50
+    assert report["straggler"]["exclude"] == ["gwfl3"]
+    assert report["straggler"]["sbatch_line"] == "#SBATCH --exclude=gwfl3"
+
+
+def test_dry_run_prints_the_job_script(slurm_cluster, tmp_path):
+    p = gpuwise(
+        slurm_cluster, "fleet", "run", "--slurm", "-N", "2", "--nodelist", "gwfl[1-2]", "--partition", "gwfl",
+        "--account", "ml", "--time", "00:30:00", "--out", str(tmp_path / "gwfl-dry"), "--dry-run",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    for line in ("--nodes=2", "--nodelist=gwfl[1-2]", "--partition=gwfl", "--account=ml", "--time=00:30:00"):
+        assert f"#SBATCH {line}\n" in p.stdout
+    assert not (tmp_path / "gwfl-dry").exists()  # nothing submitted, nothing written
+
+
+def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster):
+    start = time.monotonic()
+    p = slurm_cluster.nsenter(
+        "gwfl2", GPUWISE, "fleet", "healthcheck", "--expect", "gpus=8", "--drain", "--json"
+    )
+    elapsed = time.monotonic() - start
+    try:
+        assert p.returncode == 1, p.stderr
+        doc = json.loads(p.stdout)
+        assert (doc["node"], doc["healthy"], doc["drained"]) == ("gwfl2", False, True)
+        assert elapsed < 5
+        reasons = slurm_cluster.slurm("sinfo", "-R", "-h", "-o", "%n|%E")
+        assert "gwfl2|gpuwise: expected GPUs 8, found 0" in reasons
+        assert slurm_cluster.state("gwfl2") in ("drained", "draining")
+    finally:
+        slurm_cluster.resume("gwfl2")
+
+
+def test_healthcheck_healthy_node_is_left_alone(slurm_cluster):
+    capture = CAPTURES / "h200-1gpu-kvm-vm"
+    p = slurm_cluster.nsenter(
+        "gwfl1",
+        GPUWISE,
+        "fleet",
+        "healthcheck",
+        "--from",
+        str(capture),
+        "--expect",
+        "gpus=1,pcie_width=16",
+        "--drain",
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "healthy" in p.stdout
+    assert slurm_cluster.state("gwfl1") == "idle"
