@@ -105,7 +105,7 @@ def test_link_outlier_is_the_node_whose_best_pair_is_slow(tmp_path):
 
     # c's ingress is limited: every transfer into c is slow, everything else is fast (a is a bit slow to send)
     fast = {
-        ("a", "b"): 0.5,
+        ("a", "b"): 0.9,
         ("b", "a"): 1.4,
         ("c", "a"): 1.3,
         ("c", "b"): 1.4,
