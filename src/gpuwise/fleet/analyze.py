@@ -1,7 +1,7 @@
 """The offline fleet analysis: a fleet directory (layout.py) -> FleetReport (model.py).
 
 Cost grows linearly with the number of nodes N: each node is read and its doctor rules run once
-(the bulk of the time); drift is one pass over the nodes' values; each metric's median and MAD
+(the bulk of the time; in worker processes, one per CPU up to 8, from 64 nodes on); drift is one pass over the nodes' values; each metric's median and MAD
 sort N values (N log N, negligible next to the reading). The link test has at most 2N pairs above
 eight nodes. benchmarks/fleet_report_scale.py measures it.
 """
@@ -9,6 +9,7 @@ eight nodes. benchmarks/fleet_report_scale.py measures it.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,12 +22,25 @@ from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
 from gpuwise.fleet.thresholds import thresholds
 
+PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs more than it saves
+
 
 def analyze_fleet(directory: str | Path, run_rules: bool = True) -> FleetReport:
     """Read every node folder under `directory` and compare the nodes with each other."""
     root = Path(directory).expanduser()
-    results = [load_node(d, run_rules) for d in node_dirs(root)]
-    return analyze_results(results, root)
+    return analyze_results(load_nodes(node_dirs(root), run_rules), root)
+
+
+def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeResult]:
+    """Read the nodes, in worker processes for a large fleet (reading a capture is CPU-bound Python)."""
+    workers = workers or min(os.cpu_count() or 1, 8)
+    if len(dirs) < PARALLEL_FROM or workers < 2:
+        return [load_node(d, run_rules) for d in dirs]
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(partial(load_node, run_rules=run_rules), dirs, chunksize=16))
 
 
 def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
