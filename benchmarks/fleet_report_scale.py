@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,8 +33,8 @@ EDIT_KINDS = ("GPU 0 PCIe x8", "older driver 570.172.08", "slow matmul_bf16", "I
 
 
 def build(root: Path, count: int, seed: int = 14) -> dict[str, str]:
-    from tests.fleet.fleet_kit import BASE_BENCH, BASE_CAPTURE, IBSTAT, write_node
     from tests.conftest import REAL
+    from tests.fleet.fleet_kit import BASE_BENCH, BASE_CAPTURE, IBSTAT, write_node
 
     ibstat = (REAL / IBSTAT).read_text()
     bench = json.loads(BASE_BENCH.read_text())
