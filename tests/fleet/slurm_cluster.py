@@ -9,6 +9,7 @@ other test runs. `down()` leaves no process, namespace, link or file behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -205,10 +206,8 @@ class SlurmCluster:
 
 
 def _kill(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _alive(pid: int) -> bool:

@@ -69,17 +69,6 @@ def test_tbf_limited_link_is_named(slurm_cluster, tmp_path):
     assert report["straggler"]["sbatch_line"] == "#SBATCH --exclude=gwfl3"
 
 
-def test_dry_run_prints_the_job_script(slurm_cluster, tmp_path):
-    p = gpuwise(
-        slurm_cluster, "fleet", "run", "--slurm", "-N", "2", "--nodelist", "gwfl[1-2]", "--partition", "gwfl",
-        "--account", "ml", "--time", "00:30:00", "--out", str(tmp_path / "gwfl-dry"), "--dry-run",
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    for line in ("--nodes=2", "--nodelist=gwfl[1-2]", "--partition=gwfl", "--account=ml", "--time=00:30:00"):
-        assert f"#SBATCH {line}\n" in p.stdout
-    assert not (tmp_path / "gwfl-dry").exists()  # nothing submitted, nothing written
-
-
 def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster):
     start = time.monotonic()
     p = slurm_cluster.nsenter(

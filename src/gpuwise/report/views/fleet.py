@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gpuwise.fleet.healthcheck import HealthResult
 from gpuwise.fleet.model import FleetReport
 from gpuwise.report.document import (
@@ -77,8 +79,15 @@ def fleet_view(r: FleetReport) -> Document:
         blocks.append(Paragraph("No measurement is an outlier on the bad side.", "ok"))
     z = r.thresholds.get("robust_z_threshold", {})
     if z:
+        url = re.search(r"https?://[^\s),]+", z["source"])
         blocks.append(
-            Paragraph(f"Outlier: robust z <= -{z['value']:g} (or >= for times). Source: {z['source']}", "dim")
+            Paragraph(
+                f"Outlier: robust z = (x - median) / (1.4826 MAD) beyond -{z['value']:g} (+ for times); "
+                f"under {r.thresholds['min_nodes_for_z']['value']:g} nodes, below "
+                f"{r.thresholds['small_fleet_ratio']['value']:g}x the others' median. Threshold: "
+                f"Iglewicz and Hoaglin, NIST/SEMATECH e-Handbook 1.3.5.17{f' ({url.group(0)})' if url else ''}.",
+                "dim",
+            )
         )
     if r.collective is not None:
         blocks += _collective_blocks(r)

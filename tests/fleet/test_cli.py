@@ -1,0 +1,98 @@
+"""`gpuwise fleet report | run --dry-run | healthcheck` through the CLI (no Slurm needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import CAPTURES
+from tests.fleet.fleet_kit import build_fleet
+
+
+def gpuwise(*args: str) -> SimpleNamespace:
+    """The real entry point (errors -> exit 3 with 'To fix'), as a user runs it."""
+    env = dict(os.environ, COLUMNS="100")
+    p = subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, env=env)
+    return SimpleNamespace(exit_code=p.returncode, output=p.stdout + p.stderr, stdout=p.stdout)
+
+
+@pytest.fixture(scope="module")
+def fleet_dir(tmp_path_factory):
+    from tests.conftest import REAL
+
+    if not REAL.is_dir():
+        pytest.skip(f"real fixtures not present at {REAL}")
+    return build_fleet(tmp_path_factory.mktemp("gwfl-cli"), count=16)
+
+
+def test_report_text_names_the_odd_nodes(fleet_dir):
+    r = gpuwise(*["fleet", "report", str(fleet_dir)])
+    assert r.exit_code == 1, r.output  # 1 = drift or outliers found
+    assert "4 odd node(s): node03, node07, node11, node14" in r.output
+    assert "#SBATCH --exclude=node03,node07,node11,node14" in r.output
+    assert "NVIDIA driver" in r.output and "570.172.08: node07" in r.output
+    assert "eda35h.htm" in r.output  # the threshold's source, a page a user can open
+
+
+def test_report_json_and_md_to_files(fleet_dir, tmp_path):
+    r = gpuwise(*["fleet", "report", str(fleet_dir), "--json", "-o", str(tmp_path / "f.json")])
+    assert r.exit_code == 1, r.output
+    doc = json.loads((tmp_path / "f.json").read_text())
+    assert doc["schema"] == "gpuwise-fleet/1" and doc["straggler"]["exclude"] == [
+        "node03",
+        "node07",
+        "node11",
+        "node14",
+    ]
+    r = gpuwise(*["fleet", "report", str(fleet_dir), "--format", "md", "-o", str(tmp_path / "f.md")])
+    md = (tmp_path / "f.md").read_text()
+    assert "| node11 " in md and "matmul_bf16" in md
+
+
+def test_report_bad_directory_exits_3(tmp_path):
+    r = gpuwise(*["fleet", "report", str(tmp_path / "missing")])
+    assert r.exit_code == 3 and "To fix:" in r.output
+
+
+def test_run_needs_a_launcher_and_dry_run_prints_the_script(tmp_path):
+    r = gpuwise(*["fleet", "run", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 3 and "--slurm" in r.output
+    r = gpuwise(*["fleet", "run", "--slurm", "-N", "2", "--nodelist", "gpu[1-2]", "--partition", "train", "--account", "ml",
+         "--time", "00:30:00", "--out", str(tmp_path / "o"), "--bench-only", "compute,memory", "--dry-run"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    for line in ("--nodes=2", "--nodelist=gpu[1-2]", "--partition=train", "--account=ml", "--time=00:30:00"):
+        assert f"#SBATCH {line}\n" in r.output
+    assert "--rdzv-backend c10d" in r.output and "gpuwise.fleet.linktest" in r.output
+    assert "BENCH_ARGS='--quick --only compute,memory'" in r.output
+    assert not (tmp_path / "o").exists()  # a dry run writes nothing
+    r = gpuwise(*["fleet", "run", "--slurm", "--out", str(tmp_path), "--bench-only", "comput", "--dry-run"])
+    assert r.exit_code == 3 and "To fix" in r.output
+
+
+def test_healthcheck_from_a_capture():
+    capture = str(CAPTURES / "h200-1gpu-kvm-vm")
+    r = gpuwise(*["fleet", "healthcheck", "--from", capture, "--expect", "gpus=1,pcie_width=16"])
+    assert r.exit_code == 0, r.output
+    r = gpuwise(*["fleet", "healthcheck", "--from", capture, "--expect", "gpus=8,ib=4", "--json"])
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "gpuwise-fleet-health/1" and not doc["healthy"] and not doc["drained"]
+    failed = {f["id"] for f in doc["findings"] if f["status"] == "fail"}
+    assert {"expect.gpus", "expect.ib"} <= failed
+    r = gpuwise(*["fleet", "healthcheck", "--expect", "gpu=8"])
+    assert r.exit_code == 3 and "did you mean 'gpus'" in r.output
+
+
+def test_healthcheck_deadline_is_a_critical_finding():
+    import time
+
+    from gpuwise.fleet.healthcheck import collect_with_deadline
+
+    facts, finding = collect_with_deadline(lambda: time.sleep(5), 0.2)
+    assert facts is None and finding.status == "fail" and "longer than 0.2s" in finding.title
