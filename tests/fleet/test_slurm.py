@@ -45,6 +45,9 @@ def test_fleet_run_two_nodes_gathers_results_and_a_gloo_allreduce(slurm_cluster,
     assert (c["name"], c["backend"], c["world_size"], c["nodes"]) == ("allreduce_busbw", "gloo", 2, 2)
     assert c["busbw_gb_s"] > 0 and len(c["per_rank_time_us"]) == 2
     assert {(p["src"], p["dst"]) for p in c["links"]} == {("gwfl1", "gwfl2"), ("gwfl2", "gwfl1")}
+    links = json.loads((out / "links.json").read_text())
+    assert links["schema"] == "gpuwise-links/1" and links["repeats"] == 5
+    assert all(p["best_gb_s"] == max(p["samples_gb_s"]) > 0 for p in links["pairs"])
     assert any("two nodes" in line for line in report["not_compared"])
     script = (out / "_slurm" / "fleet-job.sh").read_text()
     assert "#SBATCH --nodes=2" in script and "--rdzv-backend c10d" in script

@@ -5,8 +5,9 @@ per-rank times come out nearly equal and cannot say *which* node's link is slow.
 directed pair (src -> dst) can: a node whose own link is limited is slow in every pair through it,
 so its best pair in each direction (max GB/s) stays low, while a healthy node has at least one fast
 pair. Each pair keeps its median and its best transfer: on a busy host, contention only ever slows a
-transfer down, so the best of the repeats is the estimate of what the link can carry. With two nodes there is only one pair per direction, so a slow transfer cannot be pinned on
-either end; use three nodes or more (`gpuwise fleet report` says so).
+transfer down, so the best of the repeats is the estimate of what the link can carry. With two nodes
+there is only one pair per direction, so a slow transfer cannot be pinned on either end; use three
+nodes or more (`gpuwise fleet report` says so).
 
 Run one rank per node:
     torchrun --nnodes N --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint HEAD:29500 \
@@ -94,7 +95,13 @@ def run(args: argparse.Namespace) -> dict | None:
         for r in part:
             gbps = [args.bytes / s / 1e9 for s in r["seconds"]]
             rows.append(
-                {"src": r["src"], "dst": r["dst"], "gb_s": statistics.median(gbps), "samples_gb_s": gbps}
+                {
+                    "src": r["src"],
+                    "dst": r["dst"],
+                    "gb_s": statistics.median(gbps),
+                    "best_gb_s": max(gbps),
+                    "samples_gb_s": gbps,
+                }
             )
     return {
         "schema": LINKS_SCHEMA,
