@@ -60,6 +60,7 @@ class SlurmCluster:
             f"{ip} {n}" for n, ip in self.ips.items()
         ]
         (t / "etc" / "hosts").write_text("\n".join(hosts) + "\n")
+        self.set_healthcheck("exit 0")
         self.conf.write_text(self._slurm_conf())
         run("slurmctld", "-f", str(self.conf), "-c", env=self.env)
         for n in self.names:
@@ -123,6 +124,10 @@ class SlurmCluster:
             "KillWait=5",
             "MinJobAge=300",
             "MailProg=/bin/true",
+            # slurmd runs this every 2 s; it does nothing until a test writes a real check into it
+            f"HealthCheckProgram={t}/etc/healthcheck.sh",
+            "HealthCheckInterval=2",
+            "HealthCheckNodeState=ANY",
             *(f"NodeName={n} NodeAddr={ip} {topo} State=UNKNOWN" for n, ip in self.ips.items()),
             f"PartitionName=gwfl Nodes={','.join(self.names)} Default=YES MaxTime=INFINITE State=UP",
         ]
@@ -159,6 +164,14 @@ class SlurmCluster:
              "sh", "-c", script, "sh", *cmd],
             capture_output=True, text=True, env=self.env, timeout=timeout,
         )  # fmt: skip
+
+    def set_healthcheck(self, body: str) -> None:
+        """Replace the HealthCheckProgram script (atomically: slurmd may be running it right now)."""
+        script = self.dir / "etc" / "healthcheck.sh"
+        tmp = script.with_suffix(".tmp")
+        tmp.write_text(f"#!/bin/sh\nexport SLURM_CONF={self.conf}\n{body}\n")
+        tmp.chmod(0o755)
+        tmp.replace(script)
 
     def limit_link(self, node: str, rate: str) -> None:
         """Token-bucket limit on the traffic the bridge sends to `node` (its veth's egress = node's ingress)."""

@@ -59,7 +59,7 @@ def test_tbf_limited_link_is_named(slurm_cluster, tmp_path):
     try:
         p = gpuwise(
             slurm_cluster, "fleet", "run", "--slurm", "-N", "3", "--time", "10", "--out", str(out),
-            "--bench-only", "none", "--collective-sizes", "64K:256K", "--link-bytes", "1M", "--json",
+            "--bench-only", "none", "--collective-sizes", "64K", "--link-bytes", "1M", "--json",
         )  # fmt: skip
     finally:
         slurm_cluster.unlimit_link("gwfl3")
@@ -106,3 +106,22 @@ def test_healthcheck_healthy_node_is_left_alone(slurm_cluster):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "healthy" in p.stdout
     assert slurm_cluster.state("gwfl1") == "idle"
+
+
+def test_slurmd_runs_the_healthcheck_and_it_drains_the_node(slurm_cluster):
+    """The slurm.conf line from the README, run by slurmd itself (HealthCheckProgram takes no arguments)."""
+    slurm_cluster.set_healthcheck(
+        f'[ "$(hostname)" = gwfl3 ] || exit 0\nexec {GPUWISE} fleet healthcheck --expect gpus=8 --drain >/dev/null'
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while slurm_cluster.state("gwfl3") not in ("drained", "draining") and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert slurm_cluster.state("gwfl3") in ("drained", "draining")
+        assert "gwfl3|gpuwise: expected GPUs 8, found 0" in slurm_cluster.slurm(
+            "sinfo", "-R", "-h", "-o", "%n|%E"
+        )
+        assert slurm_cluster.state("gwfl1") == "idle"  # the healthy nodes stay in service
+    finally:
+        slurm_cluster.set_healthcheck("exit 0")
+        slurm_cluster.resume("gwfl3")
