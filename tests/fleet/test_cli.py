@@ -96,3 +96,26 @@ def test_healthcheck_deadline_is_a_critical_finding():
 
     facts, finding = collect_with_deadline(lambda: time.sleep(5), 0.2)
     assert facts is None and finding.status == "fail" and "longer than 0.2s" in finding.title
+
+
+def test_run_without_slurm_installed_says_how_to_fix(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # no sbatch on PATH
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpuwise.cli",
+            "fleet",
+            "run",
+            "--slurm",
+            "-N",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert p.returncode == 3 and "sbatch not found" in p.stderr and "To fix:" in p.stderr
+    assert not (tmp_path / "o").exists()

@@ -72,7 +72,7 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
         outliers=outliers,
         reach=group_findings((r.name, r.findings) for r in results),
         collective=collective,
-        straggler=verdict([r.name for r in results], benches, drift, outliers),
+        straggler=verdict(benches, drift, outliers),
         thresholds={
             t.name: {"value": t.value, "unit": t.unit, "source": t.source} for t in thresholds().values()
         },

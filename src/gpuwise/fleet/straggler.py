@@ -23,9 +23,8 @@ METHOD = (
 )
 
 
-def verdict(
-    nodes: list[str], benches: dict[str, BenchReport], drift: list[Drift], outliers: list[Outlier]
-) -> Straggler:
+def verdict(benches: dict[str, BenchReport], drift: list[Drift], outliers: list[Outlier]) -> Straggler:
+    """Exclude every node named by drift or an outlier; estimate the step time with and without them."""
     reasons: dict[str, list[str]] = {}
     for d in drift:
         for value, names in d.odd.items():
