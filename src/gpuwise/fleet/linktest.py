@@ -67,24 +67,23 @@ def run(args: argparse.Namespace) -> dict | None:
     buf = torch.empty(args.bytes // 4, dtype=torch.float32, device=device)
     token = torch.zeros(1, dtype=torch.float32, device=device)
     sync = (lambda: torch.cuda.synchronize(device)) if device is not None else (lambda: None)
-    mine = []
-    for src, dst in pairs(world):
-        if rank in (src, dst):
-            times = []
-            for i in range(args.repeats + 1):  # the first transfer warms up the connection
-                if rank == dst:
-                    start = time.perf_counter()
-                    dist.send(token, src)
-                    dist.recv(buf, src)
-                    sync()
-                    if i:
-                        times.append(time.perf_counter() - start)
-                else:
-                    dist.recv(token, dst)
-                    dist.send(buf, dst)
+    # Rounds, not one pair at a time: each round times every pair once, so a burst of contention on a
+    # busy host spreads over all pairs instead of spoiling every sample of one. Round 0 warms up.
+    times: dict[tuple[int, int], list[float]] = {}
+    for round_ in range(args.repeats + 1):
+        for src, dst in pairs(world):
             if rank == dst:
-                mine.append({"src": hosts[src], "dst": hosts[dst], "seconds": times})
-        dist.barrier()
+                start = time.perf_counter()
+                dist.send(token, src)
+                dist.recv(buf, src)
+                sync()
+                if round_:
+                    times.setdefault((src, dst), []).append(time.perf_counter() - start)
+            elif rank == src:
+                dist.recv(token, dst)
+                dist.send(buf, dst)
+            dist.barrier()
+    mine = [{"src": hosts[s], "dst": hosts[d], "seconds": t} for (s, d), t in times.items()]
     gathered: list = [None] * world
     dist.all_gather_object(gathered, mine)
     dist.destroy_process_group()
