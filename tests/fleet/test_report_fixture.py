@@ -94,3 +94,24 @@ def test_not_a_fleet_directory(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserInputError, match="no node folders"):
         analyze_fleet(tmp_path / "empty")
+
+
+def test_doctor_json_is_used_when_present(tmp_path, real):
+    import subprocess
+    import sys
+
+    root = build_fleet(tmp_path / "gwfl-doctor", count=2, edits=False)
+    node = root / "node01"
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", "doctor", "--from", str(node / "capture"), "--format", "json",
+         "-o", str(node / "doctor.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode in (0, 1, 2), p.stderr
+    report = analyze_fleet(root)
+    status = {n.node: n.findings_from for n in report.nodes}
+    assert status == {"node01": "doctor.json", "node02": "rules"}
+    assert any(g.nodes == ["node01", "node02"] for g in report.reach)  # the same findings either way
+    (node / "doctor.json").write_text('{"schema": "gpuwise-report/1", "findings": [{"id": 1}]}')
+    bad = {n.node: n for n in analyze_fleet(root).nodes}["node01"]
+    assert bad.findings_from == "rules" and "doctor.json" in bad.problems[0]
