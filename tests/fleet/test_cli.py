@@ -70,6 +70,7 @@ def test_run_needs_a_launcher_and_dry_run_prints_the_script(tmp_path):
         assert f"#SBATCH {line}\n" in r.output
     assert "--rdzv-backend c10d" in r.output and "gpuwise.fleet.linktest" in r.output
     assert "BENCH_ARGS='--quick --only compute,memory'" in r.output
+    assert 'bench $BENCH_ARGS --save "$tmp/bench.json"' in r.output
     assert not (tmp_path / "o").exists()  # a dry run writes nothing
     r = gpuwise(*["fleet", "run", "--slurm", "--out", str(tmp_path), "--bench-only", "comput", "--dry-run"])
     assert r.exit_code == 3 and "To fix" in r.output

@@ -81,11 +81,14 @@ def test_broken_node_is_listed_not_fatal(tmp_path, real):
     (root / "node02" / "bench.json").write_text("{not json")
     (root / "node04" / "capture" / "meta.json").write_text("[]")
     (root / ".partial-node05").mkdir()
+    (root / "node03" / "bench.json").unlink()
+    (root / "node03" / "bench.log").write_text("error: out of memory\nTo fix: use a smaller --sizes\n")
     report = analyze_fleet(root)
     status = {n.node: n for n in report.nodes}
     assert set(status) == {"node01", "node02", "node03", "node04"}
     assert "not a readable JSON bench report" in status["node02"].problems[0]
     assert not status["node04"].capture and status["node04"].problems
+    assert status["node03"].problems == ["no bench.json; bench.log ends: To fix: use a smaller --sizes"]
 
 
 def test_not_a_fleet_directory(tmp_path):

@@ -1,7 +1,7 @@
 """The fleet directory: one folder per node, however the results were collected (Slurm, Ansible, by hand).
 
     DIR/<node>/capture.tar.gz   or  DIR/<node>/capture/   `gpuwise capture -o ...` (required)
-    DIR/<node>/bench.json                                 `gpuwise bench --json ...` (optional)
+    DIR/<node>/bench.json                                 `gpuwise bench --save ...` (optional)
     DIR/<node>/doctor.json                                `gpuwise doctor --json ...` (optional; without
                                                           it the doctor rules run on the capture)
     DIR/collective.json                                   the multi-node collective (optional, rank 0 of
@@ -83,6 +83,8 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
             status.bench = True
         except GpuwiseError as exc:
             status.problems.append(exc.message)
+    elif (node_dir / "bench.log").exists():  # `fleet run` ran the benchmarks and they wrote nothing
+        status.problems.append(f"no bench.json; bench.log ends: {_last_line(node_dir / 'bench.log')}")
     doctor_file = node_dir / "doctor.json"
     if doctor_file.exists():
         try:
@@ -96,6 +98,14 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
         result.findings = run(result.facts, result.bench, result.facts.platform.environment or "unknown")
         status.findings_from = "rules"
     return result
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [x for x in path.read_text(encoding="utf-8", errors="replace").splitlines() if x.strip()]
+    except OSError as exc:
+        return f"(unreadable: {exc.strerror or exc})"
+    return lines[-1][:300] if lines else "(empty)"
 
 
 def _read_doctor(path: Path) -> list[Finding]:

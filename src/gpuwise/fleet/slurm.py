@@ -89,7 +89,7 @@ def job_script(o: JobOptions) -> str:
         '  rm -rf "$tmp" && mkdir -p "$tmp" || exit 1',
         '  "$GPUWISE" capture -o "$tmp/capture.tar.gz" >"$tmp/capture.log" 2>&1 || echo "capture failed on $node" >&2',
         '  if [ -n "$BENCH_ARGS" ]; then',
-        '    "$GPUWISE" bench $BENCH_ARGS --json "$tmp/bench.json" >"$tmp/bench.log" 2>&1 || echo "bench failed on $node" >&2',
+        '    "$GPUWISE" bench $BENCH_ARGS --save "$tmp/bench.json" >"$tmp/bench.log" 2>&1 || echo "bench failed on $node" >&2',
         "  fi",
         '  rm -rf "$OUT/$node" && mv "$tmp" "$OUT/$node"',
         "'",
