@@ -194,3 +194,188 @@ def _text(value: Any) -> str:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip()
     return text or type(exc).__name__
+
+
+# ---------------------------------------------------------------- fast sampling (gpuwise export / watch)
+
+
+class Sampler:
+    """One NVML read of what the exporter needs per scrape, with NVML kept open between reads.
+
+    `sample()` returns {"error", "driver_version", "cuda_driver_version", "gpus": [...]} where each GPU
+    is a dict of gpuwise.export.sample.GpuSample fields (None = not supported). It never raises: a
+    failed read gives "error" and no GPUs, so the exporter publishes nothing stale. XID errors come
+    from an NVML event set polled without waiting, so "xid_last" is the last XID seen since open()
+    (0 = none), as dcgm-exporter's DCGM_FI_DEV_XID_ERRORS reports it.
+    """
+
+    def __init__(self) -> None:
+        self.error: str | None = None
+        self._nvml: Any = None
+        self._handles: list[Any] = []
+        self._static: list[dict[str, Any]] = []
+        self._unsupported: set[tuple[int, str]] = set()
+        self._events: Any = None
+        self._xid: dict[int, int] = {}
+        self._versions: dict[str, Any] = {}
+
+    def open(self) -> None:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._versions = {
+                "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
+                "cuda_driver_version": _cuda_version(pynvml.nvmlSystemGetCudaDriverVersion()),
+            }
+            with contextlib.suppress(pynvml.NVMLError):  # events are optional (not supported in some VMs)
+                self._events = pynvml.nvmlEventSetCreate()
+            for index in range(int(pynvml.nvmlDeviceGetCount())):
+                self._open_gpu(index)
+        except Exception as exc:  # no package, no library, no driver, a GPU that fell off the bus
+            self.error = f"NVML init failed: {_reason(exc)}"
+            self.close()
+
+    def _open_gpu(self, index: int) -> None:
+        nvml = self._nvml
+        h = nvml.nvmlDeviceGetHandleByIndex(index)
+        self._handles.append(h)
+        static: dict[str, Any] = {"index": index}
+        for keys, getter in _STATIC_READS:
+            self._read(index, static, keys, lambda g=getter: g(nvml, h))
+        self._static.append(static)
+        self._xid[index] = 0
+        if self._events is not None:
+            with contextlib.suppress(nvml.NVMLError):
+                nvml.nvmlDeviceRegisterEvents(h, nvml.nvmlEventTypeXidCriticalError, self._events)
+
+    def sample(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"error": self.error, "gpus": [], **self._versions}
+        if self._nvml is None:
+            return doc
+        try:
+            self._poll_xid()
+            for index, h in enumerate(self._handles):
+                gpu = dict(self._static[index])
+                for keys, getter in _DYNAMIC_READS:
+                    self._read(index, gpu, keys, lambda g=getter, h=h: g(self._nvml, h))
+                gpu["xid_last"] = self._xid[index] if self._events is not None else None
+                gpu["processes"] = gpu["processes"] or []
+                doc["gpus"].append(gpu)
+        except Exception as exc:  # a dying driver mid-read: publish nothing rather than half a scrape
+            return {**doc, "gpus": [], "error": f"NVML read failed: {_reason(exc)}"}
+        return doc
+
+    def close(self) -> None:
+        if self._nvml is not None:
+            with contextlib.suppress(Exception):  # shutting down: nothing useful to do with a failure
+                if self._events is not None:
+                    self._nvml.nvmlEventSetFree(self._events)
+                self._nvml.nvmlShutdown()
+            self._nvml, self._handles, self._static = None, [], []
+
+    def _read(
+        self, index: int, out: dict[str, Any], keys: tuple[str, ...], getter: Callable[[], Any]
+    ) -> None:
+        """Store getter()'s values under `keys`; None for all of them when NVML cannot say."""
+        values: Any = None
+        if (index, keys[0]) not in self._unsupported:
+            try:
+                values = getter()
+            except self._nvml.NVMLError as exc:
+                if exc.value in (
+                    self._nvml.NVML_ERROR_NOT_SUPPORTED,
+                    self._nvml.NVML_ERROR_FUNCTION_NOT_FOUND,
+                ):
+                    self._unsupported.add((index, keys[0]))  # ask once, not on every scrape
+        for i, key in enumerate(keys):
+            out[key] = None if values is None else values[i]
+
+    def _poll_xid(self) -> None:
+        while self._events is not None:
+            try:
+                data = self._nvml.nvmlEventSetWait_v2(self._events, 0)  # 0 ms: never blocks a scrape
+            except self._nvml.NVMLError:  # NVML_ERROR_TIMEOUT: nothing pending
+                return
+            self._xid[int(self._nvml.nvmlDeviceGetIndex(data.device))] = int(data.eventData)
+
+
+def _processes(n: Any, h: Any) -> tuple[list[dict[str, Any]]]:
+    out = []
+    for p in n.nvmlDeviceGetComputeRunningProcesses(h):
+        used = p.usedGpuMemory  # None when the driver hides it (e.g. inside some containers)
+        out.append({"pid": int(p.pid), "used_mib": None if used is None else used / 2**20})
+    return (out,)
+
+
+def _ecc(n: Any, h: Any) -> tuple[int, ...]:
+    def total(kind: int, counter: int) -> int:
+        return int(n.nvmlDeviceGetTotalEccErrors(h, kind, counter))
+
+    corrected, uncorrected = n.NVML_MEMORY_ERROR_TYPE_CORRECTED, n.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+    return (
+        total(corrected, n.NVML_VOLATILE_ECC),
+        total(uncorrected, n.NVML_VOLATILE_ECC),
+        total(corrected, n.NVML_AGGREGATE_ECC),
+        total(uncorrected, n.NVML_AGGREGATE_ECC),
+    )
+
+
+def _nvlink(n: Any, h: Any) -> tuple[int, int]:
+    """NVLink data throughput counters in KiB, all links (scope UINT_MAX); NotSupported without NVLink."""
+    fields = [
+        (n.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, 0xFFFFFFFF),
+        (n.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, 0xFFFFFFFF),
+    ]
+    values = n.nvmlDeviceGetFieldValues(h, fields)
+    if any(v.nvmlReturn != n.NVML_SUCCESS for v in values):
+        raise n.NVMLError(n.NVML_ERROR_NOT_SUPPORTED)
+    return int(values[0].value.ullVal), int(values[1].value.ullVal)
+
+
+def _utilization(n: Any, h: Any) -> tuple[float, float]:
+    u = n.nvmlDeviceGetUtilizationRates(h)
+    return float(u.gpu), float(u.memory)
+
+
+def _memory(n: Any, h: Any) -> tuple[float, float]:
+    m = n.nvmlDeviceGetMemoryInfo(h)
+    return m.used / 2**20, m.free / 2**20
+
+
+# (keys, getter returning one value per key); one NVML call per row
+_STATIC_READS: list[tuple[tuple[str, ...], Callable[[Any, Any], tuple]]] = [
+    (("name",), lambda n, h: (_text(n.nvmlDeviceGetName(h)),)),
+    (("uuid",), lambda n, h: (_text(n.nvmlDeviceGetUUID(h)),)),
+    (("pci_bus_id",), lambda n, h: (_text(n.nvmlDeviceGetPciInfo(h).busId),)),
+    (("sm_clock_max_mhz",), lambda n, h: (int(n.nvmlDeviceGetMaxClockInfo(h, n.NVML_CLOCK_SM)),)),
+    (("mem_clock_max_mhz",), lambda n, h: (int(n.nvmlDeviceGetMaxClockInfo(h, n.NVML_CLOCK_MEM)),)),
+    (("pcie_gen_max",), lambda n, h: (int(n.nvmlDeviceGetMaxPcieLinkGeneration(h)),)),
+    (("pcie_width_max",), lambda n, h: (int(n.nvmlDeviceGetMaxPcieLinkWidth(h)),)),
+]
+
+_DYNAMIC_READS: list[tuple[tuple[str, ...], Callable[[Any, Any], tuple]]] = [
+    (("util_gpu_pct", "util_mem_pct"), _utilization),
+    (("fb_used_mib", "fb_free_mib"), _memory),
+    (("temperature_c",), lambda n, h: (float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),)),
+    (("power_w",), lambda n, h: (n.nvmlDeviceGetPowerUsage(h) / 1000.0,)),  # NVML gives mW
+    (("power_limit_w",), lambda n, h: (n.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,)),
+    (("energy_mj",), lambda n, h: (int(n.nvmlDeviceGetTotalEnergyConsumption(h)),)),
+    (("sm_clock_mhz",), lambda n, h: (int(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),)),
+    (("mem_clock_mhz",), lambda n, h: (int(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)),)),
+    (("clock_event_mask",), lambda n, h: (_clock_event_mask(n, h),)),
+    (("pcie_gen",), lambda n, h: (int(n.nvmlDeviceGetCurrPcieLinkGeneration(h)),)),
+    (("pcie_width",), lambda n, h: (int(n.nvmlDeviceGetCurrPcieLinkWidth(h)),)),
+    # KB/s, each sampled by the driver over a 20 ms window (nvmlDeviceGetPcieThroughput)
+    (("pcie_tx_kbps",), lambda n, h: (float(n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_TX_BYTES)),)),
+    (("pcie_rx_kbps",), lambda n, h: (float(n.nvmlDeviceGetPcieThroughput(h, n.NVML_PCIE_UTIL_RX_BYTES)),)),
+    (("pcie_replay",), lambda n, h: (int(n.nvmlDeviceGetPcieReplayCounter(h)),)),
+    (("nvlink_tx_kib", "nvlink_rx_kib"), _nvlink),
+    (("ecc_sbe_volatile", "ecc_dbe_volatile", "ecc_sbe_aggregate", "ecc_dbe_aggregate"), _ecc),
+    (
+        ("remapped_correctable", "remapped_uncorrectable", "remap_pending", "remap_failure"),
+        lambda n, h: tuple(int(v) for v in n.nvmlDeviceGetRemappedRows(h)),
+    ),
+    (("processes",), _processes),
+]

@@ -1,0 +1,115 @@
+"""`gpuwise export`: a Prometheus exporter (dcgm-exporter-compatible names plus tuning signals)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+DEFAULT_LISTEN = "127.0.0.1:9401"
+
+
+def export(
+    source: Path = typer.Option(
+        None,
+        "--from",
+        help="Replay a recording instead of reading this machine's GPUs: a capture (dir or .tar.gz), "
+        "a `watch --record` file, or nvidia-smi --query-gpu CSV / dmon output.",
+    ),
+    listen: str = typer.Option(
+        DEFAULT_LISTEN, "--listen", help="ADDRESS:PORT to serve /metrics on (':PORT' = all interfaces)."
+    ),
+    textfile: Path = typer.Option(
+        None,
+        "--textfile",
+        help="Write DIR/gpuwise.prom for node_exporter's textfile collector (atomically) instead of serving.",
+    ),
+    interval: float = typer.Option(15.0, "--interval", min=0.5, help="Seconds between --textfile writes."),
+    once: bool = typer.Option(False, "--once", help="With --textfile: write one file and exit."),
+    basic_auth_file: Path = typer.Option(
+        None, "--basic-auth-file", help="Require HTTP basic auth; FILE holds one line USER:PASSWORD."
+    ),
+    tls_cert: Path = typer.Option(None, "--tls-cert", help="Serve HTTPS with this PEM certificate."),
+    tls_key: Path = typer.Option(None, "--tls-key", help="The certificate's PEM key (if not in --tls-cert)."),
+) -> None:
+    """Serve GPU metrics to Prometheus: dcgm-exporter's DCGM_FI_* names and labels, so its dashboards
+    work unchanged, plus gpuwise_* metrics (clock-event reasons, per-process GPU memory, driver/CUDA/PCIe
+    facts) and tuning signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
+
+    Ships with dashboards/gpuwise.json (Grafana) and dashboards/gpuwise-rules.yml (alerting rules).
+    Exit codes: 0 = stopped (Ctrl-C / SIGTERM); 3 = could not run (bad option, port taken, bad recording).
+    """
+    import signal
+    import sys
+    import threading
+
+    from prometheus_client import CollectorRegistry
+
+    from gpuwise.errors import UserInputError
+    from gpuwise.export import serve
+    from gpuwise.export.collector import GpuCollector
+    from gpuwise.export.sources import open_source
+
+    if tls_key is not None and tls_cert is None:
+        raise UserInputError("--tls-key needs --tls-cert", "pass both, or neither for plain HTTP")
+    if textfile is not None and (basic_auth_file or tls_cert):
+        raise UserInputError(
+            "--basic-auth-file and --tls-cert apply to the HTTP server, not to --textfile",
+            "drop them, or drop --textfile",
+        )
+    if once and textfile is None:
+        raise UserInputError("--once needs --textfile", "add --textfile DIR")
+    address, port = serve.parse_listen(listen)
+    auth = serve.read_basic_auth(basic_auth_file) if basic_auth_file else None
+    if textfile is not None:
+        _check_dir(textfile)
+
+    src = open_source(source)
+    registry = CollectorRegistry()
+    registry.register(GpuCollector(src))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        if textfile is not None:
+            if once:
+                path = serve.write_textfile(registry, textfile)
+                typer.echo(f"wrote {path} ({src.description})", err=True)
+                return
+            typer.echo(
+                f"gpuwise export: writing {textfile / serve.TEXTFILE_NAME} every {interval:g} s "
+                f"({src.description}); Ctrl-C stops",
+                err=True,
+            )
+            serve.textfile_loop(registry, textfile, interval, stop)
+            return
+        httpd, _ = serve.start_server(registry, address, port, auth=auth, certfile=tls_cert, keyfile=tls_key)
+        scheme = "https" if tls_cert else "http"
+        shown = f"[{address}]" if ":" in address else address
+        typer.echo(
+            f"gpuwise export: serving {scheme}://{shown}:{httpd.server_port}/metrics ({src.description}); "
+            "Ctrl-C stops",
+            err=True,
+        )
+        sys.stderr.flush()
+        try:
+            while not stop.wait(3600):
+                pass
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+    finally:
+        src.close()
+
+
+def _check_dir(directory: Path) -> None:
+    from gpuwise.errors import UserInputError
+
+    if not directory.is_dir():
+        raise UserInputError(
+            f"--textfile {directory} is not a directory",
+            "create it, or pass node_exporter's --collector.textfile.directory",
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export)

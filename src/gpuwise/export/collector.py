@@ -1,0 +1,224 @@
+"""The prometheus-client Collector: one source read per scrape, dcgm-exporter names plus gpuwise_* metrics.
+
+The DCGM_FI_* metrics carry dcgm-exporter's names and labels (gpu, UUID, pci_bus_id, device, modelName,
+Hostname; https://github.com/NVIDIA/dcgm-exporter/blob/main/etc/default-counters.csv), so dashboards made
+for it work unchanged. They are all published as gauges: prometheus-client would rename a counter to
+NAME_total, which would break those dashboards, and PromQL treats both types alike. A value the source
+did not report gives no sample, never a zero.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
+from prometheus_client.registry import Collector
+
+from gpuwise.export import signals
+from gpuwise.export.sample import GpuSample, Snapshot
+from gpuwise.export.sources import Source
+from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
+
+DCGM_LABELS = ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"]
+
+# (name, help, value from a GPU sample); help texts follow dcgm-exporter's default-counters.csv
+DCGM_METRICS: list[tuple[str, str, Callable[[GpuSample], float | None]]] = [
+    ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", lambda g: g.sm_clock_mhz),
+    ("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", lambda g: g.mem_clock_mhz),
+    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", lambda g: g.temperature_c),
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", lambda g: g.power_w),
+    (
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "Total energy consumption since boot (in mJ).",
+        lambda g: g.energy_mj,
+    ),
+    ("DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "PCIe TX throughput (in KB/s) via NVML.", lambda g: g.pcie_tx_kbps),
+    ("DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "PCIe RX throughput (in KB/s) via NVML.", lambda g: g.pcie_rx_kbps),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.", lambda g: g.pcie_replay),
+    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", lambda g: g.util_gpu_pct),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", lambda g: g.util_mem_pct),
+    ("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", lambda g: g.xid_last),
+    ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", lambda g: g.fb_free_mib),
+    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", lambda g: g.fb_used_mib),
+    (
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        "Total number of single-bit volatile ECC errors.",
+        lambda g: g.ecc_sbe_volatile,
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "Total number of double-bit volatile ECC errors.",
+        lambda g: g.ecc_dbe_volatile,
+    ),
+    (
+        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+        "Total number of single-bit persistent ECC errors.",
+        lambda g: g.ecc_sbe_aggregate,
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+        "Total number of double-bit persistent ECC errors.",
+        lambda g: g.ecc_dbe_aggregate,
+    ),
+    (
+        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+        "Total number of NVLink bandwidth counters for all lanes (KiB sent and received).",
+        lambda g: None if g.nvlink_tx_kib is None else g.nvlink_tx_kib + (g.nvlink_rx_kib or 0),
+    ),
+    (
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for uncorrectable errors",
+        lambda g: g.remapped_uncorrectable,
+    ),
+    (
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for correctable errors",
+        lambda g: g.remapped_correctable,
+    ),
+    (
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        "Whether remapping of rows has failed",
+        lambda g: None if g.remap_failure is None else float(g.remap_failure),
+    ),
+]
+
+GPU_LABELS = ["gpu", "UUID", "modelName", "Hostname"]
+
+# gpuwise's own per-GPU gauges: the maxima and limits a reading is judged against
+GPUWISE_METRICS: list[tuple[str, str, Callable[[GpuSample], float | None]]] = [
+    ("gpuwise_power_limit_watts", "Enforced power limit (W).", lambda g: g.power_limit_w),
+    ("gpuwise_sm_clock_max_mhz", "Maximum SM clock (MHz).", lambda g: g.sm_clock_max_mhz),
+    ("gpuwise_memory_total_mib", "Framebuffer memory used + free (MiB; the driver's reserve excluded).", lambda g: g.fb_total_mib),
+    ("gpuwise_pcie_link_gen", "Current PCIe link generation.", lambda g: g.pcie_gen),
+    ("gpuwise_pcie_link_gen_max", "Maximum PCIe link generation (GPU and slot).", lambda g: g.pcie_gen_max),
+    ("gpuwise_pcie_link_width", "Current PCIe link width (lanes).", lambda g: g.pcie_width),
+    ("gpuwise_pcie_link_width_max", "Maximum PCIe link width (lanes).", lambda g: g.pcie_width_max),
+]
+
+
+class GpuCollector(Collector):
+    """`collect()` reads the source once and turns the reading into metric families."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.config = signals.load_config()
+
+    def describe(self) -> list:
+        return []  # no read at registration: the first scrape is the first read
+
+    def collect(self) -> Iterator:
+        started = time.perf_counter()
+        try:
+            snap = self.source.read()
+        except Exception as exc:  # a source bug must cost one scrape, not the exporter
+            snap = Snapshot(taken_at=time.time(), hostname="", error=f"{type(exc).__name__}: {exc}")
+        yield from metric_families(snap, self.config)
+        health = GaugeMetricFamily("gpuwise_exporter_read_ok", "1 if the last read of the GPUs worked.")
+        health.add_metric([], 0.0 if snap.error else 1.0)
+        yield health
+        took = GaugeMetricFamily("gpuwise_exporter_read_seconds", "Wall time of the last read of the GPUs.")
+        took.add_metric([], time.perf_counter() - started)
+        yield took
+
+
+def metric_families(snap: Snapshot, config: signals.SignalConfig) -> Iterator:
+    """Every family for one snapshot (none when the read failed: never stale data)."""
+    if snap.error and not snap.gpus:
+        return
+    host = snap.hostname
+    for name, help_text, value_of in DCGM_METRICS:
+        fam = GaugeMetricFamily(name, help_text, labels=DCGM_LABELS)
+        for g in snap.gpus:
+            value = value_of(g)
+            if value is not None:
+                fam.add_metric(_dcgm_labels(g, host), float(value))
+        yield fam
+    for name, help_text, value_of in GPUWISE_METRICS:
+        fam = GaugeMetricFamily(name, help_text, labels=GPU_LABELS)
+        for g in snap.gpus:
+            value = value_of(g)
+            if value is not None:
+                fam.add_metric(_gpu_labels(g, host), float(value))
+        yield fam
+    yield _info(snap)
+    yield _clock_reasons(snap)
+    yield from _processes(snap)
+    yield _signals(snap, config)
+
+
+def _dcgm_labels(g: GpuSample, host: str) -> list[str]:
+    return [str(g.index), g.uuid or "", g.pci_bus_id or "", f"nvidia{g.index}", g.name or "", host]
+
+
+def _gpu_labels(g: GpuSample, host: str) -> list[str]:
+    return [str(g.index), g.uuid or "", g.name or "", host]
+
+
+def _info(snap: Snapshot) -> InfoMetricFamily:
+    fam = InfoMetricFamily(
+        "gpuwise_gpu",
+        "Facts that matter for tuning: driver, CUDA, PCIe maximum link, environment kind.",
+        labels=GPU_LABELS,
+    )
+    for g in snap.gpus:
+        fam.add_metric(
+            _gpu_labels(g, snap.hostname),
+            {
+                "driver_version": snap.driver_version or "",
+                "cuda_version": snap.cuda_version or "",
+                "pci_bus_id": g.pci_bus_id or "",
+                "pcie_gen_max": "" if g.pcie_gen_max is None else str(g.pcie_gen_max),
+                "pcie_width_max": "" if g.pcie_width_max is None else str(g.pcie_width_max),
+                "environment": snap.environment,
+            },
+        )
+    return fam
+
+
+def _clock_reasons(snap: Snapshot) -> GaugeMetricFamily:
+    fam = GaugeMetricFamily(
+        "gpuwise_clock_event_reason",
+        "1 while NVML reports this clocks-event (throttle) reason active.",
+        labels=[*GPU_LABELS, "reason"],
+    )
+    for g in snap.gpus:
+        if g.clock_event_mask is None:
+            continue
+        for bit, reason in CLOCK_EVENT_REASON_BITS.items():
+            fam.add_metric([*_gpu_labels(g, snap.hostname), reason], 1.0 if g.clock_event_mask & bit else 0.0)
+    return fam
+
+
+def _processes(snap: Snapshot) -> Iterator[GaugeMetricFamily]:
+    labels = [*GPU_LABELS, "pid", "process"]
+    memory = GaugeMetricFamily(
+        "gpuwise_process_gpu_memory_bytes", "GPU memory a process uses.", labels=labels
+    )
+    cpu = GaugeMetricFamily(
+        "gpuwise_process_cpu_percent",
+        "CPU a GPU process used since the last scrape (% of one core).",
+        labels=labels,
+    )
+    for g in snap.gpus:
+        for p in g.processes:
+            key = [*_gpu_labels(g, snap.hostname), str(p.pid), p.name or ""]
+            if p.used_mib is not None:
+                memory.add_metric(key, p.used_mib * 2**20)
+            if p.cpu_pct is not None:
+                cpu.add_metric(key, p.cpu_pct)
+    yield memory
+    yield cpu
+
+
+def _signals(snap: Snapshot, config: signals.SignalConfig) -> GaugeMetricFamily:
+    fam = GaugeMetricFamily(
+        "gpuwise_signal",
+        "1 while a tuning signal is on (ids and sources: gpuwise/export/data/signals.yaml).",
+        labels=[*GPU_LABELS, "signal"],
+    )
+    for g in snap.gpus:
+        for sid, on in signals.evaluate(g, config).items():
+            if on is not None:
+                fam.add_metric([*_gpu_labels(g, snap.hostname), sid], 1.0 if on else 0.0)
+    return fam
