@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages gpuwise's tests and benchmarks use: fio (storage bench), numactl, pciutils (lspci),
 # iproute2 (ip, tc, network namespaces), chromium (opens --format html reports headless in tests),
-# slurm-wlm and munge (the fleet tests' real Slurm cluster). Installs what is missing when run as root
-# with apt-get; otherwise says what to install and carries on (the tests that need a tool skip without it).
+# slurm-wlm and munge (the fleet tests' real Slurm cluster), prometheus (the server and promtool, for the
+# exporter's tests). Installs what is missing when run as root with apt-get; otherwise says what to
+# install and carries on (the tests that need a tool skip without it).
 set -u
 need=()
 command -v fio >/dev/null || need+=(fio)
@@ -12,6 +13,7 @@ command -v tc >/dev/null || need+=(iproute2)
 command -v chromium >/dev/null || need+=(chromium)
 command -v slurmctld >/dev/null || need+=(slurm-wlm)
 command -v munged >/dev/null || need+=(munge)
+command -v promtool >/dev/null || need+=(prometheus)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "installing Debian packages: ${need[*]}"
