@@ -278,17 +278,22 @@ class Sampler:
     def _read(
         self, index: int, out: dict[str, Any], keys: tuple[str, ...], getter: Callable[[], Any]
     ) -> None:
-        """Store getter()'s values under `keys`; None for all of them when NVML cannot say."""
+        """Store getter()'s values under `keys`; None for all of them when the GPU does not support it
+        or we may not read it."""
         values: Any = None
         if (index, keys[0]) not in self._unsupported:
             try:
                 values = getter()
             except self._nvml.NVMLError as exc:
-                if exc.value in (
-                    self._nvml.NVML_ERROR_NOT_SUPPORTED,
-                    self._nvml.NVML_ERROR_FUNCTION_NOT_FOUND,
-                ):
-                    self._unsupported.add((index, keys[0]))  # ask once, not on every scrape
+                n = self._nvml
+                soft = (
+                    n.NVML_ERROR_NOT_SUPPORTED,
+                    n.NVML_ERROR_FUNCTION_NOT_FOUND,
+                    n.NVML_ERROR_NO_PERMISSION,
+                )
+                if exc.value not in soft:
+                    raise  # GPU lost, driver gone, ...: the whole read fails (no stale or partial data)
+                self._unsupported.add((index, keys[0]))  # ask once, not on every scrape
         for i, key in enumerate(keys):
             out[key] = None if values is None else values[i]
 

@@ -89,7 +89,11 @@ GPU_LABELS = ["gpu", "UUID", "modelName", "Hostname"]
 GPUWISE_METRICS: list[tuple[str, str, Callable[[GpuSample], float | None]]] = [
     ("gpuwise_power_limit_watts", "Enforced power limit (W).", lambda g: g.power_limit_w),
     ("gpuwise_sm_clock_max_mhz", "Maximum SM clock (MHz).", lambda g: g.sm_clock_max_mhz),
-    ("gpuwise_memory_total_mib", "Framebuffer memory used + free (MiB; the driver's reserve excluded).", lambda g: g.fb_total_mib),
+    (
+        "gpuwise_memory_total_mib",
+        "Framebuffer memory used + free (MiB; the driver's reserve excluded).",
+        lambda g: g.fb_total_mib,
+    ),
     ("gpuwise_pcie_link_gen", "Current PCIe link generation.", lambda g: g.pcie_gen),
     ("gpuwise_pcie_link_gen_max", "Maximum PCIe link generation (GPU and slot).", lambda g: g.pcie_gen_max),
     ("gpuwise_pcie_link_width", "Current PCIe link width (lanes).", lambda g: g.pcie_width),
