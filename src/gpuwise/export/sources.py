@@ -22,11 +22,11 @@ from typing import Protocol
 
 from gpuwise.errors import UserInputError
 from gpuwise.export.processes import ProcessTracker
+from gpuwise.export.recording import RECORD_FORMAT
 from gpuwise.export.replay_csv import is_dmon, snapshots_from_dmon, snapshots_from_query_csv
 from gpuwise.export.replay_xml import snapshot_from_xml
 from gpuwise.export.sample import GpuSample, Snapshot
 
-RECORD_FORMAT = "gpuwise-watch/1"
 _MAX_REPLAY_BYTES = 256 * 2**20  # a recording is text; past this it is the wrong file
 
 
@@ -155,7 +155,8 @@ def _recording_frames(path: Path, text: str) -> list[Snapshot]:
         header = json.loads(lines[0])
         if header.get("format") != RECORD_FORMAT:
             raise ValueError(f"format is {header.get('format')!r}, not {RECORD_FORMAT!r}")
-        frames = [Snapshot.from_dict(json.loads(ln)) for ln in lines[1:] if ln.strip()]
+        rows = [json.loads(ln) for ln in lines[1:] if ln.strip()]
+        frames = [Snapshot.from_dict(row) for row in rows if "end" not in row]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise UserInputError(
             f"{path} is not a gpuwise watch recording ({exc})",
@@ -176,3 +177,21 @@ def _live_environment() -> str:
         return collect_platform(LiveHost()).environment
     except Exception:  # a platform probe must not stop the exporter: the kind is informational
         return "unknown"
+
+
+def recording_end(path: Path) -> dict | None:
+    """The host-side summary a `watch --record` file ends with, or None (another kind of recording)."""
+    if path.is_dir() or not path.is_file():
+        return None
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        if not fh.readline().lstrip().startswith("{"):
+            return None
+        last = None
+        for line in fh:
+            if line.strip():
+                last = line
+    try:
+        row = json.loads(last) if last else None
+    except ValueError:
+        return None
+    return row.get("end") if isinstance(row, dict) else None

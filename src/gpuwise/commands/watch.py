@@ -1,0 +1,147 @@
+"""`gpuwise watch`: a live per-GPU view while a job runs, then a summary and the findings it implies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
+
+def watch(
+    ctx: typer.Context,
+    command: list[str] = typer.Argument(None, help="A command to start and watch (put it after `--`)."),
+    pid: int = typer.Option(None, "--pid", help="Watch until this running process exits."),
+    source: Path = typer.Option(
+        None,
+        "--from",
+        help="Replay a recording instead of watching live: a `--record` file, a capture, or nvidia-smi "
+        "--query-gpu CSV / dmon output.",
+    ),
+    record: Path = typer.Option(
+        None, "--record", help="Keep every sample in FILE (JSON lines) to replay later."
+    ),
+    interval: float = typer.Option(1.0, "--interval", min=0.1, help="Seconds between samples."),
+    duration: float = typer.Option(None, "--duration", min=0.1, help="Stop after this many seconds."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Watch each GPU live (utilisation, memory, power vs limit, clocks vs max, throttle reasons, PCIe),
+    with gpuwise's tuning signals highlighted. With `-- CMD ...` it runs CMD, and with --pid it follows a
+    running process; at the end it prints a summary (time idle, time power-limited, peak memory; the
+    process's wall time, CPU time and peak RSS) and the findings doctor would raise from it.
+
+    Exit codes: the command's own exit code when one was run (so `watch` composes in scripts), else 0;
+    3 = could not run (bad option, unreadable recording, command not found).
+    """
+    import sys
+
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.errors import UserInputError
+
+    fmt = output_format(fmt, as_json)
+    check_output(output)
+    if command and pid is not None:
+        raise UserInputError("both --pid and a command given", "watch either a running PID or `-- CMD ...`")
+    if source is not None and (command or pid is not None or record is not None):
+        raise UserInputError(
+            "--from replays a recording; it cannot also watch a process or record",
+            "drop --from to watch live, or drop the command / --pid / --record",
+        )
+    if record is not None:
+        from gpuwise.commands import check_output_path
+
+        check_output_path(record, "--record")
+    if source is not None:
+        emit(_replay(source, interval), fmt, output)
+        return
+    summary, findings = _live(command, pid, record, interval, duration)
+    from gpuwise.report.views.watch import summary_view
+
+    emit(summary_view(summary, findings), fmt, output)
+    code = summary.host.exit_code if summary.host is not None else None
+    if code:
+        sys.stdout.flush()
+        raise typer.Exit(code if code > 0 else 128 - code)  # killed by signal N: 128+N, as a shell says
+
+
+def _live(command, pid, record, interval, duration):
+    import sys
+
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    from gpuwise.advise.watch import watch_findings
+    from gpuwise.export.recording import RecordWriter
+    from gpuwise.export.signals import load_config
+    from gpuwise.export.sources import LiveSource
+    from gpuwise.export.watch import Watcher
+    from gpuwise.report.formats import get_renderer
+    from gpuwise.report.views.watch import frame_view
+
+    source = LiveSource()
+    config, text = load_config(), get_renderer("text")
+    writer = (
+        RecordWriter(record, {"source": source.description, "command": command, "pid": pid})
+        if record
+        else None
+    )
+    console = Console(stderr=True)
+    live = Live(console=console, transient=True, auto_refresh=False) if sys.stderr.isatty() else None
+
+    def show(frame, elapsed):
+        if live is not None:
+            doc = frame_view(frame, elapsed, config)
+            live.update(Text.from_ansi(text(doc, width=console.width, color=True)), refresh=True)
+
+    try:
+        if live is not None:
+            live.start()
+        try:
+            summary = Watcher(source, interval, writer).run(
+                command=command or None, pid=pid, duration_s=duration, on_frame=show
+            )
+        finally:
+            if live is not None:
+                live.stop()
+    except BaseException:
+        if writer is not None:
+            writer.abandon()
+        raise
+    finally:
+        source.close()
+    if writer is not None:
+        host = summary.host
+        writer.finish({"host": None if host is None else summary.to_dict()["host"]})
+        typer.echo(f"recorded {summary.samples} samples to {record}", err=True)
+    return summary, watch_findings(summary)
+
+
+def _replay(path: Path, interval: float):
+    from gpuwise.advise.watch import watch_findings
+    from gpuwise.export.signals import load_config
+    from gpuwise.export.sources import load_frames, recording_end
+    from gpuwise.export.watch import HostSummary, summarize
+    from gpuwise.report.document import Document
+    from gpuwise.report.views.watch import frame_view, summary_view
+
+    frames = load_frames(path)
+    end = recording_end(path) or {}
+    host_data = end.get("host")
+    host = None
+    if isinstance(host_data, dict):
+        known = set(HostSummary.__dataclass_fields__)
+        host = HostSummary(**{k: v for k, v in host_data.items() if k in known})
+    summary = summarize(frames, f"replay of {path}", interval, host)
+    last = frame_view(frames[-1], frames[-1].taken_at - frames[0].taken_at, load_config(), "last sample")
+    result = summary_view(summary, watch_findings(summary))
+    return Document(title=result.title, blocks=last.blocks + result.blocks, data=result.data)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("watch", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})(
+        watch
+    )

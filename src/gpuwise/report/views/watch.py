@@ -1,0 +1,156 @@
+"""`gpuwise watch`: the live per-GPU frame, and the end-of-run summary with the findings it implies."""
+
+from __future__ import annotations
+
+from gpuwise import units
+from gpuwise.advise.finding import Finding
+from gpuwise.export.sample import GpuSample, Snapshot
+from gpuwise.export.signals import SignalConfig, evaluate
+from gpuwise.export.watch import WatchSummary
+from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
+from gpuwise.report.document import (
+    Block,
+    Bullets,
+    Column,
+    Document,
+    Heading,
+    KeyValues,
+    Paragraph,
+    Styled,
+    Table,
+)
+
+STATUS_STYLE = {"fail": "fail", "warn": "warn", "info": "info", "pass": "ok"}
+
+
+def _of(value: float | None, limit: float | None, digits: int = 0) -> str:
+    """'345/1,980' (a reading against its maximum), or the reading alone."""
+    if value is None:
+        return units.UNKNOWN
+    if limit is None:
+        return units.number(value, digits)
+    return f"{units.number(value, digits)}/{units.number(limit, digits)}"
+
+
+def _signals_cell(g: GpuSample, config: SignalConfig) -> Styled | str:
+    on = [sid for sid, v in evaluate(g, config).items() if v]
+    reasons = [
+        name
+        for bit, name in CLOCK_EVENT_REASON_BITS.items()
+        if g.clock_event_mask and g.clock_event_mask & bit and name != "gpu_idle"
+    ]
+    text = ", ".join(on + [f"clocks: {r}" for r in reasons if r not in ("gpu_idle",)])
+    return Styled(text, "warn") if on else (text or "—")
+
+
+def frame_view(
+    frame: Snapshot, elapsed_s: float, config: SignalConfig, title: str = "gpuwise watch"
+) -> Document:
+    """One sample: a row per GPU, readings against their limits, signals that are on highlighted."""
+    blocks: list[Block] = [Heading(f"{title} — {frame.hostname} — {units.duration(elapsed_s)}", level=2)]
+    if frame.error and not frame.gpus:
+        blocks.append(Paragraph(f"no GPU data: {frame.error}", "warn"))
+        return Document(title=title, blocks=blocks, data=frame.to_dict())
+    rows = []
+    for g in frame.gpus:
+        memory = (
+            _of(g.fb_used_mib / 1024, g.fb_total_mib / 1024, 1)
+            if g.fb_used_mib is not None and g.fb_total_mib is not None
+            else units.UNKNOWN
+        )
+        pcie = (
+            f"{units.number((g.pcie_tx_kbps or 0) / 1000, 0)}/{units.number((g.pcie_rx_kbps or 0) / 1000, 0)}"
+            if g.pcie_tx_kbps is not None
+            else units.UNKNOWN
+        )
+        rows.append(
+            [
+                str(g.index),
+                units.number(g.util_gpu_pct, 0),
+                memory,
+                _of(g.power_w, g.power_limit_w),
+                _of(g.sm_clock_mhz, g.sm_clock_max_mhz),
+                units.number(g.temperature_c, 0),
+                pcie,
+                _signals_cell(g, config),
+            ]
+        )
+    columns = [
+        Column("GPU"),
+        Column("Util %", "right"),
+        Column("Mem GiB", "right"),
+        Column("Power W", "right"),
+        Column("SM MHz", "right"),
+        Column("°C", "right"),
+        Column("PCIe MB/s", "right"),
+        Column("Signals"),
+    ]
+    blocks.append(Table(columns, rows, caption="x/y = reading/limit; PCIe = tx/rx"))
+    return Document(title=title, blocks=blocks, data=frame.to_dict())
+
+
+def summary_view(summary: WatchSummary, findings: list[Finding]) -> Document:
+    """The end of a run: host side (wall, CPU, RSS), per GPU (idle, power-limited, peak memory), findings."""
+    blocks: list[Block] = [Heading("gpuwise watch — summary")]
+    host = summary.host
+    if host is not None:
+        rows: list[tuple[str, str | Styled]] = []
+        if host.command:
+            rows.append(("command", " ".join(host.command)))
+        if host.pid is not None:
+            rows.append(("pid", str(host.pid)))
+        if host.exit_code is not None:
+            rows.append(("exit code", Styled(str(host.exit_code), "ok" if host.exit_code == 0 else "fail")))
+        rows += [
+            ("wall time", units.duration(host.wall_s)),
+            ("CPU time", f"{units.duration(host.cpu_s)} ({units.number(host.cpu_pct, 0)}% of one core)"),
+            ("peak RSS", units.size(host.peak_rss_bytes)),
+        ]
+        blocks.append(KeyValues(rows, title="process (host side)"))
+    blocks.append(KeyValues([("source", summary.source), ("samples", str(summary.samples))]))
+    if not summary.gpus:
+        why = summary.gpu_error or "the source reported no GPUs"
+        blocks.append(Paragraph(f"GPU: no GPU ({why})", "warn"))
+    else:
+        rows = [
+            [
+                f"{g.index} {g.name or ''}".strip(),
+                units.duration(g.seconds),
+                _share(g.idle_s, g.seconds),
+                _share(g.power_limited_s, g.signal_known_s.get("power_limited")),
+                units.number(g.util_mean_pct, 0),
+                _of(g.peak_memory_mib / 1024 if g.peak_memory_mib is not None else None,
+                    g.memory_total_mib / 1024 if g.memory_total_mib else None, 1),
+            ]
+            for g in summary.gpus
+        ]  # fmt: skip
+        columns = [
+            Column("GPU"),
+            Column("Watched", "right"),
+            Column("Idle", "right"),
+            Column("Power-limited", "right"),
+            Column("Util % mean", "right"),
+            Column("Peak mem GiB", "right"),
+        ]
+        blocks.append(
+            Table(columns, rows, caption=f"idle = utilisation <= {summary.thresholds['idle_util_pct']:g}%")
+        )
+    if findings:
+        blocks.append(Heading("findings", level=2))
+        blocks.append(
+            Bullets(
+                [Styled(f"[{f.status.upper()}] {f.title}. {f.recommendation.text} ({f.source})", STATUS_STYLE[f.status])
+                 for f in findings]
+            )
+        )  # fmt: skip
+    elif summary.gpus:
+        share = units.percent(summary.thresholds["summary_min_fraction"])
+        blocks.append(Paragraph(f"no tuning signal was on for {share} of the watched time or more", "ok"))
+    data = {**summary.to_dict(), "findings": [f.model_dump() for f in findings]}
+    return Document(title="gpuwise watch", blocks=blocks, data=data)
+
+
+def _share(part: float, whole: float | None) -> str:
+    if not whole:
+        return units.UNKNOWN
+    return f"{units.duration(part)} ({units.percent(part / whole)})"
