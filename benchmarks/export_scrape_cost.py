@@ -38,9 +38,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from gpuwise.export.collector import GpuCollector
 from gpuwise.export.replay_csv import snapshots_from_query_csv
-from gpuwise.export.sample import ProcessSample
+from gpuwise.export.sample import ProcessSample, Snapshot
 from gpuwise.export.sources import LiveSource, ReplaySource, load_frames
-from gpuwise.export.watch import Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "tests" / "captures" / "h200-1gpu-kvm-vm"
