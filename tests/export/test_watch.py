@@ -14,6 +14,7 @@ import pytest
 from conftest import CAPTURES
 from gpuwise.advise.watch import watch_findings
 from gpuwise.export.sample import GpuSample, ProcessSample, Snapshot
+from gpuwise.export.sources import load_frames
 from gpuwise.export.watch import summarize
 from tests.export.recordings import capture_section, exporter_captures
 
@@ -142,3 +143,59 @@ def test_summary_without_gpus_says_why():
         [Snapshot(taken_at=0.0, hostname="h", error="NVML init failed: Driver Not Loaded")], "live", 1.0
     )
     assert s.gpus == [] and s.gpu_error == "NVML init failed: Driver Not Loaded"
+
+
+def test_live_frame_with_signals_renders_at_80_columns():
+    from gpuwise.export.signals import load_config
+    from gpuwise.report.document import Styled, Table
+    from gpuwise.report.formats import get_renderer
+    from gpuwise.report.views.watch import frame_view
+
+    (frame,) = load_frames(CAPTURES / "h200-1gpu-kvm-vm")
+    frame.gpus[0].clock_event_mask = 0x4 | 0x40  # sw_power_cap + hw_thermal_slowdown
+    frame.gpus[0].processes = [ProcessSample(pid=1, used_mib=10.0)]
+    doc = frame_view(frame, 12.0, load_config())
+    (table,) = [b for b in doc.blocks if isinstance(b, Table)]
+    cell = table.rows[0][-1]
+    assert isinstance(cell, Styled) and cell.style == "warn"
+    assert "power_limited" in cell.text and "thermal_limited" in cell.text and "idle_while_held" in cell.text
+    fits(get_renderer("text")(doc, width=80, color=False))
+
+
+def test_the_live_view_draws_on_a_terminal():
+    """stderr on a pseudo-terminal: the Rich Live path runs, and the summary still goes to stdout."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gpuwise.cli",
+                "watch",
+                "--interval",
+                "0.2",
+                "--",
+                sys.executable,
+                "-c",
+                BUSY,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "80"},
+        )
+    finally:
+        os.close(follower)
+    drawn = b""
+    try:
+        while chunk := os.read(leader, 65536):
+            drawn += chunk
+    except OSError:  # EIO once the terminal has no writer left
+        pass
+    os.close(leader)
+    assert r.returncode == 0
+    assert "gpuwise watch — summary" in r.stdout
+    assert b"gpuwise watch" in drawn  # the live frame's heading was drawn on the terminal

@@ -32,9 +32,11 @@ def export(
     tls_cert: Path = typer.Option(None, "--tls-cert", help="Serve HTTPS with this PEM certificate."),
     tls_key: Path = typer.Option(None, "--tls-key", help="The certificate's PEM key (if not in --tls-cert)."),
 ) -> None:
-    """Serve GPU metrics to Prometheus: dcgm-exporter's DCGM_FI_* names and labels, so its dashboards
-    work unchanged, plus gpuwise_* metrics (clock-event reasons, per-process GPU memory, driver/CUDA/PCIe
-    facts) and tuning signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
+    """Serve GPU metrics and tuning signals to Prometheus (dcgm-exporter-compatible names).
+
+    DCGM_FI_* metrics carry dcgm-exporter's names and labels, so its dashboards work unchanged; gpuwise_*
+    metrics add clock-event reasons, per-process GPU memory, driver/CUDA/PCIe facts and the tuning
+    signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
 
     Ships with dashboards/gpuwise.json (Grafana) and dashboards/gpuwise-rules.yml (alerting rules).
     Exit codes: 0 = stopped (Ctrl-C / SIGTERM); 3 = could not run (bad option, port taken, bad recording).

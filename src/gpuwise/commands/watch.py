@@ -10,7 +10,6 @@ from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 
 
 def watch(
-    ctx: typer.Context,
     command: list[str] = typer.Argument(None, help="A command to start and watch (put it after `--`)."),
     pid: int = typer.Option(None, "--pid", help="Watch until this running process exits."),
     source: Path = typer.Option(
@@ -28,8 +27,10 @@ def watch(
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Watch each GPU live (utilisation, memory, power vs limit, clocks vs max, throttle reasons, PCIe),
-    with gpuwise's tuning signals highlighted. With `-- CMD ...` it runs CMD, and with --pid it follows a
+    """Watch the GPUs live while a job runs; then summarise it and list the findings it implies.
+
+    Per GPU: utilisation, memory, power vs limit, clocks vs max, throttle reasons, PCIe, with gpuwise's
+    tuning signals highlighted. With `-- CMD ...` it runs CMD, and with --pid it follows a
     running process; at the end it prints a summary (time idle, time power-limited, peak memory; the
     process's wall time, CPU time and peak RSS) and the findings doctor would raise from it.
 
