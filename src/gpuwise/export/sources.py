@@ -136,7 +136,8 @@ def _capture_frame(path: Path) -> Snapshot:
             f"the capture {path} has no nvidia-smi -q -x output to replay",
             "capture a machine with GPUs (`gpuwise capture` runs nvidia-smi -q -x)",
         )
-    hostname, captured_at = _capture_meta(host)
+    meta = host.meta()
+    hostname, captured_at = meta.hostname, meta.captured_at
     taken_at = time.time()
     if isinstance(captured_at, str):
         with contextlib.suppress(ValueError):  # keep "now": the time is informational only
@@ -147,16 +148,6 @@ def _capture_frame(path: Path) -> Snapshot:
         taken_at=taken_at,
         environment=collect_platform(host).environment,
     )
-
-
-def _capture_meta(host) -> tuple[str | None, str | None]:
-    """(hostname, captured_at) from meta.json: the Host protocol's meta() where it has one (arch-layers),
-    else CaptureHost's `meta` dict."""
-    meta = host.meta
-    if callable(meta):
-        m = meta()
-        return m.hostname, m.captured_at
-    return meta.get("hostname"), meta.get("captured_at")
 
 
 def _recording_frames(path: Path, text: str) -> list[Snapshot]:
