@@ -108,3 +108,21 @@ def test_missing_file_and_capture_without_gpus(tmp_path):
         load_frames(tmp_path / "nope.csv")
     with pytest.raises(UserInputError, match="no nvidia-smi -q -x output"):
         load_frames(CAPTURES / "cpu-vm-kvm-docker")
+
+
+def test_a_captured_kernel_log_gives_each_gpu_its_last_xid(tmp_path):
+    import shutil
+
+    capture = tmp_path / "gwexport-cap"
+    shutil.copytree(H200, capture)
+    (capture / "commands" / "dmesg.txt").write_text(
+        "[  10.1] NVRM: Xid (PCI:0000:00:06): 13, pid=42, Graphics Exception\n"
+        "[  99.9] NVRM: Xid (PCI:0000:00:06): 79, pid=42, GPU has fallen off the bus.\n"
+        "[ 100.0] NVRM: Xid (PCI:0000:9a:00): 48, an other GPU's line\n"
+    )
+    (capture / "commands" / "dmesg.rc").write_text("0\n")
+    (g,) = load_frames(capture)[0].gpus
+    assert g.xid_last == 79
+    (capture / "commands" / "dmesg.txt").write_text("[ 1.0] an ordinary boot\n")
+    (g,) = load_frames(capture)[0].gpus
+    assert g.xid_last == 0  # the log was captured and holds no Xid for this GPU

@@ -142,12 +142,41 @@ def _capture_frame(path: Path) -> Snapshot:
     if isinstance(captured_at, str):
         with contextlib.suppress(ValueError):  # keep "now": the time is informational only
             taken_at = datetime.fromisoformat(captured_at).timestamp()
-    return snapshot_from_xml(
+    snap = snapshot_from_xml(
         result.stdout,
         hostname=str(hostname or path.name),
         taken_at=taken_at,
         environment=collect_platform(host).environment,
     )
+    _fill_xid(snap, host)
+    return snap
+
+
+def _fill_xid(snap: Snapshot, host) -> None:
+    """The last Xid each GPU logged in the captured kernel log (0 = none); unknown without `dmesg`."""
+    from gpuwise.facts.xid import parse_xid_lines
+
+    dmesg = host.run("dmesg")
+    if dmesg is None or not dmesg.ok:
+        return
+    last: dict[tuple[int, str, str], int] = {}
+    for event in parse_xid_lines(dmesg.stdout):  # oldest first: the newest per GPU wins
+        if event.pci_bus_id and (key := _bus_key(event.pci_bus_id)):
+            last[key] = event.xid
+    for gpu in snap.gpus:
+        key = _bus_key(gpu.pci_bus_id or "")
+        gpu.xid_last = last.get(key, 0) if key else None
+
+
+def _bus_key(bus_id: str) -> tuple[int, str, str] | None:
+    """'00000000:3B:00.0' (nvidia-smi) and '0000:3b:00' (the driver's Xid line) -> (0, '3b', '00')."""
+    parts = bus_id.lower().split(":")
+    if len(parts) != 3:
+        return None
+    try:
+        return int(parts[0], 16), parts[1], parts[2].split(".")[0]
+    except ValueError:
+        return None
 
 
 def _recording_frames(path: Path, text: str) -> list[Snapshot]:
