@@ -121,6 +121,38 @@ def _capture_doc() -> Document:
     return capture_view(summary, mask=True)
 
 
+def _watch_docs() -> list[tuple[str, object]]:
+    from gpuwise.advise.watch import watch_findings
+    from gpuwise.export.sample import ProcessSample
+    from gpuwise.export.signals import load_config
+    from gpuwise.export.sources import load_frames
+    from gpuwise.export.watch import HostSummary, summarize
+    from gpuwise.report.views.watch import frame_view, summary_view
+
+    def frames():
+        out = []
+        for t in range(10):  # the H200 capture's GPU, held by a process, power-capped, idle 40% of the time
+            (frame,) = load_frames(CAPTURES / "h200-1gpu-kvm-vm")
+            frame.taken_at = float(t)
+            frame.gpus[0].util_gpu_pct = 0.0 if t < 4 else 97.0
+            frame.gpus[0].clock_event_mask = 0x4
+            frame.gpus[0].processes = [ProcessSample(pid=4242, used_mib=70_000.0, name="python")]
+            out.append(frame)
+        return out
+
+    def summary_doc() -> Document:
+        host = HostSummary(
+            ["torchrun", "--nproc-per-node", "8", "train.py"], 4242, 0, 3725.0, 3500.0, 9 * 2**30
+        )
+        summary = summarize(frames(), "live NVML", 1.0, host)
+        return summary_view(summary, watch_findings(summary))
+
+    return [
+        ("watch live frame", lambda: frame_view(frames()[-1], 9.0, load_config())),
+        ("watch summary", summary_doc),
+    ]
+
+
 DOCS = [
     *_probe_docs(),
     *_doctor_docs(),
@@ -130,6 +162,7 @@ DOCS = [
     *_plan_docs(),
     *_catalog_docs(),
     ("capture", _capture_doc),
+    *_watch_docs(),
 ]
 
 

@@ -25,6 +25,7 @@ COMMANDS = {
     "catalog fabrics": ["catalog", "fabrics"],
     "catalog offers": ["catalog", "offers", "--gpu", "H100"],
     "catalog show": ["catalog", "show", "ib-ndr"],
+    "watch (replay)": ["watch", "--from", str(H200)],
 }
 
 

@@ -126,7 +126,7 @@ def _replay(path: Path, interval: float):
     from gpuwise.export.signals import load_config
     from gpuwise.export.sources import load_frames, recording_end
     from gpuwise.export.watch import HostSummary, summarize
-    from gpuwise.report.document import Document
+    from gpuwise.report.document import Document, Heading
     from gpuwise.report.views.watch import frame_view, summary_view
 
     frames = load_frames(path)
@@ -139,7 +139,8 @@ def _replay(path: Path, interval: float):
     summary = summarize(frames, f"replay of {path}", interval, host)
     last = frame_view(frames[-1], frames[-1].taken_at - frames[0].taken_at, load_config(), "last sample")
     result = summary_view(summary, watch_findings(summary))
-    return Document(title=result.title, blocks=last.blocks + result.blocks, data=result.data)
+    head = Heading(f"gpuwise watch — replay of {path.name}")
+    return Document(title=result.title, blocks=[head, *last.blocks, *result.blocks[1:]], data=result.data)
 
 
 def register(app: typer.Typer) -> None:
