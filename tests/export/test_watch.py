@@ -88,7 +88,7 @@ def test_record_then_replay_at_80_columns(tmp_path):
     replay = gpuwise("watch", "--from", str(rec))
     assert replay.returncode == 0, replay.stderr
     fits(replay.stdout)
-    assert "gpuwise watch — summary" in replay.stdout and "peak RSS" in replay.stdout
+    assert "gpuwise watch — replay of run.jsonl" in replay.stdout and "peak RSS" in replay.stdout
 
 
 def test_capture_replay_renders_at_80_columns():
