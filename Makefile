@@ -23,7 +23,7 @@ system-deps:
 # torch is pinned to the CPU build (2.13.0) for tests, so no multi-GB CUDA build is pulled in.
 test: system-deps $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,bench,tencent]'
+	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune]'
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports

@@ -1,0 +1,72 @@
+"""What a tune run returns: the trials, the baseline, the winner (or none) and why. JSON: gpuwise-tune/1."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class TrialRecord(BaseModel):
+    number: int
+    role: Literal["baseline", "baseline-end", "probe", "search"]
+    changes: dict[str, object] = Field(
+        default_factory=dict, description="knob values that differ from the baseline"
+    )
+    status: Literal["ok", "failed", "pruned"]
+    failure: str | None = None
+    reason: str | None = None
+    samples_per_s: float | None = None
+    samples_per_s_low: float | None = None
+    samples_per_s_high: float | None = None
+    tokens_per_s: float | None = None
+    speedup: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    timed_steps: int = 0
+    data_wait_fraction: float | None = None
+    peak_memory_bytes: int | None = None
+    memory_kind: str | None = None
+    numerics: str = "none"
+    guard_max_rel_diff: float | None = None
+    guard_tolerance: float | None = None
+    guard_ok: bool | None = None
+    beats_baseline: bool = False
+    wall_s: float = 0.0
+
+
+class SkippedKnob(BaseModel):
+    knob: str
+    value: str
+    reason: str
+
+
+class TuneResult(BaseModel):
+    schema_: str = Field("gpuwise-tune/1", alias="schema")
+    workload: str
+    device: str
+    batch_size: int
+    nproc: int = 1
+    warmup_steps: int
+    timed_steps: int
+    study: str
+    storage: str
+    keep_numerics: bool
+    search_order: list[str] = Field(default_factory=list, description="knob categories, first searched first")
+    order_reason: str = ""
+    baseline_samples_per_s: float | None = None
+    baseline_drift: float | None = None
+    trials: list[TrialRecord] = Field(default_factory=list)
+    skipped: list[SkippedKnob] = Field(default_factory=list)
+    winner: int | None = None
+    verdict: str = ""
+    best_changes: dict[str, object] = Field(default_factory=dict)
+    snippet_python: list[str] = Field(default_factory=list)
+    snippet_env: list[str] = Field(default_factory=list)
+    snippet_yaml: list[str] = Field(default_factory=list)
+    sources: dict[str, str] = Field(default_factory=dict, description="knob -> documentation URL")
+
+    model_config = {"populate_by_name": True}
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,51 @@
+"""The library entry point of `gpuwise tune`: check the spec, decide the search space, search, summarize."""
+
+from __future__ import annotations
+
+from gpuwise.tune.model import TuneResult
+from gpuwise.tune.search import Progress, TuneOptions, run_search
+
+
+def require_optuna():
+    try:
+        import optuna
+    except ImportError as exc:
+        from gpuwise.errors import MissingDependencyError
+
+        raise MissingDependencyError(
+            f"`gpuwise tune` needs Optuna, which is not installed ({exc}).", fix="pip install 'gpuwise[tune]'"
+        ) from exc
+    return optuna
+
+
+def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
+    """Run or resume the study `opts.study` and return its result (raises GpuwiseError for bad input)."""
+    from gpuwise.bench import require_torch
+    from gpuwise.errors import UserInputError
+    from gpuwise.tune import knobs
+    from gpuwise.tune.summary import summarize
+    from gpuwise.workloads.spec import SpecConfig, build
+
+    require_optuna()
+    require_torch()
+    if opts.batch_size < 4 or opts.batch_size % 4:
+        raise UserInputError(
+            f"--batch-size {opts.batch_size} cannot be split into 2 and 4 micro-batches",
+            fix="pass a multiple of 4",
+        )
+    spec = build(opts.target, SpecConfig(device=opts.device, seed=opts.seed, batch_size=opts.batch_size))
+    machine = knobs.detect_machine(spec, opts.device, opts.nproc)
+    space, skipped = knobs.search_space(machine, opts.keep_numerics)
+    if opts.only:
+        unknown = [k for k in opts.only if k not in knobs.by_name()]
+        if unknown:
+            raise UserInputError(
+                f"unknown knob(s) {', '.join(unknown)}", fix=f"use knob names: {', '.join(knobs.by_name())}"
+            )
+        space = {k: v for k, v in space.items() if k in opts.only}
+    if not space:
+        raise UserInputError(
+            "no knob can be searched here (all skipped)", fix="see the skipped knobs with --only unset"
+        )
+    study = run_search(opts, space, progress or (lambda event, data: None))
+    return summarize(study, opts, space, skipped, spec.tokens_per_sample)

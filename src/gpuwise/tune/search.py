@@ -1,0 +1,276 @@
+"""The search: baseline, prior-ordered one-knob probes, Optuna TPE, then the baseline again.
+
+Every trial is an Optuna trial in a SQLite study, with its step times, losses and failure kept as user
+attributes, so the result is always computed from the storage: `--study NAME` after an interruption
+continues where it stopped (an interrupted trial is marked failed "interrupted" and run again), and
+the history stays for later. A failed trial (OOM, timeout, crash) is recorded as infeasible through
+Optuna's constraints, never as a missing value; slow search trials are pruned on their early steps by
+the median of earlier trials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuwise.tune import knobs
+from gpuwise.tune.trial import TrialOutcome, run_trial
+
+# T4 search order by expected impact (DeepSpeed Autotuning's lesson); profile priors move a category first.
+DEFAULT_ORDER = ["precision", "batch", "compile", "optimizer", "memory", "data", "ddp", "nccl"]
+DATA_BOUND_FRACTION = (
+    0.05  # torch-tb-profiler recommends data-loading fixes above 5 % of the step in DataLoader
+)
+
+
+@dataclass
+class TuneOptions:
+    target: str
+    device: str = "cpu"
+    batch_size: int = 32
+    warmup: int = 3
+    steps: int = 10
+    trials: int = 20
+    timeout_s: float = 300.0
+    seed: int = 0
+    keep_numerics: bool = False
+    study: str = "gpuwise-tune"
+    storage: Path = Path("gpuwise-tune.sqlite3")
+    nproc: int = 1
+    guard_steps: int = 3
+    prior: str | None = None  # "data" | "communication" (from a gpuwise-profile/1 file)
+    rank_prefix: Callable[[int], list[str]] | None = None
+    master_addr: str = "127.0.0.1"
+    only: list[str] = field(default_factory=list)  # restrict the search to these knobs
+
+
+Progress = Callable[[str, dict], None]
+
+
+def _study(opts: TuneOptions):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # failed trials carry an "infeasible" constraint (Trial.set_constraint), which TPE learns to avoid
+    sampler = optuna.samplers.TPESampler(seed=opts.seed, n_startup_trials=4)
+    pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=opts.warmup + 2)
+    opts.storage.parent.mkdir(parents=True, exist_ok=True)
+    return optuna.create_study(
+        study_name=opts.study,
+        storage=f"sqlite:///{opts.storage}",
+        load_if_exists=True,
+        direction="maximize",
+        sampler=sampler,
+        pruner=pruner,
+    )
+
+
+IDENTITY = ("target", "device", "batch_size", "warmup", "steps", "keep_numerics", "nproc", "seed")
+
+
+def _check_identity(study, opts: TuneOptions) -> None:
+    from gpuwise.errors import UserInputError
+
+    mine = {k: getattr(opts, k) for k in IDENTITY}
+    stored = study.user_attrs.get("identity")
+    if stored is None:
+        study.set_user_attr("identity", mine)
+    elif stored != mine:
+        diff = ", ".join(
+            f"{k}: {stored.get(k)!r} then, {mine[k]!r} now" for k in mine if stored.get(k) != mine[k]
+        )
+        raise UserInputError(
+            f"study {opts.study!r} in {opts.storage} was started with other settings ({diff})",
+            fix="re-run with the same options, or pass a new --study NAME",
+        )
+
+
+def baseline_params(space: dict[str, tuple]) -> dict:
+    params = {name: values[0] for name, values in space.items()}
+    if params.get("num_workers", 0) == 0:
+        params.pop("prefetch_factor", None)
+        params.pop("persistent_workers", None)
+    return params
+
+
+def category_order(prior: str | None) -> tuple[list[str], str]:
+    if prior == "data":
+        return ["data"] + [c for c in DEFAULT_ORDER if c != "data"], "the baseline step is data-loader bound"
+    if prior == "communication":
+        first = ["ddp", "nccl"]
+        return first + [c for c in DEFAULT_ORDER if c not in first], "communication is exposed in the step"
+    return list(DEFAULT_ORDER), "expected impact: precision > batch > compile > data > DDP > NCCL"
+
+
+def probes(space: dict[str, tuple], order: list[str]) -> list[dict]:
+    """One-knob changes from the baseline, categories in `order` (the most promising value per knob)."""
+    base = baseline_params(space)
+    by_name = knobs.by_name()
+    out = []
+    for category in order:
+        for name, values in space.items():
+            if by_name[name].category != category or name in ("prefetch_factor", "persistent_workers"):
+                continue
+            pick = max(values) if name in ("num_workers", "bucket_cap_mb") else values[1]
+            params = {**base, name: pick}
+            if name == "num_workers":
+                params.update(
+                    {k: space[k][0] for k in ("prefetch_factor", "persistent_workers") if k in space}
+                )
+            out.append(params)
+    return out
+
+
+def suggest(trial, space: dict[str, tuple]) -> dict:
+    params: dict = {}
+    for name, values in space.items():
+        if name in ("prefetch_factor", "persistent_workers") and params.get("num_workers", 0) == 0:
+            continue
+        params[name] = trial.suggest_categorical(name, list(values))
+    return params
+
+
+def _config(opts: TuneOptions, params: dict) -> tuple[dict, dict]:
+    settings = knobs.to_settings(params)
+    env = settings.env
+    fields = {k: v for k, v in dataclasses.asdict(settings).items() if k != "env"}
+    config = {
+        "target": opts.target,
+        "device": opts.device,
+        "seed": opts.seed,
+        "batch_size": opts.batch_size,
+        "steps": opts.warmup + opts.steps,
+        "settings": fields,
+    }
+    return config, env
+
+
+def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions) -> None:
+    timed = outcome.steps[opts.warmup :]
+    seconds = [r.seconds for r in timed]
+    trial.set_user_attr("role", role)
+    trial.set_user_attr("status", outcome.status)
+    trial.set_user_attr("failure", outcome.failure)
+    trial.set_user_attr("reason", outcome.reason)
+    trial.set_user_attr("seconds", seconds)
+    trial.set_user_attr("data_wait_s", [r.data_wait_s for r in timed])
+    trial.set_user_attr("losses", [r.loss for r in outcome.steps[: max(opts.guard_steps, 1)]])
+    trial.set_user_attr("info", outcome.info)
+    trial.set_user_attr("wall_s", outcome.wall_s)
+    trial.set_constraint("failed", 1.0 if outcome.status == "failed" else 0.0)
+
+
+def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, total: int):
+    import optuna
+
+    trial = study.ask()
+    role = trial.user_attrs.get("queued_role", "search")
+    params = suggest(trial, space)
+    samples = opts.batch_size * opts.nproc
+    progress("trial-start", {"number": trial.number, "role": role, "params": params, "total": total})
+    seconds: list[float] = []
+
+    def on_step(rec) -> bool:
+        if rec.index < opts.warmup:
+            return False
+        seconds.append(rec.seconds)
+        trial.report(samples / statistics.median(seconds), rec.index)
+        return role == "search" and len(seconds) >= 2 and trial.should_prune()
+
+    config, env = _config(opts, params)
+    try:
+        outcome = run_trial(
+            config,
+            folder / f"{trial.number:04d}",
+            timeout_s=opts.timeout_s,
+            nproc=opts.nproc,
+            env=env,
+            rank_prefix=opts.rank_prefix,
+            master_addr=opts.master_addr,
+            on_step=on_step,
+        )
+    except BaseException:  # Ctrl-C: the trial is recorded as interrupted, and re-run on resume
+        trial.set_user_attr("role", role)
+        trial.set_user_attr("failure", "interrupted")
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        raise
+    if outcome.status == "ok" and len(outcome.steps) <= opts.warmup:
+        outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
+    _record(trial, outcome, role, opts)
+    if outcome.status == "pruned":
+        study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+    elif outcome.status == "failed":
+        study.tell(trial, 0.0)  # infeasible via the constraint attribute; TPE learns to avoid the region
+    else:
+        study.tell(trial, samples / statistics.median(s.seconds for s in outcome.steps[opts.warmup :]))
+    progress("trial-end", {"number": trial.number, "role": role, "outcome": outcome, "params": params})
+    return trial.number
+
+
+def _recover(study) -> None:
+    """Trials a killed run left RUNNING (or Ctrl-C left FAILed) are marked interrupted and queued again."""
+    import optuna
+
+    requeued = set(study.user_attrs.get("requeued", []))
+    for t in study.get_trials(deepcopy=False):
+        if t.state == optuna.trial.TrialState.RUNNING:
+            study._storage.set_trial_user_attr(t._trial_id, "failure", "interrupted")
+            study.tell(t.number, state=optuna.trial.TrialState.FAIL)
+        elif not (t.state == optuna.trial.TrialState.FAIL and t.user_attrs.get("failure") == "interrupted"):
+            continue
+        if t.number not in requeued:
+            requeued.add(t.number)
+            role = t.user_attrs.get("role") or t.user_attrs.get("queued_role", "search")
+            study.enqueue_trial(dict(t.params), user_attrs={"queued_role": role})
+    study.set_user_attr("requeued", sorted(requeued))
+
+
+def counted(study) -> list:
+    """Trials that count toward the budget: finished, not interrupted."""
+    import optuna
+
+    done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+    return [t for t in study.get_trials(deepcopy=False) if t.state in done]
+
+
+def run_search(opts: TuneOptions, space: dict[str, tuple], progress: Progress) -> object:
+    """Run (or continue) the study until `opts.trials` trials finished, then re-measure the baseline."""
+    study = _study(opts)
+    _check_identity(study, opts)
+    _recover(study)
+    folder = opts.storage.parent / f"{opts.storage.stem}.trials" / opts.study
+    roles = lambda: [t.user_attrs.get("role") for t in counted(study)]  # noqa: E731
+    queued = [t.user_attrs.get("queued_role") for t in _waiting(study)]
+    if "baseline" not in roles() and "baseline" not in queued:
+        study.enqueue_trial(baseline_params(space), user_attrs={"queued_role": "baseline"})
+    while len([r for r in roles() if r != "baseline-end"]) < opts.trials:
+        if not study.user_attrs.get("probes_queued") and "baseline" in roles():
+            order, _ = category_order(opts.prior or _baseline_prior(study, opts))
+            for params in probes(space, order):
+                study.enqueue_trial(params, user_attrs={"queued_role": "probe"})
+            study.set_user_attr("probes_queued", True)
+        _run_one(study, opts, space, folder, progress, opts.trials)
+    if "baseline-end" not in roles():
+        if "baseline-end" not in [t.user_attrs.get("queued_role") for t in _waiting(study)]:
+            study.enqueue_trial(baseline_params(space), user_attrs={"queued_role": "baseline-end"})
+        _run_one(study, opts, space, folder, progress, opts.trials)
+    return study
+
+
+def _waiting(study) -> list:
+    import optuna
+
+    return study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+
+
+def _baseline_prior(study, opts: TuneOptions) -> str | None:
+    """The baseline's own data wait: above 5 % of the step means the step waits on the DataLoader."""
+    for t in counted(study):
+        if t.user_attrs.get("role") == "baseline" and t.user_attrs.get("seconds"):
+            wait, total = sum(t.user_attrs["data_wait_s"]), sum(t.user_attrs["seconds"])
+            if total > 0 and wait / total > DATA_BOUND_FRACTION:
+                return "data"
+    return None
