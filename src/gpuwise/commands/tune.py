@@ -1,0 +1,151 @@
+"""`gpuwise tune`: search training settings on this machine and keep only gains beyond the noise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
+
+def default_storage() -> Path:
+    import os
+
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "gpuwise" / "tune.sqlite3"
+
+
+def tune(
+    spec: str = typer.Argument(None, help="Your spec as module.path:function (spec(cfg) -> TrainingSpec)."),
+    workload: str = typer.Option(
+        None, "--workload", help="A reference spec instead: gpt-small, cnn-small or mlp-slow-data."
+    ),
+    trials: int = typer.Option(20, "--trials", min=2, help="Trials to run, the first baseline included."),
+    steps: int = typer.Option(10, "--steps", min=3, help="Timed steps per trial."),
+    warmup: int = typer.Option(3, "--warmup", min=1, help="Untimed steps first (compile, worker start)."),
+    batch_size: int = typer.Option(
+        None, "--batch-size", min=4, help="Global batch per step (a multiple of 4)."
+    ),
+    timeout: float = typer.Option(300, "--timeout", min=5, help="Seconds before a trial is killed."),
+    study: str = typer.Option(None, "--study", help="Study name: the same name resumes an interrupted run."),
+    storage: Path = typer.Option(
+        None, "--storage", help="SQLite file of studies (default ~/.local/state/gpuwise)."
+    ),
+    keep_numerics: bool = typer.Option(
+        False,
+        "--keep-numerics",
+        help="Leave out knobs that change results (precision, accumulation, compression).",
+    ),
+    nproc: int = typer.Option(1, "--nproc", min=1, help="Data-parallel ranks on this machine (gloo on CPU)."),
+    profile: Path = typer.Option(
+        None, "--profile", help="A gpuwise-profile/1 JSON whose findings order the search."
+    ),
+    only: str = typer.Option(None, "--only", help="Comma list of knobs to search (default: all that apply)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the model, the data and the sampler."),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Tune the training step: baseline, one-knob probes, then Optuna; a winner only beyond the noise.
+
+    Exit codes: 0 = the search ran (with or without a winner); 3 = could not run.
+    """
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.errors import UserInputError
+
+    name = output_format(fmt, as_json)
+    check_output(output)
+    if bool(spec) == bool(workload):
+        raise UserInputError(
+            "give either a spec (module.path:function) or --workload NAME", fix="pass exactly one"
+        )
+    from gpuwise.tune.search import TuneOptions
+    from gpuwise.workloads.reference import DEFAULT_BATCH
+
+    target = workload or spec
+    opts = TuneOptions(
+        target=target,
+        device=_device(),
+        batch_size=batch_size or DEFAULT_BATCH.get(target, 32),
+        warmup=warmup,
+        steps=steps,
+        trials=trials,
+        timeout_s=timeout,
+        seed=seed,
+        keep_numerics=keep_numerics,
+        study=study or _fresh_name(target),
+        storage=(storage or default_storage()).expanduser().resolve(),
+        nproc=nproc,
+        prior=_prior(profile) if profile else None,
+        only=[k.strip() for k in only.split(",") if k.strip()] if only else [],
+    )
+    result = _run_with_progress(opts)
+    from gpuwise.report.views.tune import view
+
+    emit(view(result), name, output, note=result.verdict)
+
+
+def _device() -> str:
+    from gpuwise.bench import require_torch
+
+    return "cuda" if require_torch().cuda.is_available() else "cpu"
+
+
+def _fresh_name(target: str) -> str:
+    from datetime import datetime, timezone
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{target.replace(':', '-').replace('.', '-')}-{stamp}"
+
+
+def _prior(path: Path) -> str | None:
+    from gpuwise.profile.model import read_profile
+
+    return read_profile(path).prior()
+
+
+def _run_with_progress(opts):
+    import statistics
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gpuwise.tune.run import tune as run_tune
+
+    state = {"baseline": None, "best": 1.0}
+    columns = (
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("starting", total=opts.trials + 1)
+
+        def progress(event: str, data: dict) -> None:
+            if event == "trial-start":
+                what = (
+                    ", ".join(f"{k}={v}" for k, v in data["params"].items())
+                    if data["role"] == "search"
+                    else data["role"]
+                )
+                bar.update(
+                    task, description=f"trial {data['number']} ({what})"[:70] + f"  best {state['best']:.2f}x"
+                )
+                return
+            outcome = data["outcome"]
+            timed = [s.seconds for s in outcome.steps[opts.warmup :]]
+            if outcome.status == "ok" and timed:
+                median = statistics.median(timed)
+                if data["role"] == "baseline":
+                    state["baseline"] = median
+                elif state["baseline"]:
+                    state["best"] = max(state["best"], state["baseline"] / median)
+            bar.advance(task)
+
+        return run_tune(opts, progress)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune")(tune)

@@ -1,0 +1,72 @@
+"""Findings from a step breakdown, each with its threshold's public source."""
+
+from __future__ import annotations
+
+from gpuwise.profile.attribute import Breakdown
+from gpuwise.profile.model import ProfileFinding
+
+DATA_FRACTION = 0.05  # torch-tb-profiler's DataLoader recommendation threshold
+COMM_FRACTION = 0.10  # torch-tb-profiler: communication above 10 % of the step deserves bucket/overlap tuning
+BUSY_FRACTION = 0.50  # GPU kernels busy under half the step: the GPU waits on the host
+H2D_FRACTION = 0.05
+TUNING_GUIDE = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
+TB_PLUGIN = "https://github.com/pytorch/kineto/tree/main/tb_plugin"
+
+
+def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
+    out: list[ProfileFinding] = []
+    data = b.fraction("data")
+    if data > DATA_FRACTION:
+        out.append(
+            ProfileFinding(
+                id="data-loader-bound",
+                severity="warning",
+                title=f"The step waits on the DataLoader for {data:.0%} of its time",
+                evidence=f"gpuwise/data spans: {data:.1%} of {b.steps} profiled steps (threshold {DATA_FRACTION:.0%})",
+                recommendation="raise num_workers (2, 4, 8 ... up to the cores per GPU), persistent_workers=True, "
+                "a larger prefetch_factor; `gpuwise tune --profile FILE` searches these first",
+                source=f"{TUNING_GUIDE}#enable-async-data-loading-and-augmentation ; {TB_PLUGIN}",
+            )
+        )
+    comm = b.fraction("all-reduce")
+    if comm > COMM_FRACTION:
+        out.append(
+            ProfileFinding(
+                id="exposed-communication",
+                severity="warning",
+                title=f"All-reduce takes {comm:.0%} of the step",
+                evidence=f"collective ops cover {comm:.1%} of the step (threshold {COMM_FRACTION:.0%})",
+                recommendation="A/B bucket_cap_mb (25-200), gradient_as_bucket_view, static_graph; on slow links a "
+                "bf16/fp16 compression hook or PowerSGD (changes numerics); `gpuwise tune --nproc N --profile FILE`",
+                source="https://pytorch.org/docs/stable/ddp_comm_hooks.html ; " + TB_PLUGIN,
+            )
+        )
+    gpu = b.gpu
+    if device == "cuda" and gpu:
+        if gpu["busy_fraction"] < BUSY_FRACTION and gpu["short_kernel_fraction"] > 0.5:
+            out.append(
+                ProfileFinding(
+                    id="launch-bound",
+                    severity="warning",
+                    title=f"GPU kernels are busy {gpu['busy_fraction']:.0%} of the step, most shorter than 10 us",
+                    evidence=f"{gpu['kernels_per_step']:.0f} kernels per step, median {gpu['median_kernel_us']:.1f} us",
+                    recommendation="torch.compile (mode='reduce-overhead' uses CUDA Graphs) or a larger batch",
+                    source="https://hta.readthedocs.io/en/latest/source/features/cuda_kernel_launch_stats.html ; "
+                    + TUNING_GUIDE,
+                )
+            )
+        h2d = sum(v for k, v in gpu.get("memcpy_ms_per_step", {}).items() if "HtoD" in k)
+        pageable = any("Pageable" in k for k in gpu.get("memcpy_ms_per_step", {}))
+        if h2d / b.step_ms > H2D_FRACTION or pageable:
+            out.append(
+                ProfileFinding(
+                    id="host-to-device-stall",
+                    severity="warning" if h2d / b.step_ms > H2D_FRACTION else "info",
+                    title=f"Host-to-device copies take {h2d:.2f} ms per step"
+                    + (" from pageable memory" if pageable else ""),
+                    evidence=f"HtoD memcpy {h2d / b.step_ms:.1%} of the step",
+                    recommendation="DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
+                    source="https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
+                )
+            )
+    return out

@@ -1,0 +1,83 @@
+"""What a profile run returns (JSON `gpuwise-profile/1`) and how tune and doctor read it back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+SCHEMA = "gpuwise-profile/1"
+
+
+class Phase(BaseModel):
+    name: str  # data | forward | backward | optimizer | all-reduce | other
+    ms_per_step: float
+    fraction: float
+
+
+class TopOp(BaseModel):
+    name: str
+    calls_per_step: float
+    ms_per_step: float
+
+
+class ProfileFinding(BaseModel):
+    id: str  # data-loader-bound | exposed-communication | launch-bound | host-to-device-stall
+    severity: str  # warning | info
+    title: str
+    evidence: str
+    recommendation: str
+    source: str
+
+
+class ProfileResult(BaseModel):
+    schema_: str = Field(SCHEMA, alias="schema")
+    workload: str
+    device: str
+    batch_size: int
+    wait_steps: int
+    warmup_steps: int
+    active_steps: int
+    trace_path: str
+    step_ms: float
+    samples_per_s: float
+    phases: list[Phase]
+    top_ops: list[TopOp] = Field(default_factory=list)
+    gpu_kernels: dict = Field(default_factory=dict)
+    findings: list[ProfileFinding] = Field(default_factory=list)
+    analysis: str = ""  # how the trace was analysed (and why not with HTA)
+
+    model_config = {"populate_by_name": True}
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def prior(self) -> str | None:
+        """The category tune should search first: "data", "communication" or None."""
+        ids = {f.id for f in self.findings}
+        if "exposed-communication" in ids:
+            return "communication"
+        if "data-loader-bound" in ids:
+            return "data"
+        return None
+
+
+def read_profile(path: Path) -> ProfileResult:
+    """Load a gpuwise-profile/1 JSON; a wrong or broken file becomes a UserInputError."""
+    from gpuwise.errors import UserInputError
+
+    fix = "pass the JSON written by `gpuwise profile --format json -o FILE`"
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserInputError(f"cannot read profile {path}: {exc}", fix=fix) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise UserInputError(f"{path} is not a {SCHEMA} document (schema: {got!r})", fix=fix)
+    try:
+        return ProfileResult.model_validate(data)
+    except ValidationError as exc:
+        raise UserInputError(
+            f"{path}: invalid {SCHEMA} document: {exc.errors()[0]['msg']}", fix=fix
+        ) from None
