@@ -148,19 +148,51 @@ def _config(opts: TuneOptions, params: dict) -> tuple[dict, dict]:
     return config, env
 
 
-def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions) -> None:
+def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions) -> dict:
     timed = outcome.steps[opts.warmup :]
-    seconds = [r.seconds for r in timed]
-    trial.set_user_attr("role", role)
-    trial.set_user_attr("status", outcome.status)
-    trial.set_user_attr("failure", outcome.failure)
-    trial.set_user_attr("reason", outcome.reason)
-    trial.set_user_attr("seconds", seconds)
-    trial.set_user_attr("data_wait_s", [r.data_wait_s for r in timed])
-    trial.set_user_attr("losses", [r.loss for r in outcome.steps[: max(opts.guard_steps, 1)]])
-    trial.set_user_attr("info", outcome.info)
-    trial.set_user_attr("wall_s", outcome.wall_s)
+    return {
+        "role": role,
+        "status": outcome.status,
+        "failure": outcome.failure,
+        "reason": outcome.reason,
+        "seconds": [r.seconds for r in timed],
+        "data_wait_s": [r.data_wait_s for r in timed],
+        "losses": [r.loss for r in outcome.steps[: max(opts.guard_steps, 1)]],
+        "info": outcome.info,
+        "wall_s": outcome.wall_s,
+    }
+
+
+def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions) -> None:
+    for key, value in _attrs(outcome, role, opts).items():
+        trial.set_user_attr(key, value)
     trial.set_constraint("failed", 1.0 if outcome.status == "failed" else 0.0)
+
+
+def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: Progress) -> None:
+    """The baseline again, after the search: kept in the study's attributes (Optuna's queue would run
+    leftover probes first), so its drift from the first baseline measures how much the machine moved."""
+    params = baseline_params(space)
+    number = len(study.get_trials(deepcopy=False))
+    progress(
+        "trial-start", {"number": number, "role": "baseline-end", "params": params, "total": opts.trials}
+    )
+    config, env = _config(opts, params)
+    outcome = run_trial(
+        config,
+        folder / "baseline-end",
+        timeout_s=opts.timeout_s,
+        nproc=opts.nproc,
+        env=env,
+        rank_prefix=opts.rank_prefix,
+        master_addr=opts.master_addr,
+    )
+    if outcome.status == "ok" and len(outcome.steps) <= opts.warmup:
+        outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
+    study.set_user_attr(
+        "baseline_end", {**_attrs(outcome, "baseline-end", opts), "params": params, "number": number}
+    )
+    progress("trial-end", {"number": number, "role": "baseline-end", "outcome": outcome, "params": params})
 
 
 def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, total: int):
@@ -246,17 +278,15 @@ def run_search(opts: TuneOptions, space: dict[str, tuple], progress: Progress) -
     queued = [t.user_attrs.get("queued_role") for t in _waiting(study)]
     if "baseline" not in roles() and "baseline" not in queued:
         study.enqueue_trial(baseline_params(space), user_attrs={"queued_role": "baseline"})
-    while len([r for r in roles() if r != "baseline-end"]) < opts.trials:
+    while len(roles()) < opts.trials:
         if not study.user_attrs.get("probes_queued") and "baseline" in roles():
             order, _ = category_order(opts.prior or _baseline_prior(study, opts))
             for params in probes(space, order):
                 study.enqueue_trial(params, user_attrs={"queued_role": "probe"})
             study.set_user_attr("probes_queued", True)
         _run_one(study, opts, space, folder, progress, opts.trials)
-    if "baseline-end" not in roles():
-        if "baseline-end" not in [t.user_attrs.get("queued_role") for t in _waiting(study)]:
-            study.enqueue_trial(baseline_params(space), user_attrs={"queued_role": "baseline-end"})
-        _run_one(study, opts, space, folder, progress, opts.trials)
+    if "baseline_end" not in study.user_attrs:
+        _run_baseline_end(study, opts, space, folder, progress)
     return study
 
 

@@ -3,9 +3,10 @@
 Throughput is samples / median step time over the timed steps (the median resists the occasional
 step a busy machine stretches). Its interval is a percentile bootstrap of that median; a speedup's
 interval bootstraps both sides independently. A setting wins only when its gain clears the noise:
-the lower end of its speedup interval is above 1, and the gain exceeds max(5 %, twice the interval's
-half-width, the drift between the two baseline runs) — DeepSpeed Autotuning's 5 % threshold, tightened
-by what this machine's noise was measured to be.
+the lower end of its speedup interval is above 1, and the gain exceeds max(5 %, twice the noise, the
+drift between the two baseline runs), where the noise is the bootstrap standard error (the 95 %
+interval's half-width / 1.96) — DeepSpeed Autotuning's 5 % threshold, tightened by the noise this
+machine was measured to have.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class Speedup:
 
     @property
     def noise(self) -> float:
-        return (self.high - self.low) / 2 / self.value if self.value else math.inf
+        """Relative standard error: the 95 % interval's half-width / 1.96, over the value."""
+        return (self.high - self.low) / 2 / 1.96 / self.value if self.value else math.inf
 
 
 def speedup(candidate_s: list[float], baseline_s: list[float], seed: int = 0) -> Speedup:

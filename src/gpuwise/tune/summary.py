@@ -49,10 +49,19 @@ def _record(t, space: dict, opts: TuneOptions, base_s: list[float], base_losses:
     return rec
 
 
+class _Stored:
+    """The end baseline, stored as a study attribute, shaped like a FrozenTrial for _record."""
+
+    def __init__(self, attrs: dict):
+        self.number, self.params, self.user_attrs = attrs["number"], attrs["params"], attrs
+
+
 def summarize(
     study, opts: TuneOptions, space: dict, skipped: list, tokens_per_sample: int | None
 ) -> TuneResult:
-    trials = counted(study)
+    trials = list(counted(study))
+    if "baseline_end" in study.user_attrs:
+        trials.append(_Stored(study.user_attrs["baseline_end"]))
     by_role = {t.user_attrs.get("role"): t for t in trials if t.user_attrs.get("status") == "ok"}
     first, last = by_role.get("baseline"), by_role.get("baseline-end")
     base_s = (first.user_attrs["seconds"] if first else []) + (last.user_attrs["seconds"] if last else [])

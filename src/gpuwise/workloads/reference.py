@@ -103,7 +103,7 @@ def cnn_small(cfg: SpecConfig) -> TrainingSpec:
 
 
 MLP_FEATURES, MLP_HIDDEN, MLP_CLASSES = 256, 512, 10
-MLP_READ_LATENCY_S = 0.005  # 5 ms per sample: one small read from network or object storage
+MLP_READ_LATENCY_S = 0.02  # 20 ms per sample: one read from network or object storage
 
 
 def mlp_slow_data(cfg: SpecConfig, read_latency_s: float = MLP_READ_LATENCY_S) -> TrainingSpec:
