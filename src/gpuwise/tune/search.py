@@ -45,6 +45,9 @@ class TuneOptions:
     rank_prefix: Callable[[int], list[str]] | None = None
     master_addr: str = "127.0.0.1"
     only: list[str] = field(default_factory=list)  # restrict the search to these knobs
+    env: dict[str, str] = field(
+        default_factory=dict
+    )  # extra environment for every trial (GLOO_SOCKET_IFNAME)
 
 
 Progress = Callable[[str, dict], None]
@@ -178,6 +181,7 @@ def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: P
         "trial-start", {"number": number, "role": "baseline-end", "params": params, "total": opts.trials}
     )
     config, env = _config(opts, params)
+    env = {**opts.env, **env}
     outcome = run_trial(
         config,
         folder / "baseline-end",
@@ -213,6 +217,7 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
         return role == "search" and len(seconds) >= 2 and trial.should_prune()
 
     config, env = _config(opts, params)
+    env = {**opts.env, **env}
     try:
         outcome = run_trial(
             config,

@@ -134,7 +134,7 @@ def run_trial(
             rank_env = {**base_env, "RANK": str(rank), "LOCAL_RANK": str(rank)} if nproc > 1 else base_env
             full = (rank_prefix(rank) if rank_prefix else []) + cmd
             (folder / f"cmd.rank{rank}.txt").write_text(" ".join(full) + "\n", encoding="utf-8")
-            group = {"start_new_session": True} if pgid is None else {"process_group": pgid}
+            group = {"process_group": 0 if pgid is None else pgid}  # one group: all ranks die together
             err = open(folder / f"stderr.rank{rank}.txt", "w")  # noqa: SIM115 (closed in finally)
             out = subprocess.PIPE if rank == 0 else open(folder / f"stdout.rank{rank}.txt", "w")  # noqa: SIM115
             handles += [err] if rank == 0 else [err, out]

@@ -19,7 +19,7 @@ CNN_CPU = CNNConfig(width=16)
 CNN_CUDA = CNNConfig(image_hw=64, width=64)
 
 
-class _IndexedDataset:
+class IndexedDataset:
     """A map-style dataset whose sample i is drawn from a generator seeded with (seed, i)."""
 
     def __init__(self, length: int, seed: int, make):
@@ -37,7 +37,7 @@ class _IndexedDataset:
         return self.make(gen)
 
 
-class _SlowDataset(_IndexedDataset):
+class SlowDataset(IndexedDataset):
     def __init__(self, length: int, seed: int, make, read_latency_s: float):
         super().__init__(length, seed, make)
         self.read_latency_s = read_latency_s
@@ -70,7 +70,7 @@ def gpt_small(cfg: SpecConfig) -> TrainingSpec:
 
     return TrainingSpec(
         model=model,
-        dataset=_IndexedDataset(1 << 20, cfg.seed, sample),
+        dataset=IndexedDataset(1 << 20, cfg.seed, sample),
         loss=lambda m, batch: m(batch[0], batch[1]),
         optimizer=_adamw(3e-4),
         checkpoint_blocks=[f"blocks.{i}" for i in range(gcfg.n_layers)],
@@ -93,7 +93,7 @@ def cnn_small(cfg: SpecConfig) -> TrainingSpec:
 
     return TrainingSpec(
         model=model,
-        dataset=_IndexedDataset(1 << 20, cfg.seed, sample),
+        dataset=IndexedDataset(1 << 20, cfg.seed, sample),
         loss=lambda m, batch: m(batch[0], batch[1]),
         optimizer=_adamw(1e-3),
         checkpoint_blocks=["body.1", "body.3", "body.5"],
@@ -126,7 +126,7 @@ def mlp_slow_data(cfg: SpecConfig, read_latency_s: float = MLP_READ_LATENCY_S) -
 
     return TrainingSpec(
         model=model,
-        dataset=_SlowDataset(1 << 20, cfg.seed, sample, read_latency_s),
+        dataset=SlowDataset(1 << 20, cfg.seed, sample, read_latency_s),
         loss=lambda m, batch: F.cross_entropy(m(batch[0]), batch[1]),
         optimizer=_adamw(1e-3),
         checkpoint_blocks=["2"],
