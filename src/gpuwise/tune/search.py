@@ -279,6 +279,9 @@ def run_search(opts: TuneOptions, space: dict[str, tuple], progress: Progress) -
     _check_identity(study, opts)
     _recover(study)
     folder = opts.storage.parent / f"{opts.storage.stem}.trials" / opts.study
+    # one inductor cache per study: compiled kernels are reused between trials (rule T4), and a trial
+    # killed mid-write cannot corrupt the cache other programs on this machine share
+    opts.env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(folder / "inductor-cache"))
     roles = lambda: [t.user_attrs.get("role") for t in counted(study)]  # noqa: E731
     queued = [t.user_attrs.get("queued_role") for t in _waiting(study)]
     if "baseline" not in roles() and "baseline" not in queued:

@@ -119,6 +119,9 @@ def _choose(result: TuneResult, records: list[TrialRecord], have_baseline: bool)
         f"trial {best.number} is {best.speedup:.2f}x the baseline (95% interval {best.speedup_low:.2f}-"
         f"{best.speedup_high:.2f}, +/-{noise:.2f}); numerics: {best.numerics}"
     )
+    ties = [r.number for r in winners if r is not best and (r.speedup_high or 0) >= (best.speedup_low or 0)]
+    if ties:
+        result.verdict += f"; within its noise: trial(s) {', '.join(map(str, ties))}"
     result.snippet_python = snippet.python_lines(best.changes, result.device, result.batch_size)
     result.snippet_env = snippet.env_lines(best.changes)
     result.snippet_yaml = snippet.yaml_lines(best.changes)

@@ -38,18 +38,17 @@ def _numerics(r: TrialRecord) -> str | Styled:
 def _row(r: TrialRecord, winner: int | None) -> list:
     mark = Styled(f"{r.number}*", "accent") if r.number == winner else str(r.number)
     if r.status != "ok":
-        why = Styled(f"{r.status}: {r.reason or r.failure or ''}", STATUS_STYLE[r.status])
-        return [mark, _setting(r), "", "", why, "", _numerics(r)]
+        why = Styled(r.status if r.status == "pruned" else f"failed ({r.failure})", STATUS_STYLE[r.status])
+        return [mark, _setting(r), why, "", "", _numerics(r)]
     noise = (r.samples_per_s_high - r.samples_per_s_low) / 2
-    speed = ""
+    speed: str | Styled = ""
     if r.speedup is not None:
         speed = f"{r.speedup:.2f}x [{r.speedup_low:.2f}-{r.speedup_high:.2f}]"
         speed = Styled(speed, "ok") if r.beats_baseline else speed
     return [
         mark,
         _setting(r),
-        units.number(r.samples_per_s),
-        f"+/-{units.number(noise)}",
+        f"{units.number(r.samples_per_s)} +/-{units.number(noise)}",
         speed,
         units.size(r.peak_memory_bytes),
         _numerics(r),
@@ -60,8 +59,7 @@ def trials_table(result: TuneResult) -> Table:
     columns = [
         Column("#"),
         Column("setting"),
-        Column("samples/s", "right"),
-        Column("95% noise", "right"),
+        Column("samples/s +/-95%", "right"),
         Column("speedup [95%]", "right"),
         Column("memory", "right"),
         Column("numerics"),
@@ -77,7 +75,21 @@ def trials_table(result: TuneResult) -> Table:
 
 
 def _skipped(result: TuneResult) -> Bullets:
-    return Bullets([f"{s.knob}={s.value}: {s.reason}" for s in result.skipped])
+    """One line per reason; a knob whose every value was left out is named without values."""
+    from gpuwise.tune.knobs import by_name
+
+    knobs = by_name()
+    by_reason: dict[str, dict[str, list[str]]] = {}
+    for s in result.skipped:
+        by_reason.setdefault(s.reason, {}).setdefault(s.knob, []).append(s.value)
+    lines = []
+    for reason, per_knob in by_reason.items():
+        names = []
+        for knob, values in per_knob.items():
+            whole = values == ["*"] or (knob in knobs and len(values) == len(knobs[knob].values))
+            names.append(knob if whole else f"{knob}={'/'.join(values)}")
+        lines.append(f"{', '.join(names)}: {reason}")
+    return Bullets(lines)
 
 
 def view(result: TuneResult) -> Document:
@@ -107,6 +119,9 @@ def view(result: TuneResult) -> Document:
         blocks.append(
             Bullets([f"{k}: {result.sources[k]}" for k in result.best_changes if k in result.sources])
         )
+    unfinished = [r for r in result.trials if r.status != "ok"]
+    if unfinished:
+        blocks.append(Bullets([f"trial {r.number} {r.status}: {r.reason}" for r in unfinished]))
     if result.skipped:
         blocks += [Heading("Not searched here", 2), _skipped(result)]
     ok = [r for r in result.trials if r.samples_per_s is not None]
