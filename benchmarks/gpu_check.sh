@@ -5,9 +5,9 @@
 # overhead comparison, and doctor on the capture with the bench results. Each step has its own
 # timeout and a failing step does not stop the others; the exit code is the number of failed steps.
 # Everything lands in $OUT as at most 6 files: log.txt (all step output), h200.tar.gz,
-# probe.json, bench-quick.json, doctor.txt, summary.txt.
+# probe.json, bench-quick.json, doctor.txt, summary.txt, tune-gpt.json.
 #
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh        # step timeouts sum to 480 s
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh        # step timeouts sum to 780 s
 #   DATA_DIR=/mnt/nvme OUT=... bash benchmarks/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -38,10 +38,13 @@ print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cu
 [print(i, torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i)) for i in range(torch.cuda.device_count())]'"
 step capture 90 "${GW[@]}" capture -o "$OUT/h200.tar.gz"
 step probe 60 bash -c "${GW[*]} probe --json > $OUT/probe.json && ${GW[*]} probe"
-step pytest-gpu 150 "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/facts/test_nvml.py tests/bench/test_gpu_paths.py
+step pytest-gpu 150 "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/facts/test_nvml.py tests/bench/test_gpu_paths.py tests/tune/test_gpu_loop.py
 step bench-quick 240 "${GW[@]}" bench --quick --data-dir "$DATA_DIR" --save "$OUT/bench-quick.json"
 step doctor 60 bash -c "${GW[*]} doctor --from $OUT/h200.tar.gz --bench-results $OUT/bench-quick.json > $OUT/doctor.txt; test \$? -le 2"
 step harness-overhead 120 "$PY" benchmarks/bench_harness_overhead.py --rounds 3
+# tune from an fp32 baseline (needs the tune extra: optuna): which knobs buy what on this GPU
+step tune-gpt 300 "${GW[@]}" tune --workload gpt-small --trials 8 --steps 10 --study gpu-check \
+  --storage "${TMPDIR:-/tmp}/gw-tune-gpu/tune.sqlite3" --format json -o "$OUT/tune-gpt.json"
 
 # one line per result, for the note
 "$PY" - "$OUT/bench-quick.json" >>"$OUT/summary.txt" 2>&1 <<'PY'
