@@ -61,7 +61,7 @@ def test_mlp_slow_data_finds_the_loader_setting(tmp_path):
 def test_gpt_small_keep_numerics_never_proposes_a_precision_change(tmp_path):
     r = _tune(
         tmp_path,
-        *("--workload", "gpt-small", "--trials", "2", "--steps", "3", "--warmup", "1", "--keep-numerics"),
+        *("--workload", "gpt-small", "--trials", "2", "--steps", "5", "--warmup", "1", "--keep-numerics"),
         *("--only", "precision,accumulation,num_workers,optimizer_impl", "--study", "kn", "--format", "json"),
     )
     assert r.returncode == 0, r.stderr[-2000:]
@@ -84,7 +84,7 @@ def _counted(db: Path, study: str) -> list:
 
 @pytest.mark.slow
 def test_an_interrupted_study_continues_where_it_stopped(tmp_path):
-    args = ["specs:fast_mlp", "--trials", "4", "--steps", "4", "--warmup", "1", "--study", "resume", "--json"]
+    args = ["specs:fast_mlp", "--trials", "4", "--steps", "5", "--warmup", "1", "--study", "resume", "--json"]
     cmd = [sys.executable, "-m", "gpuwise.cli", "tune", "--storage", str(tmp_path / "tune.sqlite3"), *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     deadline = time.monotonic() + 400
@@ -103,7 +103,7 @@ def test_an_interrupted_study_continues_where_it_stopped(tmp_path):
     assert len([x for x in roles if x != "baseline-end"]) == 4
     # the same study with other settings is refused, not silently mixed
     r = _tune(
-        tmp_path, "specs:fast_mlp", "--trials", "4", "--steps", "5", "--warmup", "1", "--study", "resume"
+        tmp_path, "specs:fast_mlp", "--trials", "4", "--steps", "6", "--warmup", "1", "--study", "resume"
     )
     assert r.returncode == 3 and "other settings" in r.stderr and "To fix" in r.stderr
 

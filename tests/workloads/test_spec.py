@@ -81,3 +81,11 @@ def test_accumulation_keeps_the_global_batch():
     whole = _losses(fast, loop.LoopSettings(), steps=3)
     split = _losses(fast, loop.LoopSettings(accumulation=2), steps=3)
     assert split == pytest.approx(whole, rel=1e-4)
+
+
+def test_the_readme_example_spec_trains(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[2]))
+    losses = _losses(
+        load_spec("examples.tune_spec:spec"), loop.LoopSettings(checkpointing=True), steps=2, batch=8
+    )
+    assert len(losses) == 2 and all(x > 0 for x in losses)

@@ -22,7 +22,9 @@ def tune(
         None, "--workload", help="A reference spec instead: gpt-small, cnn-small or mlp-slow-data."
     ),
     trials: int = typer.Option(20, "--trials", min=2, help="Trials to run, the first baseline included."),
-    steps: int = typer.Option(10, "--steps", min=3, help="Timed steps per trial."),
+    steps: int = typer.Option(
+        10, "--steps", min=5, help="Timed steps per trial (at least 5: the noise interval needs samples)."
+    ),
     warmup: int = typer.Option(3, "--warmup", min=1, help="Untimed steps first (compile, worker start)."),
     batch_size: int = typer.Option(
         None, "--batch-size", min=4, help="Global batch per step (a multiple of 4)."

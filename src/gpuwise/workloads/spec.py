@@ -68,6 +68,11 @@ def load_spec(target: str) -> SpecFn:
             fix=f"use one of {', '.join(REFERENCE_SPECS)}, or point at your own spec as module.path:function",
         )
     module_name, _, attr = target.partition(":")
+    import os
+    import sys
+
+    if os.getcwd() not in sys.path:  # like `python -m`: the user's package in the current directory
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
