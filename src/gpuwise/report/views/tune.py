@@ -107,8 +107,11 @@ def view(result: TuneResult) -> Document:
             ]
         ),
         trials_table(result),
-        Paragraph(result.verdict, "ok" if result.winner is not None else "warn"),
     ]
+    unfinished = [r for r in result.trials if r.status != "ok"]
+    if unfinished:
+        blocks.append(Bullets([f"trial {r.number} {r.status}: {r.reason}" for r in unfinished]))
+    blocks.append(Paragraph(result.verdict, "ok" if result.winner is not None else "warn"))
     if result.winner is not None:
         blocks.append(Heading("Best setting", 2))
         if result.snippet_python:
@@ -119,9 +122,6 @@ def view(result: TuneResult) -> Document:
         blocks.append(
             Bullets([f"{k}: {result.sources[k]}" for k in result.best_changes if k in result.sources])
         )
-    unfinished = [r for r in result.trials if r.status != "ok"]
-    if unfinished:
-        blocks.append(Bullets([f"trial {r.number} {r.status}: {r.reason}" for r in unfinished]))
     if result.skipped:
         blocks += [Heading("Not searched here", 2), _skipped(result)]
     ok = [r for r in result.trials if r.samples_per_s is not None]
