@@ -31,8 +31,8 @@ def _setting(r: TrialRecord) -> str:
 def _numerics(r: TrialRecord) -> str | Styled:
     if r.guard_ok is None:
         return r.numerics
-    diff = f"loss {units.percent(r.guard_max_rel_diff, 2)} off"
-    return Styled(f"{r.numerics}; {diff}", None if r.guard_ok else "warn")
+    diff = f"loss diff {units.percent(r.guard_max_rel_diff, 2)}"
+    return Styled(f"{r.numerics}, {diff}", None if r.guard_ok else "warn")
 
 
 def _row(r: TrialRecord, winner: int | None) -> list:
