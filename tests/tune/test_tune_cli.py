@@ -113,6 +113,8 @@ def test_an_interrupted_study_continues_where_it_stopped(tmp_path):
     [
         (["--workload", "mlp-slow-dat"], "did you mean mlp-slow-data"),
         (["specs:fast_mlp", "--workload", "gpt-small"], "either a spec"),
+        (["--", "python", "train.py"], "needs --batch-size"),
+        (["--batch-size", "8", "--", "python", "train.py"], "needs --only"),
         (["--workload", "gpt-small", "--batch-size", "6"], "multiple of 4"),
         (["--workload", "gpt-small", "--only", "warp_speed"], "unknown knob"),
     ],
@@ -127,3 +129,18 @@ def test_a_broken_profile_file_is_a_clean_error(tmp_path):
     bad.write_text('{"schema": "gpuwise-bench/1"}')
     r = _tune(tmp_path, "--workload", "gpt-small", "--profile", str(bad), timeout=120)
     assert r.returncode == 3 and "not a gpuwise-profile/1" in r.stderr
+
+
+@pytest.mark.slow
+def test_command_mode_runs_the_script_with_its_knobs(tmp_path):
+    script = str(Path(SPECS_DIR) / "command_script.py")
+    r = _tune(
+        tmp_path,
+        *("--trials", "2", "--steps", "5", "--warmup", "1", "--batch-size", "16", "--only", "num_workers"),
+        *("--study", "cmd", "--json", "--", sys.executable, script),
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads(r.stdout)
+    probe = doc["trials"][1]
+    assert probe["changes"] == {"num_workers": 4} and probe["status"] == "ok" and probe["speedup"] > 2
+    assert doc["best_changes"] == {"num_workers": 4}

@@ -17,7 +17,11 @@ def default_storage() -> Path:
 
 
 def tune(
-    spec: str = typer.Argument(None, help="Your spec as module.path:function (spec(cfg) -> TrainingSpec)."),
+    target: list[str] = typer.Argument(
+        None,
+        help="Your spec as module.path:function (spec(cfg) -> TrainingSpec), or after -- a command to run "
+        "per trial (command mode: it reads gpuwise.tune.trial_knobs() and calls gpuwise.tune.report()).",
+    ),
     workload: str = typer.Option(
         None, "--workload", help="A reference spec instead: gpt-small, cnn-small or mlp-slow-data."
     ),
@@ -58,25 +62,34 @@ def tune(
 
     name = output_format(fmt, as_json)
     check_output(output)
-    if bool(spec) == bool(workload):
+    target = list(target or [])
+    command = target if len(target) > 1 or (target and ":" not in target[0]) else None
+    spec = target[0] if target and not command else None
+    if bool(spec or command) == bool(workload):
         raise UserInputError(
-            "give either a spec (module.path:function) or --workload NAME", fix="pass exactly one"
+            "give either a spec (module.path:function), a command after --, or --workload NAME",
+            fix="pass exactly one",
+        )
+    if command and not batch_size:
+        raise UserInputError(
+            "command mode needs --batch-size: the samples one reported step processes", fix="pass it"
         )
     from gpuwise.tune.search import TuneOptions
     from gpuwise.workloads.reference import DEFAULT_BATCH
 
-    target = workload or spec
+    name_of = workload or spec or " ".join(command)
     opts = TuneOptions(
-        target=target,
+        target=name_of,
+        command=command,
         device=_device(),
-        batch_size=batch_size or DEFAULT_BATCH.get(target, 32),
+        batch_size=batch_size or DEFAULT_BATCH.get(name_of, 32),
         warmup=warmup,
         steps=steps,
         trials=trials,
         timeout_s=timeout,
         seed=seed,
         keep_numerics=keep_numerics,
-        study=study or _fresh_name(target),
+        study=study or _fresh_name(command[0] if command else name_of),
         storage=(storage or default_storage()).expanduser().resolve(),
         nproc=nproc,
         prior=_prior(profile) if profile else None,
@@ -112,7 +125,7 @@ def _fresh_name(target: str) -> str:
     from datetime import datetime, timezone
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{target.replace(':', '-').replace('.', '-')}-{stamp}"
+    return f"{Path(target).name.replace(':', '-').replace('.', '-')}-{stamp}"
 
 
 def _prior(path: Path) -> str | None:

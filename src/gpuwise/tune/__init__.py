@@ -8,3 +8,8 @@ search.py (baseline, prior-ordered probes, then Optuna TPE with SQLite storage) 
 """
 
 from __future__ import annotations
+
+# command mode's two calls for a user's own script (light: no torch, no optuna)
+from gpuwise.tune.script import report, trial_knobs  # noqa: E402
+
+__all__ = ["report", "trial_knobs"]

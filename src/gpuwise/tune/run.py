@@ -33,8 +33,19 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
             f"--batch-size {opts.batch_size} cannot be split into 2 and 4 micro-batches",
             fix="pass a multiple of 4",
         )
-    spec = build(opts.target, SpecConfig(device=opts.device, seed=opts.seed, batch_size=opts.batch_size))
-    machine = knobs.detect_machine(spec, opts.device, opts.nproc)
+    if opts.command:
+        if not opts.only:
+            raise UserInputError(
+                "command mode needs --only: gpuwise cannot know which knobs your script applies",
+                fix="pass --only with the knobs your script reads from gpuwise.tune.trial_knobs(), e.g. --only num_workers",
+            )
+        spec = None
+        machine = knobs.Machine(
+            device=opts.device, world_size=opts.nproc, cpu_count=_cpus(), has_compiler=True
+        )
+    else:
+        spec = build(opts.target, SpecConfig(device=opts.device, seed=opts.seed, batch_size=opts.batch_size))
+        machine = knobs.detect_machine(spec, opts.device, opts.nproc)
     space, skipped = knobs.search_space(machine, opts.keep_numerics)
     if opts.only:
         unknown = [k for k in opts.only if k not in knobs.by_name()]
@@ -48,4 +59,10 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
             "no knob can be searched here (all skipped)", fix="see the skipped knobs with --only unset"
         )
     study = run_search(opts, space, progress or (lambda event, data: None))
-    return summarize(study, opts, space, skipped, spec.tokens_per_sample)
+    return summarize(study, opts, space, skipped, spec.tokens_per_sample if spec else None)
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1

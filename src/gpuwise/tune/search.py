@@ -45,9 +45,8 @@ class TuneOptions:
     rank_prefix: Callable[[int], list[str]] | None = None
     master_addr: str = "127.0.0.1"
     only: list[str] = field(default_factory=list)  # restrict the search to these knobs
-    env: dict[str, str] = field(
-        default_factory=dict
-    )  # extra environment for every trial (GLOO_SOCKET_IFNAME)
+    env: dict[str, str] = field(default_factory=dict)  # for every trial, e.g. GLOO_SOCKET_IFNAME
+    command: list[str] | None = None  # command mode: run this instead of a spec (it reads its knobs)
 
 
 Progress = Callable[[str, dict], None]
@@ -140,6 +139,9 @@ def _config(opts: TuneOptions, params: dict) -> tuple[dict, dict]:
     settings = knobs.to_settings(params)
     env = settings.env
     fields = {k: v for k, v in dataclasses.asdict(settings).items() if k != "env"}
+    if opts.command:
+        raw = {k: v for k, v in params.items() if not k.isupper()}
+        return {"command": opts.command, "steps": opts.warmup + opts.steps, "settings": raw}, env
     config = {
         "target": opts.target,
         "device": opts.device,

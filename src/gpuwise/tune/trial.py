@@ -122,9 +122,14 @@ def run_trial(
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     (folder / "result.json").unlink(missing_ok=True)
     base_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+    base_env["GPUWISE_TUNE_CONFIG"] = str(folder / "config.json")  # command mode: the script reads its knobs
     if nproc > 1:
         base_env.update(MASTER_ADDR=master_addr, MASTER_PORT=str(_free_port()), WORLD_SIZE=str(nproc))
-    cmd = [sys.executable, "-m", "gpuwise.tune.worker", str(folder / "config.json")]
+    # command mode: the user's own command (it applies the knobs it reads and reports its steps);
+    # spec mode: gpuwise's worker runs the spec in gpuwise's loop
+    cmd = config.get("command") or [sys.executable, "-m", "gpuwise.tune.worker", str(folder / "config.json")]
+    if config.get("command") and nproc > 1:
+        nproc = 1  # the command launches its own ranks (torchrun); gpuwise runs it once
     procs, handles, pgid = [], [], None
     started = time.monotonic()
     outcome = TrialOutcome(status="failed")
@@ -142,7 +147,8 @@ def run_trial(
             pgid = pgid or proc.pid
             procs.append(proc)
         threading.Thread(target=_reader, args=(procs[0].stdout, lines), daemon=True).start()
-        outcome = _follow(procs, lines, folder, started + timeout_s, timeout_s, on_step)
+        enough = config["steps"] if config.get("command") else None
+        outcome = _follow(procs, lines, folder, started + timeout_s, timeout_s, on_step, enough)
     finally:
         if pgid is not None:
             _kill_group(pgid)  # DataLoader workers and other ranks go with the trial
@@ -156,7 +162,7 @@ def run_trial(
 
 
 def _follow(
-    procs, lines: queue.Queue, folder: Path, deadline: float, timeout_s: float, on_step
+    procs, lines: queue.Queue, folder: Path, deadline: float, timeout_s: float, on_step, enough=None
 ) -> TrialOutcome:
     steps: list[StepRecord] = []
     with open(folder / "stdout.rank0.txt", "w", encoding="utf-8") as log:
@@ -176,6 +182,8 @@ def _follow(
             rec = parse_line(line.strip())
             if rec is not None:
                 steps.append(rec)
+                if enough is not None and len(steps) >= enough:
+                    return TrialOutcome("ok", steps, info={"note": f"stopped after {enough} reported steps"})
                 if on_step and on_step(rec):
                     return TrialOutcome(
                         "pruned", steps, reason="pruned: slower than the median of earlier trials"
