@@ -55,6 +55,7 @@ def measure(warmup: int, steps: int) -> None:
     import tempfile
 
     from gpuwise.tune.knobs import to_settings
+    from gpuwise.tune.search import TuneOptions, warmup_for
     from gpuwise.tune.trial import run_trial
 
     rows = []
@@ -63,9 +64,10 @@ def measure(warmup: int, steps: int) -> None:
         for i, p in enumerate(grid):
             settings = {k: v for k, v in to_settings(p).__dict__.items() if k != "env"}
             config = {"target": "mlp-slow-data", "device": "cpu", "seed": 0, "batch_size": 32}
-            config.update(steps=warmup + steps, settings=settings)
+            skip = warmup_for(TuneOptions(target="mlp-slow-data", warmup=warmup), p)  # as tune does
+            config.update(steps=skip + steps, settings=settings)
             out = run_trial(config, Path(tmp) / str(i), timeout_s=300)
-            timed = [r.seconds for r in out.steps[warmup:]]
+            timed = [r.seconds for r in out.steps[skip:]]
             sps = 32 / st.median(timed) if out.status == "ok" and timed else 0.0
             rows.append({"setting": key(p), "samples_per_s": round(sps, 2), "status": out.status})
             print(f"{i + 1}/{len(grid)} {key(p)} {sps:.1f} samples/s", flush=True)
@@ -73,7 +75,8 @@ def measure(warmup: int, steps: int) -> None:
     with DATA.open("w", newline="", encoding="utf-8") as fh:
         fh.write(
             f"# measured {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ} by `python benchmarks/tune_efficiency.py "
-            f"measure` on a shared 2-core VM: mlp-slow-data, batch 32, {warmup} warm-up + {steps} timed steps, "
+            f"measure` on a shared 2-core VM: mlp-slow-data, batch 32, {warmup} warm-up (more with loader workers, "
+            f"as tune does) + {steps} timed steps, "
             "samples/s = 32 / median step time\n"
         )
         writer = csv.DictWriter(fh, fieldnames=["setting", "samples_per_s", "status"])

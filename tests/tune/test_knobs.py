@@ -55,3 +55,12 @@ def test_settings_and_numerics_from_params():
 def test_every_knob_cites_a_public_url():
     for knob in knobs.catalogue():
         assert knob.source.startswith("https://"), knob.name
+
+
+def test_warmup_covers_the_loader_prefetch_buffer():
+    from gpuwise.tune.search import TuneOptions, warmup_for
+
+    opts = TuneOptions(target="x", warmup=3)
+    assert warmup_for(opts, {"num_workers": 0}) == 3
+    assert warmup_for(opts, {"num_workers": 4, "prefetch_factor": 4}) == 17  # 16 batches buffered, then one
+    assert warmup_for(opts, {"num_workers": 4, "prefetch_factor": 4, "accumulation": 2}) == 9

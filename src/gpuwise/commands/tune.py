@@ -164,7 +164,7 @@ def _run_with_progress(opts):
                 )
                 return
             outcome = data["outcome"]
-            timed = [s.seconds for s in outcome.steps[opts.warmup :]]
+            timed = [s.seconds for s in outcome.steps[data.get("warmup", opts.warmup) :]]
             if outcome.status == "ok" and timed:
                 median = statistics.median(timed)
                 if data["role"] == "baseline":

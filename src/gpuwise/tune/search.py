@@ -135,28 +135,42 @@ def suggest(trial, space: dict[str, tuple]) -> dict:
     return params
 
 
+def warmup_for(opts: TuneOptions, params: dict) -> int:
+    """Warm-up steps for this setting: at least what the DataLoader prefetches when it starts.
+
+    Workers fill num_workers x prefetch_factor batches while the first steps run; timing while that
+    buffer drains would measure a rate the loader cannot sustain (seen here: 1,712 samples/s on a
+    workload whose reads allow at most 200)."""
+    workers = params.get("num_workers", 0)
+    if not workers:
+        return opts.warmup
+    buffered = workers * params.get("prefetch_factor", 2)
+    return max(opts.warmup, -(-buffered // params.get("accumulation", 1)) + 1)
+
+
 def _config(opts: TuneOptions, params: dict) -> tuple[dict, dict]:
     settings = knobs.to_settings(params)
     env = settings.env
     fields = {k: v for k, v in dataclasses.asdict(settings).items() if k != "env"}
     if opts.command:
         raw = {k: v for k, v in params.items() if not k.isupper()}
-        return {"command": opts.command, "steps": opts.warmup + opts.steps, "settings": raw}, env
+        return {"command": opts.command, "steps": warmup_for(opts, params) + opts.steps, "settings": raw}, env
     config = {
         "target": opts.target,
         "device": opts.device,
         "seed": opts.seed,
         "batch_size": opts.batch_size,
-        "steps": opts.warmup + opts.steps,
+        "steps": warmup_for(opts, params) + opts.steps,
         "settings": fields,
     }
     return config, env
 
 
-def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions) -> dict:
-    timed = outcome.steps[opts.warmup :]
+def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: int) -> dict:
+    timed = outcome.steps[warmup:]
     return {
         "role": role,
+        "warmup": warmup,
         "status": outcome.status,
         "failure": outcome.failure,
         "reason": outcome.reason,
@@ -168,8 +182,8 @@ def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions) -> dict:
     }
 
 
-def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions) -> None:
-    for key, value in _attrs(outcome, role, opts).items():
+def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: int) -> None:
+    for key, value in _attrs(outcome, role, opts, warmup).items():
         trial.set_user_attr(key, value)
     trial.set_constraint("failed", 1.0 if outcome.status == "failed" else 0.0)
 
@@ -193,12 +207,15 @@ def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: P
         rank_prefix=opts.rank_prefix,
         master_addr=opts.master_addr,
     )
-    if outcome.status == "ok" and len(outcome.steps) <= opts.warmup:
+    warmup = warmup_for(opts, params)
+    if outcome.status == "ok" and len(outcome.steps) <= warmup:
         outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
-    study.set_user_attr(
-        "baseline_end", {**_attrs(outcome, "baseline-end", opts), "params": params, "number": number}
+    attrs = _attrs(outcome, "baseline-end", opts, warmup)
+    study.set_user_attr("baseline_end", {**attrs, "params": params, "number": number})
+    progress(
+        "trial-end",
+        {"number": number, "role": "baseline-end", "outcome": outcome, "params": params, "warmup": warmup},
     )
-    progress("trial-end", {"number": number, "role": "baseline-end", "outcome": outcome, "params": params})
 
 
 def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, total: int):
@@ -210,9 +227,10 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
     samples = opts.batch_size * opts.nproc
     progress("trial-start", {"number": trial.number, "role": role, "params": params, "total": total})
     seconds: list[float] = []
+    warmup = warmup_for(opts, params)
 
     def on_step(rec) -> bool:
-        if rec.index < opts.warmup:
+        if rec.index < warmup:
             return False
         seconds.append(rec.seconds)
         trial.report(samples / statistics.median(seconds), rec.index)
@@ -236,16 +254,19 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
         trial.set_user_attr("failure", "interrupted")
         study.tell(trial, state=optuna.trial.TrialState.FAIL)
         raise
-    if outcome.status == "ok" and len(outcome.steps) <= opts.warmup:
+    if outcome.status == "ok" and len(outcome.steps) <= warmup:
         outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
-    _record(trial, outcome, role, opts)
+    _record(trial, outcome, role, opts, warmup)
     if outcome.status == "pruned":
         study.tell(trial, state=optuna.trial.TrialState.PRUNED)
     elif outcome.status == "failed":
         study.tell(trial, 0.0)  # infeasible via the constraint attribute; TPE learns to avoid the region
     else:
-        study.tell(trial, samples / statistics.median(s.seconds for s in outcome.steps[opts.warmup :]))
-    progress("trial-end", {"number": trial.number, "role": role, "outcome": outcome, "params": params})
+        study.tell(trial, samples / statistics.median(s.seconds for s in outcome.steps[warmup:]))
+    progress(
+        "trial-end",
+        {"number": trial.number, "role": role, "outcome": outcome, "params": params, "warmup": warmup},
+    )
     return trial.number
 
 
