@@ -166,7 +166,7 @@ def _run_with_progress(opts):
             outcome = data["outcome"]
             timed = [s.seconds for s in outcome.steps[data.get("warmup", opts.warmup) :]]
             if outcome.status == "ok" and timed:
-                median = statistics.median(timed)
+                median = statistics.fmean(timed)
                 if data["role"] == "baseline":
                     state["baseline"] = median
                 elif state["baseline"]:

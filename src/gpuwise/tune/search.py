@@ -11,7 +11,6 @@ the median of earlier trials.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,7 +232,7 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
         if rec.index < warmup:
             return False
         seconds.append(rec.seconds)
-        trial.report(samples / statistics.median(seconds), rec.index)
+        trial.report(samples * len(seconds) / sum(seconds), rec.index)
         return role == "search" and len(seconds) >= 2 and trial.should_prune()
 
     config, env = _config(opts, params)
@@ -262,7 +261,8 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
     elif outcome.status == "failed":
         study.tell(trial, 0.0)  # infeasible via the constraint attribute; TPE learns to avoid the region
     else:
-        study.tell(trial, samples / statistics.median(s.seconds for s in outcome.steps[warmup:]))
+        timed = [s.seconds for s in outcome.steps[warmup:]]
+        study.tell(trial, samples * len(timed) / sum(timed))
     progress(
         "trial-end",
         {"number": trial.number, "role": role, "outcome": outcome, "params": params, "warmup": warmup},

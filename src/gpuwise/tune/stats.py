@@ -1,8 +1,8 @@
 """Throughput with a bootstrap noise interval, speedup against the baseline, and the numerics guard.
 
-Throughput is samples / median step time over the timed steps (the median resists the occasional
-step a busy machine stretches). Its interval is a percentile bootstrap of that median; a speedup's
-interval bootstraps both sides independently. A setting wins only when its gain clears the noise:
+Throughput is samples x steps / their total time (what an epoch sees; a median step would overstate a
+bursty loader, whose workers deliver batches in clumps). Its interval is a percentile bootstrap of the
+mean step time; a speedup's interval bootstraps both sides independently. A setting wins only when its gain clears the noise:
 the lower end of its speedup interval is above 1, and the gain exceeds max(5 %, twice the noise, the
 drift between the two baseline runs), where the noise is the bootstrap standard error (the 95 %
 interval's half-width / 1.96) — DeepSpeed Autotuning's 5 % threshold, tightened by the noise this
@@ -28,7 +28,7 @@ class Throughput:
     samples_per_s: float
     low: float
     high: float
-    median_step_s: float
+    mean_step_s: float
     steps: int
 
     @property
@@ -37,19 +37,19 @@ class Throughput:
         return (self.high - self.low) / 2 / self.samples_per_s if self.samples_per_s else math.inf
 
 
-def _medians(seconds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _means(seconds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     picks = rng.integers(0, len(seconds), size=(BOOTSTRAP, len(seconds)))
-    return np.median(seconds[picks], axis=1)
+    return np.mean(seconds[picks], axis=1)
 
 
 def throughput(seconds: list[float], samples: int, seed: int = 0) -> Throughput:
     arr = np.asarray(seconds, dtype=float)
     if arr.size == 0:
         raise ValueError("no timed steps")
-    med = float(np.median(arr))
-    boot = samples / _medians(arr, np.random.default_rng(seed))
+    mean = float(np.mean(arr))
+    boot = samples / _means(arr, np.random.default_rng(seed))
     lo, hi = np.quantile(boot, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    return Throughput(samples / med, float(lo), float(hi), med, int(arr.size))
+    return Throughput(samples / mean, float(lo), float(hi), mean, int(arr.size))
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,12 @@ class Speedup:
 
 
 def speedup(candidate_s: list[float], baseline_s: list[float], seed: int = 0) -> Speedup:
-    """Baseline median step time / candidate median step time, with a bootstrap interval."""
+    """Baseline mean step time / candidate mean step time, with a bootstrap interval."""
     rng = np.random.default_rng(seed)
     cand, base = np.asarray(candidate_s, float), np.asarray(baseline_s, float)
-    ratio = _medians(base, rng) / _medians(cand, rng)
+    ratio = _means(base, rng) / _means(cand, rng)
     lo, hi = np.quantile(ratio, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    return Speedup(float(np.median(base) / np.median(cand)), float(lo), float(hi))
+    return Speedup(float(np.mean(base) / np.mean(cand)), float(lo), float(hi))
 
 
 def required_gain(s: Speedup, drift: float) -> float:
@@ -83,8 +83,8 @@ def beats_baseline(s: Speedup, drift: float) -> bool:
 
 
 def drift(first_s: list[float], second_s: list[float]) -> float:
-    """Relative change of the baseline's median step time between its two runs."""
-    a, b = float(np.median(first_s)), float(np.median(second_s))
+    """Relative change of the baseline's mean step time between its two runs."""
+    a, b = float(np.mean(first_s)), float(np.mean(second_s))
     return abs(a - b) / min(a, b) if min(a, b) > 0 else math.inf
 
 

@@ -186,7 +186,7 @@ def _follow(
                     return TrialOutcome("ok", steps, info={"note": f"stopped after {enough} reported steps"})
                 if on_step and on_step(rec):
                     return TrialOutcome(
-                        "pruned", steps, reason="pruned: slower than the median of earlier trials"
+                        "pruned", steps, reason="slower than the median of earlier trials at this step"
                     )
     for proc in procs:
         try:

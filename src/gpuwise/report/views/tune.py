@@ -69,7 +69,7 @@ def trials_table(result: TuneResult) -> Table:
         columns,
         [_row(r, result.winner) for r in result.trials],
         title="Trials",
-        caption=f"* the winner. speedup: baseline median step / this median step, 95% bootstrap interval; "
+        caption=f"* the winner. speedup: baseline mean step / this mean step, 95% bootstrap interval; "
         f"memory: {memory_kind}; numerics: the declared effect and the first steps' loss vs the baseline's.",
     )
 
