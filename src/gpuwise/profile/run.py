@@ -6,7 +6,6 @@ from pathlib import Path
 
 from gpuwise.profile.model import ProfileResult
 
-# torch-tb-profiler's DataLoader recommendation fires above this share of the step
 HTA_NOTE = (
     "Analysed from the profiler's own events (gpuwise labels data/forward/backward/optimizer). "
     "HolisticTraceAnalysis was not used: its package pulls in JupyterLab (about 70 packages) and its "
