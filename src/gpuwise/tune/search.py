@@ -57,7 +57,9 @@ def _study(opts: TuneOptions):
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # failed trials carry an "infeasible" constraint (Trial.set_constraint), which TPE learns to avoid
     sampler = optuna.samplers.TPESampler(seed=opts.seed, n_startup_trials=4)
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=opts.warmup + 2)
+    # steps are counted from the first timed step (warm-up differs per setting), and a trial is judged only
+    # after half its timed steps: on a busy machine two steps say little
+    pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=max(2, opts.steps // 2) - 1)
     opts.storage.parent.mkdir(parents=True, exist_ok=True)
     return optuna.create_study(
         study_name=opts.study,
@@ -232,8 +234,8 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
         if rec.index < warmup:
             return False
         seconds.append(rec.seconds)
-        trial.report(samples * len(seconds) / sum(seconds), rec.index)
-        return role == "search" and len(seconds) >= 2 and trial.should_prune()
+        trial.report(samples * len(seconds) / sum(seconds), len(seconds) - 1)
+        return role == "search" and len(seconds) >= max(2, opts.steps // 2) and trial.should_prune()
 
     config, env = _config(opts, params)
     env = {**opts.env, **env}
