@@ -117,7 +117,7 @@ def view(result: TuneResult) -> Document:
         if result.snippet_python:
             blocks.append(Code(result.snippet_python, "python"))
         if result.snippet_env:
-            blocks.append(Code(result.snippet_env, "bash"))
+            blocks.append(Code(result.snippet_env, "sh"))
         blocks.append(Code(result.snippet_yaml, "yaml"))
         blocks.append(
             Bullets([f"{k}: {result.sources[k]}" for k in result.best_changes if k in result.sources])
