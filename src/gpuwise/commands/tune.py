@@ -95,24 +95,10 @@ def tune(
         prior=_prior(profile) if profile else None,
         only=[k.strip() for k in only.split(",") if k.strip()] if only else [],
     )
-    _terminate_like_interrupt()
     result = _run_with_progress(opts)
     from gpuwise.report.views.tune import view
 
     emit(view(result), name, output, note=result.verdict)
-
-
-def _terminate_like_interrupt() -> None:
-    """SIGTERM (a scheduler's kill, `timeout`) ends tune like Ctrl-C: the running trial's process group
-    is killed and the trial is marked interrupted, so nothing outlives tune and --study can resume."""
-    import signal
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background by a shell
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _device() -> str:
