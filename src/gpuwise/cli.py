@@ -19,7 +19,20 @@ import typer
 from typer.core import TyperOption
 
 from gpuwise import __version__, interrupts
-from gpuwise.commands import bench, capture, catalog, doctor, export, fleet, history, plan, probe, profile, tune, watch
+from gpuwise.commands import (
+    bench,
+    capture,
+    catalog,
+    doctor,
+    export,
+    fleet,
+    history,
+    plan,
+    probe,
+    profile,
+    tune,
+    watch,
+)
 from gpuwise.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED
 
 _typer_display_type = TyperOption.display_type_rich
