@@ -14,6 +14,7 @@ from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
+from gpuwise.fleet.expect import check_expectations
 from gpuwise.report.model import EnvInfo, Report, summarize
 
 ENV_CHOICES = ("auto", "cloud", "onprem")
@@ -33,11 +34,14 @@ def diagnose(
     bench: BenchReport | None = None,
     env: str = "auto",
     nccl_logs: tuple[NcclDebugLog, ...] = (),
+    expected: dict[str, object] | None = None,
 ) -> Report:
     """Run every rule over `facts` (and `bench`, and NCCL debug logs of the user's runs) for the resolved
-    environment kind and build the Report."""
+    environment kind, check the operator's expectations (`--expect gpus=8,ib=4`), and build the Report."""
     info = resolve_env(facts, env)
     findings = run_rules(facts, bench, info.kind, nccl_logs=nccl_logs)
+    if expected:
+        findings = sorted(findings + check_expectations(facts, expected), key=Finding.sort_key)
     return build_report(facts, findings, info, bench, nccl_logs)
 
 

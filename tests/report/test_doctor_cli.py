@@ -167,3 +167,24 @@ def test_live_doctor_exit_code_matches_its_findings():
     text = gw("doctor")
     assert text.returncode == expected
     assert f"verdict: {data['summary']['verdict']} (exit {expected})" in " ".join(text.stdout.split())
+
+
+def test_expected_gpus_missing_is_critical(tmp_path):
+    """`doctor --expect-gpus 8` on a node that has none (the recorded CPU VM) is a critical finding, exit 2;
+    `--expect gpus=0` on the same node passes; a misspelt key is a usage error (3)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import CAPTURES
+
+    cap = str(CAPTURES / "cpu-vm-kvm-docker")
+    base = [sys.executable, "-m", "gpuwise.cli", "doctor", "--from", cap, "--no-history", "--format", "json"]
+    r = subprocess.run([*base, "--expect-gpus", "8"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    found = {f["id"]: f["status"] for f in json.loads(r.stdout)["findings"]}
+    assert found["expect.gpus"] == "fail"
+    r = subprocess.run([*base, "--expect", "gpus=0"], capture_output=True, text=True, timeout=120)
+    assert {f["id"]: f["status"] for f in json.loads(r.stdout)["findings"]}["expect.gpus"] == "pass"
+    r = subprocess.run([*base, "--expect", "gpu=8"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and "did you mean 'gpus'" in r.stderr

@@ -48,6 +48,15 @@ def doctor(
         None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."
     ),
     env: str = typer.Option("auto", "--env", help="Environment kind: auto (detect), cloud or onprem."),
+    expect: str = typer.Option(
+        None,
+        "--expect",
+        metavar="KEY=N,...",
+        help="What this node must have, e.g. gpus=8,ib=4,pcie_width=16: a mismatch is a critical finding.",
+    ),
+    expect_gpus: int = typer.Option(
+        None, "--expect-gpus", min=0, metavar="N", help="Same as --expect gpus=N."
+    ),
     nccl_log: list[Path] = typer.Option(
         None,
         "--nccl-log",
@@ -82,6 +91,12 @@ def doctor(
             "and pass --bench-results bench.json",
         )
 
+    from gpuwise.fleet.expect import parse_expect
+
+    expected = parse_expect(expect) if expect else {}
+    if expect_gpus is not None:
+        expected["gpus"] = expect_gpus
+
     from gpuwise.capture.host import CaptureHost, LiveHost
     from gpuwise.facts.collect import collect_facts
     from gpuwise.pipeline import diagnose
@@ -97,7 +112,7 @@ def doctor(
     facts = collect_facts(host)
     if bench == "quick":
         bench_report = _run_quick_bench()
-    report = diagnose(facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs))
+    report = diagnose(facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs), expected)
     from gpuwise.report.views.doctor import doctor_view
 
     emit(doctor_view(report), fmt, output, note=report.summary.verdict)
