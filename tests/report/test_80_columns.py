@@ -153,6 +153,62 @@ def _watch_docs() -> list[tuple[str, object]]:
     ]
 
 
+def _late_command_docs() -> list[tuple[str, object]]:
+    """tune, profile, history and fleet: the commands that arrived after the interface."""
+    import json
+
+    from gpuwise.report.views import profile as profile_view
+    from gpuwise.report.views import tune as tune_view
+    from tests.tune.test_views import _profile_result, _tune_result
+
+    def history_docs(which: str) -> Document:
+        import tempfile
+
+        from gpuwise.report.views.history import list_view, show_view, trend_view
+        from gpuwise.store import records
+        from gpuwise.store.history import History
+
+        doc = json.loads(BENCH_FILE.read_text())
+        with tempfile.TemporaryDirectory() as tmp, History(Path(tmp) / "h.db") as db:
+            for _ in range(2):
+                db.record(
+                    "bench",
+                    "host-1",
+                    doc["created_at"],
+                    records.bench_facts(doc),
+                    records.bench_metrics(doc),
+                    doc,
+                )
+            runs = db.runs()
+            if which == "list":
+                return list_view(runs, str(db.path))
+            if which == "show":
+                return show_view(db.get(runs[0].id))
+            return trend_view("matmul_bf16", db.trend("matmul_bf16"), None)
+
+    def fleet_doc() -> Document:
+        import tempfile
+
+        from gpuwise.fleet.analyze import analyze_fleet
+        from gpuwise.report.views.fleet import fleet_view
+        from tests.conftest import REAL
+        from tests.fleet.fleet_kit import build_fleet
+
+        if not REAL.is_dir():
+            pytest.skip("the fleet fixture is built from the shared real recordings")
+        with tempfile.TemporaryDirectory() as tmp:
+            return fleet_view(analyze_fleet(build_fleet(Path(tmp) / "fleet")))
+
+    return [
+        ("tune", lambda: tune_view.view(_tune_result())),
+        ("profile", lambda: profile_view.view(_profile_result())),
+        ("history list", lambda: history_docs("list")),
+        ("history show", lambda: history_docs("show")),
+        ("history trend", lambda: history_docs("trend")),
+        ("fleet report (16 nodes)", fleet_doc),
+    ]
+
+
 DOCS = [
     *_probe_docs(),
     *_doctor_docs(),
@@ -163,6 +219,7 @@ DOCS = [
     *_catalog_docs(),
     ("capture", _capture_doc),
     *_watch_docs(),
+    *_late_command_docs(),
 ]
 
 
