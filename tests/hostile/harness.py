@@ -75,7 +75,8 @@ class Sandbox:
         self.home = root / "home"
         self.tmp = root / "tmp"
         self.logs = root / "logs"
-        for d in (self.work, self.home, self.tmp, self.logs):
+        self.history = root / "history"  # bench and doctor record their runs (gpuwise history): kept apart
+        for d in (self.work, self.home, self.tmp, self.logs, self.history):
             d.mkdir(parents=True, exist_ok=True)
         self._inputs: dict[str, str] = {}
         self.allowed_outputs: set[str] = set()
@@ -87,6 +88,7 @@ class Sandbox:
         env.update(
             HOME=str(self.home),
             TMPDIR=str(self.tmp),
+            GPUWISE_HISTORY=str(self.history / "history.db"),
             COLUMNS="120",
             PYTHONDONTWRITEBYTECODE="1",  # no __pycache__ written into the source tree
             OPENBLAS_NUM_THREADS="1",

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,7 +90,7 @@ class History:
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as err:
             raise self._error(err) from err
-        self._guard(self._setup)
+        self._guard(self._setup_retrying)
 
     def __enter__(self) -> History:
         return self
@@ -115,6 +116,18 @@ class History:
             return fn(*args)
         except (sqlite3.Error, OSError) as err:
             raise self._error(err) from err
+
+    def _setup_retrying(self) -> None:
+        """_setup, retried while another process holds the lock: switching a new file to WAL needs an
+        exclusive lock that SQLite refuses at once (no busy wait) while another opener migrates it."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                return self._setup()
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _setup(self) -> None:
         self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
