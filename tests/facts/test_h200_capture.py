@@ -27,7 +27,7 @@ def test_nvml_and_xml_agree_on_the_recorded_h200():
     # compute capability: NVML reports it, `nvidia-smi -q -x` does not; the reasons are worded per source.
     # The capture was recorded before gpuwise read load and power-limit fields through NVML: XML only.
     newer = {"power_limit_default_watts", "power_limit_max_watts", "power_draw_watts", "performance_state"}
-    newer |= {"utilization_gpu_percent", "process_count"}
+    newer |= {"utilization_gpu_percent", "process_count", "vbios_version"}
     assert all(a[k] is None and k in a["unknown"] for k in newer)
     differing = sorted(k for k in a if k not in ("unknown", "compute_capability", *newer) and a[k] != b[k])
     assert differing == []

@@ -96,6 +96,7 @@ def _fake_pynvml(calls: list[str], *, init_error: str | None = None, lost: set[i
     m.nvmlDeviceGetName = lambda h: f"Fake GPU {h}"
     m.nvmlDeviceGetUUID = lambda h: f"GPU-{h}"
     m.nvmlDeviceGetSerial = lambda h: "123"
+    m.nvmlDeviceGetVbiosVersion = lambda h: "96.00.89.00.01"
     m.nvmlDeviceGetPciInfo = lambda h: types.SimpleNamespace(busId=f"00000000:0{h}:00.0".encode())
     m.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=80 * 1024**3)
     m.nvmlDeviceGetCudaComputeCapability = lambda h: (9, 0)

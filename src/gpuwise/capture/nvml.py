@@ -97,6 +97,7 @@ def _read_gpu(nvml: Any, index: int) -> dict[str, Any]:
     read("name", lambda: _text(nvml.nvmlDeviceGetName(h)))
     read("uuid", lambda: _text(nvml.nvmlDeviceGetUUID(h)))
     read("serial", lambda: _text(nvml.nvmlDeviceGetSerial(h)))
+    read("vbios_version", lambda: _text(nvml.nvmlDeviceGetVbiosVersion(h)))
     read("pci_bus_id", lambda: _text(nvml.nvmlDeviceGetPciInfo(h).busId))
     read("memory_total_bytes", lambda: int(nvml.nvmlDeviceGetMemoryInfo(h).total))
     read("compute_capability", lambda: "{}.{}".format(*nvml.nvmlDeviceGetCudaComputeCapability(h)))

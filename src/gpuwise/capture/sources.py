@@ -47,6 +47,7 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     # network
     ("ibv_devinfo-v", ("ibv_devinfo", "-v"), 20.0),
     ("ibstat", ("ibstat",), 20.0),
+    ("ofed_info-s", ("ofed_info", "-s"), 10.0),  # MLNX_OFED / DOCA-OFED version; absent with inbox drivers
     ("ip-j-addr", ("ip", "-j", "addr"), 10.0),
     # storage
     ("findmnt-J", ("findmnt", "-J"), 10.0),
@@ -107,6 +108,7 @@ FILES: tuple[str, ...] = (
     "/etc/os-release",
     "/etc/hostname",
     "/etc/nccl.conf",
+    "/sys/module/mlx5_core/version",  # set by MLNX_OFED builds of the driver; inbox builds have none
     "/.dockerenv",
     "/run/.containerenv",
     "/sys/hypervisor/type",

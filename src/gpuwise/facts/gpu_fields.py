@@ -188,6 +188,7 @@ FIELDS: dict[str, FieldSpec] = {
     "name": FieldSpec(to_str, ("product_name",), (("product name",),)),
     "uuid": FieldSpec(to_str, ("uuid",), (("gpu uuid",),)),
     "serial": FieldSpec(to_str, ("serial",), (("serial number",),)),
+    "vbios_version": FieldSpec(to_str, ("vbios_version",), (("vbios version",),)),
     "pci_bus_id": FieldSpec(to_str, ("pci/pci_bus_id",), (("pci", "bus id"),)),
     "memory_total_bytes": FieldSpec(
         to_bytes,

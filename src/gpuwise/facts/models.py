@@ -83,6 +83,7 @@ class Gpu(Part):
     name: str | None = None
     uuid: str | None = None
     serial: str | None = None
+    vbios_version: str | None = None  # "96.00.89.00.01": drift between nodes shows a missed firmware update
     pci_bus_id: str | None = None
     memory_total_bytes: int | None = None
     pcie: PcieLink = Field(default_factory=PcieLink)
@@ -220,6 +221,7 @@ class Network(Part):
     nics: list[Nic] = Field(default_factory=list)
     rdma_devices: list[RdmaDevice] = Field(default_factory=list)
     rdma_source: str | None = None  # which source gave rdma_devices
+    ofed_version: str | None = None  # `ofed_info -s` (MLNX_OFED / DOCA-OFED) or the mlx5_core module version
     nvidia_peermem_loaded: bool | None = None
     nccl_conf: dict[str, str] | None = None  # /etc/nccl.conf, None when absent
     nccl_env: dict[str, str] = Field(default_factory=dict)

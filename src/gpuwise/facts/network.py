@@ -17,6 +17,7 @@ def collect_network(host: Host) -> Network:
     net = Network()
     _nics(net, host)
     _rdma(net, host)
+    _ofed(net, host)
 
     modules, reason = file_text(host, "/proc/modules")
     if modules is None:
@@ -37,6 +38,38 @@ def collect_network(host: Host) -> Network:
     else:
         net.why("nccl_env", reason or "`env` output has no 'env' object", kind="unparsable")
     return net
+
+
+def parse_ofed_info(text: str) -> str | None:
+    """`ofed_info -s` prints one line such as "MLNX_OFED_LINUX-23.10-1.1.9.0:" (the trailing colon is its own)."""
+    for line in text.splitlines():
+        line = line.strip().rstrip(":").strip()
+        if line and " " not in line:
+            return line
+    return None
+
+
+def _ofed(net: Network, host: Host) -> None:
+    """The OFED stack's version: `ofed_info -s`, else the version an MLNX_OFED mlx5_core module records."""
+    if not net.rdma_devices:
+        net.why("ofed_version", "no RDMA devices, so no OFED stack to compare", kind="not_applicable")
+        return
+    text, reason = command_text(host, "ofed_info-s")
+    version = parse_ofed_info(text) if text else None
+    if version:
+        net.ofed_version = version
+        return
+    module, file_reason = file_text(host, "/sys/module/mlx5_core/version")
+    if module and module.strip():
+        net.ofed_version = f"mlx5_core {module.strip()}"
+        return
+    why = reason or Unknown(kind="unparsable", text="`ofed_info -s` printed no version")
+    net.why(
+        "ofed_version",
+        f"{why.text}; /sys/module/mlx5_core/version: {file_reason.text if file_reason else 'empty'} "
+        "(inbox kernel drivers carry no OFED version)",
+        kind=why.kind,
+    )
 
 
 def parse_nccl_conf(text: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuwise.fleet.drift import NOT_IN_FACTS, find_drift
+from gpuwise.fleet.drift import find_drift
 from gpuwise.fleet.layout import NodeResult, load_node, node_dirs, read_json_report
 from gpuwise.fleet.linktest import LINKS_SCHEMA
 from gpuwise.fleet.model import Collective, FleetReport, Outlier
@@ -53,7 +53,7 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
     collective = read_collective(root)
     if collective is not None:
         outliers.extend(link_outliers(collective))
-    not_compared = [NOT_IN_FACTS]
+    not_compared = []
     if len(benches) < len(results):
         not_compared.append(f"{len(results) - len(benches)} of {len(results)} nodes have no bench.json")
     if collective is None:

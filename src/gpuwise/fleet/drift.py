@@ -25,6 +25,7 @@ _NODE_KEYS: list[tuple[str, str, Callable[[Facts], Any]]] = [
     ("software", "nvcc", lambda f: f.software.nvcc_version),
     ("software", "Python", lambda f: f.software.python_version),
     ("software", "DCGM", lambda f: f.monitoring.dcgm_version),
+    ("software", "OFED", lambda f: f.network.ofed_version),
     ("kernel", "kernel release", lambda f: f.kernel.release),
     ("kernel", "distribution", lambda f: f.kernel.distro),
     ("kernel", "IOMMU", lambda f: f.kernel.iommu),
@@ -48,6 +49,7 @@ _NODE_KEYS: list[tuple[str, str, Callable[[Facts], Any]]] = [
 _GPU_KEYS: list[tuple[str, str, Callable[[Any], Any]]] = [
     ("hardware", "PCIe link width", lambda g: g.pcie.width_current),
     ("hardware", "PCIe link generation", lambda g: g.pcie.gen_current),
+    ("firmware", "VBIOS", lambda g: g.vbios_version),
     ("settings", "persistence mode", lambda g: g.persistence_mode),
     ("settings", "ECC enabled", lambda g: g.ecc_enabled),
     ("settings", "MIG enabled", lambda g: g.mig_enabled),
@@ -58,11 +60,6 @@ _GPU_KEYS: list[tuple[str, str, Callable[[Any], Any]]] = [
         lambda g: round(g.memory_total_bytes / 2**30) if g.memory_total_bytes else None,
     ),
 ]
-
-NOT_IN_FACTS = (
-    "VBIOS and OFED versions are not compared: gpuwise-facts/1 has no field for them yet "
-    "(HCA firmware is compared, per device)"
-)
 
 
 def _env_text(env: dict[str, str] | None) -> str | None:
