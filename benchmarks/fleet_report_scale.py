@@ -23,7 +23,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -36,6 +35,8 @@ EDIT_KINDS = ("GPU 0 PCIe x8", "older driver 570.172.08", "slow matmul_bf16", "I
 def build(root: Path, count: int, seed: int = 14) -> dict[str, str]:
     from tests.conftest import REAL
     from tests.fleet.fleet_kit import BASE_BENCH, BASE_CAPTURE, IBSTAT, write_node
+
+    from gpuwise.capture.writer import write_tarball
 
     ibstat = (REAL / IBSTAT).read_text()
     bench = json.loads(BASE_BENCH.read_text())
@@ -55,8 +56,9 @@ def build(root: Path, count: int, seed: int = 14) -> dict[str, str]:
             # write_node puts bench.json beside the capture folder; the folder is then packed as a tarball
             write_node(cap, name, ibstat, bench, seed=i, edit=edit)
             shutil.move(str(Path(scratch) / "bench.json"), node / "bench.json")
-            with tarfile.open(node / "capture.tar.gz", "w:gz") as tar:
-                tar.add(cap, arcname="capture")
+            write_tarball(
+                cap, node / "capture.tar.gz", "capture"
+            )  # as `gpuwise capture -o X.tar.gz` packs it
             shutil.rmtree(cap)
     return edits
 

@@ -26,7 +26,7 @@ from gpuwise.facts.gpu_fields import (
     to_watts,
     to_width,
 )
-from gpuwise.facts.gpu_xml import _REASON_TAG, _extract_document
+from gpuwise.facts.gpu_xml import REASON_TAG, extract_document
 
 _BIT_OF = {name: bit for bit, name in CLOCK_EVENT_REASON_BITS.items()}
 
@@ -97,7 +97,7 @@ _ECC = {
 
 def snapshot_from_xml(text: str, *, hostname: str, taken_at: float, environment: str = "unknown") -> Snapshot:
     """Parse the XML report into a Snapshot; text with no readable XML is a UserInputError."""
-    doc = _extract_document(text)
+    doc = extract_document(text)
     try:
         root = ET.fromstring(doc) if doc is not None else None
     except ET.ParseError as exc:
@@ -175,7 +175,7 @@ def _clock_event_mask(el: ET.Element) -> int | None:
         return None
     mask, readable = 0, False
     for child in section:
-        m = _REASON_TAG.match(child.tag)
+        m = REASON_TAG.match(child.tag)
         state = (child.text or "").strip().lower()
         if m is None or state not in ("active", "not active"):
             continue

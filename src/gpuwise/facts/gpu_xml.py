@@ -23,14 +23,14 @@ from gpuwise.facts.gpu_fields import (
 from gpuwise.facts.models import Gpu, GpuProbe
 
 TOOL = "nvidia-smi -q -x"
-_REASON_TAG = re.compile(r"^clocks_(?:event|throttle)_reason_(.+)$")
+REASON_TAG = re.compile(r"^clocks_(?:event|throttle)_reason_(.+)$")
 
 
 def parse_nvidia_smi_xml(text: str) -> GpuResult:
     """Parse the XML report; garbage or truncated input gives an empty list and a note, never an exception."""
     probe = GpuProbe(source="nvidia-smi-q-x")
     result = GpuResult(gpus=[], probe=probe)
-    doc = _extract_document(text)
+    doc = extract_document(text)
     if doc is None:
         probe.notes.append(f"`{TOOL}` output holds no XML document")
         probe.why("attached_gpus", f"`{TOOL}` output holds no XML document", kind="unparsable")
@@ -60,7 +60,7 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
     return result
 
 
-def _extract_document(text: str) -> str | None:
+def extract_document(text: str) -> str | None:
     """The XML part of the text: from '<?xml' or the *_log root to its closing tag."""
     start = re.search(r"<\?xml|<(\w+_log)\b", text)
     if start is None:
@@ -127,7 +127,7 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
         return
     active, readable = [], 0
     for child in section:
-        m = _REASON_TAG.match(child.tag)
+        m = REASON_TAG.match(child.tag)
         state = (child.text or "").strip().lower()
         if m is None or state not in ("active", "not active"):
             continue
