@@ -5,13 +5,26 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install system-deps lint clean
+.PHONY: run test install system-deps lint clean catalogs messages
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 install: $(BIN)/python
 	$(BIN)/pip install -q -e .
+	$(MAKE) catalogs
+
+# translations: the .po files are the source (committed); the .mo files are built here (gpuwise.i18n
+# compiles a .po in memory when its .mo is missing or older, e.g. after a plain `pip install -e .`)
+LOCALE := src/gpuwise/locale
+catalogs:
+	$(BIN)/pybabel compile -D gpuwise -d $(LOCALE) --statistics
+
+# after changing user-facing text: extract every _() / N_() message and merge it into each .po
+messages:
+	$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --add-comments=TRANSLATORS: \
+		--project=gpuwise --msgid-bugs-address=- -o $(LOCALE)/gpuwise.pot src/gpuwise
+	$(BIN)/pybabel update -D gpuwise -i $(LOCALE)/gpuwise.pot -d $(LOCALE) --no-fuzzy-matching --ignore-obsolete
 
 # doctor exits 1 (warnings) or 2 (critical findings) after a complete run; only 3 means it could not run
 run: install
@@ -24,6 +37,7 @@ system-deps:
 test: system-deps $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune]'
+	$(MAKE) catalogs
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports
@@ -35,4 +49,4 @@ lint: $(BIN)/python
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) $(LOCALE)/*/LC_MESSAGES/*.mo .pytest_cache .ruff_cache .hypothesis .import_linter_cache

@@ -18,7 +18,7 @@ import warnings
 import typer
 from typer.core import TyperOption
 
-from gpuwise import __version__, interrupts
+from gpuwise import __version__, i18n, interrupts
 from gpuwise.commands import (
     bench,
     capture,
@@ -72,8 +72,19 @@ def _root(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        metavar="en|zh-CN",
+        help="Language of the reports and messages (default: from LC_ALL / LC_MESSAGES / LANG, "
+        "else English). Numbers, units, commands, ids and JSON keys stay as they are.",
+    ),
 ) -> None:
     _state["debug"] = debug
+    try:
+        i18n.set_language(lang if lang is not None else i18n.language_from_env())
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--lang") from None
     if not debug:
         # numpy's overflow/invalid-value RuntimeWarnings name source lines; a user gets the checked
         # result or a clean error instead (inputs are validated finite). --debug shows them.
@@ -101,7 +112,7 @@ def _interrupted() -> None:
     import signal
 
     terminated = interrupts.received() == signal.SIGTERM
-    typer.echo("terminated" if terminated else "interrupted", err=True)
+    typer.echo(i18n._("terminated") if terminated else i18n._("interrupted"), err=True)
     sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
 
 
@@ -115,7 +126,7 @@ def main() -> None:
         code = app(standalone_mode=False)
     except GpuwiseError as exc:
         _debug_traceback()
-        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        typer.secho(i18n._("error: {message}").format(message=exc), fg=typer.colors.RED, err=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -130,8 +141,11 @@ def main() -> None:
         _debug_traceback()
         where = f" ({exc.filename})" if exc.filename else ""
         typer.secho(
-            f"error: {exc.strerror or exc}{where}\nTo fix: check that the path exists, "
-            "that you can read or write it, and that the disk has space",
+            i18n._("error: {message}").format(message=f"{exc.strerror or exc}{where}")
+            + "\n"
+            + i18n._(
+                "To fix: check that the path exists, that you can read or write it, and that the disk has space"
+            ),
             fg=typer.colors.RED,
             err=True,
         )
@@ -143,8 +157,9 @@ def main() -> None:
             sys.exit(EXIT_COULD_NOT_RUN)
         _debug_traceback()
         typer.secho(
-            f"internal error: {type(exc).__name__}: {exc}\nRe-run with --debug for a traceback, "
-            "and please report it.",
+            i18n._("internal error: {error}").format(error=f"{type(exc).__name__}: {exc}")
+            + "\n"
+            + i18n._("Re-run with --debug for a traceback, and please report it."),
             fg=typer.colors.RED,
             err=True,
         )

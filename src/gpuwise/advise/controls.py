@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from gpuwise.advise.finding import Controllable
+from gpuwise.i18n import N_
 
 Controls = Mapping[str, Controllable]
 
-ONPREM_YES = Controllable(can="yes", reason="your own hardware: you can change it")
+ONPREM_YES = Controllable(can="yes", reason=N_("your own hardware: you can change it"))
 
 
 def provider_owned(cloud: Controllable) -> Controls:
@@ -41,46 +42,57 @@ def everywhere(control: Controllable) -> Controls:
 
 FIRMWARE_ON_CLOUD = Controllable(
     can="no",
-    reason="BIOS, PCIe and firmware settings are not reachable from a cloud VM",
-    alternative="choose an instance family whose GPUs are attached at full PCIe width/generation (bare-metal or full-node GPU shapes), "
-    "or report it to the provider with this evidence",
+    reason=N_("BIOS, PCIe and firmware settings are not reachable from a cloud VM"),
+    alternative=N_(
+        "choose an instance family whose GPUs are attached at full PCIe width/generation "
+        "(bare-metal or full-node GPU shapes), or report it to the provider with this evidence"
+    ),
 )
 HARDWARE_ON_CLOUD = Controllable(
     can="no",
-    reason="the physical GPU and its board belong to the provider",
-    alternative="stop this instance and start a new one (you usually land on another host), "
-    "and report the GPU to the provider with this evidence",
+    reason=N_("the physical GPU and its board belong to the provider"),
+    alternative=N_(
+        "stop this instance and start a new one (you usually land on another host), and report "
+        "the GPU to the provider with this evidence"
+    ),
 )
 KERNEL_ON_CLOUD = Controllable(
     can="partly",
-    reason="you control the guest kernel, but the hypervisor decides what the VM sees",
-    alternative="set it in the guest if the VM exposes it; otherwise pick an image or instance type that does",
+    reason=N_("you control the guest kernel, but the hypervisor decides what the VM sees"),
+    alternative=N_(
+        "set it in the guest if the VM exposes it; otherwise pick an image or instance type that does"
+    ),
 )
 FABRIC_ON_CLOUD = Controllable(
     can="no",
-    reason="the network fabric is chosen by the instance type",
-    alternative="choose an instance type with RDMA networking (e.g. InfiniBand/RoCE or EFA-class shapes) "
-    "and place the nodes in one availability zone / placement group",
+    reason=N_("the network fabric is chosen by the instance type"),
+    alternative=N_(
+        "choose an instance type with RDMA networking (e.g. InfiniBand/RoCE or EFA-class shapes) "
+        "and place the nodes in one availability zone / placement group"
+    ),
 )
 INSTANCE_SIZE_ON_CLOUD = Controllable(
     can="partly",
-    reason="the CPU/RAM per GPU is fixed by the instance type",
-    alternative="pick a larger instance size or a family with more vCPUs/RAM per GPU",
+    reason=N_("the CPU/RAM per GPU is fixed by the instance type"),
+    alternative=N_("pick a larger instance size or a family with more vCPUs/RAM per GPU"),
 )
 DRIVER_ON_CLOUD = Controllable(
     can="partly",
-    reason="the guest driver is yours on most GPU VMs, but managed images/containers pin it",
-    alternative="pick an image (deep-learning image) whose driver supports your CUDA, or a torch build for this driver",
+    reason=N_("the guest driver is yours on most GPU VMs, but managed images/containers pin it"),
+    alternative=N_(
+        "pick an image (deep-learning image) whose driver supports your CUDA, or a torch build "
+        "for this driver"
+    ),
 )
 STORAGE_ON_CLOUD = Controllable(
     can="partly",
-    reason="disk types come with the instance and its volumes",
-    alternative="choose an instance with local NVMe (instance store) or a higher-IOPS disk class",
+    reason=N_("disk types come with the instance and its volumes"),
+    alternative=N_("choose an instance with local NVMe (instance store) or a higher-IOPS disk class"),
 )
 CONTAINER_START = Controllable(
     can="partly",
-    reason="set when the container is started, not from inside it",
-    alternative="restart the container with the options below (or ask the platform team)",
+    reason=N_("set when the container is started, not from inside it"),
+    alternative=N_("restart the container with the options below (or ask the platform team)"),
 )
 
 # ---------------------------------------------------------------- presets

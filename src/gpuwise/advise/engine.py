@@ -29,6 +29,7 @@ from gpuwise.advise.finding import (
     Recommendation,
     Status,
 )
+from gpuwise.i18n import _
 from gpuwise.layers import Layer
 
 if TYPE_CHECKING:
@@ -64,21 +65,44 @@ class Rule:
         return min(self.priority.values(), key=PRIORITY_ORDER.index)
 
     def controllable_for(self, env: EnvKind) -> Controllable:
+        """Who can change it in `env`, in the active language (presets are marked N_ and translated here)."""
         if env in self.controllable:
-            return self.controllable[env]
+            return translated(self.controllable[env])
         if env != "unknown":
-            return Controllable(can="yes", reason="a setting on this machine")
+            return Controllable(can="yes", reason=_("a setting on this machine"))
         cloud, onprem = self.controllable.get("cloud"), self.controllable.get("onprem")
         if cloud is None and onprem is None:
-            return Controllable(can="yes", reason="a setting on this machine")
-        parts = [
-            f"on a cloud VM {cloud.can}: {cloud.reason}" if cloud else "on a cloud VM yes",
-            f"on your own hardware {onprem.can}: {onprem.reason}"
+            return Controllable(can="yes", reason=_("a setting on this machine"))
+        on_cloud = (
+            _("on a cloud VM {can}: {reason}").format(can=can_word(cloud.can), reason=_(cloud.reason))
+            if cloud
+            else _("on a cloud VM {can}").format(can=can_word("yes"))
+        )
+        on_own = (
+            _("on your own hardware {can}: {reason}").format(
+                can=can_word(onprem.can), reason=_(onprem.reason)
+            )
             if onprem and onprem.can != "yes"
-            else "on your own hardware yes",
-        ]
-        alt = cloud.alternative if cloud else None
-        return Controllable(can="partly", reason="environment unknown; " + "; ".join(parts), alternative=alt)
+            else _("on your own hardware {can}").format(can=can_word("yes"))
+        )
+        alt = _(cloud.alternative) if cloud and cloud.alternative else None
+        reason = _("environment unknown; {on_cloud}; {on_own}").format(on_cloud=on_cloud, on_own=on_own)
+        return Controllable(can="partly", reason=reason, alternative=alt)
+
+
+def can_word(can: str) -> str:
+    """'yes' / 'no' / 'partly' in the active language (the JSON field `can` keeps the English value)."""
+    return {"yes": _("yes"), "no": _("no"), "partly": _("partly")}.get(can, can)
+
+
+def translated(control: Controllable) -> Controllable:
+    """A preset (its texts marked N_ at import) with its texts in the active language."""
+    return control.model_copy(
+        update={
+            "reason": _(control.reason) if control.reason else control.reason,
+            "alternative": _(control.alternative) if control.alternative else control.alternative,
+        }
+    )
 
 
 _REGISTRY: dict[str, Rule] = {}
@@ -231,13 +255,13 @@ class RuleContext:
             layer=r.layer,
             priority=priority or r.priority_for(self.env),
             status=status,
-            title=title or r.title,
+            title=title or _(r.title),
             evidence=[e if isinstance(e, Evidence) else ev(*e) for e in evidence],
             recommendation=Recommendation(
                 text=text, commands=list(commands), config=list(config), env=dict(env or {})
             ),
-            controllable=controllable or r.controllable_for(self.env),
-            expected_gain=gain or r.gain,
+            controllable=translated(controllable) if controllable else r.controllable_for(self.env),
+            expected_gain=_gain(gain or r.gain),
             affects_numerics=r.affects_numerics if affects_numerics is None else affects_numerics,
             references=refs,
             source=r.source,
@@ -246,6 +270,10 @@ class RuleContext:
     def passed(self, evidence: Iterable[Evidence | tuple[str, Any]], title: str) -> Finding:
         """The rule checked and found nothing wrong: shown as a pass, so the plan says what was checked."""
         return self.finding("pass", evidence, title=title, priority="low")
+
+
+def _gain(gain: ExpectedGain | None) -> ExpectedGain | None:
+    return gain.model_copy(update={"text": _(gain.text)}) if gain else None
 
 
 def ev(path: str, value: Any) -> Evidence:
@@ -264,12 +292,14 @@ def _failed(rule_: Rule, env: EnvKind, exc: Exception) -> Finding:
         layer=rule_.layer,
         priority="low",
         status="info",
-        title=f"rule {rule_.id} failed: {type(exc).__name__}: {exc}"[:300],
+        title=_("rule {id} failed: {error}").format(id=rule_.id, error=f"{type(exc).__name__}: {exc}")[:300],
         recommendation=Recommendation(
-            text="This check could not run on these facts; the others are unaffected. "
-            "Please report it with the capture (`gpuwise capture`)."
+            text=_(
+                "This check could not run on these facts; the others are unaffected. "
+                "Please report it with the capture (`gpuwise capture`)."
+            )
         ),
-        controllable=Controllable(can="yes", reason="a gpuwise problem, not a machine problem"),
+        controllable=Controllable(can="yes", reason=_("a gpuwise problem, not a machine problem")),
         source=rule_.source,
     )
 

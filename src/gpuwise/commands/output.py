@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.i18n import _
+
 
 def _format_list() -> str:
     """The formats in report/formats/, by module name (listing, not importing: --help stays fast)."""
@@ -36,7 +38,9 @@ def output_format(fmt: str, as_json: bool) -> str:
 
     name = get_renderer(fmt).name
     if as_json and name not in ("json", "text"):
-        raise UserInputError(f"--json and --format {name} both given", "use one of them")
+        raise UserInputError(
+            _("--json and --format {name} both given").format(name=name), _("use one of them")
+        )
     return "json" if as_json else name
 
 
@@ -86,4 +90,5 @@ def emit(doc, fmt: str, output: Path | None, *, note: str = "") -> None:
     from gpuwise.commands import write_output
 
     write_output(output, renderer(doc, width=FILE_WIDTH, color=False), "-o")
-    typer.echo(f"wrote {output}" + (f" — {note}" if note else ""), err=True)
+    said = _("wrote {path}").format(path=output)
+    typer.echo(_("{said} — {note}").format(said=said, note=note) if note else said, err=True)

@@ -12,6 +12,7 @@ from gpuwise.capture.host import Host
 from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
 from gpuwise.facts.models import Platform, Unknown, combined
 from gpuwise.facts.sourcing import command_text, file_text, to_int
+from gpuwise.i18n import _
 from gpuwise.providers import providers
 
 DMI_DIR = "/sys/class/dmi/id"
@@ -145,14 +146,21 @@ def _environment(virt: str | None, evidence: str, dmi: dict[str, str]) -> tuple[
     if virt and virt != "none":
         return (
             "cloud",
-            f"{virt} guest ({evidence}): firmware/BIOS are not reachable from inside a VM; treated as cloud-like",
+            _(
+                "{virt} guest ({evidence}): firmware/BIOS are not reachable from inside a VM; treated as "
+                "cloud-like"
+            ).format(virt=virt, evidence=evidence),
         )
     if virt == "none":
         vendor = (
             f"; DMI {dmi['sys_vendor']!r} {dmi.get('product_name', '')!r}" if dmi.get("sys_vendor") else ""
         )
-        return "onprem", f"bare metal ({evidence}) and no cloud DMI strings{vendor}"
-    return "unknown", f"virtualization unknown ({evidence}) and no cloud DMI strings"
+        return "onprem", _("bare metal ({evidence}) and no cloud DMI strings").format(
+            evidence=evidence
+        ) + vendor
+    return "unknown", _("virtualization unknown ({evidence}) and no cloud DMI strings").format(
+        evidence=evidence
+    )
 
 
 def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
@@ -164,21 +172,27 @@ def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
         text, reason = command_text(host, command_id, allow_rc=(1,))  # exits 1 when it prints "none"
         answer = (text or "").strip().splitlines()[:1]
         if answer and answer[0] not in CONTAINER_KINDS and re.fullmatch(r"[a-z0-9_-]+", answer[0]):
-            return answer[0], f"systemd-detect-virt says {answer[0]!r}", failures
+            return answer[0], _("systemd-detect-virt says {answer!r}").format(answer=answer[0]), failures
         if answer:
-            reasons.append(f"systemd-detect-virt reports the container {answer[0]!r}, not the VM")
+            reasons.append(
+                _("systemd-detect-virt reports the container {answer!r}, not the VM").format(answer=answer[0])
+            )
             failures.append(Unknown(kind="not_applicable", text=reasons[-1]))
         elif reason:
             failures.append(reason)
             if reason.kind != "not_captured":
                 reasons.append(reason.text)
-    lscpu_text, _ = command_text(host, "lscpu")
+    lscpu_text, _why = command_text(host, "lscpu")
     vendor = parse_lscpu(lscpu_text).get("Hypervisor vendor") if lscpu_text else None
     if vendor:
-        return vendor.split()[0].lower(), f"lscpu hypervisor vendor {vendor!r}", failures
+        return (
+            vendor.split()[0].lower(),
+            _("lscpu hypervisor vendor {vendor!r}").format(vendor=vendor),
+            failures,
+        )
     xen = (host.read_file("/sys/hypervisor/type") or "").strip()
     if xen:
-        return xen, f"/sys/hypervisor/type is {xen!r}", failures
+        return xen, _("/sys/hypervisor/type is {xen!r}").format(xen=xen), failures
     cpuinfo, reason = file_text(host, "/proc/cpuinfo")
     procs = parse_cpuinfo(cpuinfo) if cpuinfo else []
     flags = procs[0].get("flags") if procs else None

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuwise.advise.finding import PRIORITY_ORDER, STATUS_ORDER, EnvKind, Finding
+from gpuwise.i18n import _
 
 REPORT_SCHEMA = "gpuwise-report/1"
 
@@ -65,8 +66,10 @@ def summarize(findings: list[Finding]) -> Summary:
     }
     code = exit_code_for(findings)
     verdict = {
-        0: "no problems found",
-        1: f"{by_status['warn']} warning(s) to look at",
-        2: f"{by_status['fail']} critical finding(s), {by_status['warn']} warning(s)",
+        0: _("no problems found"),
+        1: _("{warn} warning(s) to look at").format(warn=by_status["warn"]),
+        2: _("{fail} critical finding(s), {warn} warning(s)").format(
+            fail=by_status["fail"], warn=by_status["warn"]
+        ),
     }[code]
     return Summary(by_status=by_status, by_priority=by_priority, exit_code=code, verdict=verdict)

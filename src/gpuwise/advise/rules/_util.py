@@ -9,6 +9,14 @@ import re
 from gpuwise.facts.models import Facts, Gpu
 
 
+def sentences(parts: list[str]) -> str:
+    """Join translated sentences: with a space in English, with nothing after Chinese full stops."""
+    out = ""
+    for part in parts:
+        out += part if not out or out.endswith(("。", "；", "：")) else " " + part
+    return out
+
+
 def label(g: Gpu, pos: int) -> str:
     """A fact path for one GPU: gpus[<position>] (the index nvidia-smi printed, when known, in the value)."""
     return f"gpus[{pos}]"

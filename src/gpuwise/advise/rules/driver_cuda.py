@@ -7,6 +7,7 @@ from gpuwise.advise.controls import CLOUD_DRIVER
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import CUDA_COMPAT, TORCH_CPP_EXTENSION, TORCH_INSTALL
 from gpuwise.advise.rules._util import version_tuple
+from gpuwise.i18n import N_, _
 
 
 def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
@@ -16,7 +17,7 @@ def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
 @rule(
     id="driver.torch_cuda_newer_than_driver",
     layer="driver-cuda",
-    title="torch was built for a newer CUDA than the driver supports",
+    title=N_("torch was built for a newer CUDA than the driver supports"),
     source=f"CUDA Compatibility guide, minor-version compatibility within a major release ({CUDA_COMPAT})",
     priority="high",
     controllable=CLOUD_DRIVER,
@@ -34,7 +35,10 @@ def torch_cuda_vs_driver(ctx: RuleContext):
     ]
     if built <= drv:
         return ctx.passed(
-            ev, f"driver supports CUDA {sw.cuda_driver_version} >= torch's CUDA {sw.torch_cuda}"
+            ev,
+            _("driver supports CUDA {cuda_driver_version} >= torch's CUDA {torch_cuda}").format(
+                cuda_driver_version=sw.cuda_driver_version, torch_cuda=sw.torch_cuda
+            ),
         )
     fix = [
         f"pip install torch --index-url https://download.pytorch.org/whl/cu{drv[0]}{drv[1]}  (if that build exists) "
@@ -44,17 +48,21 @@ def torch_cuda_vs_driver(ctx: RuleContext):
         return ctx.finding(
             "fail",
             ev,
-            f"torch needs CUDA {sw.torch_cuda} but the driver supports only {sw.cuda_driver_version}: "
-            "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, "
-            "or install a torch build for this driver's CUDA.",
+            _(
+                "torch needs CUDA {torch_cuda} but the driver supports only {cuda_driver_version}: "
+                "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, or "
+                "install a torch build for this driver's CUDA."
+            ).format(torch_cuda=sw.torch_cuda, cuda_driver_version=sw.cuda_driver_version),
             commands=fix,
         )
     return ctx.finding(
         "warn",
         ev,
-        f"torch's CUDA {sw.torch_cuda} is newer than the driver's {sw.cuda_driver_version}. "
-        "Minor-version compatibility usually lets it run, but PTX JIT and some newer features fail. "
-        "Keep the pair validated: upgrade the driver or match torch to it.",
+        _(
+            "torch's CUDA {torch_cuda} is newer than the driver's {cuda_driver_version}. "
+            "Minor-version compatibility usually lets it run, but PTX JIT and some newer features "
+            "fail. Keep the pair validated: upgrade the driver or match torch to it."
+        ).format(torch_cuda=sw.torch_cuda, cuda_driver_version=sw.cuda_driver_version),
         commands=fix,
     )
 
@@ -62,7 +70,7 @@ def torch_cuda_vs_driver(ctx: RuleContext):
 @rule(
     id="driver.torch_cpu_only",
     layer="driver-cuda",
-    title="torch is a CPU-only build on a GPU machine",
+    title=N_("torch is a CPU-only build on a GPU machine"),
     source="PyTorch install matrix: CPU wheels have torch.version.cuda = None",
     priority="high",
     references=(TORCH_INSTALL,),
@@ -78,7 +86,7 @@ def torch_cpu_only(ctx: RuleContext):
             ("software.torch_cuda", None),
             ("gpus.count", len(ctx.facts.gpus)),
         ],
-        "This torch cannot use the GPUs. Install a CUDA build that the driver supports.",
+        _("This torch cannot use the GPUs. Install a CUDA build that the driver supports."),
         commands=[
             "pip install torch --index-url https://download.pytorch.org/whl/cu<XY>",
             "python -c 'import torch; print(torch.version.cuda, torch.cuda.is_available())'",
@@ -89,7 +97,7 @@ def torch_cpu_only(ctx: RuleContext):
 @rule(
     id="driver.nvcc_newer_than_driver",
     layer="driver-cuda",
-    title="The CUDA toolkit (nvcc) is newer than the driver supports",
+    title=N_("The CUDA toolkit (nvcc) is newer than the driver supports"),
     source="CUDA Compatibility guide: "
     "binaries built by a newer toolkit need a newer driver (beyond minor-version compat)",
     priority={"cloud": "medium", "onprem": "high"},
@@ -107,16 +115,18 @@ def nvcc_vs_driver(ctx: RuleContext):
             ("software.nvcc_version", sw.nvcc_version),
             ("software.cuda_driver_version", sw.cuda_driver_version),
         ],
-        "Kernels compiled with this nvcc (custom CUDA extensions, flash-attention builds, Triton's ptxas) "
-        "may not load on this driver. Install a toolkit no newer than the driver's CUDA, "
-        "or upgrade the driver.",
+        _(
+            "Kernels compiled with this nvcc (custom CUDA extensions, flash-attention builds, "
+            "Triton's ptxas) may not load on this driver. Install a toolkit no newer than the "
+            "driver's CUDA, or upgrade the driver."
+        ),
     )
 
 
 @rule(
     id="driver.torch_vs_nvcc",
     layer="driver-cuda",
-    title="nvcc and torch were built for different CUDA major versions",
+    title=N_("nvcc and torch were built for different CUDA major versions"),
     source="torch.utils.cpp_extension refuses to build when the toolkit's CUDA major differs from torch's",
     priority="medium",
     references=(TORCH_CPP_EXTENSION,),
@@ -129,7 +139,9 @@ def torch_vs_nvcc(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("software.torch_cuda", sw.torch_cuda), ("software.nvcc_version", sw.nvcc_version)],
-        "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. "
-        "Point CUDA_HOME at a toolkit with torch's CUDA major version.",
+        _(
+            "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. "
+            "Point CUDA_HOME at a toolkit with torch's CUDA major version."
+        ),
         env={"CUDA_HOME": f"/usr/local/cuda-{sw.torch_cuda}"},
     )

@@ -16,6 +16,7 @@ from gpuwise.advise.rules._links import (
     TRANSFORMER_ENGINE,
 )
 from gpuwise.advise.rules._util import cc_value, version_tuple
+from gpuwise.i18n import N_, _
 
 
 def _min_cc(ctx: RuleContext) -> float | None:
@@ -56,13 +57,13 @@ def _supports(ctx: RuleContext, min_cc_threshold: str, peak_field: str) -> tuple
 @rule(
     id="framework.amp_bf16",
     layer="framework",
-    title="Train in bf16 mixed precision (GPU supports bf16)",
+    title=N_("Train in bf16 mixed precision (GPU supports bf16)"),
     source=f"PyTorch Automatic Mixed Precision (bf16 autocast on compute capability >= 8.0), {AMP_DOC}; PyTorch Performance Tuning Guide, {TORCH_TUNING}",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
     gain=ExpectedGain(
-        text="up to 3x on Tensor-Core GPUs (model-dependent)",
+        text=N_("up to 3x on Tensor-Core GPUs (model-dependent)"),
         source=f"PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', {TORCH_TUNING}",
     ),
 )
@@ -73,9 +74,11 @@ def amp_bf16(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        f"bf16 — detected from {evidence[0][0]} = {evidence[0][1]}: these GPUs have bf16 Tensor Cores. "
-        "If the model trains in fp32, wrap the forward pass in bf16 autocast (no GradScaler needed). "
-        "Changes numerics: validate the loss curve.",
+        _(
+            "bf16 — detected from {evidence} = {evidence2}: these GPUs have bf16 Tensor Cores. If "
+            "the model trains in fp32, wrap the forward pass in bf16 autocast (no GradScaler "
+            "needed). Changes numerics: validate the loss curve."
+        ).format(evidence=evidence[0][0], evidence2=evidence[0][1]),
         config=["with torch.autocast('cuda', dtype=torch.bfloat16):", "    loss = model(batch)"],
     )
 
@@ -83,13 +86,13 @@ def amp_bf16(ctx: RuleContext):
 @rule(
     id="framework.amp_fp16",
     layer="framework",
-    title="Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)",
+    title=N_("Train in fp16 mixed precision with a GradScaler (no bf16 on this GPU)"),
     source=f"PyTorch Automatic Mixed Precision (fp16 autocast with GradScaler; Tensor Cores from compute capability 7.0), {AMP_DOC}",
     priority="high",
     affects_numerics=True,
     references=(AMP_DOC,),
     gain=ExpectedGain(
-        text="up to 3x on Tensor-Core-eligible models",
+        text=N_("up to 3x on Tensor-Core-eligible models"),
         source=f"PyTorch Performance Tuning Guide, 'Use mixed precision and AMP', {TORCH_TUNING}",
     ),
 )
@@ -101,9 +104,11 @@ def amp_fp16(ctx: RuleContext):
     return ctx.finding(
         "info",
         ev16,
-        f"These GPUs ({ev16[0][0]} = {ev16[0][1]}) have fp16 Tensor Cores but no bf16: "
-        "use fp16 autocast with torch.amp.GradScaler to avoid gradient underflow. Changes numerics: "
-        "validate the loss curve.",
+        _(
+            "These GPUs ({ev16} = {ev162}) have fp16 Tensor Cores but no bf16: use fp16 autocast "
+            "with torch.amp.GradScaler to avoid gradient underflow. Changes numerics: validate the "
+            "loss curve."
+        ).format(ev16=ev16[0][0], ev162=ev16[0][1]),
         config=[
             "scaler = torch.amp.GradScaler('cuda')",
             "with torch.autocast('cuda', dtype=torch.float16): loss = model(batch)",
@@ -115,13 +120,13 @@ def amp_fp16(ctx: RuleContext):
 @rule(
     id="framework.tf32",
     layer="framework",
-    title="Allow TF32 for fp32 matmuls",
+    title=N_("Allow TF32 for fp32 matmuls"),
     source=f"PyTorch CUDA semantics, 'TensorFloat-32 (TF32) on Ampere (and later) devices', {TORCH_CUDA_NOTES}",
     priority="medium",
     affects_numerics=True,
     references=(CUDA_NOTES_TF32,),
     gain=ExpectedGain(
-        text="~7x on the fp32 matmul itself (A100, 10240^2); less end to end",
+        text=N_("~7x on the fp32 matmul itself (A100, 10240^2); less end to end"),
         source=f"PyTorch CUDA semantics, TF32 ({TORCH_CUDA_NOTES})",
     ),
 )
@@ -132,9 +137,11 @@ def tf32(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "PyTorch keeps fp32 matmuls in full fp32 by default; "
-        "whatever still runs in fp32 (outside autocast) can use TF32 Tensor Cores. "
-        "Reduces matmul mantissa to 10 bits: affects numerics.",
+        _(
+            "PyTorch keeps fp32 matmuls in full fp32 by default; whatever still runs in fp32 "
+            "(outside autocast) can use TF32 Tensor Cores. Reduces matmul mantissa to 10 bits: "
+            "affects numerics."
+        ),
         config=["torch.set_float32_matmul_precision('high')"],
     )
 
@@ -142,7 +149,7 @@ def tf32(ctx: RuleContext):
 @rule(
     id="framework.fp8",
     layer="framework",
-    title="FP8 training is possible on this GPU",
+    title=N_("FP8 training is possible on this GPU"),
     source=f"ml-engineering MAMF table: FP8 matmul reaches ~1.8x bf16 on H100/H200 ({MLE_ACCELERATOR}); FP8 Tensor Cores from compute capability 8.9",
     priority="low",
     affects_numerics=True,
@@ -155,20 +162,22 @@ def fp8(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "FP8 matmuls (Transformer Engine, torchao float8) "
-        "roughly double peak matmul throughput over bf16 on large GEMMs, "
-        "with scaling recipes that need convergence checks. Consider it for large transformer training.",
+        _(
+            "FP8 matmuls (Transformer Engine, torchao float8) roughly double peak matmul throughput "
+            "over bf16 on large GEMMs, with scaling recipes that need convergence checks. Consider "
+            "it for large transformer training."
+        ),
     )
 
 
 @rule(
     id="framework.torch_compile",
     layer="framework",
-    title="Try torch.compile",
+    title=N_("Try torch.compile"),
     source=f"ml-engineering torch.compile measurements: 2.4-3.9x on small overhead-bound models, ~0.94-0.98x on large GEMM-bound ones ({MLE_PERFORMANCE})",
     priority="medium",
     gain=ExpectedGain(
-        text="2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)",
+        text=N_("2.4-3.9x on small, overhead-bound models; ~0.94-0.98x on large GEMM-bound (measure)"),
         source=f"ml-engineering, {MLE_PERFORMANCE}",
     ),
 )
@@ -179,9 +188,11 @@ def torch_compile(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.torch_version", ctx.facts.software.torch_version)],
-        "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. Measure: "
-        "it can be slower on large GEMM-bound models, "
-        "and compiling costs tens of seconds to minutes up front.",
+        _(
+            "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. "
+            "Measure: it can be slower on large GEMM-bound models, and compiling costs tens of "
+            "seconds to minutes up front."
+        ),
         config=["model = torch.compile(model)", "TORCH_LOGS=graph_breaks,recompiles python train.py"],
     )
 
@@ -189,11 +200,11 @@ def torch_compile(ctx: RuleContext):
 @rule(
     id="framework.dataloader_workers",
     layer="framework",
-    title="Size DataLoader workers to the CPUs per GPU",
+    title=N_("Size DataLoader workers to the CPUs per GPU"),
     source=f"PyTorch Performance Tuning Guide, 'Enable asynchronous data loading and augmentation' (num_workers > 0, pin_memory), {TORCH_TUNING}",
     priority={"cloud": "high", "onprem": "high"},
     gain=ExpectedGain(
-        text="up to several x when data-bound (5.39 -> 0.84 s with 0 -> 3 workers)",
+        text=N_("up to several x when data-bound (5.39 -> 0.84 s with 0 -> 3 workers)"),
         source=f"ml-engineering DataLoader num_workers benchmark, {MLE_PERFORMANCE}",
     ),
 )
@@ -205,8 +216,11 @@ def dataloader_workers(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("cpu.threads", threads), ("gpus.count", n_gpu)],
-        f"With {threads} CPUs and {n_gpu} GPUs, start each rank's DataLoader with up to {per} workers, "
-        "persistent workers and pinned memory, and raise it while data loading shows in the step time.",
+        _(
+            "With {threads} CPUs and {n_gpu} GPUs, start each rank's DataLoader with up to {per} "
+            "workers, persistent workers and pinned memory, and raise it while data loading shows in "
+            "the step time."
+        ).format(threads=threads, n_gpu=n_gpu, per=per),
         config=[
             f"DataLoader(ds, batch_size=..., num_workers={min(per, 8)}, persistent_workers=True, "
             "pin_memory=True)",

@@ -19,17 +19,19 @@ from gpuwise.advise.rules._links import (
 )
 from gpuwise.advise.rules._load import gpu_load
 from gpuwise.advise.rules._util import gpus, in_container
+from gpuwise.advise.rules._util import sentences as _sentences
+from gpuwise.i18n import N_, _
 
 
 @rule(
     id="gpu.persistence_off",
     layer="hardware",
-    title="GPU persistence mode is off",
+    title=N_("GPU persistence mode is off"),
     source=f"NVIDIA Driver Persistence, 'Persistence Daemon', {DRIVER_PERSISTENCE}; DCGM diagnostics level 1, {DCGM_DIAG}",
     priority={"cloud": "medium", "onprem": "medium"},
     references=(DRIVER_PERSISTENCE,),
     gain=ExpectedGain(
-        text="removes the driver re-initialisation ('seconds') at the start of every CUDA process",
+        text=N_("removes the driver re-initialisation ('seconds') at the start of every CUDA process"),
         source=f"NVIDIA Driver Persistence, {DRIVER_PERSISTENCE}",
     ),
 )
@@ -40,7 +42,7 @@ def persistence_off(ctx: RuleContext):
     off = [(p, g) for p, g in known if g.persistence_mode is False]
     if not off:
         return ctx.passed(
-            [(f"{p}.persistence_mode", True) for p, _ in known[:1]], "GPU persistence mode is on"
+            [(f"{p}.persistence_mode", True) for p, _ in known[:1]], _("GPU persistence mode is on")
         )
     service = ctx.facts.software.services.get("nvidia-persistenced")
     evidence = [(f"{p}.persistence_mode", False) for p, _ in off]
@@ -49,14 +51,16 @@ def persistence_off(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        f"{len(off)} of {len(known)} GPUs have persistence mode off, "
-        "so every new CUDA process pays the driver initialisation. "
-        "Run the persistence daemon (preferred over the legacy `nvidia-smi -pm 1`).",
+        _(
+            "{n_off} of {n_known} GPUs have persistence mode off, so every new CUDA process pays the "
+            "driver initialisation. Run the persistence daemon (preferred over the legacy "
+            "`nvidia-smi -pm 1`)."
+        ).format(n_off=len(off), n_known=len(known)),
         commands=["sudo systemctl enable --now nvidia-persistenced", "nvidia-smi -q | grep -i persistence"],
         controllable=Controllable(
             can="yes",
-            reason="a driver daemon inside the OS (also in a cloud VM with root)",
-            alternative="in a container without root, ask the host administrator",
+            reason=_("a driver daemon inside the OS (also in a cloud VM with root)"),
+            alternative=_("in a container without root, ask the host administrator"),
         )
         if ctx.env != "unknown"
         else None,
@@ -66,7 +70,7 @@ def persistence_off(ctx: RuleContext):
 @rule(
     id="gpu.throttle_active",
     layer="hardware",
-    title="GPU clocks are held back (thermal, power or hardware slowdown)",
+    title=N_("GPU clocks are held back (thermal, power or hardware slowdown)"),
     source=f"NVML clocks event reasons, {NVML_CLOCK_EVENTS}; DCGM diagnostics, {DCGM_DIAG}; Azure HPC health checks check_gpu_clock_throttling, {AZURE_NHC}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
@@ -87,9 +91,11 @@ def throttle_active(ctx: RuleContext):
     return ctx.finding(
         status,
         evidence,
-        "Clock event reasons show the GPU is slowed by heat, power capping or a hardware slowdown signal. "
-        "Check airflow/cooling and PSU health, compare power limits with the default, "
-        "and re-check under load.",
+        _(
+            "Clock event reasons show the GPU is slowed by heat, power capping or a hardware "
+            "slowdown signal. Check airflow/cooling and PSU health, compare power limits with the "
+            "default, and re-check under load."
+        ),
         commands=["nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE", "dcgmi diag -r 2"],
     )
 
@@ -97,7 +103,7 @@ def throttle_active(ctx: RuleContext):
 @rule(
     id="gpu.temperature_high",
     layer="hardware",
-    title="GPU temperature is high",
+    title=N_("GPU temperature is high"),
     source=f"heuristic (thresholds.yaml gpu_temperature_warn_c): sustained heat leads to thermal slowdown (NVML clocks event reasons, {NVML_CLOCK_EVENTS})",
     priority={"cloud": "low", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
@@ -114,8 +120,10 @@ def temperature_high(ctx: RuleContext):
     return ctx.finding(
         "warn",
         hot,
-        f"GPUs at or above {limit} C are close to thermal slowdown. Check airflow, "
-        "fan curves and inlet temperature.",
+        _(
+            "GPUs at or above {limit} C are close to thermal slowdown. Check airflow, fan curves and "
+            "inlet temperature."
+        ).format(limit=limit),
         commands=["nvidia-smi -q -d TEMPERATURE"],
     )
 
@@ -123,15 +131,16 @@ def temperature_high(ctx: RuleContext):
 @rule(
     id="gpu.mig_enabled",
     layer="hardware",
-    title="MIG is enabled on a GPU used for training",
+    title=N_("MIG is enabled on a GPU used for training"),
     source=f"heuristic: a training job wants the whole GPU; MIG slices it into isolated instances (NVIDIA MIG User Guide, {MIG_GUIDE})",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=cloud_only(
         Controllable(
             can="partly",
-            reason="MIG mode can be changed only with GPU admin rights; "
-            "some cloud shapes are sold as MIG slices",
-            alternative="choose a full-GPU instance type for training",
+            reason=N_(
+                "MIG mode can be changed only with GPU admin rights; some cloud shapes are sold as MIG slices"
+            ),
+            alternative=N_("choose a full-GPU instance type for training"),
         )
     ),
     references=(MIG_GUIDE,),
@@ -143,10 +152,11 @@ def mig_enabled(ctx: RuleContext):
     return ctx.finding(
         "warn",
         on,
-        "MIG splits each GPU into small instances: "
-        "a training process sees only one slice (a fraction of the SMs and memory) "
-        "and NVLink P2P is not available. "
-        "Disable MIG on training nodes unless you train small models on purpose.",
+        _(
+            "MIG splits each GPU into small instances: a training process sees only one slice (a "
+            "fraction of the SMs and memory) and NVLink P2P is not available. Disable MIG on "
+            "training nodes unless you train small models on purpose."
+        ),
         commands=["sudo nvidia-smi -i <gpu> -mig 0", "sudo nvidia-smi -r -i <gpu>"],
     )
 
@@ -154,15 +164,17 @@ def mig_enabled(ctx: RuleContext):
 @rule(
     id="gpu.fabric_manager",
     layer="hardware",
-    title="NVSwitch fabric is not initialised (Fabric Manager)",
+    title=N_("NVSwitch fabric is not initialised (Fabric Manager)"),
     source=f"NVIDIA Fabric Manager User Guide (NVSwitch systems need it running; fabric state Completed), {FABRIC_MANAGER}index.html; DCGM diagnostics, {DCGM_DIAG}",
     priority="high",
     controllable=cloud_only(
         Controllable(
             can="partly",
-            reason="Fabric Manager runs in the guest on full-node NVSwitch VMs; "
-            "on partial shapes the provider runs it",
-            alternative="restart the instance, then report it to the provider",
+            reason=N_(
+                "Fabric Manager runs in the guest on full-node NVSwitch VMs; on partial shapes the "
+                "provider runs it"
+            ),
+            alternative=N_("restart the instance, then report it to the provider"),
         )
     ),
     references=(FABRIC_MANAGER,),
@@ -179,13 +191,16 @@ def fabric_manager(ctx: RuleContext):
         done = [
             (f"{p}.fabric_state", g.fabric_state) for p, g in gpus(ctx.facts) if g.fabric_state == "Completed"
         ]
-        return ctx.passed(done[:1], "NVSwitch fabric is initialised") if done else None
+        return ctx.passed(done[:1], _("NVSwitch fabric is initialised")) if done else None
     evidence = bad + ([("software.services.nvidia-fabricmanager", service)] if service else [])
     return ctx.finding(
         "fail",
         evidence,
-        "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the fabric. "
-        "Install the nvidia-fabricmanager package of exactly the driver's version and start it.",
+        _(
+            "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the "
+            "fabric. Install the nvidia-fabricmanager package of exactly the driver's version and "
+            "start it."
+        ),
         commands=["sudo systemctl enable --now nvidia-fabricmanager", "nvidia-smi -q | grep -A2 -i fabric"],
     )
 
@@ -193,12 +208,15 @@ def fabric_manager(ctx: RuleContext):
 @rule(
     id="gpu.nvlink_inactive",
     layer="hardware",
-    title="NVLink links are inactive",
+    title=N_("NVLink links are inactive"),
     source=f"DCGM diagnostics level 1 NVLink checks, {DCGM_DIAG}; NVLink bandwidth figures assume every link up (ml-engineering, {MLE_NETWORK})",
     priority="high",
     controllable=CLOUD_HARDWARE,
     gain=ExpectedGain(
-        text="each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per NVLink2 link in the V100 capture)",
+        text=N_(
+            "each inactive link removes its share of GPU-to-GPU bandwidth (about 25 GB/s per NVLink2 "
+            "link in the V100 capture)"
+        ),
         source="nvidia-smi nvlink -s per-link speeds",
     ),
 )
@@ -215,13 +233,18 @@ def nvlink_inactive(ctx: RuleContext):
         if dead:
             evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].inactive_links", dead))
     if not evidence:
-        return ctx.passed([("topology.nvlinks.active_links", total)], f"all {total} NVLink links are active")
+        return ctx.passed(
+            [("topology.nvlinks.active_links", total)],
+            _("all {total} NVLink links are active").format(total=total),
+        )
     return ctx.finding(
         "fail",
         evidence,
-        f"{inactive} of {total} NVLink links are inactive, "
-        "so GPU-to-GPU traffic on those pairs is slower or goes over PCIe. Reset the GPUs or reboot; "
-        "if links stay down, run DCGM diagnostics and get the baseboard checked.",
+        _(
+            "{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs "
+            "is slower or goes over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM "
+            "diagnostics and get the baseboard checked."
+        ).format(inactive=inactive, total=total),
         commands=["nvidia-smi nvlink -s", "nvidia-smi topo -m", "dcgmi diag -r 2"],
     )
 
@@ -229,7 +252,7 @@ def nvlink_inactive(ctx: RuleContext):
 @rule(
     id="gpu.inforom_warning",
     layer="hardware",
-    title="nvidia-smi reports an infoROM problem",
+    title=N_("nvidia-smi reports an infoROM problem"),
     source=f"nvidia-smi warning 'infoROM is corrupted'; DCGM diagnostics level 1 inforom check, {DCGM_DIAG}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
@@ -248,8 +271,11 @@ def inforom_warning(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail DCGM checks. "
-        "Run `dcgmi diag -r 1`; the fix is an infoROM/VBIOS reflash by the vendor (RMA on most systems).",
+        _(
+            "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail "
+            "DCGM checks. Run `dcgmi diag -r 1`; the fix is an infoROM/VBIOS reflash by the vendor "
+            "(RMA on most systems)."
+        ),
         commands=["nvidia-smi -q | grep -i -A6 inforom", "dcgmi diag -r 1"],
     )
 
@@ -257,7 +283,7 @@ def inforom_warning(ctx: RuleContext):
 @rule(
     id="gpu.unreadable",
     layer="hardware",
-    title="A GPU could not be read",
+    title=N_("A GPU could not be read"),
     source="heuristic: one broken GPU is an explicit bad entry, never a crashed probe; an NVML handle failure usually means the GPU has fallen off the bus (check dmesg for Xid 79)",
     priority="high",
     controllable=CLOUD_HARDWARE,
@@ -269,8 +295,10 @@ def unreadable(ctx: RuleContext):
     return ctx.finding(
         "fail",
         bad,
-        "The driver could not query this GPU, so jobs that use it fail. "
-        "Look for Xid errors in the kernel log, reset the GPU or reboot; if it recurs, reseat or RMA it.",
+        _(
+            "The driver could not query this GPU, so jobs that use it fail. Look for Xid errors in "
+            "the kernel log, reset the GPU or reboot; if it recurs, reseat or RMA it."
+        ),
         commands=["sudo dmesg -T | grep -i xid", "nvidia-smi -q -i <gpu>", "sudo nvidia-smi -r -i <gpu>"],
     )
 
@@ -278,7 +306,7 @@ def unreadable(ctx: RuleContext):
 @rule(
     id="gpu.mixed_models",
     layer="hardware",
-    title="GPUs of different models in one node",
+    title=N_("GPUs of different models in one node"),
     source=f"heuristic: in data-parallel training the slowest GPU sets the pace (stragglers; ml-engineering, {MLE_PERFORMANCE})",
     priority="medium",
 )
@@ -289,8 +317,10 @@ def mixed_models(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("gpus[*].name", names)],
-        "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one model, "
-        "e.g. with CUDA_VISIBLE_DEVICES.",
+        _(
+            "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one "
+            "model, e.g. with CUDA_VISIBLE_DEVICES."
+        ),
         env={"CUDA_VISIBLE_DEVICES": "<same-model GPUs>"},
     )
 
@@ -298,15 +328,17 @@ def mixed_models(ctx: RuleContext):
 @rule(
     id="gpu.driver_missing",
     layer="hardware",
-    title="NVIDIA GPUs are on the PCI bus but the driver does not answer for them",
+    title=N_("NVIDIA GPUs are on the PCI bus but the driver does not answer for them"),
     source="NVML initialisation (https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html): "
     "a GPU that lspci lists but NVML cannot open has no working driver, or has fallen off the bus",
     priority="high",
     controllable=provider_owned(
         Controllable(
             can="partly",
-            reason="the driver is in your image; a GPU that fell off the bus is the provider's",
-            alternative="use the provider's GPU image, or stop and start the instance to get another host",
+            reason=N_("the driver is in your image; a GPU that fell off the bus is the provider's"),
+            alternative=N_(
+                "use the provider's GPU image, or stop and start the instance to get another host"
+            ),
         )
     ),
 )
@@ -320,27 +352,38 @@ def driver_missing(ctx: RuleContext):
     if probe.error:
         evidence.append(("gpu_probe.error", probe.error))
     if len(answering) >= len(on_bus):
-        return ctx.passed(evidence[:2], f"all {len(on_bus)} NVIDIA GPUs on the PCI bus answer")
+        return ctx.passed(
+            evidence[:2], _("all {n_on_bus} NVIDIA GPUs on the PCI bus answer").format(n_on_bus=len(on_bus))
+        )
     container = in_container(ctx.facts)
     if answering and container:
         return ctx.finding(
             "info",
             evidence,
-            f"This container sees {len(answering)} of the {len(on_bus)} GPUs on the host's PCI bus, as a "
-            "container given a subset of GPUs does.",
+            _(
+                "This container sees {n_answering} of the {n_on_bus} GPUs on the host's PCI bus, as a "
+                "container given a subset of GPUs does."
+            ).format(n_answering=len(answering), n_on_bus=len(on_bus)),
             priority="low",
         )
-    text = (
-        f"lspci lists {len(on_bus)} NVIDIA GPUs but only {len(answering)} answer the driver. "
+    parts = [
+        _("lspci lists {n_on_bus} NVIDIA GPUs but only {n_answering} answer the driver.").format(
+            n_on_bus=len(on_bus), n_answering=len(answering)
+        )
         if answering
-        else f"lspci lists {len(on_bus)} NVIDIA GPUs but the driver answers for none of them. "
-    )
-    text += (
-        "A GPU node without working GPUs must not take jobs: check that the driver is loaded and matches the "
-        "kernel, and look for Xid 79 (fallen off the bus) in the kernel log."
-    )
+        else _("lspci lists {n_on_bus} NVIDIA GPUs but the driver answers for none of them.").format(
+            n_on_bus=len(on_bus)
+        ),
+        _(
+            "A GPU node without working GPUs must not take jobs: check that the driver is loaded and "
+            "matches the kernel, and look for Xid 79 (fallen off the bus) in the kernel log."
+        ),
+    ]
     if container:
-        text += " In a container, start it with the GPUs (`--gpus all` and the NVIDIA Container Toolkit)."
+        parts.append(
+            _("In a container, start it with the GPUs (`--gpus all` and the NVIDIA Container Toolkit).")
+        )
+    text = _sentences(parts)
     return ctx.finding(
         "fail",
         evidence,
@@ -352,15 +395,17 @@ def driver_missing(ctx: RuleContext):
 @rule(
     id="gpu.power_capped",
     layer="hardware",
-    title="GPU clocks are held at the power limit",
+    title=N_("GPU clocks are held at the power limit"),
     source=f"NVML clocks event reasons: SW Power Cap means the clocks were lowered to stay within the power limit ({NVML_CLOCK_EVENTS}); nvidia-smi -pl sets the limit (https://docs.nvidia.com/deploy/nvidia-smi/index.html)",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(
             can="partly",
-            reason="root in the VM can usually set the limit up to the board's maximum; the maximum is the "
-            "provider's",
-            alternative="choose an instance type whose GPUs run at the full board power",
+            reason=N_(
+                "root in the VM can usually set the limit up to the board's maximum; the maximum is the "
+                "provider's"
+            ),
+            alternative=N_("choose an instance type whose GPUs run at the full board power"),
         )
     ),
     references=(NVML_CLOCK_EVENTS,),
@@ -384,7 +429,7 @@ def power_capped(ctx: RuleContext):
             at_cap += (
                 [(f"{p}.power_draw_watts", g.power_draw_watts)] if g.power_draw_watts is not None else []
             )
-            at_cap += [(f"{p}.load", "idle: the flag limits nothing now")] if idle else []
+            at_cap += [(f"{p}.load", _("idle: the flag limits nothing now"))] if idle else []
             if limit is not None and top and limit < top * (1 - tolerance):
                 headroom.append(f"sudo nvidia-smi -i {g.index if g.index is not None else 0} -pl {top:g}")
     if lowered:
@@ -392,9 +437,11 @@ def power_capped(ctx: RuleContext):
         return ctx.finding(
             "warn",
             lowered,
-            "The power limit in force is below the board's default or maximum while it caps the clocks, so "
-            "the GPU slows down earlier than it has to. Raise it unless the cap is deliberate (power budget, "
-            "cooling), and check temperatures afterwards.",
+            _(
+                "The power limit in force is below the board's default or maximum while it caps the "
+                "clocks, so the GPU slows down earlier than it has to. Raise it unless the cap is "
+                "deliberate (power budget, cooling), and check temperatures afterwards."
+            ),
             commands=[
                 f"sudo nvidia-smi -pl {target:g}" if target else "sudo nvidia-smi -pl <watts>",
                 "nvidia-smi -q -d POWER,TEMPERATURE",
@@ -402,26 +449,29 @@ def power_capped(ctx: RuleContext):
         )
     if not at_cap:
         return None
-    text = (
-        "The GPU is working at its power limit, as designed: a modern GPU lowers its clocks to stay within "
-        "it (not a cooling or power-supply fault). Sustained throughput is what the limit allows."
-    )
+    parts = [
+        _(
+            "The GPU is working at its power limit, as designed: a modern GPU lowers its clocks to stay "
+            "within it (not a cooling or power-supply fault). Sustained throughput is what the limit allows."
+        )
+    ]
     if headroom:
-        text += " The board allows a higher limit if training turns out power-bound."
+        parts.append(_("The board allows a higher limit if training turns out power-bound."))
+    text = _sentences(parts)
     return ctx.finding(
         "info",
         at_cap,
         text,
         commands=headroom,
         priority="low",
-        controllable=Controllable(can="yes", reason="nothing to change unless the limit was lowered"),
+        controllable=Controllable(can="yes", reason=_("nothing to change unless the limit was lowered")),
     )
 
 
 @rule(
     id="gpu.idle_busy_state",
     layer="hardware",
-    title="GPUs are busy during the probe",
+    title=N_("GPUs are busy during the probe"),
     source=f"NVML clocks event reasons: 'GPU Idle' means nothing runs and clocks and links drop, so several checks read differently under load ({NVML_CLOCK_EVENTS})",
     priority="low",
 )
@@ -433,7 +483,9 @@ def gpus_busy(ctx: RuleContext):
     return ctx.finding(
         "info",
         busy,
-        "These GPUs were busy when the facts were taken (utilisation or compute processes); "
-        "link generation and clocks are judged as under load. "
-        "Run doctor again on an idle node to separate load effects from setup problems.",
+        _(
+            "These GPUs were busy when the facts were taken (utilisation or compute processes); link "
+            "generation and clocks are judged as under load. Run doctor again on an idle node to "
+            "separate load effects from setup problems."
+        ),
     )

@@ -10,6 +10,8 @@ from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG
 from gpuwise.advise.rules._util import gpus
+from gpuwise.advise.rules._util import sentences as _sentences
+from gpuwise.i18n import N_, _
 
 
 def _datacenter(name: str | None, patterns: list[str]) -> bool:
@@ -20,7 +22,7 @@ def _datacenter(name: str | None, patterns: list[str]) -> bool:
 @rule(
     id="gpu.ecc_off",
     layer="hardware",
-    title="ECC is disabled",
+    title=N_("ECC is disabled"),
     source=f"DCGM diagnostics level 1 (ECC and page retirement checks), {DCGM_DIAG}; Azure HPC health checks check_gpu_ecc, {AZURE_NHC}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_HARDWARE,
@@ -29,7 +31,7 @@ def ecc_off(ctx: RuleContext):
     off = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled is False]
     if not off:
         on = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled]
-        return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], "ECC is enabled") if on else None
+        return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], _("ECC is enabled")) if on else None
     patterns = ctx.t("ecc_expected_name_patterns")
     datacenter = any(_datacenter(g.name, patterns) for _, g in off)
     pending = [(f"{p}.ecc_pending_enabled", g.ecc_pending_enabled) for p, g in off if g.ecc_pending_enabled]
@@ -40,21 +42,28 @@ def ecc_off(ctx: RuleContext):
         return ctx.finding(
             "info",
             evidence,
-            "This GPU supports ECC but runs without it, "
-            "which is the default on workstation/consumer cards. "
-            "ECC guards long runs against silent memory errors at the cost of some memory capacity and bandwidth on GDDR cards; "
-            "enable it for long unattended training.",
-            title="ECC is available but off (workstation/consumer GPU)",
+            _(
+                "This GPU supports ECC but runs without it, which is the default on workstation/consumer "
+                "cards. ECC guards long runs against silent memory errors at the cost of some memory "
+                "capacity and bandwidth on GDDR cards; enable it for long unattended training."
+            ),
+            title=_("ECC is available but off (workstation/consumer GPU)"),
             priority="low",
             commands=["sudo nvidia-smi -e 1", "sudo reboot"],
         )
     return ctx.finding(
         "warn",
         evidence,
-        "ECC protects long training runs from silent memory corruption. "
-        "Enable it (takes effect after a GPU reset or reboot)."
-        + (" ECC is already pending: reboot to apply it." if pending else ""),
-        title="ECC is disabled on a data-centre GPU",
+        _sentences(
+            [
+                _(
+                    "ECC protects long training runs from silent memory corruption. Enable it (takes "
+                    "effect after a GPU reset or reboot)."
+                ),
+                *([_("ECC is already pending: reboot to apply it.")] if pending else []),
+            ]
+        ),
+        title=_("ECC is disabled on a data-centre GPU"),
         commands=["sudo nvidia-smi -e 1", "sudo reboot"],
     )
 
@@ -62,7 +71,7 @@ def ecc_off(ctx: RuleContext):
 @rule(
     id="gpu.ecc_uncorrectable",
     layer="hardware",
-    title="GPU memory has uncorrectable ECC errors",
+    title=N_("GPU memory has uncorrectable ECC errors"),
     source=f"DCGM diagnostics level 1: no uncorrectable (DBE) ECC errors, {DCGM_DIAG}; Azure HPC health checks check_gpu_ecc, {AZURE_NHC}",
     priority="high",
     controllable=CLOUD_HARDWARE,
@@ -81,14 +90,16 @@ def ecc_uncorrectable(ctx: RuleContext):
             for p, g in gpus(ctx.facts)
             if g.ecc_volatile_uncorrectable == 0
         ]
-        return ctx.passed(seen[:1], "no uncorrectable ECC errors") if seen else None
+        return ctx.passed(seen[:1], _("no uncorrectable ECC errors")) if seen else None
     # Errors since this boot are live; aggregate-only counts are history (maybe already remapped/retired).
     live = any(path.endswith("ecc_volatile_uncorrectable") for path, _ in bad)
     return ctx.finding(
         "fail" if live else "warn",
         bad,
-        "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the GPU, "
-        "run DCGM level 3 diagnostics and RMA it if they recur.",
+        _(
+            "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the "
+            "GPU, run DCGM level 3 diagnostics and RMA it if they recur."
+        ),
         commands=["nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT", "dcgmi diag -r 3"],
     )
 
@@ -96,7 +107,7 @@ def ecc_uncorrectable(ctx: RuleContext):
 @rule(
     id="gpu.retired_pages",
     layer="hardware",
-    title="GPU memory pages were retired",
+    title=N_("GPU memory pages were retired"),
     source=f"DCGM diagnostics level 1 page retirement / row remap check, {DCGM_DIAG}; Azure HPC health checks check_gpu_ecc, {AZURE_NHC}",
     priority="high",
     controllable=CLOUD_HARDWARE,
@@ -122,13 +133,17 @@ def retired_pages(ctx: RuleContext):
             evidence.append((f"{p}.retired_pages_sbe", g.retired_pages_sbe))
             status = status or "warn"
     if status is None:
-        return ctx.passed([(f"{checked[0]}.retired_pages_dbe", 0)], "no retired pages") if checked else None
+        return (
+            ctx.passed([(f"{checked[0]}.retired_pages_dbe", 0)], _("no retired pages")) if checked else None
+        )
     return ctx.finding(
         status,
         evidence,
-        "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU memory. "
-        "Reset the GPU (or reboot) to apply pending retirements, run DCGM diagnostics, "
-        "and RMA a GPU that keeps retiring pages.",
+        _(
+            "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU "
+            "memory. Reset the GPU (or reboot) to apply pending retirements, run DCGM diagnostics, "
+            "and RMA a GPU that keeps retiring pages."
+        ),
         commands=["nvidia-smi -q -d PAGE_RETIREMENT", "sudo nvidia-smi -r -i <gpu>", "dcgmi diag -r 3"],
     )
 
@@ -136,7 +151,7 @@ def retired_pages(ctx: RuleContext):
 @rule(
     id="gpu.row_remap",
     layer="hardware",
-    title="GPU row remapping is pending or has failed",
+    title=N_("GPU row remapping is pending or has failed"),
     source=f"DCGM diagnostics level 1: no pending or failed row remaps, {DCGM_DIAG}",
     priority="high",
     controllable=CLOUD_HARDWARE,
@@ -149,18 +164,20 @@ def row_remap(ctx: RuleContext):
         return ctx.finding(
             "fail",
             failed + pending,
-            "A row-remap failure means the GPU ran out of spare memory rows: "
-            "take it out of service and RMA it.",
+            _(
+                "A row-remap failure means the GPU ran out of spare memory rows: take it out of service "
+                "and RMA it."
+            ),
             commands=["nvidia-smi -q -d ROW_REMAPPER"],
         )
     if pending:
         return ctx.finding(
             "warn",
             pending,
-            "A row remap is pending: reset the GPU (or reboot) so the spare row is used.",
+            _("A row remap is pending: reset the GPU (or reboot) so the spare row is used."),
             commands=["nvidia-smi -q -d ROW_REMAPPER", "sudo nvidia-smi -r -i <gpu>"],
         )
     checked = [p for p, g in gpus(ctx.facts) if g.remapped_rows_pending is False]
     if not checked:
         return None
-    return ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], "no pending row remaps")
+    return ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], _("no pending row remaps"))

@@ -15,6 +15,8 @@ import yaml
 
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._util import sentences as _sentences
+from gpuwise.i18n import N_, _
 
 XID_DOCS = "https://docs.nvidia.com/deploy/xid-errors/index.html"
 XID_CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
@@ -63,13 +65,13 @@ def _gpu_label(ctx: RuleContext, bus: str | None) -> str:
     for i, g in enumerate(ctx.facts.gpus):
         if key is not None and _bus_key(g.pci_bus_id) == key:
             return f"gpus[{i}] ({bus})"
-    return bus or "an unknown GPU"
+    return bus or _("an unknown GPU")
 
 
 @rule(
     id="gpu.xid_errors",
     layer="hardware",
-    title="The NVIDIA driver logged Xid errors",
+    title=N_("The NVIDIA driver logged Xid errors"),
     source=f"NVIDIA Xid Errors and Xid Catalog ({XID_CATALOG})",
     priority="high",
     controllable=CLOUD_HARDWARE,
@@ -80,7 +82,7 @@ def xid_errors(ctx: RuleContext):
     if events is None:
         return None  # the kernel log was not readable: the reason is in kernel.unknown
     if not events:
-        return ctx.passed([("kernel.xid_events", [])], "No NVIDIA Xid errors in the kernel log")
+        return ctx.passed([("kernel.xid_events", [])], _("No NVIDIA Xid errors in the kernel log"))
     catalog = xid_catalog()
     counts = Counter((e.xid, e.pci_bus_id) for e in events)
     last_detail = {(e.xid, e.pci_bus_id): e.detail for e in events}
@@ -89,7 +91,11 @@ def xid_errors(ctx: RuleContext):
         info = catalog.get(code)
         severity = info.severity if info else "warn"
         meaning = (
-            info.meaning if info else f"Xid {code} is not in gpuwise's catalogue: look it up in {XID_CATALOG}"
+            info.meaning
+            if info
+            else _("Xid {code} is not in gpuwise's catalogue: look it up in {url}").format(
+                code=code, url=XID_CATALOG
+            )
         )
         rows.append((_SEVERITY_ORDER.index(severity), code, bus, n, meaning, info))
     rows.sort(key=lambda r: (r[0], -r[3], r[1]))
@@ -97,18 +103,25 @@ def xid_errors(ctx: RuleContext):
     evidence = [
         (
             f"kernel.xid_events[xid={code}]",
-            f"{n}x on {_gpu_label(ctx, bus)}: {meaning}; last line: {last_detail[(code, bus)][:120]}",
+            _("{n}x on {gpu}: {meaning}; last line: {line}").format(
+                n=n, gpu=_gpu_label(ctx, bus), meaning=meaning, line=last_detail[(code, bus)][:120]
+            ),
         )
-        for _, code, bus, n, meaning, _ in rows[:8]
+        for _rank, code, bus, n, meaning, _info in rows[:8]
     ]
     actions = list(dict.fromkeys(info.action for *_, info in rows if info is not None))
     if worst == "info":
-        text = (
-            "The only Xids logged are ones the application usually causes itself (bad addresses, a killed job); "
-            "the GPUs are probably fine. " + " ".join(actions[:2])
+        text = _sentences(
+            [
+                _(
+                    "The only Xids logged are ones the application usually causes itself (bad addresses, "
+                    "a killed job); the GPUs are probably fine."
+                ),
+                *actions[:2],
+            ]
         )
         return ctx.finding("info", evidence, text, priority="low")
-    text = " ".join(actions[:3]) or "Look each code up in NVIDIA's Xid catalogue."
+    text = _sentences(actions[:3]) or _("Look each code up in NVIDIA's Xid catalogue.")
     return ctx.finding(
         worst,
         evidence,

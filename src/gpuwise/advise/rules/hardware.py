@@ -19,12 +19,13 @@ from gpuwise.advise.rules._util import (
     gpus,
     total_gpu_memory_bytes,
 )
+from gpuwise.i18n import N_, _
 
 
 @rule(
     id="gpu.none_found",
     layer="hardware",
-    title="No NVIDIA GPU found",
+    title=N_("No NVIDIA GPU found"),
     source=f"heuristic: a machine without GPUs is a normal case; the GPU checks need a GPU to read (DCGM diagnostics, {DCGM_DIAG})",
     priority="low",
 )
@@ -40,10 +41,12 @@ def none_found(ctx: RuleContext):
         return ctx.finding(
             "info",
             [("gpus", []), ("topology.gpu_names", seen), ("gpu_probe.notes", probe.notes)],
-            "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, "
-            "so health checks (ECC, persistence, PCIe links, throttling, MIG) could not run. "
-            "Capture the node with `gpuwise capture` (it records NVML and `nvidia-smi -q -x`).",
-            title="GPU details not captured (only topology/NVLink output)",
+            _(
+                "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, so "
+                "health checks (ECC, persistence, PCIe links, throttling, MIG) could not run. Capture "
+                "the node with `gpuwise capture` (it records NVML and `nvidia-smi -q -x`)."
+            ),
+            title=_("GPU details not captured (only topology/NVLink output)"),
             commands=["gpuwise capture -o node.tar.gz", "nvidia-smi -q -x > nvidia-smi-q-x.xml"],
         )
     evidence = [("gpu_probe.source", probe.source), ("gpus", [])]
@@ -52,19 +55,21 @@ def none_found(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "No NVIDIA GPU was visible ("
-        + (probe.error or "no driver or no device")
-        + "). Host checks (shared memory, memlock, swap, CPU governor, NUMA balancing, storage, network, "
-        "containers) still ran. On a GPU node gpuwise also checks PCIe link width and generation, "
-        "persistence, ECC, retired pages and row remaps, throttling, MIG, "
-        "NVLink and NVSwitch Fabric Manager, GPU/NIC NUMA placement, RDMA and NCCL settings, "
-        "driver/CUDA/torch versions and monitoring agents. If this node should have GPUs, "
-        "install the NVIDIA driver and check `nvidia-smi`.",
+        _(
+            "No NVIDIA GPU was visible ({error}). Host checks (shared memory, memlock, swap, CPU "
+            "governor, NUMA balancing, storage, network, containers) still ran. On a GPU node gpuwise "
+            "also checks PCIe link width and generation, persistence, ECC, retired pages and row "
+            "remaps, throttling, MIG, NVLink and NVSwitch Fabric Manager, GPU/NIC NUMA placement, RDMA "
+            "and NCCL settings, driver/CUDA/torch versions and monitoring agents. If this node should "
+            "have GPUs, install the NVIDIA driver and check `nvidia-smi`."
+        ).format(error=probe.error or _("no driver or no device")),
         commands=["nvidia-smi", "lspci | grep -i nvidia"],
         controllable=Controllable(
             can="yes",
-            reason="install the driver, or run doctor on the GPU node (or on its capture: "
-            "gpuwise capture there, gpuwise doctor --from here)",
+            reason=_(
+                "install the driver, or run doctor on the GPU node (or on its capture: gpuwise capture "
+                "there, gpuwise doctor --from here)"
+            ),
         ),
     )
 
@@ -72,7 +77,7 @@ def none_found(ctx: RuleContext):
 @rule(
     id="gpu.probe_incomplete",
     layer="hardware",
-    title="Fewer GPUs described than attached",
+    title=N_("Fewer GPUs described than attached"),
     source="nvidia-smi 'Attached GPUs' versus the GPU entries it printed: a GPU missing from the list is reported, never hidden",
     priority="low",
 )
@@ -83,8 +88,10 @@ def probe_incomplete(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("gpu_probe.attached_gpus", attached), ("gpus.count", len(ctx.facts.gpus))],
-        "Checks ran only on the GPUs described. "
-        "Re-capture with the full `nvidia-smi -q -x` output to judge all of them.",
+        _(
+            "Checks ran only on the GPUs described. Re-capture with the full `nvidia-smi -q -x` "
+            "output to judge all of them."
+        ),
         commands=["nvidia-smi -q -x > nvidia-smi-q-x.txt"],
     )
 
@@ -92,12 +99,12 @@ def probe_incomplete(ctx: RuleContext):
 @rule(
     id="pcie.width_below_max",
     layer="hardware",
-    title="GPU PCIe link is narrower than its maximum",
+    title=N_("GPU PCIe link is narrower than its maximum"),
     source=f"DCGM diagnostics PCIe test (min_pci_width), {DCGM_DIAG}: width does not drop at idle, so a narrow link is a slot, riser or BIOS problem",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
-        text="host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)",
+        text=N_("host<->GPU bandwidth scales with lanes: x8 is half of x16 (PCIe4 x16 31 GB/s)"),
         source=f"PCIe x16 per-direction bandwidth by generation (ml-engineering network, {MLE_NETWORK})",
     ),
 )
@@ -114,15 +121,17 @@ def pcie_width(ctx: RuleContext):
         return None
     if not evidence:
         return ctx.passed(
-            [(f"{checked[0]}.pcie.width_current", "= width_max")], "GPU PCIe links run at full width"
+            [(f"{checked[0]}.pcie.width_current", "= width_max")], _("GPU PCIe links run at full width")
         )
     return ctx.finding(
         "warn",
         evidence,
-        "A GPU link running below its maximum width has proportionally less host bandwidth (data loading, "
-        "checkpoints, NCCL over PCIe). Reseat the card or riser, use a full x16 slot, "
-        "and check the BIOS bifurcation settings. "
-        "(Small consumer boards share lanes between slots by design.)",
+        _(
+            "A GPU link running below its maximum width has proportionally less host bandwidth (data "
+            "loading, checkpoints, NCCL over PCIe). Reseat the card or riser, use a full x16 slot, "
+            "and check the BIOS bifurcation settings. (Small consumer boards share lanes between "
+            "slots by design.)"
+        ),
         commands=[
             "nvidia-smi --query-gpu=index,pcie.link.width.current,pcie.link.width.max --format=csv",
             "sudo lspci -vvv | grep -E 'LnkCap|LnkSta'",
@@ -134,12 +143,12 @@ def pcie_width(ctx: RuleContext):
 @rule(
     id="pcie.gen_below_max",
     layer="hardware",
-    title="GPU PCIe link runs below its maximum generation under load",
+    title=N_("GPU PCIe link runs below its maximum generation under load"),
     source=f"DCGM diagnostics PCIe test (min_pci_generation), {DCGM_DIAG}; links downshift their generation at idle (NVML 'GPU Idle', {NVML_CLOCK_EVENTS})",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FIRMWARE,
     gain=ExpectedGain(
-        text="each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)",
+        text=N_("each PCIe generation doubles per-lane bandwidth (PCIe4 x16 31 GB/s, PCIe5 x16 63 GB/s)"),
         source=f"PCIe x16 per-direction bandwidth by generation (ml-engineering network, {MLE_NETWORK})",
     ),
 )
@@ -165,9 +174,11 @@ def pcie_gen(ctx: RuleContext):
         return ctx.finding(
             "warn",
             busy,
-            "Under load the link should train at its maximum generation. "
-            "Check the BIOS PCIe speed setting (Auto or the highest Gen), risers and retimers, "
-            "and `dmesg` for 'limited by' messages; re-check while a job runs.",
+            _(
+                "Under load the link should train at its maximum generation. Check the BIOS PCIe speed "
+                "setting (Auto or the highest Gen), risers and retimers, and `dmesg` for 'limited by' "
+                "messages; re-check while a job runs."
+            ),
             commands=[
                 "nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max --format=csv",
                 "sudo dmesg | grep -i 'limited by'",
@@ -177,10 +188,13 @@ def pcie_gen(ctx: RuleContext):
         return ctx.finding(
             "info",
             unsure,
-            "The link runs below its maximum generation, but the evidence disagrees on whether the GPU was "
-            "busy (a downshift at idle is normal power saving). Re-check while the link is loaded.",
+            _(
+                "The link runs below its maximum generation, but the evidence disagrees on whether the "
+                "GPU was busy (a downshift at idle is normal power saving). Re-check while the link is "
+                "loaded."
+            ),
             commands=recheck,
-            title="GPU PCIe link below its maximum generation; load state unclear",
+            title=_("GPU PCIe link below its maximum generation; load state unclear"),
             priority="low",
         )
     return None
@@ -189,15 +203,17 @@ def pcie_gen(ctx: RuleContext):
 @rule(
     id="topo.gpu_nic_numa",
     layer="hardware",
-    title="GPUs and NICs sit on different NUMA nodes",
+    title=N_("GPUs and NICs sit on different NUMA nodes"),
     source=f"NCCL environment variables, NCCL_NET_GDR_LEVEL (PIX/PXB/PHB/SYS distances), {NCCL_ENV}; ml-engineering, 'NUMA affinity', {MLE_PERFORMANCE}",
     priority={"cloud": "low", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
             can="no",
-            reason="PCIe placement is fixed by the host",
-            alternative="give NCCL the provider's topology file (NCCL_TOPO_FILE) "
-            "and pick instance types documented as GPU/NIC-affine",
+            reason=N_("PCIe placement is fixed by the host"),
+            alternative=N_(
+                "give NCCL the provider's topology file (NCCL_TOPO_FILE) and pick instance types "
+                "documented as GPU/NIC-affine"
+            ),
         )
     ),
 )
@@ -213,16 +229,17 @@ def gpu_nic_numa(ctx: RuleContext):
     if not far:
         return ctx.passed(
             [("topology.gpu_nic_links", "each GPU has a NIC closer than SYS")],
-            "every GPU has a NIC on its own NUMA node",
+            _("every GPU has a NIC on its own NUMA node"),
         )
     nics = [topo.nic_devices.get(n, n) for n in topo.nic_names]
     return ctx.finding(
         "warn",
         far + [("topology.nic_names", nics)],
-        "These GPUs reach every NIC only across the CPU interconnect (SYS), "
-        "which caps GPUDirect RDMA and adds latency. "
-        "Put a NIC under the same PCIe switch or socket as each GPU pair, "
-        "or bind ranks so each GPU uses its nearest NIC.",
+        _(
+            "These GPUs reach every NIC only across the CPU interconnect (SYS), which caps GPUDirect "
+            "RDMA and adds latency. Put a NIC under the same PCIe switch or socket as each GPU pair, "
+            "or bind ranks so each GPU uses its nearest NIC."
+        ),
         commands=["nvidia-smi topo -m"],
     )
 
@@ -230,14 +247,14 @@ def gpu_nic_numa(ctx: RuleContext):
 @rule(
     id="topo.gpu_p2p_sys",
     layer="hardware",
-    title="GPU pairs talk across CPU sockets without NVLink",
+    title=N_("GPU pairs talk across CPU sockets without NVLink"),
     source=f"NCCL environment variables, NCCL_P2P_LEVEL: SYS paths cross the CPU interconnect, the slowest P2P route, {NCCL_ENV}",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(
             can="no",
-            reason="GPU placement is fixed by the instance",
-            alternative="choose an NVLink/NVSwitch instance family for multi-GPU training",
+            reason=N_("GPU placement is fixed by the instance"),
+            alternative=N_("choose an NVLink/NVSwitch instance family for multi-GPU training"),
         )
     ),
 )
@@ -256,8 +273,10 @@ def gpu_p2p_sys(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("topology.gpu_links (SYS pairs)", pairs)],
-        "Traffic between these GPUs crosses the CPU interconnect. "
-        "Keep tightly coupled ranks (tensor parallel) on GPUs that share a switch or NVLink.",
+        _(
+            "Traffic between these GPUs crosses the CPU interconnect. Keep tightly coupled ranks "
+            "(tensor parallel) on GPUs that share a switch or NVLink."
+        ),
         commands=["nvidia-smi topo -m"],
     )
 
@@ -265,7 +284,7 @@ def gpu_p2p_sys(ctx: RuleContext):
 @rule(
     id="cpu.numa_binding",
     layer="hardware",
-    title="Multi-socket host: bind each rank to its GPU's NUMA node",
+    title=N_("Multi-socket host: bind each rank to its GPU's NUMA node"),
     source=f"ml-engineering, 'NUMA affinity' ({MLE_PERFORMANCE}); PyTorch Performance Tuning Guide, 'Utilize Non-Uniform Memory Access (NUMA) Controls' ({TORCH_TUNING})",
     priority={"cloud": "low", "onprem": "medium"},
 )
@@ -279,15 +298,16 @@ def numa_binding(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "With several NUMA nodes, "
-        "ranks that run on the far socket pay cross-socket memory traffic and straggle. "
-        "Bind each rank's CPUs and memory to its GPU's NUMA node.",
+        _(
+            "With several NUMA nodes, ranks that run on the far socket pay cross-socket memory "
+            "traffic and straggle. Bind each rank's CPUs and memory to its GPU's NUMA node."
+        ),
         commands=[
             "numactl --cpunodebind=<node> --membind=<node> python train.py",
             "torchrun --nproc-per-node=<gpus> ... (with per-rank numactl or srun --cpu-bind)",
         ],
         gain=ExpectedGain(
-            text="less cross-socket traffic; fewer stragglers",
+            text=_("less cross-socket traffic; fewer stragglers"),
             source=f"PyTorch Performance Tuning Guide, NUMA controls, {TORCH_TUNING}",
         ),
     )
@@ -296,7 +316,7 @@ def numa_binding(ctx: RuleContext):
 @rule(
     id="cpu.cores_per_gpu_low",
     layer="hardware",
-    title="Few CPU threads per GPU for data loading",
+    title=N_("Few CPU threads per GPU for data loading"),
     source=f"heuristic: DataLoader workers (2, 4, 8 ... up to the cores per GPU) need cores beside the training process (PyTorch Performance Tuning Guide, {TORCH_TUNING})",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_INSTANCE_SIZE,
@@ -309,19 +329,21 @@ def cores_per_gpu(ctx: RuleContext):
     minimum = ctx.t("cpu_threads_per_gpu_min")
     ev = [("cpu.threads", threads), ("gpus.count", n_gpu)]
     if per >= minimum:
-        return ctx.passed(ev, f"{per:g} CPU threads per GPU")
+        return ctx.passed(ev, _("{per:g} CPU threads per GPU").format(per=per))
     return ctx.finding(
         "warn",
         ev,
-        f"{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and decoding/augmentation); "
-        "input-bound steps show up as low GPU utilisation.",
+        _(
+            "{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and "
+            "decoding/augmentation); input-bound steps show up as low GPU utilisation."
+        ).format(per=per),
     )
 
 
 @rule(
     id="memory.host_ram_small",
     layer="hardware",
-    title="Host RAM is smaller than the GPUs' total memory",
+    title=N_("Host RAM is smaller than the GPUs' total memory"),
     source="heuristic (thresholds.yaml host_ram_per_gpu_memory_min): checkpoints, pinned buffers and optimizer offload are staged in host RAM",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_INSTANCE_SIZE,
@@ -334,11 +356,13 @@ def host_ram(ctx: RuleContext):
     ratio = ram / total_gpu
     ev = [("memory.total_bytes", ram), ("gpus[*].memory_total_bytes (sum)", total_gpu)]
     if ratio >= ctx.t("host_ram_per_gpu_memory_min"):
-        return ctx.passed(ev, f"host RAM is {ratio:.1f}x total GPU memory")
+        return ctx.passed(ev, _("host RAM is {ratio:.1f}x total GPU memory").format(ratio=ratio))
     return ctx.finding(
         "warn",
         ev,
-        f"Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, "
-        "pinned-memory data loading and optimizer/CPU offload all stage data in host RAM; "
-        "expect host OOMs or swapping with large models.",
+        _(
+            "Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, pinned-memory "
+            "data loading and optimizer/CPU offload all stage data in host RAM; expect host OOMs or "
+            "swapping with large models."
+        ).format(ratio=ratio),
     )

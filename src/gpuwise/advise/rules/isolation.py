@@ -7,12 +7,13 @@ from gpuwise.advise.controls import CONTAINER
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import DOCKER_RUN, KERNEL_CGROUP_V2, NCCL_TROUBLESHOOTING, TORCH_TUNING
 from gpuwise.advise.rules._util import in_container, total_gpu_memory_bytes
+from gpuwise.i18n import N_, _
 
 
 @rule(
     id="isolation.container_shm",
     layer="isolation",
-    title="Container /dev/shm is too small",
+    title=N_("Container /dev/shm is too small"),
     source=f"NCCL Troubleshooting, 'Sharing Data' ({NCCL_TROUBLESHOOTING}); Docker's default /dev/shm is 64 MB (docker run --shm-size, {DOCKER_RUN})",
     priority="high",
     controllable=CONTAINER,
@@ -24,11 +25,14 @@ def container_shm(ctx: RuleContext):
         return None
     ev = [("platform.container", ctx.facts.platform.container), ("storage.shm_bytes", shm)]
     if shm >= ctx.t("shm_min_bytes"):
-        return ctx.passed(ev, "container /dev/shm is at least 1 GB")
+        return ctx.passed(ev, _("container /dev/shm is at least 1 GB"))
     return ctx.finding(
         "fail",
         ev,
-        "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a small /dev/shm.",
+        _(
+            "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a "
+            "small /dev/shm."
+        ),
         commands=[
             "docker run --ipc=host ...   # or --shm-size=16g",
             "kubernetes: mount an emptyDir {medium: Memory} at /dev/shm",
@@ -39,7 +43,7 @@ def container_shm(ctx: RuleContext):
 @rule(
     id="isolation.cgroup_cpu_limit",
     layer="isolation",
-    title="A cgroup CPU limit is below the CPUs visible",
+    title=N_("A cgroup CPU limit is below the CPUs visible"),
     source=f"Linux cgroup v2, 'cpu.max' ({KERNEL_CGROUP_V2}); DataLoader workers need real CPU time (PyTorch Performance Tuning Guide, {TORCH_TUNING})",
     priority="medium",
     controllable=CONTAINER,
@@ -51,9 +55,11 @@ def cgroup_cpu(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("platform.cgroup_cpu_limit", limit), ("cpu.threads", threads)],
-        f"Processes here may use only {limit:g} of {threads} CPUs. "
-        "Tools that size thread pools from the CPU count (DataLoader num_workers, OMP/MKL threads) "
-        "oversubscribe and get throttled. Raise the limit or set the thread counts to the limit.",
+        _(
+            "Processes here may use only {limit:g} of {threads} CPUs. Tools that size thread pools "
+            "from the CPU count (DataLoader num_workers, OMP/MKL threads) oversubscribe and get "
+            "throttled. Raise the limit or set the thread counts to the limit."
+        ).format(limit=limit, threads=threads),
         env={"OMP_NUM_THREADS": str(max(1, int(limit)))},
     )
 
@@ -61,7 +67,7 @@ def cgroup_cpu(ctx: RuleContext):
 @rule(
     id="isolation.cgroup_memory_limit",
     layer="isolation",
-    title="A cgroup memory limit is below host RAM",
+    title=N_("A cgroup memory limit is below host RAM"),
     source=f"Linux cgroup v2, 'memory.max': above it the OOM killer ends the job (exit 137), {KERNEL_CGROUP_V2}",
     priority="medium",
     controllable=CONTAINER,
@@ -78,9 +84,10 @@ def cgroup_memory(ctx: RuleContext):
     return ctx.finding(
         "warn" if small else "info",
         ev,
-        "The container may use less memory than the host has; "
-        "checkpoint loading and DataLoader workers count against it and the kernel kills the job (exit 137) "
-        "at the limit.",
+        _(
+            "The container may use less memory than the host has; checkpoint loading and DataLoader "
+            "workers count against it and the kernel kills the job (exit 137) at the limit."
+        ),
         commands=["docker run --memory=<size> ...   # or raise the Kubernetes memory limit"],
     )
 
@@ -88,7 +95,7 @@ def cgroup_memory(ctx: RuleContext):
 @rule(
     id="isolation.environment_unknown",
     layer="isolation",
-    title="Environment unknown: priorities assume either kind",
+    title=N_("Environment unknown: priorities assume either kind"),
     source="heuristic: what can be changed, and how urgent a fix is, differ between a cloud instance and your own hardware",
     priority="low",
 )
@@ -108,6 +115,8 @@ def environment(ctx: RuleContext):
     return ctx.finding(
         "info",
         ev,
-        "gpuwise could not tell whether this is a cloud VM or your own hardware, "
-        "so each finding gives both answers to 'can I change it'. Pass --env cloud or --env onprem.",
+        _(
+            "gpuwise could not tell whether this is a cloud VM or your own hardware, so each finding "
+            "gives both answers to 'can I change it'. Pass --env cloud or --env onprem."
+        ),
     )

@@ -16,25 +16,29 @@ from gpuwise.advise.rules._links import (
     NCCL_TROUBLESHOOTING,
 )
 from gpuwise.advise.rules._util import is_virtual_machine
+from gpuwise.advise.rules._util import sentences as _sentences
+from gpuwise.i18n import N_, _
 
 
 @rule(
     id="kernel.acs_redirect",
     layer="kernel",
-    title="PCIe ACS redirects peer-to-peer traffic through the root complex",
+    title=N_("PCIe ACS redirects peer-to-peer traffic through the root complex"),
     source=f"NCCL Troubleshooting, 'PCI Access Control Services (ACS)', {NCCL_TROUBLESHOOTING}",
     priority={"cloud": "low", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
             can="no",
-            reason="ACS cannot be disabled from inside a VM",
-            alternative="ask the provider whether ATS is enabled on the NIC and ACS set to allow ATS; "
-            "pick NVLink instance types for GPU-to-GPU traffic",
+            reason=N_("ACS cannot be disabled from inside a VM"),
+            alternative=N_(
+                "ask the provider whether ATS is enabled on the NIC and ACS set to allow ATS; pick "
+                "NVLink instance types for GPU-to-GPU traffic"
+            ),
         )
     ),
     references=(NCCL_ACS,),
     gain=ExpectedGain(
-        text="P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)",
+        text=N_("P2P and GPUDirect RDMA at PCIe switch speed instead of via the CPU (or hangs)"),
         source=f"NCCL Troubleshooting, 'PCI Access Control Services (ACS)', {NCCL_TROUBLESHOOTING}",
     ),
 )
@@ -43,7 +47,7 @@ def acs_redirect(ctx: RuleContext):
     if bridges is None:
         return None
     if not bridges:
-        return ctx.passed([("kernel.acs_redirect_bridges", [])], "no PCIe bridge redirects P2P (ACS)")
+        return ctx.passed([("kernel.acs_redirect_bridges", [])], _("no PCIe bridge redirects P2P (ACS)"))
     vm = is_virtual_machine(ctx.facts)
     status = "info" if vm else ("fail" if len(ctx.facts.gpus) > 1 else "warn")
     return ctx.finding(
@@ -52,10 +56,16 @@ def acs_redirect(ctx: RuleContext):
             ("kernel.acs_redirect_bridges", bridges),
             ("platform.virtualization", ctx.facts.platform.virtualization),
         ],
-        "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, "
-        "P2P is forced up to the root complex: slow, or NCCL hangs. "
-        "On bare metal disable it (BIOS 'ACS' option, or setpci at every boot)."
-        + (" This is a VM: ACS in the guest is expected; see the alternative." if vm else ""),
+        _sentences(
+            [
+                _(
+                    "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, P2P is forced up to "
+                    "the root complex: slow, or NCCL hangs. On bare metal disable it (BIOS 'ACS' option, "
+                    "or setpci at every boot)."
+                ),
+                *([_("This is a VM: ACS in the guest is expected; see the alternative.")] if vm else []),
+            ]
+        ),
         commands=[
             "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
             "for bdf in " + " ".join(bridges[:8]) + "; do sudo setpci -s $bdf ECAP_ACS+0x6.w=0000; done",
@@ -66,7 +76,7 @@ def acs_redirect(ctx: RuleContext):
 @rule(
     id="kernel.iommu_not_pt",
     layer="kernel",
-    title="IOMMU translates DMA (not in pass-through mode)",
+    title=N_("IOMMU translates DMA (not in pass-through mode)"),
     source=f"AMD Instinct MI300X system acceptance (IOMMU enabled with iommu=pt), {AMD_MI300X}; NCCL Troubleshooting, ACS/IOMMU section, {NCCL_TROUBLESHOOTING}",
     priority={"cloud": "low", "onprem": "high"},
     controllable=CLOUD_KERNEL,
@@ -77,12 +87,14 @@ def iommu_not_pt(ctx: RuleContext):
         return None
     ev = [("kernel.iommu", k.iommu), ("kernel.cmdline", k.cmdline)]
     if k.iommu in ("pt", "off", "default"):
-        return ctx.passed(ev, f"IOMMU mode: {k.iommu}")
+        return ctx.passed(ev, _("IOMMU mode: {iommu}").format(iommu=k.iommu))
     return ctx.finding(
         "warn",
         ev,
-        "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. "
-        "Keep it on but in pass-through mode.",
+        _(
+            "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. Keep it on "
+            "but in pass-through mode."
+        ),
         commands=[
             "sudo sed -i 's/GRUB_CMDLINE_LINUX=\"/&iommu=pt /' /etc/default/grub && sudo update-grub",
             "sudo reboot",
@@ -94,7 +106,7 @@ def iommu_not_pt(ctx: RuleContext):
 @rule(
     id="kernel.numa_balancing",
     layer="kernel",
-    title="Automatic NUMA balancing is on",
+    title=N_("Automatic NUMA balancing is on"),
     source=f"NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (numa_balancing disabled), {GRACE_PLATFORM}; AMD Instinct MI300X system acceptance, {AMD_MI300X}",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=CLOUD_KERNEL,
@@ -106,13 +118,15 @@ def numa_balancing(ctx: RuleContext):
         return None
     ev = [("kernel.sysctl.kernel.numa_balancing", value)]
     if value.strip() == ctx.t("numa_balancing_ok"):
-        return ctx.passed(ev, "NUMA auto-balancing is off")
+        return ctx.passed(ev, _("NUMA auto-balancing is off"))
     return ctx.finding(
         "warn",
         ev,
-        "The kernel migrates pages between NUMA nodes behind the process's back, "
-        "which adds latency spikes to pinned buffers and data loaders. "
-        "Bind ranks to NUMA nodes explicitly and turn auto-balancing off.",
+        _(
+            "The kernel migrates pages between NUMA nodes behind the process's back, which adds "
+            "latency spikes to pinned buffers and data loaders. Bind ranks to NUMA nodes explicitly "
+            "and turn auto-balancing off."
+        ),
         commands=["sudo sysctl -w kernel.numa_balancing=0"],
         config=["kernel.numa_balancing = 0   # /etc/sysctl.d/90-gpuwise.conf"],
     )
@@ -121,7 +135,7 @@ def numa_balancing(ctx: RuleContext):
 @rule(
     id="kernel.cpu_governor",
     layer="kernel",
-    title="CPU frequency governor is not 'performance'",
+    title=N_("CPU frequency governor is not 'performance'"),
     source=f"NVIDIA Grace CPU Benchmarking Guide, 'Platform Configuration' (performance governor), {GRACE_PLATFORM}",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=CLOUD_KERNEL,
@@ -137,25 +151,31 @@ def cpu_governor(ctx: RuleContext):
         return ctx.finding(
             "info",
             [("cpu.governor", None), ("cpu.unknown.governor", reason.text)],
-            "The VM shows no CPU frequency driver; the host decides CPU clocks. "
-            "Nothing to change in the guest.",
-            title="CPU frequency governor not visible in this VM",
+            _(
+                "The VM shows no CPU frequency driver; the host decides CPU clocks. Nothing to change in "
+                "the guest."
+            ),
+            title=_("CPU frequency governor not visible in this VM"),
             priority="low",
             controllable=Controllable(
                 can="no",
-                reason="CPU power management belongs to the hypervisor host",
-                alternative="choose a compute-optimised or bare-metal instance family if CPU-side work (data loading) "
-                "is the bottleneck",
+                reason=_("CPU power management belongs to the hypervisor host"),
+                alternative=_(
+                    "choose a compute-optimised or bare-metal instance family if CPU-side work (data "
+                    "loading) is the bottleneck"
+                ),
             ),
         )
     ev = [("cpu.governor", gov)]
     if gov == ctx.t("governor_ok"):
-        return ctx.passed(ev, "CPU governor is performance")
+        return ctx.passed(ev, _("CPU governor is performance"))
     return ctx.finding(
         "warn",
         ev,
-        "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, "
-        "data loading and NCCL proxy threads.",
+        _(
+            "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, "
+            "data loading and NCCL proxy threads."
+        ),
         commands=["sudo cpupower frequency-set -g performance"],
     )
 
@@ -163,7 +183,7 @@ def cpu_governor(ctx: RuleContext):
 @rule(
     id="kernel.thp",
     layer="kernel",
-    title="Transparent hugepages setting",
+    title=N_("Transparent hugepages setting"),
     source=f"Linux transparent hugepages documentation, {KERNEL_THP}; no GPU-training vendor recommendation found, so informational",
     priority="low",
     controllable=CLOUD_KERNEL,
@@ -175,9 +195,11 @@ def thp(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("kernel.thp_enabled", k.thp_enabled), ("kernel.thp_defrag", k.thp_defrag)],
-        "Informational: there is no authoritative recommendation for GPU training. "
-        "'always' with synchronous defrag can add allocation stalls on the host; "
-        "'madvise' is a common compromise. Measure before changing.",
+        _(
+            "Informational: there is no authoritative recommendation for GPU training. 'always' with "
+            "synchronous defrag can add allocation stalls on the host; 'madvise' is a common "
+            "compromise. Measure before changing."
+        ),
         commands=["cat /sys/kernel/mm/transparent_hugepage/{enabled,defrag}"],
     )
 
@@ -185,7 +207,7 @@ def thp(ctx: RuleContext):
 @rule(
     id="kernel.swap_on",
     layer="kernel",
-    title="Swap is enabled",
+    title=N_("Swap is enabled"),
     source=f"heuristic: a training host that swaps shows erratic step times (Linux vm.swappiness, {KERNEL_SYSCTL_VM})",
     priority="low",
     controllable=CLOUD_KERNEL,
@@ -195,14 +217,16 @@ def swap_on(ctx: RuleContext):
     if swap is None:
         return None
     if swap == 0:
-        return ctx.passed([("memory.swap_total_bytes", 0)], "swap is off")
+        return ctx.passed([("memory.swap_total_bytes", 0)], _("swap is off"))
     swappiness = ctx.facts.kernel.sysctl.get("vm.swappiness")
     return ctx.finding(
         "info",
         [("memory.swap_total_bytes", swap), ("kernel.sysctl.vm.swappiness", swappiness)],
-        "When host memory runs short (checkpoint loading, many DataLoader workers) "
-        "pages of the training process get swapped and steps stall instead of failing fast. "
-        "Turn swap off on dedicated training nodes, or lower vm.swappiness.",
+        _(
+            "When host memory runs short (checkpoint loading, many DataLoader workers) pages of the "
+            "training process get swapped and steps stall instead of failing fast. Turn swap off on "
+            "dedicated training nodes, or lower vm.swappiness."
+        ),
         commands=["sudo swapoff -a", "sudo sysctl -w vm.swappiness=1"],
     )
 
@@ -210,7 +234,7 @@ def swap_on(ctx: RuleContext):
 @rule(
     id="kernel.memlock_limited",
     layer="kernel",
-    title="Locked-memory limit (ulimit -l) is not unlimited",
+    title=N_("Locked-memory limit (ulimit -l) is not unlimited"),
     source=f"NCCL Troubleshooting, 'Sharing Data' and RDMA (--ulimit memlock=-1), {NCCL_TROUBLESHOOTING}; RDMA registers pinned memory",
     priority={"cloud": "medium", "onprem": "high"},
 )
@@ -220,14 +244,15 @@ def memlock_limited(ctx: RuleContext):
         return None
     ev = [("kernel.memlock_unlimited", k.memlock_unlimited), ("kernel.memlock_bytes", k.memlock_bytes)]
     if k.memlock_unlimited:
-        return ctx.passed(ev[:1], "memlock is unlimited")
+        return ctx.passed(ev[:1], _("memlock is unlimited"))
     rdma = bool(ctx.facts.network.rdma_devices)
     return ctx.finding(
         "warn" if rdma else "info",
         ev + [("network.rdma_devices", len(ctx.facts.network.rdma_devices))],
-        "RDMA (InfiniBand/RoCE, GPUDirect) "
-        "registers pinned memory and fails or falls back to sockets when the locked-memory limit is small; "
-        "pinned DataLoader buffers count too.",
+        _(
+            "RDMA (InfiniBand/RoCE, GPUDirect) registers pinned memory and fails or falls back to "
+            "sockets when the locked-memory limit is small; pinned DataLoader buffers count too."
+        ),
         priority=None if rdma else "low",
         commands=["docker run --ulimit memlock=-1 ...", "ulimit -l unlimited"],
         config=[

@@ -7,6 +7,7 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._links import DCGM_DIAG, MLE_ACCELERATOR, TORCH_TUNING
 from gpuwise.bench.models import Measurement
+from gpuwise.i18n import N_, _
 from gpuwise.layers import Layer
 
 _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
@@ -15,40 +16,47 @@ _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
         "bench.compute_low",
         "compute",
         "hardware",
-        "Matmul throughput",
-        "Check clocks and throttle reasons under load (`nvidia-smi -q -d PERFORMANCE`), power limits, "
-        "and that the benchmark ran alone on the GPU.",
+        N_("Matmul throughput"),
+        N_(
+            "Check clocks and throttle reasons under load (`nvidia-smi -q -d PERFORMANCE`), power limits, "
+            "and that the benchmark ran alone on the GPU."
+        ),
     ),
     (
         "bench.memory_low",
         "memory",
         "hardware",
-        "GPU memory bandwidth",
-        "Check memory clocks, ECC/row-remap state and throttling; "
-        "compare with another GPU of the same model.",
+        N_("GPU memory bandwidth"),
+        N_(
+            "Check memory clocks, ECC/row-remap state and throttling; compare with another GPU of the same model."
+        ),
     ),
     (
         "bench.host_device_low",
         "host-device",
         "hardware",
-        "Host<->GPU (PCIe) bandwidth",
-        "Check the PCIe link width/generation under load, NUMA placement of the pinned buffer, "
-        "and ACS/IOMMU.",
+        N_("Host<->GPU (PCIe) bandwidth"),
+        N_(
+            "Check the PCIe link width/generation under load, NUMA placement of the pinned buffer, "
+            "and ACS/IOMMU."
+        ),
     ),
     (
         "bench.gpu_gpu_low",
         "gpu-gpu",
         "hardware",
-        "GPU-to-GPU bandwidth",
-        "Check NVLink link state (`nvidia-smi nvlink -s`), P2P support, ACS and IOMMU settings.",
+        N_("GPU-to-GPU bandwidth"),
+        N_("Check NVLink link state (`nvidia-smi nvlink -s`), P2P support, ACS and IOMMU settings."),
     ),
     (
         "bench.collective_low",
         "collective",
         "network",
-        "Collective bus bandwidth (busbw)",
-        "Check that NCCL uses the expected transport (NCCL_DEBUG=INFO: NET/IB vs NET/Socket, NVLS), "
-        "leftover NCCL debugging variables, and message sizes >= 1 GiB for the plateau.",
+        N_("Collective bus bandwidth (busbw)"),
+        N_(
+            "Check that NCCL uses the expected transport (NCCL_DEBUG=INFO: NET/IB vs NET/Socket, NVLS), "
+            "leftover NCCL debugging variables, and message sizes >= 1 GiB for the plateau."
+        ),
     ),
 )
 
@@ -58,25 +66,31 @@ POWER_BOUND_LAYERS = ("compute", "memory")  # a power cap lowers the SM (and mem
 
 def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None, str]:
     if m.percent_of_achievable is not None:
-        return m.percent_of_achievable, f"{m.achievable_fraction or '?'} of peak (catalog)"
+        return m.percent_of_achievable, _("{fraction} of peak (catalog)").format(
+            fraction=m.achievable_fraction or "?"
+        )
     if m.percent_of_peak is None:
         return None, ""
     fraction = ctx.t("default_achievable_fraction").get(m.layer)
     if not fraction:
         return None, ""
-    return m.percent_of_peak / fraction, f"{fraction} of peak (typical, thresholds.yaml)"
+    return m.percent_of_peak / fraction, _("{fraction} of peak (typical, thresholds.yaml)").format(
+        fraction=fraction
+    )
 
 
 def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) -> None:
     @rule(
         id=rule_id,
         layer=layer,
-        title=f"{what} is well below what this hardware typically achieves",
+        title=N_("{what} is well below what this hardware typically achieves").format(what=what),
         source=f"achievable fractions of peak measured on good machines (ml-engineering MAMF and bandwidth tables, {MLE_ACCELERATOR}); DCGM diagnostics pass marks are 0.75x its reference values ({DCGM_DIAG})",
         priority="high",
         needs_bench=True,
     )
     def check(ctx: RuleContext):
+        what_here, advice_here = _(what), _(advice)
+        title = _("{what} is well below what this hardware typically achieves").format(what=what_here)
         warn, fail = (
             ctx.t("measurement_percent_of_achievable_warn"),
             ctx.t("measurement_percent_of_achievable_fail"),
@@ -98,8 +112,18 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 continue
             row = (
                 f"bench:{m.name}",
-                f"{m.value:g} {m.unit} = {m.percent_of_peak:.1f}% of peak {m.peak:g} ({m.peak_source.text if m.peak_source else 'peak'}); "
-                f"{pct:.0f}% of achievable ({basis})",
+                _(
+                    "{value:g} {unit} = {percent:.1f}% of peak {peak:g} ({peak_source}); "
+                    "{achievable:.0f}% of achievable ({basis})"
+                ).format(
+                    value=m.value,
+                    unit=m.unit,
+                    percent=m.percent_of_peak,
+                    peak=m.peak,
+                    peak_source=m.peak_source.text if m.peak_source else _("peak"),
+                    achievable=pct,
+                    basis=basis,
+                ),
             )
             power = _power_limited(ctx, m) if bench_layer in POWER_BOUND_LAYERS else []
             if power:
@@ -112,20 +136,28 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
             return None
         if low:
             return ctx.finding(
-                status, low + limited, f"{what} is below the typical achievable fraction. {advice}"
+                status,
+                low + limited,
+                _("{what} is below the typical achievable fraction. {advice}").format(
+                    what=what_here, advice=advice_here
+                ),
+                title=title,
             )
         if limited:
             return ctx.finding(
                 "info",
                 limited,
-                f"{what} is below the typical fraction because the GPU ran at its power limit: the SM clock "
-                "during the run was below its maximum, or the power cap was active. That is the sustained rate "
-                "this power limit allows, not a fault (a short burst from idle runs faster).",
-                title=f"{what} is power-limited, as expected at this power limit",
+                _(
+                    "{what} is below the typical fraction because the GPU ran at its power limit: the SM "
+                    "clock during the run was below its maximum, or the power cap was active. That is the "
+                    "sustained rate this power limit allows, not a fault (a short burst from idle runs "
+                    "faster)."
+                ).format(what=what_here),
+                title=_("{what} is power-limited, as expected at this power limit").format(what=what_here),
                 priority="low",
             )
-        evidence = [(f"bench:{n}", "within typical achievable range") for n in seen[:3]]
-        return ctx.passed(evidence, f"{what} is within the typical achievable range")
+        evidence = [(f"bench:{n}", _("within typical achievable range")) for n in seen[:3]]
+        return ctx.passed(evidence, _("{what} is within the typical achievable range").format(what=what_here))
 
 
 def _power_limited(ctx: RuleContext, m: Measurement) -> list[tuple[str, object]]:
@@ -141,7 +173,10 @@ def _power_limited(ctx: RuleContext, m: Measurement) -> list[tuple[str, object]]
     below = ctx.t("power_limited_clock_fraction")
     if isinstance(clock, (int, float)) and g.sm_clock_max_mhz and clock < below * g.sm_clock_max_mhz:
         evidence.append(
-            (f"bench:{m.name}.clocks_after.gpu{index}_sm_mhz", f"{clock} of {g.sm_clock_max_mhz} MHz max")
+            (
+                f"bench:{m.name}.clocks_after.gpu{index}_sm_mhz",
+                _("{clock} of {max_mhz} MHz max").format(clock=clock, max_mhz=g.sm_clock_max_mhz),
+            )
         )
     if "sw_power_cap" in (g.clock_event_reasons or []):
         evidence.append((f"gpus[{index}].clock_event_reasons", g.clock_event_reasons))
@@ -155,7 +190,7 @@ for _row in _CHECKS:
 @rule(
     id="bench.not_measured",
     layer="hardware",
-    title="Some benchmarks failed or were invalid",
+    title=N_("Some benchmarks failed or were invalid"),
     source=f"heuristic: a benchmark that failed, was skipped or measured above 100% of peak is no evidence either way (timing as in ml-engineering's mamf-finder, {MLE_ACCELERATOR})",
     priority="low",
     needs_bench=True,
@@ -171,7 +206,7 @@ def not_measured(ctx: RuleContext):
     return ctx.finding(
         "info",
         bad,
-        "These layers were not judged. Fix the reason shown and re-run the benchmark.",
+        _("These layers were not judged. Fix the reason shown and re-run the benchmark."),
         commands=["gpuwise bench --quick --save bench.json"],
     )
 
@@ -179,12 +214,12 @@ def not_measured(ctx: RuleContext):
 @rule(
     id="bench.pin_memory_gain",
     layer="framework",
-    title="Pinned host memory moves data to the GPU much faster here",
+    title=N_("Pinned host memory moves data to the GPU much faster here"),
     source=f"PyTorch Performance Tuning Guide, 'Enable asynchronous data loading' (pin_memory=True plus non_blocking copies), {TORCH_TUNING}",
     priority="medium",
     needs_bench=True,
     gain=ExpectedGain(
-        text="the measured pinned/pageable H2D ratio on this machine", source="gpuwise bench host-device"
+        text=N_("the measured pinned/pageable H2D ratio on this machine"), source="gpuwise bench host-device"
     ),
 )
 def pin_memory_gain(ctx: RuleContext):
@@ -205,11 +240,17 @@ def pin_memory_gain(ctx: RuleContext):
         (f"bench:{pageable.name}", f"{pageable.value:.3g} {pageable.unit}"),
     ]
     if ratio < ctx.t("pin_memory_ratio_info"):
-        return ctx.passed(evidence, f"pinned and pageable host->GPU copies are close here ({ratio:.1f}x)")
+        return ctx.passed(
+            evidence,
+            _("pinned and pageable host->GPU copies are close here ({ratio:.1f}x)").format(ratio=ratio),
+        )
     return ctx.finding(
         "info",
         evidence,
-        f"Host->GPU copies from pinned memory ran {ratio:.1f}x faster than from pageable memory on this machine. "
-        "Load batches with pin_memory=True and copy them with non_blocking=True so the copy overlaps compute.",
+        _(
+            "Host->GPU copies from pinned memory ran {ratio:.1f}x faster than from pageable memory "
+            "on this machine. Load batches with pin_memory=True and copy them with non_blocking=True "
+            "so the copy overlaps compute."
+        ).format(ratio=ratio),
         config=["DataLoader(ds, ..., pin_memory=True)", "batch = batch.to('cuda', non_blocking=True)"],
     )

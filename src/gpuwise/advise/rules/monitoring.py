@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import DCGM_DIAG, DCGM_EXPORTER, NODE_EXPORTER
+from gpuwise.i18n import N_, _
 
 GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "nvidia-dcgm")
 
@@ -13,7 +14,7 @@ GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "
 @rule(
     id="monitoring.no_gpu_agent",
     layer="monitoring",
-    title="No GPU monitoring agent (DCGM / exporter) on a GPU node",
+    title=N_("No GPU monitoring agent (DCGM / exporter) on a GPU node"),
     source=f"DCGM exporter for Prometheus, {DCGM_EXPORTER}; the DCGM health checks (ECC, row remap, throttling) need DCGM, {DCGM_DIAG}",
     priority="medium",
     references=(DCGM_EXPORTER,),
@@ -28,14 +29,16 @@ def no_gpu_agent(ctx: RuleContext):
     active = [s for s, state in services.items() if state == "active" and any(k in s for k in GPU_AGENTS)]
     ev = [("monitoring.agents_running", mon.agents_running), ("monitoring.dcgm_version", mon.dcgm_version)]
     if running or active:
-        return ctx.passed(ev, "a GPU monitoring agent is running")
+        return ctx.passed(ev, _("a GPU monitoring agent is running"))
     return ctx.finding(
         "warn",
         ev,
-        "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, "
-        "so throttling and failing GPUs go unnoticed between runs. "
-        "Run DCGM with dcgm-exporter (Prometheus) or the provider's GPU monitoring agent, "
-        "with alerts on utilisation and temperature.",
+        _(
+            "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, so "
+            "throttling and failing GPUs go unnoticed between runs. Run DCGM with dcgm-exporter "
+            "(Prometheus) or the provider's GPU monitoring agent, with alerts on utilisation and "
+            "temperature."
+        ),
         commands=[
             "sudo apt-get install -y datacenter-gpu-manager && sudo systemctl enable --now nvidia-dcgm",
             "docker run -d --gpus all -p 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter:<tag>",
@@ -46,7 +49,7 @@ def no_gpu_agent(ctx: RuleContext):
 @rule(
     id="monitoring.no_node_agent",
     layer="monitoring",
-    title="No host metrics agent",
+    title=N_("No host metrics agent"),
     source=f"heuristic: node metrics and alerts (Prometheus node_exporter, {NODE_EXPORTER}) show a failing host before a job does",
     priority="low",
 )
@@ -59,7 +62,9 @@ def no_node_agent(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("monitoring.agents_running", [])],
-        "No metrics agent (node_exporter, telegraf, DCGM, ...) is running: host memory, "
-        "disk and network saturation during training will not be visible afterwards.",
+        _(
+            "No metrics agent (node_exporter, telegraf, DCGM, ...) is running: host memory, disk and "
+            "network saturation during training will not be visible afterwards."
+        ),
         commands=["sudo apt-get install -y prometheus-node-exporter"],
     )

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import AREAL_639, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._util import sentences as _sentences
 from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
 from gpuwise.bench.nccl_debug import uses_socket
+from gpuwise.i18n import N_, _
 
 SOCKET_VS_IB_ISSUE = AREAL_639
 
@@ -26,7 +28,7 @@ def _active_rdma_ports(ctx: RuleContext) -> list[str]:
 @rule(
     id="nccl.socket_transport",
     layer="network",
-    title="NCCL ran over TCP sockets",
+    title=N_("NCCL ran over TCP sockets"),
     source=f"NCCL environment variables (NCCL_IB_DISABLE, NCCL_SOCKET_*), {NCCL_ENV}; "
     f"NCCL over sockets instead of InfiniBand: {SOCKET_VS_IB_ISSUE}",
     priority={"cloud": "medium", "onprem": "high"},
@@ -42,7 +44,8 @@ def socket_transport(ctx: RuleContext):
         if not nets:
             return None
         return ctx.passed(
-            [(f"nccl_log[{ctx.nccl_logs[0].source}].networks", nets)], f"NCCL used {', '.join(nets)}"
+            [(f"nccl_log[{ctx.nccl_logs[0].source}].networks", nets)],
+            _("NCCL used {join}").format(join=", ".join(nets)),
         )
     log = socket_logs[0]
     evidence: list[tuple[str, object]] = [(f"nccl_log[{log.source}].networks", log.networks)]
@@ -56,14 +59,24 @@ def socket_transport(ctx: RuleContext):
         return ctx.finding(
             "fail",
             evidence,
-            "NCCL moved data over TCP sockets although RDMA is available "
-            + (
-                "(NCCL_IB_DISABLE is set in the job). "
-                if disabled
-                else "(active RDMA ports on this machine). "
-            )
-            + "Collectives run several times slower. Remove NCCL_IB_DISABLE, make the HCAs visible in the "
-            "container (/dev/infiniband, --device, IPC_LOCK, memlock) and check NCCL_IB_HCA.",
+            _sentences(
+                [
+                    _(
+                        "NCCL moved data over TCP sockets although RDMA is available (NCCL_IB_DISABLE is "
+                        "set in the job)."
+                    )
+                    if disabled
+                    else _(
+                        "NCCL moved data over TCP sockets although RDMA is available (active RDMA ports on "
+                        "this machine)."
+                    ),
+                    _(
+                        "Collectives run several times slower. Remove NCCL_IB_DISABLE, make the HCAs "
+                        "visible in the container (/dev/infiniband, --device, IPC_LOCK, memlock) and check "
+                        "NCCL_IB_HCA."
+                    ),
+                ]
+            ),
             commands=[
                 "ibv_devinfo | grep -E 'hca_id|state'",
                 "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <your job>",
@@ -73,15 +86,19 @@ def socket_transport(ctx: RuleContext):
         return ctx.finding(
             "warn",
             evidence,
-            "NCCL looked for InfiniBand/RoCE devices and found none, then used TCP sockets. If this node has "
-            "HCAs, they are not visible to the job (container devices, drivers, rdma-core).",
+            _(
+                "NCCL looked for InfiniBand/RoCE devices and found none, then used TCP sockets. If this "
+                "node has HCAs, they are not visible to the job (container devices, drivers, rdma-core)."
+            ),
             commands=["ls /dev/infiniband", "ibv_devinfo"],
         )
     return ctx.finding(
         "info",
         evidence,
-        "NCCL used TCP sockets, as expected on an Ethernet-only network. On 100 Gbit/s-class links, more "
-        "socket threads often raise bus bandwidth (product of the two at most 64).",
+        _(
+            "NCCL used TCP sockets, as expected on an Ethernet-only network. On 100 Gbit/s-class "
+            "links, more socket threads often raise bus bandwidth (product of the two at most 64)."
+        ),
         env={"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"},
         priority="low",
     )
@@ -90,7 +107,7 @@ def socket_transport(ctx: RuleContext):
 @rule(
     id="nccl.log_warnings",
     layer="network",
-    title="NCCL printed warnings during the run",
+    title=N_("NCCL printed warnings during the run"),
     source=f"NCCL troubleshooting guide: {NCCL_TROUBLESHOOTING}",
     priority="medium",
     references=(NCCL_TROUBLESHOOTING,),
@@ -106,15 +123,17 @@ def log_warnings(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        "NCCL WARN lines usually name a failed connection, a missing device or a fallback. "
-        "Fix what each names before tuning anything else.",
+        _(
+            "NCCL WARN lines usually name a failed connection, a missing device or a fallback. Fix "
+            "what each names before tuning anything else."
+        ),
     )
 
 
 @rule(
     id="nccl.job_debug_vars",
     layer="network",
-    title="The job set NCCL 'Debugging' variables",
+    title=N_("The job set NCCL 'Debugging' variables"),
     source=f"NCCL environment variables, 'Debugging' section ('should not be used in production'): {NCCL_ENV}",
     priority="medium",
     references=(NCCL_ENV,),
@@ -132,8 +151,10 @@ def job_debug_vars(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        "The job overrides NCCL's automatic choices with variables NCCL documents as debugging aids; "
-        "remove them unless an A/B test on this cluster proved a gain.",
+        _(
+            "The job overrides NCCL's automatic choices with variables NCCL documents as debugging "
+            "aids; remove them unless an A/B test on this cluster proved a gain."
+        ),
         commands=["unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in evidence}))],
     )
 
@@ -141,7 +162,7 @@ def job_debug_vars(ctx: RuleContext):
 @rule(
     id="nccl.run_summary",
     layer="network",
-    title="What NCCL chose in the logged run",
+    title=N_("What NCCL chose in the logged run"),
     source=f"NCCL_DEBUG=INFO output (NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,TUNING), {NCCL_ENV}",
     priority="low",
     references=(NCCL_ENV,),
@@ -161,6 +182,9 @@ def run_summary(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "For reference: the network, transports, NVLS and algorithms NCCL picked. Ring suits large messages, "
-        "Tree and NVLS large node counts and small messages; leave the choice to NCCL unless measured.",
+        _(
+            "For reference: the network, transports, NVLS and algorithms NCCL picked. Ring suits "
+            "large messages, Tree and NVLS large node counts and small messages; leave the choice to "
+            "NCCL unless measured."
+        ),
     )

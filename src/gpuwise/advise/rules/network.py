@@ -20,9 +20,10 @@ from gpuwise.advise.rules._util import (
     physical_nics,
     version_tuple,
 )
+from gpuwise.i18n import N_, _
 
 RDMA_GAIN = ExpectedGain(
-    text="~4-5x faster collectives than TCP sockets (370 -> 50 ms for a 1 GB AllReduce)",
+    text=N_("~4-5x faster collectives than TCP sockets (370 -> 50 ms for a 1 GB AllReduce)"),
     source=f"AReaL issue #639, {AREAL_639}",
 )
 
@@ -36,7 +37,7 @@ def _ports(ctx: RuleContext):
 @rule(
     id="net.no_rdma",
     layer="network",
-    title="No RDMA network (InfiniBand/RoCE) for multi-node training",
+    title=N_("No RDMA network (InfiniBand/RoCE) for multi-node training"),
     source=f"NCCL over sockets instead of InfiniBand/RoCE: ~4-5x slower collectives (AReaL issue #639, {AREAL_639}); NCCL environment variables, {NCCL_ENV}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=CLOUD_FABRIC,
@@ -54,11 +55,12 @@ def no_rdma(ctx: RuleContext):
     return ctx.finding(
         "warn" if many else "info",
         [("network.rdma_devices", []), ("gpus.count", n)],
-        "Multi-node jobs on this node would run NCCL over TCP sockets. "
-        "Single-node training is unaffected. "
-        "For multi-node training use InfiniBand or RoCE NICs with GPUDirect RDMA (self-built) "
-        "or an RDMA-capable instance type in one placement group (cloud); "
-        "on TCP set NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD.",
+        _(
+            "Multi-node jobs on this node would run NCCL over TCP sockets. Single-node training is "
+            "unaffected. For multi-node training use InfiniBand or RoCE NICs with GPUDirect RDMA "
+            "(self-built) or an RDMA-capable instance type in one placement group (cloud); on TCP "
+            "set NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD."
+        ),
         commands=["ibv_devinfo", "ls /sys/class/infiniband"],
     )
 
@@ -66,15 +68,15 @@ def no_rdma(ctx: RuleContext):
 @rule(
     id="net.cloud_placement",
     layer="network",
-    title="Multi-node on cloud: one availability zone and a placement group",
+    title=N_("Multi-node on cloud: one availability zone and a placement group"),
     source=f"heuristic: collectives between availability zones pay 1-2 ms of latency each; cloud placement groups keep instances close (AWS EC2 placement groups, {AWS_PLACEMENT})",
     priority={"cloud": "high"},
     environments=("cloud",),
     controllable=cloud_only(
-        Controllable(can="yes", reason="placement is chosen when the instances are created")
+        Controllable(can="yes", reason=N_("placement is chosen when the instances are created"))
     ),
     gain=ExpectedGain(
-        text="avoids the 1-2 ms cross-zone latency on every collective",
+        text=N_("avoids the 1-2 ms cross-zone latency on every collective"),
         source=f"heuristic: cross-zone latency 1-2 ms per collective (AWS EC2 placement groups, {AWS_PLACEMENT})",
     ),
 )
@@ -91,10 +93,12 @@ def cloud_placement(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        "If this instance trains with others, "
-        "create all nodes in one availability zone and in a cluster placement group (or the provider's equivalent), "
-        "and measure all-reduce busbw across the nodes before a long run: "
-        "multi-node scaling on cloud networks is the largest gap to a self-built cluster.",
+        _(
+            "If this instance trains with others, create all nodes in one availability zone and in a "
+            "cluster placement group (or the provider's equivalent), and measure all-reduce busbw "
+            "across the nodes before a long run: multi-node scaling on cloud networks is the largest "
+            "gap to a self-built cluster."
+        ),
         commands=["gpuwise bench --only collective --save bench.json   # on each node, then gpuwise compare"],
     )
 
@@ -102,14 +106,14 @@ def cloud_placement(ctx: RuleContext):
 @rule(
     id="net.rdma_port_down",
     layer="network",
-    title="RDMA ports are not active",
+    title=N_("RDMA ports are not active"),
     source=f"Azure HPC health checks check_hw_ib: all ports Active at rated speed, {AZURE_NHC}",
     priority="high",
     controllable=provider_owned(
         Controllable(
             can="no",
-            reason="the fabric belongs to the provider",
-            alternative="restart/replace the instance and report the port to the provider",
+            reason=N_("the fabric belongs to the provider"),
+            alternative=N_("restart/replace the instance and report the port to the provider"),
         )
     ),
 )
@@ -120,7 +124,7 @@ def rdma_port_down(ctx: RuleContext):
         return None
     if not down:
         return ctx.passed(
-            [("network.rdma_devices.ports.active", len(all_ports))], "all RDMA ports are active"
+            [("network.rdma_devices.ports.active", len(all_ports))], _("all RDMA ports are active")
         )
     evidence = [(f"{p}.state", f"{port.state} / {port.phys_state}") for p, port in down]
     # Some ports up and some down is a broken cable/port; all down may be an unused adapter.
@@ -128,9 +132,11 @@ def rdma_port_down(ctx: RuleContext):
     return ctx.finding(
         status,
         evidence,
-        "Ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link (cable, transceiver, "
-        "switch port), INIT means the subnet manager has not configured it. "
-        "If a port is unused on purpose, exclude it with NCCL_IB_HCA.",
+        _(
+            "Ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link (cable, "
+            "transceiver, switch port), INIT means the subnet manager has not configured it. If a "
+            "port is unused on purpose, exclude it with NCCL_IB_HCA."
+        ),
         commands=["ibstat", "ibv_devinfo -v", "sudo systemctl status opensm  # IB subnet manager"],
         env={"NCCL_IB_HCA": "=<active hca list>"},
     )
@@ -139,14 +145,14 @@ def rdma_port_down(ctx: RuleContext):
 @rule(
     id="net.rdma_rate_below_peers",
     layer="network",
-    title="An RDMA port runs below the speed of its peers",
+    title=N_("An RDMA port runs below the speed of its peers"),
     source=f"Azure HPC health checks check_hw_ib: all ports at rated speed, {AZURE_NHC}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=provider_owned(
         Controllable(
             can="no",
-            reason="the fabric belongs to the provider",
-            alternative="report the port to the provider",
+            reason=N_("the fabric belongs to the provider"),
+            alternative=N_("report the port to the provider"),
         )
     ),
 )
@@ -157,7 +163,7 @@ def rdma_rate(ctx: RuleContext):
     if len(active) < 2:
         return None
     best: dict[str, float] = {}
-    for _, port in active:
+    for _nic, port in active:
         best[port.link_layer or ""] = max(best.get(port.link_layer or "", 0.0), port.rate_gbps or 0.0)
     slow = [
         (f"{p}.rate_gbps", port.rate_gbps)
@@ -169,8 +175,10 @@ def rdma_rate(ctx: RuleContext):
     return ctx.finding(
         "warn",
         slow + [("network.rdma_devices.ports.rate_gbps (best)", max(best.values()))],
-        "A port that trained at a lower rate than its peers (bad cable or transceiver, "
-        "wrong switch port configuration) slows every collective that uses it.",
+        _(
+            "A port that trained at a lower rate than its peers (bad cable or transceiver, wrong "
+            "switch port configuration) slows every collective that uses it."
+        ),
         commands=["ibstat", "mlxlink -d <dev> -m"],
     )
 
@@ -178,7 +186,7 @@ def rdma_rate(ctx: RuleContext):
 @rule(
     id="net.roce_gid_index",
     layer="network",
-    title="RoCE without an explicit NCCL GID index on an older NCCL",
+    title=N_("RoCE without an explicit NCCL GID index on an older NCCL"),
     source=f"NCCL environment variables, NCCL_IB_GID_INDEX (automatic selection since NCCL 2.21), {NCCL_ENV}",
     priority={"cloud": "medium", "onprem": "high"},
     references=(NCCL_ENV,),
@@ -189,7 +197,7 @@ def roce_gid(ctx: RuleContext):
         return None
     value, where = nccl_setting(ctx.facts, "NCCL_IB_GID_INDEX")
     if value is not None:
-        return ctx.passed([(f"{where}.NCCL_IB_GID_INDEX", value)], "NCCL_IB_GID_INDEX is set for RoCE")
+        return ctx.passed([(f"{where}.NCCL_IB_GID_INDEX", value)], _("NCCL_IB_GID_INDEX is set for RoCE"))
     nccl = ctx.facts.software.torch_nccl or ctx.facts.software.nccl_system_version
     auto = version_tuple(nccl) and version_tuple(nccl) >= version_tuple(ctx.t("nccl_auto_gid_min_version"))
     evidence = [(f"{roce[0]}.link_layer", "Ethernet"), ("NCCL_IB_GID_INDEX", None), ("NCCL version", nccl)]
@@ -197,12 +205,15 @@ def roce_gid(ctx: RuleContext):
         "info" if auto else "warn",
         evidence,
         (
-            "NCCL picks the RoCE v2 GID automatically since 2.21; "
-            "set NCCL_IB_GID_INDEX only if it picks a wrong one (RoCE v1 or IPv6 link-local)."
+            _(
+                "NCCL picks the RoCE v2 GID automatically since 2.21; set NCCL_IB_GID_INDEX only if it "
+                "picks a wrong one (RoCE v1 or IPv6 link-local)."
+            )
             if auto
-            else "On RoCE an NCCL older than 2.21 (or of unknown version) "
-            "may use a RoCE v1 or link-local GID: "
-            "find the RoCE v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
+            else _(
+                "On RoCE an NCCL older than 2.21 (or of unknown version) may use a RoCE v1 or link-local "
+                "GID: find the RoCE v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
+            )
         ),
         commands=["show_gids"],
         env={} if auto else {"NCCL_IB_GID_INDEX": "<index of the RoCE v2 IPv4 GID>"},
@@ -212,19 +223,19 @@ def roce_gid(ctx: RuleContext):
 @rule(
     id="net.peermem_missing",
     layer="network",
-    title="GPUDirect RDMA module (nvidia_peermem) is not loaded",
+    title=N_("GPUDirect RDMA module (nvidia_peermem) is not loaded"),
     source=f"NVIDIA GPU Operator, 'GPUDirect RDMA' (nvidia-peermem or DMA-BUF), {GPU_OPERATOR_RDMA}",
     priority={"cloud": "medium", "onprem": "high"},
     controllable=cloud_only(
         Controllable(
             can="partly",
-            reason="the guest can load the module if the VM exposes the HCA with GPUDirect support",
-            alternative="use the provider's RDMA image",
+            reason=N_("the guest can load the module if the VM exposes the HCA with GPUDirect support"),
+            alternative=N_("use the provider's RDMA image"),
         )
     ),
     references=(GPU_OPERATOR_RDMA,),
     gain=ExpectedGain(
-        text="NIC reads GPU memory directly instead of staging through host memory",
+        text=N_("NIC reads GPU memory directly instead of staging through host memory"),
         source=f"NVIDIA GPU Operator, 'GPUDirect RDMA', {GPU_OPERATOR_RDMA}",
     ),
 )
@@ -238,8 +249,10 @@ def peermem(ctx: RuleContext):
             ("network.nvidia_peermem_loaded", False),
             ("network.rdma_devices", [d.name for d in net.rdma_devices]),
         ],
-        "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for GDRDMA in the NCCL INFO log). "
-        "Load it, or use DMA-BUF on recent kernels and NCCL.",
+        _(
+            "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for "
+            "GDRDMA in the NCCL INFO log). Load it, or use DMA-BUF on recent kernels and NCCL."
+        ),
         commands=[
             "sudo modprobe nvidia_peermem",
             "echo nvidia_peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf",
@@ -251,7 +264,7 @@ def peermem(ctx: RuleContext):
 @rule(
     id="net.nccl_debug_vars",
     layer="network",
-    title="NCCL 'Debugging' variables are set",
+    title=N_("NCCL 'Debugging' variables are set"),
     source=f"NCCL environment variables, 'Debugging' class: 'should not be used in production nor retained in scripts', {NCCL_ENV}",
     priority="medium",
     references=(NCCL_ENV,),
@@ -268,10 +281,11 @@ def nccl_debug_vars(ctx: RuleContext):
     return ctx.finding(
         "warn",
         found,
-        "These variables override NCCL's automatic choices; "
-        "the NCCL documentation classes them as debugging aids that can cause sub-optimal behaviour, "
-        "hangs or (NCCL_PROTO enabling LL128) data corruption. "
-        "Remove them unless an A/B test on this cluster proved a gain.",
+        _(
+            "These variables override NCCL's automatic choices; the NCCL documentation classes them "
+            "as debugging aids that can cause sub-optimal behaviour, hangs or (NCCL_PROTO enabling "
+            "LL128) data corruption. Remove them unless an A/B test on this cluster proved a gain."
+        ),
         commands=[
             "unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in found})),
             "grep -n NCCL_ /etc/nccl.conf ~/.nccl.conf 2>/dev/null",
@@ -282,7 +296,7 @@ def nccl_debug_vars(ctx: RuleContext):
 @rule(
     id="net.nccl_ib_disabled",
     layer="network",
-    title="NCCL_IB_DISABLE=1 on a node with active RDMA ports",
+    title=N_("NCCL_IB_DISABLE=1 on a node with active RDMA ports"),
     source=f"NCCL environment variables, NCCL_IB_DISABLE ({NCCL_ENV}); AReaL issue #639: ~4-5x slower collectives over sockets ({AREAL_639})",
     priority="high",
     gain=RDMA_GAIN,
@@ -296,7 +310,7 @@ def nccl_ib_disabled(ctx: RuleContext):
     return ctx.finding(
         "fail",
         [(f"{where}.NCCL_IB_DISABLE", value), ("active RDMA ports", len(active))],
-        "NCCL will use TCP sockets although RDMA ports are up. Unset NCCL_IB_DISABLE.",
+        _("NCCL will use TCP sockets although RDMA ports are up. Unset NCCL_IB_DISABLE."),
         commands=["unset NCCL_IB_DISABLE"],
     )
 
@@ -304,7 +318,7 @@ def nccl_ib_disabled(ctx: RuleContext):
 @rule(
     id="net.nccl_socket_ifname",
     layer="network",
-    title="NCCL_SOCKET_IFNAME points at a loopback or container bridge",
+    title=N_("NCCL_SOCKET_IFNAME points at a loopback or container bridge"),
     source=f"NCCL environment variables, NCCL_SOCKET_IFNAME (the default skips lo and docker*), {NCCL_ENV}",
     priority="high",
     references=(NCCL_ENV,),
@@ -322,9 +336,11 @@ def nccl_socket_ifname(ctx: RuleContext):
     return ctx.finding(
         "fail",
         [(f"{where}.NCCL_SOCKET_IFNAME", value), ("network.nics (physical)", nics)],
-        "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; "
-        "lo or docker0 cannot reach other nodes and hangs multi-node init. Name the fast data NIC, "
-        "or exclude: `^lo,docker`.",
+        _(
+            "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; lo or "
+            "docker0 cannot reach other nodes and hangs multi-node init. Name the fast data NIC, or "
+            "exclude: `^lo,docker`."
+        ),
         env={"NCCL_SOCKET_IFNAME": f"={nics[0]}" if nics else "^lo,docker"},
     )
 
@@ -332,12 +348,12 @@ def nccl_socket_ifname(ctx: RuleContext):
 @rule(
     id="net.tcp_socket_threads",
     layer="network",
-    title="Fast TCP-only network without NCCL socket tuning",
+    title=N_("Fast TCP-only network without NCCL socket tuning"),
     source=f"NCCL environment variables, NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD ('for generic 100G networks ... set to 4'), {NCCL_ENV}",
     priority={"cloud": "medium", "onprem": "low"},
     references=(NCCL_ENV,),
     gain=ExpectedGain(
-        text="often substantially higher busbw on TCP (NCCL #209: 2.06 -> 3.75 GB/s)",
+        text=N_("often substantially higher busbw on TCP (NCCL #209: 2.06 -> 3.75 GB/s)"),
         source=f"NCCL issue #209, {NCCL_209}",
     ),
 )
@@ -355,9 +371,11 @@ def tcp_socket_threads(ctx: RuleContext):
         "info",
         [(f"network.nics[{n.name}].speed_mbps", n.speed_mbps) for n in fast]
         + [("NCCL_SOCKET_NTHREADS", threads), ("NCCL_NSOCKS_PERTHREAD", socks)],
-        "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. "
-        "Try more helper threads and sockets (product <= 64) and measure busbw before and after; "
-        "cloud NCCL plugins may already set them.",
+        _(
+            "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. Try more "
+            "helper threads and sockets (product <= 64) and measure busbw before and after; cloud "
+            "NCCL plugins may already set them."
+        ),
         env={"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"},
     )
 
@@ -365,14 +383,14 @@ def tcp_socket_threads(ctx: RuleContext):
 @rule(
     id="net.mtu_small",
     layer="network",
-    title="Fast data NIC with standard (1500) MTU",
+    title=N_("Fast data NIC with standard (1500) MTU"),
     source=f"NVIDIA MLNX_OFED 'Performance Tuning' (Performance Tuning for NVIDIA Adapters; mlnx_tune), {OFED_TUNING}; advisory",
     priority={"cloud": "low", "onprem": "medium"},
     controllable=provider_owned(
         Controllable(
             can="partly",
-            reason="the VPC decides the largest MTU",
-            alternative="use the provider's documented jumbo MTU (often 8500-9001)",
+            reason=N_("the VPC decides the largest MTU"),
+            alternative=N_("use the provider's documented jumbo MTU (often 8500-9001)"),
         )
     ),
 )
@@ -388,7 +406,9 @@ def mtu_small(ctx: RuleContext):
     return ctx.finding(
         "info",
         small,
-        f"Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, "
-        "if every switch port and peer supports them. Advisory: change it fabric-wide or not at all.",
+        _(
+            "Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, if every switch "
+            "port and peer supports them. Advisory: change it fabric-wide or not at all."
+        ).format(jumbo=jumbo),
         commands=["sudo ip link set dev <nic> mtu 9000"],
     )

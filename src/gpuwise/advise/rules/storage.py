@@ -8,6 +8,8 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._links import MLE_STORAGE, NCCL_TROUBLESHOOTING
 from gpuwise.advise.rules._util import in_container
+from gpuwise.advise.rules._util import sentences as _sentences
+from gpuwise.i18n import N_, _
 
 _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
@@ -28,7 +30,7 @@ def _network_mounts(ctx: RuleContext):
 @rule(
     id="storage.shm_small",
     layer="storage",
-    title="/dev/shm is smaller than 1 GB",
+    title=N_("/dev/shm is smaller than 1 GB"),
     source=f"NCCL Troubleshooting, 'Sharing Data' (>= 1 GB /dev/shm), {NCCL_TROUBLESHOOTING}",
     priority="high",
     references=(NCCL_TROUBLESHOOTING,),
@@ -41,13 +43,15 @@ def shm_small(ctx: RuleContext):
         return None
     minimum = ctx.t("shm_min_bytes")
     if shm >= minimum:
-        return ctx.passed([("storage.shm_bytes", shm)], "/dev/shm is at least 1 GB")
+        return ctx.passed([("storage.shm_bytes", shm)], _("/dev/shm is at least 1 GB"))
     return ctx.finding(
         "fail" if ctx.facts.gpus else "warn",
         [("storage.shm_bytes", shm)],
-        "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; "
-        "too small gives 'Bus error' crashes or silent fallbacks. "
-        "Do not paper over it with NCCL_SHM_DISABLE.",
+        _(
+            "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; too "
+            "small gives 'Bus error' crashes or silent fallbacks. Do not paper over it with "
+            "NCCL_SHM_DISABLE."
+        ),
         commands=["sudo mount -o remount,size=50% /dev/shm"],
         config=["tmpfs /dev/shm tmpfs defaults,size=50% 0 0   # /etc/fstab"],
     )
@@ -56,12 +60,12 @@ def shm_small(ctx: RuleContext):
 @rule(
     id="storage.data_on_network",
     layer="storage",
-    title="Network file systems mounted: training data may be read over the network",
+    title=N_("Network file systems mounted: training data may be read over the network"),
     source=f"ml-engineering storage: stage data to local NVMe; `import torch` on NFS took ~20 s, 5-10x local ({MLE_STORAGE})",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_STORAGE,
     gain=ExpectedGain(
-        text="local NVMe is 2-5x faster than cloud storage for ImageNet-style reading",
+        text=N_("local NVMe is 2-5x faster than cloud storage for ImageNet-style reading"),
         source=f"ml-engineering storage, {MLE_STORAGE}",
     ),
 )
@@ -89,13 +93,17 @@ def data_on_network(ctx: RuleContext):
     return ctx.finding(
         status,
         evidence,
-        "If the training data lives on these mounts, every epoch reads it over the network; "
-        "small random reads are IOPS bound. Stage the dataset to local NVMe (or RAM), "
-        "shard it into large record files, and prefetch."
-        + (
-            " The IOPS measured on them are low."
-            if status == "warn"
-            else " Run `gpuwise doctor --bench quick` to measure."
+        _sentences(
+            [
+                _(
+                    "If the training data lives on these mounts, every epoch reads it over the network; "
+                    "small random reads are IOPS bound. Stage the dataset to local NVMe (or RAM), shard "
+                    "it into large record files, and prefetch."
+                ),
+                _("The IOPS measured on them are low.")
+                if status == "warn"
+                else _("Run `gpuwise doctor --bench quick` to measure."),
+            ]
         ),
         commands=["rsync -a /mnt/dataset/ /local_nvme/dataset/"],
     )
@@ -104,7 +112,7 @@ def data_on_network(ctx: RuleContext):
 @rule(
     id="storage.no_local_nvme",
     layer="storage",
-    title="No local NVMe drive on a GPU node",
+    title=N_("No local NVMe drive on a GPU node"),
     source=f"heuristic: data-loading-heavy jobs want local NVMe or fast disks (ml-engineering storage, {MLE_STORAGE})",
     priority={"cloud": "high", "onprem": "medium"},
     controllable=CLOUD_STORAGE,
@@ -116,15 +124,17 @@ def no_local_nvme(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("storage.block_devices", [b.name for b in st.block_devices])],
-        "Without local NVMe, data loading and checkpointing depend on network or SATA disks. "
-        "Add NVMe scratch (or choose an instance type with local NVMe) for datasets and checkpoints.",
+        _(
+            "Without local NVMe, data loading and checkpointing depend on network or SATA disks. Add "
+            "NVMe scratch (or choose an instance type with local NVMe) for datasets and checkpoints."
+        ),
     )
 
 
 @rule(
     id="storage.nvme_not_raided",
     layer="storage",
-    title="Several NVMe drives but no RAID0 across them",
+    title=N_("Several NVMe drives but no RAID0 across them"),
     source=f"heuristic: several local NVMe drives striped (RAID0) multiply read bandwidth and IOPS (ml-engineering storage, {MLE_STORAGE})",
     priority={"cloud": "medium", "onprem": "high"},
 )
@@ -138,8 +148,10 @@ def nvme_not_raided(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("storage.block_devices (nvme)", nvme), ("storage.md_arrays", [a.name for a in st.md_arrays])],
-        "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets and checkpoints (keep the data reproducible elsewhere: "
-        "RAID0 has no redundancy).",
+        _(
+            "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets "
+            "and checkpoints (keep the data reproducible elsewhere: RAID0 has no redundancy)."
+        ),
         commands=[
             f"sudo mdadm --create /dev/md0 --level=0 --raid-devices={len(nvme)} "
             + " ".join(f"/dev/{n}" for n in nvme),

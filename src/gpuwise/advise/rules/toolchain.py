@@ -6,12 +6,13 @@ from __future__ import annotations
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import TOOLKIT, TORCH_INSTALL
 from gpuwise.advise.rules._util import captured, version_tuple
+from gpuwise.i18n import N_, _
 
 
 @rule(
     id="toolchain.torch_missing",
     layer="toolchain",
-    title="PyTorch is not installed in this Python",
+    title=N_("PyTorch is not installed in this Python"),
     source=f"heuristic: framework settings (AMP, compile, DDP) need a framework to act on (PyTorch install, {TORCH_INSTALL})",
     priority="low",
 )
@@ -22,15 +23,17 @@ def torch_missing(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.torch_version", None), ("software.python_version", sw.python_version)],
-        "gpuwise looked at the Python it runs in. If training uses another environment or a container, "
-        "run doctor there (or capture there) to check torch's CUDA build.",
+        _(
+            "gpuwise looked at the Python it runs in. If training uses another environment or a "
+            "container, run doctor there (or capture there) to check torch's CUDA build."
+        ),
     )
 
 
 @rule(
     id="toolchain.container_toolkit_missing",
     layer="toolchain",
-    title="Containers cannot reach the GPUs (no NVIDIA Container Toolkit)",
+    title=N_("Containers cannot reach the GPUs (no NVIDIA Container Toolkit)"),
     source=f"NVIDIA Container Toolkit install guide, {TOOLKIT}",
     priority="medium",
     references=(TOOLKIT,),
@@ -48,7 +51,7 @@ def container_toolkit(ctx: RuleContext):
             ("software.container_runtimes", sw.container_runtimes),
             ("software.nvidia_container_toolkit", None),
         ],
-        "A container runtime is installed but `docker run --gpus all` needs the NVIDIA Container Toolkit.",
+        _("A container runtime is installed but `docker run --gpus all` needs the NVIDIA Container Toolkit."),
         commands=[
             "sudo apt-get install -y nvidia-container-toolkit",
             "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
@@ -59,7 +62,7 @@ def container_toolkit(ctx: RuleContext):
 @rule(
     id="toolchain.no_container_runtime",
     layer="toolchain",
-    title="No container runtime on a GPU node",
+    title=N_("No container runtime on a GPU node"),
     source=f"heuristic: a container image pins CUDA, cuDNN, NCCL and torch, so runs are reproducible across nodes (NVIDIA Container Toolkit, {TOOLKIT})",
     priority={"cloud": "medium", "onprem": "low"},
 )
@@ -72,8 +75,11 @@ def no_container_runtime(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.container_runtimes", []), ("platform.container", pf.container)],
-        "Pinning CUDA, cuDNN, "
-        "NCCL and torch in a container image keeps runs reproducible across nodes and between cloud and on-prem (version drift causes numerical differences and kernel errors).",
+        _(
+            "Pinning CUDA, cuDNN, NCCL and torch in a container image keeps runs reproducible across "
+            "nodes and between cloud and on-prem (version drift causes numerical differences and "
+            "kernel errors)."
+        ),
         commands=[
             "install docker or podman plus the NVIDIA Container Toolkit, then use an NGC PyTorch image"
         ],
@@ -83,7 +89,7 @@ def no_container_runtime(ctx: RuleContext):
 @rule(
     id="toolchain.nccl_versions_differ",
     layer="toolchain",
-    title="System NCCL differs from the NCCL inside torch",
+    title=N_("System NCCL differs from the NCCL inside torch"),
     source="heuristic: torch wheels bundle their own NCCL, so nccl-tests and torch may run different NCCL versions; keep versions identical across the nodes of a job",
     priority="low",
 )
@@ -95,6 +101,9 @@ def nccl_versions(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.nccl_system_version", sw.nccl_system_version), ("software.torch_nccl", sw.torch_nccl)],
-        "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: "
-        "benchmark results from one do not describe the other. Keep the same NCCL on every node of a job.",
+        _(
+            "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: "
+            "benchmark results from one do not describe the other. Keep the same NCCL on every node "
+            "of a job."
+        ),
     )

@@ -56,11 +56,13 @@ def get_renderer(name: str) -> Renderer:
     import difflib
 
     near = difflib.get_close_matches(key, list(registry), n=1)
-    hint = f"did you mean {near[0]!r}? " if near else ""
+    from gpuwise.i18n import _
+
     names = ", ".join(format_names())
-    raise UserInputError(
-        f"--format {name!r} is not one of {names}", f"{hint}use --format with one of: {names}"
-    )
+    fix = _("use --format with one of: {names}").format(names=names)
+    if near:
+        fix = _("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
+    raise UserInputError(_("--format {name!r} is not one of {names}").format(name=name, names=names), fix)
 
 
 def render(doc: Document, fmt: str, *, width: int = 100, color: bool = False) -> str | bytes:

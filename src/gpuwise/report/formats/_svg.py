@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from gpuwise.i18n import _
 from gpuwise.report.document import Chart
 
 WIDTH, HEIGHT = 720, 340
@@ -194,7 +195,7 @@ def _legend(chart: Chart) -> tuple[list[str], int]:
     """The legend's SVG elements and its number of lines (entries wrap at the chart's right edge)."""
     entries = [(PALETTE[i % len(PALETTE)], "1", s.name) for i, s in enumerate(chart.series)]
     if chart.band:
-        entries.append(("#999", "0.3", "typical range"))
+        entries.append(("#999", "0.3", _("typical range")))
     out, x, y = ['<g class="legend">'], LEFT, 28
     for color, opacity, name in entries:
         width = 24 + 6.5 * len(name)  # about 6.5 px per character at 12 px

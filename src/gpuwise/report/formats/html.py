@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from html import escape
 
+from gpuwise.i18n import language
 from gpuwise.report.document import (
     Bullets,
     Cell,
@@ -121,7 +122,7 @@ def render_html(doc: Document, *, width: int = 100, color: bool = False) -> str:
     return "\n".join(
         [
             "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
+            f'<html lang="{escape(language())}"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             # forbid every fetch: a shared report must not call out when opened
             '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '

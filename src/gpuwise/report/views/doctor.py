@@ -4,38 +4,55 @@ severity (critical, warnings, advice) with their priority, passes listed at the 
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.advise.engine import can_word
 from gpuwise.advise.finding import Finding
+from gpuwise.i18n import N_, _
 from gpuwise.report.document import Block, Bullets, Code, Document, Heading, KeyValues, Styled
 from gpuwise.report.model import Report
 
-STATUS_MARK = {"fail": "FAIL", "warn": "WARN", "info": "INFO", "pass": "PASS"}
+STATUS_MARK = {"fail": N_("FAIL"), "warn": N_("WARN"), "info": N_("INFO"), "pass": N_("PASS")}
+PRIORITY_WORD = {"high": N_("high"), "medium": N_("medium"), "low": N_("low")}
 EXIT_STYLE = {0: "ok", 1: "warn", 2: "fail"}
-SECTIONS = (("fail", "Critical"), ("warn", "Warnings"), ("info", "Advice"))
+SECTIONS = (("fail", N_("Critical")), ("warn", N_("Warnings")), ("info", N_("Advice")))
 TOP_ACTIONS = 3
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of an advice text, in English ('. ') or Chinese ('。')."""
+    head = text.split(". ")[0].rstrip(".")
+    return head.split("。")[0] if "。" in head else head
 
 
 def _action(n: int, f: Finding) -> Styled:
     """One line a reader acts on: the finding's title and its first command (or its advice)."""
     rec = f.recommendation
     todo = (
-        f"run `{rec.commands[0]}`"
+        _("run `{command}`").format(command=rec.commands[0])
         if rec.commands
-        else (rec.text.split(". ")[0].rstrip(".") if rec.text else "")
+        else (_first_sentence(rec.text) if rec.text else "")
     )
     style = {"fail": "fail", "warn": "warn"}.get(f.status)
-    return Styled(f"{n}. [{STATUS_MARK[f.status]}] {f.title}" + (f": {todo}" if todo else ""), style)
+    line = _("{n}. [{mark}] {title}").format(n=n, mark=_(STATUS_MARK[f.status]), title=f.title)
+    return Styled(_("{action}: {todo}").format(action=line, todo=todo) if todo else line, style)
 
 
 def _finding(n: int, f: Finding) -> list[Block]:
-    head = f"{n}. [{STATUS_MARK[f.status]} · {f.priority}] {f.title}  ({f.layer}, {f.id})"
+    head = _("{n}. [{mark} · {priority}] {title}  ({layer}, {id})").format(
+        n=n,
+        mark=_(STATUS_MARK[f.status]),
+        priority=_(PRIORITY_WORD[f.priority]),
+        title=f.title,
+        layer=f.layer,
+        id=f.id,
+    )
     out: list[Block] = [Heading(head, level=3)]
     rows: list[tuple[str, str | Styled]] = [
-        ("measured" if e.kind == "measurement" else "fact", f"{e.path} = {units.value(e.value)}")
+        (_("measured") if e.kind == "measurement" else _("fact"), f"{e.path} = {units.value(e.value)}")
         for e in f.evidence
     ]
     rec = f.recommendation
     if rec.text:
-        rows.append(("do", rec.text))
+        rows.append((_("do"), rec.text))
     if rows:
         out.append(KeyValues(rows))
     if rec.commands:
@@ -47,57 +64,82 @@ def _finding(n: int, f: Finding) -> list[Block]:
     rows = []
     ctl = f.controllable
     if ctl.can != "yes":
-        instead = f"; instead: {ctl.alternative}" if ctl.alternative else ""
-        rows.append(("can change here", Styled(f"{ctl.can} — {ctl.reason}{instead}", "accent")))
+        can = can_word(ctl.can)
+        text = (
+            _("{can} — {reason}; instead: {alternative}").format(
+                can=can, reason=ctl.reason, alternative=ctl.alternative
+            )
+            if ctl.alternative
+            else _("{can} — {reason}").format(can=can, reason=ctl.reason)
+        )
+        rows.append((_("can change here"), Styled(text, "accent")))
     if f.expected_gain:
-        rows.append(("gain", f"{f.expected_gain.text} [{f.expected_gain.source}]"))
+        rows.append((_("gain"), f"{f.expected_gain.text} [{f.expected_gain.source}]"))
     if f.affects_numerics:
-        rows.append(("note", Styled("changes numerics/convergence — validate the loss curve", "accent")))
-    rows.append(("source", Styled(f.source, "dim")))
-    rows += [("reference", Styled(r, "dim")) for r in f.references]
+        rows.append(
+            (_("note"), Styled(_("changes numerics/convergence — validate the loss curve"), "accent"))
+        )
+    rows.append((_("source"), Styled(f.source, "dim")))
+    rows += [(_("reference"), Styled(r, "dim")) for r in f.references]
     out.append(KeyValues(rows))
     return out
 
 
 def doctor_view(report: Report) -> Document:
     env, s, m = report.env, report.summary, report.measurements
-    how = "set with --env" if env.overridden else "detected"
+    how = _("set with --env") if env.overridden else _("detected")
     count = len(m.get("results", [])) if m else 0
+    title = _("gpuwise doctor — {host}").format(host=report.hostname or _("unknown host"))
     blocks: list[Block] = [
-        Heading(f"gpuwise doctor — {report.hostname or 'unknown host'}"),
+        Heading(title),
         KeyValues(
             [
                 (
-                    "environment",
-                    f"{env.kind} ({how}; detected {env.detected}: {env.reason or 'no reason given'})",
+                    _("environment"),
+                    _("{kind} ({how}; detected {detected}: {reason})").format(
+                        kind=env.kind,
+                        how=how,
+                        detected=env.detected,
+                        reason=env.reason or _("no reason given"),
+                    ),
                 ),
-                ("source", report.source or "live"),
+                (_("source"), report.source or _("live")),
                 (
-                    "measurements",
-                    f"{count}" + ("" if m else " (none: add --bench quick or --bench-results FILE)"),
+                    _("measurements"),
+                    f"{count}"
+                    if m
+                    else _("{count} (none: add --bench quick or --bench-results FILE)").format(count=count),
                 ),
-                ("verdict", Styled(f"{s.verdict} (exit {s.exit_code})", EXIT_STYLE.get(s.exit_code))),
+                (
+                    _("verdict"),
+                    Styled(
+                        _("{verdict} (exit {code})").format(verdict=s.verdict, code=s.exit_code),
+                        EXIT_STYLE.get(s.exit_code),
+                    ),
+                ),
             ]
         ),
     ]
     actionable = [f for f in report.findings if f.status != "pass"]  # ranked: severity, then priority
     if actionable:
-        blocks.append(Heading(f"Top actions ({min(TOP_ACTIONS, len(actionable))})", level=2))
+        blocks.append(Heading(_("Top actions ({n})").format(n=min(TOP_ACTIONS, len(actionable))), level=2))
         blocks.append(Bullets([_action(n, f) for n, f in enumerate(actionable[:TOP_ACTIONS], 1)]))
     n = 0
     for status, label in SECTIONS:
         group = [f for f in actionable if f.status == status]
         if group:
-            blocks.append(Heading(f"{label} ({len(group)})", level=2))
+            blocks.append(Heading(_("{section} ({n})").format(section=_(label), n=len(group)), level=2))
         for f in group:
             n += 1
             blocks += _finding(n, f)
     passes = [f for f in report.findings if f.status == "pass"]
     if passes:
-        blocks.append(Heading(f"Checked and OK ({len(passes)})", level=2))
-        blocks.append(Bullets([Styled(f"{f.title}  ({f.id})", "ok") for f in passes]))
+        blocks.append(Heading(_("Checked and OK ({n})").format(n=len(passes)), level=2))
+        blocks.append(
+            Bullets([Styled(_("{title}  ({id})").format(title=f.title, id=f.id), "ok") for f in passes])
+        )
     return Document(
-        title=f"gpuwise doctor — {report.hostname or 'unknown host'}",
+        title=title,
         blocks=blocks,
         data=report.to_json_dict(),
     )
