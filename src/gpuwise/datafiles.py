@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import _
 
 # A cell that means "no value". "nan" is not one: a NaN price is an error, not an unknown price.
 _EMPTY = {"", "none", "null", "-"}
@@ -47,24 +48,30 @@ def read_input_text(path: str | Path, kind: str = "file", encoding: str = "utf-8
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: opening a FIFO must not hang
     except FileNotFoundError:
         raise DataValidationError(
-            f"{kind} not found",
-            "check the path (relative paths start in the current directory)",
+            _("{kind} not found").format(kind=kind),
+            _("check the path (relative paths start in the current directory)"),
             path=str(path),
         ) from None
     except OSError as exc:
         raise DataValidationError(
-            f"cannot open the {kind}: {exc.strerror}", "check the path and its permissions", path=str(path)
+            _("cannot open the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror),
+            _("check the path and its permissions"),
+            path=str(path),
         ) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise DataValidationError(
-                f"is a directory, not a {kind}", "pass the file inside it", path=str(path)
+                _("is a directory, not a {kind}").format(kind=kind),
+                _("pass the file inside it"),
+                path=str(path),
             )
         if not stat.S_ISREG(info.st_mode):
             raise DataValidationError(
-                f"is not a regular file (a FIFO, device or socket), so it cannot be read as a {kind}",
-                "save the input to a file first and pass that file",
+                _(
+                    "is not a regular file (a FIFO, device or socket), so it cannot be read as a {kind}"
+                ).format(kind=kind),
+                _("save the input to a file first and pass that file"),
                 path=str(path),
             )
         if info.st_size > limit:
@@ -76,8 +83,12 @@ def read_input_text(path: str | Path, kind: str = "file", encoding: str = "utf-8
         os.close(fd)
     if info.st_size > limit or len(data) > limit:
         raise DataValidationError(
-            f"the {kind} is larger than the limit of {limit:,} bytes ({info.st_size:,} bytes)",
-            f"check that this is the right file; to read a larger one, set {MAX_INPUT_ENV}=N",
+            _("the {kind} is larger than the limit of {limit:,} bytes ({st_size:,} bytes)").format(
+                kind=kind, limit=limit, st_size=info.st_size
+            ),
+            _("check that this is the right file; to read a larger one, set {max_input_env}=N").format(
+                max_input_env=MAX_INPUT_ENV
+            ),
             path=str(path),
         )
     try:
@@ -85,8 +96,10 @@ def read_input_text(path: str | Path, kind: str = "file", encoding: str = "utf-8
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DataValidationError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start})",
-            "save the file as UTF-8",
+            _("not UTF-8 text (byte 0x{data:02x} at byte {start})").format(
+                data=data[exc.start], start=exc.start
+            ),
+            _("save the file as UTF-8"),
             path=str(path),
             line=line,
         ) from None
@@ -106,12 +119,14 @@ def read_json(path: str | Path, kind: str = "JSON file", fix: str = "pass a vali
         return json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise DataValidationError(
-            f"not valid JSON: {exc.msg}", fix, path=str(path), line=exc.lineno
+            _("not valid JSON: {msg}").format(msg=exc.msg), fix, path=str(path), line=exc.lineno
         ) from None
     except ValueError as exc:
         raise DataValidationError(str(exc), fix, path=str(path)) from None
     except RecursionError:
-        raise DataValidationError(f"the {kind} is nested too deeply to parse", fix, path=str(path)) from None
+        raise DataValidationError(
+            _("the {kind} is nested too deeply to parse").format(kind=kind), fix, path=str(path)
+        ) from None
 
 
 def did_you_mean(value: str, allowed: Iterable[str]) -> str:
@@ -141,7 +156,7 @@ class Row:
 
     def error(self, field: str, reason: str, fix: str | None = None) -> DataValidationError:
         return DataValidationError(
-            f"column {field!r}: {reason}",
+            _("column {field!r}: {reason}").format(field=field, reason=reason),
             fix or f"correct column {field!r} on line {self.line} of {self.path}",
             path=str(self.path),
             line=self.line,
@@ -250,7 +265,7 @@ def read_rows(
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         raise DataValidationError(
-            "file is empty (no header row)", "add a header row", path=str(path), line=skipped + 1
+            _("file is empty (no header row)"), _("add a header row"), path=str(path), line=skipped + 1
         ) from None
     known = list(known_columns or required_columns)
     for column in required_columns:
@@ -260,9 +275,11 @@ def read_rows(
             if close:
                 hint = f' (found "{close[0]}": did you mean "{column}"?)'
             raise DataValidationError(
-                f"missing column {column!r}{hint}",
-                f"the header needs: {', '.join(required_columns)}; optional: "
-                f"{', '.join(c for c in known if c not in required_columns)}",
+                _("missing column {column!r}{hint}").format(column=column, hint=hint),
+                _("the header needs: {join}; optional: {join2}").format(
+                    join=", ".join(required_columns),
+                    join2=", ".join(c for c in known if c not in required_columns),
+                ),
                 path=str(path),
                 line=skipped + 1,
             )
@@ -276,8 +293,10 @@ def read_rows(
                 continue  # comment lines let a data file explain itself
             if len(cells) > len(header):
                 raise DataValidationError(
-                    f"{len(cells)} cells but the header has {len(header)} columns",
-                    "quote cells that contain commas, or remove the extra cells",
+                    _("{n_cells} cells but the header has {n_header} columns").format(
+                        n_cells=len(cells), n_header=len(header)
+                    ),
+                    _("quote cells that contain commas, or remove the extra cells"),
                     path=str(path),
                     line=line,
                 )
@@ -286,8 +305,8 @@ def read_rows(
             )  # short rows: missing cells read as empty
     except csv.Error as exc:
         raise DataValidationError(
-            f"not valid CSV: {exc}",
-            "fix the quoting on that line",
+            _("not valid CSV: {exc}").format(exc=exc),
+            _("fix the quoting on that line"),
             path=str(path),
             line=reader.line_num + skipped,
         ) from None
@@ -298,8 +317,8 @@ def _check_header(path: Path, line: int, header: list[str], required: list[str],
     for column in header:
         if column in seen:
             raise DataValidationError(
-                f"column {column!r} appears twice in the header",
-                "remove or rename one of them (which one holds the right values is not knowable)",
+                _("column {column!r} appears twice in the header").format(column=column),
+                _("remove or rename one of them (which one holds the right values is not knowable)"),
                 path=str(path),
                 line=line,
             )
@@ -307,8 +326,12 @@ def _check_header(path: Path, line: int, header: list[str], required: list[str],
     for column in header:
         if column not in known and column:
             raise DataValidationError(
-                f"unknown column {column!r}{did_you_mean(column, known)}",
-                f"rename or remove it; the columns are: {', '.join(known)} (required: {', '.join(required)})",
+                _("unknown column {column!r}{did_you_mean_column}").format(
+                    column=column, did_you_mean_column=did_you_mean(column, known)
+                ),
+                _("rename or remove it; the columns are: {join} (required: {join2})").format(
+                    join=", ".join(known), join2=", ".join(required)
+                ),
                 path=str(path),
                 line=line,
             )

@@ -7,6 +7,8 @@ turns its absence into a message that says how to install it.
 
 from __future__ import annotations
 
+from gpuwise.i18n import _
+
 
 def require_torch():
     """Import torch or raise MissingDependencyError with the install command.
@@ -23,8 +25,10 @@ def require_torch():
         from gpuwise.errors import MissingDependencyError
 
         raise MissingDependencyError(
-            f"`gpuwise bench` needs PyTorch, which is not installed ({exc}).",
-            fix="pip install 'gpuwise[bench]'  (on a GPU machine, "
-            "first install the torch build matching your CUDA driver from https://pytorch.org)",
+            _("`gpuwise bench` needs PyTorch, which is not installed ({exc}).").format(exc=exc),
+            fix=_(
+                "pip install 'gpuwise[bench]'  (on a GPU machine, first install the torch build matching "
+                "your CUDA driver from https://pytorch.org)"
+            ),
         ) from exc
     return torch

@@ -32,6 +32,7 @@ from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
+from gpuwise.i18n import _
 
 BENCHMARK = BenchInfo(
     name="collective",
@@ -239,8 +240,10 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
                 errs[rank].seek(0)
                 tail = " | ".join(errs[rank].read().strip().splitlines()[-3:])[-600:]
                 raise EnvironmentProblem(
-                    f"collective rank {rank} failed (exit {code}): {tail or 'no message'}",
-                    fix="check the rank's message above; rerun with smaller --sizes if out of memory",
+                    _("collective rank {rank} failed (exit {code}): {value}").format(
+                        rank=rank, code=code, value=tail or "no message"
+                    ),
+                    fix=_("check the rank's message above; rerun with smaller --sizes if out of memory"),
                 )
             from gpuwise.bench.models import BenchReport
 

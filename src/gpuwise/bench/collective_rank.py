@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from gpuwise.bench.sizes import human
+from gpuwise.i18n import _
 
 BUS_FACTOR = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
@@ -61,8 +62,8 @@ def rank_from_env(env: dict[str, str]) -> RankInfo:
     if "SLURM_PROCID" in env and "SLURM_NTASKS" in env:
         if "MASTER_ADDR" not in env:
             raise UserInputError(
-                "under srun, MASTER_ADDR is not set",
-                fix="export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)",
+                _("under srun, MASTER_ADDR is not set"),
+                fix=_("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)"),
             )
         per_node = env.get("SLURM_NTASKS_PER_NODE", "").split("(")[0]
         world = int(env["SLURM_NTASKS"])
@@ -74,9 +75,11 @@ def rank_from_env(env: dict[str, str]) -> RankInfo:
             "srun",
         )
     raise UserInputError(
-        "not started by torchrun or srun (no RANK/WORLD_SIZE or SLURM_PROCID in the environment)",
-        fix="run `torchrun --nproc-per-node N -m gpuwise.bench.collective`, "
-        "or `gpuwise bench --only collective` on a single node",
+        _("not started by torchrun or srun (no RANK/WORLD_SIZE or SLURM_PROCID in the environment)"),
+        fix=_(
+            "run `torchrun --nproc-per-node N -m gpuwise.bench.collective`, or `gpuwise bench --only "
+            "collective` on a single node"
+        ),
     )
 
 
@@ -131,15 +134,15 @@ def iterations(nbytes: int, target_bytes: int, max_iters: int) -> int:
 
 
 def time_collective(dist, torch, fn, iters: int, warmup: int, repeats: int, sync) -> list[float]:
-    for _ in range(warmup):
+    for _warm in range(warmup):
         fn()
     sync()
     samples = []
-    for _ in range(repeats):
+    for _rep in range(repeats):
         dist.barrier()
         sync()
         start = time.perf_counter()
-        for _ in range(iters):
+        for _it in range(iters):
             fn()
         sync()
         samples.append((time.perf_counter() - start) / iters)

@@ -22,6 +22,7 @@ from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 
 BENCHMARK = BenchInfo(
     name="dataloader",
@@ -102,7 +103,7 @@ def epoch_rate(loader, device: str, batch_size: int) -> float:
     it = iter(loader)
     first = next(it)
     start, n = time.perf_counter(), 0
-    for images, _ in it:
+    for images, _labels in it:
         if device == "cuda":
             images.to("cuda", non_blocking=True)
         n += images.shape[0]
@@ -123,8 +124,8 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
         raise UserInputError(
-            f"data directory {base} does not exist or is not writable",
-            fix="pass --data-dir with a writable directory",
+            _("data directory {base} does not exist or is not writable").format(base=base),
+            fix=_("pass --data-dir with a writable directory"),
         )
     workdir = Path(tempfile.mkdtemp(prefix="gpuwise-dataloader-", dir=ctx.scratch_dir or base))
     try:

@@ -14,6 +14,7 @@ from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog, looks_like_nccl_debug, parse_nccl_debug
 from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measurement
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 
 MAX_LOG_BYTES = 64 * 1024 * 1024  # NCCL TRACE logs of long jobs can be large; INFO logs are far smaller
 HOW = (
@@ -26,15 +27,17 @@ def _read(path: Path) -> str:
     try:
         if path.stat().st_size > MAX_LOG_BYTES:
             raise UserInputError(
-                f"--nccl-log {path}: larger than {MAX_LOG_BYTES >> 20} MiB",
-                "pass an INFO-level log (not TRACE), or cut it to the run you want judged",
+                _("--nccl-log {path}: larger than {value} MiB").format(path=path, value=MAX_LOG_BYTES >> 20),
+                _("pass an INFO-level log (not TRACE), or cut it to the run you want judged"),
             )
         with path.open("rb") as fh:
             return fh.read(MAX_LOG_BYTES).decode("utf-8", errors="replace")
     except IsADirectoryError:
-        raise UserInputError(f"--nccl-log {path} is a directory", HOW) from None
+        raise UserInputError(_("--nccl-log {path} is a directory").format(path=path), HOW) from None
     except OSError as exc:
-        raise UserInputError(f"--nccl-log {path}: cannot read it ({exc.strerror or exc})", HOW) from None
+        raise UserInputError(
+            _("--nccl-log {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc), HOW
+        ) from None
 
 
 def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebugLog]]:
@@ -50,7 +53,10 @@ def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebu
                 run = parse(text, path.name)
             except (ValueError, json.JSONDecodeError) as exc:
                 raise UserInputError(
-                    f"--nccl-log {path}: not readable as nccl-tests output ({exc})", HOW
+                    _("--nccl-log {path}: not readable as nccl-tests output ({exc})").format(
+                        path=path, exc=exc
+                    ),
+                    HOW,
                 ) from None
             if run.rows:
                 measurements.append(judge(to_measurement(run, path.name)))
@@ -62,7 +68,10 @@ def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebu
                 found = True
         if not found:
             raise UserInputError(
-                f"--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found", HOW
+                _("--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found").format(
+                    path=path
+                ),
+                HOW,
             )
     return measurements, logs
 

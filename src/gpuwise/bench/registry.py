@@ -18,6 +18,8 @@ import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
 
+from gpuwise.i18n import _
+
 
 @dataclass(frozen=True)
 class BenchInfo:
@@ -106,8 +108,8 @@ def select(only: str | None) -> list[BenchEntry]:
             close = difflib.get_close_matches(key, list(known), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise UserInputError(
-                f"unknown benchmark '{raw.strip()}'.{hint}",
-                fix=f"use --only with some of: {', '.join(known)}",
+                _("unknown benchmark '{strip}'.{hint}").format(strip=raw.strip(), hint=hint),
+                fix=_("use --only with some of: {join}").format(join=", ".join(known)),
             )
         wanted.add(key)
     return [e for e in entries if e.name in wanted]

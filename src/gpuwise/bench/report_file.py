@@ -12,6 +12,7 @@ from pathlib import Path
 from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.i18n import _
 
 FIX = f"pass a file written by `gpuwise bench --save FILE` (schema {BENCH_SCHEMA})"
 
@@ -26,20 +27,35 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
 
     p = Path(path).expanduser()
     if not p.exists() and not p.is_symlink():
-        raise UserInputError(f"{option} {p}: no such file", FIX)
+        raise UserInputError(_("{option} {p}: no such file").format(option=option, p=p), FIX)
     try:
         raw = read_json(p, "bench report", FIX)  # size cap, no FIFOs, NaN/Infinity refused
     except DataValidationError as exc:
         fix = FIX if exc.fix == FIX else f"{exc.fix} ({FIX})"
         raise DataValidationError(
-            f"{option}: not a readable JSON bench report ({exc.reason})", fix, path=str(p), line=exc.line
+            _("{option}: not a readable JSON bench report ({reason})").format(
+                option=option, reason=exc.reason
+            ),
+            fix,
+            path=str(p),
+            line=exc.line,
         ) from None
     if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
         got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
-        raise DataValidationError(f"{option}: schema is {got!r}, expected {BENCH_SCHEMA!r}", FIX, path=str(p))
+        raise DataValidationError(
+            _("{option}: schema is {got!r}, expected {bench_schema!r}").format(
+                option=option, got=got, bench_schema=BENCH_SCHEMA
+            ),
+            FIX,
+            path=str(p),
+        )
     try:
         return BenchReport.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise DataValidationError(f"{option}: field {where}: {first['msg']}", FIX, path=str(p)) from None
+        raise DataValidationError(
+            _("{option}: field {where}: {first}").format(option=option, where=where, first=first["msg"]),
+            FIX,
+            path=str(p),
+        ) from None

@@ -26,6 +26,7 @@ from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.i18n import _
 
 if TYPE_CHECKING:
     from gpuwise.facts.models import Mount
@@ -148,13 +149,14 @@ def parse_fio_json(text: str, rw: str) -> dict:
         job = doc["jobs"][0]
     except (ValueError, KeyError, IndexError) as exc:
         raise EnvironmentProblem(
-            f"fio output is not the JSON expected ({exc})", fix="check `fio --version` (3.x needed) and rerun"
+            _("fio output is not the JSON expected ({exc})").format(exc=exc),
+            fix=_("check `fio --version` (3.x needed) and rerun"),
         ) from exc
     side = job["write" if "write" in rw else "read"]
     if job.get("error"):
         raise EnvironmentProblem(
-            f"fio job {job.get('jobname')} failed with error {job['error']}",
-            fix="check free space and permissions in the data directory",
+            _("fio job {get} failed with error {job}").format(get=job.get("jobname"), job=job["error"]),
+            fix=_("check free space and permissions in the data directory"),
         )
     # completion latency by default; total latency (lat_ns) when the job set lat_percentiles=1
     kind = next((k for k in ("clat_ns", "lat_ns") if (side.get(k) or {}).get("percentile")), "clat_ns")
@@ -190,13 +192,15 @@ def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) ->
         )
     except subprocess.TimeoutExpired as exc:
         raise EnvironmentProblem(
-            f"fio {job.name} did not finish in {timeout:.0f} s",
-            fix="the filesystem may be hung or very slow; try a smaller --quick run",
+            _("fio {name} did not finish in {timeout:.0f} s").format(name=job.name, timeout=timeout),
+            fix=_("the filesystem may be hung or very slow; try a smaller --quick run"),
         ) from exc
     if proc.returncode != 0:
         raise EnvironmentProblem(
-            f"fio {job.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}",
-            fix="check free space and permissions in the data directory",
+            _("fio {name} exited {returncode}: {strip}").format(
+                name=job.name, returncode=proc.returncode, strip=proc.stderr.strip()[-300:]
+            ),
+            fix=_("check free space and permissions in the data directory"),
         )
     return parse_fio_json(proc.stdout, job.rw)
 
@@ -204,14 +208,14 @@ def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) ->
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if shutil.which("fio") is None:
         raise MissingDependencyError(
-            "fio is not installed, so storage cannot be measured.",
-            fix="apt-get install fio  (or dnf install fio / brew install fio)",
+            _("fio is not installed, so storage cannot be measured."),
+            fix=_("apt-get install fio  (or dnf install fio / brew install fio)"),
         )
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
         raise UserInputError(
-            f"data directory {base} does not exist or is not writable",
-            fix="pass --data-dir with a writable directory on the filesystem you train from",
+            _("data directory {base} does not exist or is not writable").format(base=base),
+            fix=_("pass --data-dir with a writable directory on the filesystem you train from"),
         )
     workdir = tempfile.mkdtemp(prefix="gpuwise-fio-", dir=ctx.scratch_dir or base)
     try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuwise.errors import CaptureFormatError
+from gpuwise.i18n import _
 
 # Real captures hold ~100 small files (the largest seen: 43 kB ldconfig -p; nvidia-smi -q -x for 8 GPUs
 # is ~250 kB), so these defaults leave two orders of magnitude of headroom and still bound memory.
@@ -51,18 +52,25 @@ class Limits:
                 values[field] = int(raw) if raw else default
             except ValueError:
                 raise CaptureFormatError(
-                    f"{var}={raw!r} is not a whole number",
-                    f"set {var} to a number of bytes/files, or unset it",
+                    _("{var}={raw!r} is not a whole number").format(var=var, raw=raw),
+                    _("set {var} to a number of bytes/files, or unset it").format(var=var),
                 ) from None
             if values[field] <= 0:
-                raise CaptureFormatError(f"{var}={raw} must be positive", f"set {var} above 0, or unset it")
+                raise CaptureFormatError(
+                    _("{var}={raw} must be positive").format(var=var, raw=raw),
+                    _("set {var} above 0, or unset it").format(var=var),
+                )
         return cls(**values)
 
 
 def _over(path: Path, what: str, limit: int, var: str) -> CaptureFormatError:
     return CaptureFormatError(
-        f"{path}: {what} exceeds the limit of {limit:,} (a capture is ~100 small text files)",
-        f"check that this is a gpuwise capture; if it really is this large, raise the limit: {var}=N",
+        _("{path}: {what} exceeds the limit of {limit:,} (a capture is ~100 small text files)").format(
+            path=path, what=what, limit=limit
+        ),
+        _(
+            "check that this is a gpuwise capture; if it really is this large, raise the limit: {var}=N"
+        ).format(var=var),
     )
 
 
@@ -126,8 +134,12 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
                     continue
                 if not member.isfile():
                     raise CaptureFormatError(
-                        f"{path}: member {member.name!r} is {_kind(member)}; a capture holds only regular files",
-                        "re-create the tarball with `gpuwise capture -o NAME.tar.gz` (links are not followed)",
+                        _(
+                            "{path}: member {name!r} is {kind_member}; a capture holds only regular files"
+                        ).format(path=path, name=member.name, kind_member=_kind(member)),
+                        _(
+                            "re-create the tarball with `gpuwise capture -o NAME.tar.gz` (links are not followed)"
+                        ),
                     )
                 if member.size > limits.member_bytes:
                     raise _over(
@@ -162,22 +174,30 @@ def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
             target = Path(folder, name).resolve()
             if target != root and root not in target.parents:
                 raise CaptureFormatError(
-                    f"{root}: {rel} is a symlink that leads outside the capture ({target})",
-                    "a capture holds copies of files, not links; re-create it with `gpuwise capture -o DIR`",
+                    _("{root}: {rel} is a symlink that leads outside the capture ({target})").format(
+                        root=root, rel=rel, target=target
+                    ),
+                    _(
+                        "a capture holds copies of files, not links; re-create it with `gpuwise capture -o DIR`"
+                    ),
                 )
             try:
                 info = os.stat(target)
             except OSError as exc:
                 raise CaptureFormatError(
-                    f"{root}: cannot read {rel} ({exc.strerror or exc}; a broken link?)",
-                    "re-copy the capture folder",
+                    _("{root}: cannot read {rel} ({value}; a broken link?)").format(
+                        root=root, rel=rel, value=exc.strerror or exc
+                    ),
+                    _("re-copy the capture folder"),
                 ) from None
             if stat.S_ISDIR(info.st_mode):
                 continue  # a link to a folder inside the capture: its files are read under their own path
             if not stat.S_ISREG(info.st_mode):
                 raise CaptureFormatError(
-                    f"{root}: {rel} is not a regular file (a FIFO, socket or device)",
-                    "remove it from the capture folder; a capture holds only regular files",
+                    _("{root}: {rel} is not a regular file (a FIFO, socket or device)").format(
+                        root=root, rel=rel
+                    ),
+                    _("remove it from the capture folder; a capture holds only regular files"),
                 )
             if info.st_size > limits.member_bytes:
                 raise _over(

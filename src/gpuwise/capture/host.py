@@ -30,6 +30,7 @@ from gpuwise import __version__
 from gpuwise.capture import archive
 from gpuwise.capture.sources import COMMANDS, INTERNAL_COLLECTORS, CommandSource
 from gpuwise.errors import CaptureFormatError
+from gpuwise.i18n import _
 
 CAPTURE_FORMAT = "gpuwise-capture/1"
 MAX_FILE_BYTES = 8 * 1024 * 1024  # /proc and /sys files are small; this guards against surprises
@@ -216,32 +217,37 @@ class CaptureHost:
         self._commands: dict[str, dict[str, str]] = {}
         if not self.path.exists():
             raise CaptureFormatError(
-                f"capture not found: {self.path}",
-                "check the path, or make one with `gpuwise capture -o node.tar.gz`",
+                _("capture not found: {path}").format(path=self.path),
+                _("check the path, or make one with `gpuwise capture -o node.tar.gz`"),
             )
         entries = self._read_tar() if self.path.is_file() else self._read_dir()
         if "meta.json" not in entries:
             raise CaptureFormatError(
-                f"{self.path} is not a gpuwise capture (no meta.json)",
-                "pass a directory or .tar.gz written by `gpuwise capture -o PATH`",
+                _("{path} is not a gpuwise capture (no meta.json)").format(path=self.path),
+                _("pass a directory or .tar.gz written by `gpuwise capture -o PATH`"),
             )
         try:
             self.recorded_meta = json.loads(entries.pop("meta.json"))
         except (json.JSONDecodeError, RecursionError) as exc:
             raise CaptureFormatError(
-                f"{self.path}: meta.json is not valid JSON ({str(exc)[:200]})", "re-run `gpuwise capture`"
+                _("{path}: meta.json is not valid JSON ({str_exc})").format(
+                    path=self.path, str_exc=str(exc)[:200]
+                ),
+                _("re-run `gpuwise capture`"),
             ) from exc
         if not isinstance(self.recorded_meta, dict) or self.recorded_meta.get("format") != CAPTURE_FORMAT:
             got = self.recorded_meta.get("format") if isinstance(self.recorded_meta, dict) else None
             raise CaptureFormatError(
-                f"{self.path}: meta.json format is {got!r}, expected {CAPTURE_FORMAT!r}",
-                "re-capture with this gpuwise version",
+                _("{path}: meta.json format is {got!r}, expected {capture_format!r}").format(
+                    path=self.path, got=got, capture_format=CAPTURE_FORMAT
+                ),
+                _("re-capture with this gpuwise version"),
             )
         for rel, text in entries.items():
             if rel.startswith("files/"):
                 self._files["/" + rel[len("files/") :]] = text
             elif rel.startswith("commands/"):
-                stem, _, ext = rel[len("commands/") :].rpartition(".")
+                stem, _dot, ext = rel[len("commands/") :].rpartition(".")
                 self._commands.setdefault(stem, {})[ext] = text
 
     def _read_dir(self) -> dict[str, str]:
@@ -254,7 +260,8 @@ class CaptureHost:
             members = archive.read_tar(self.path, archive.Limits.from_env())
         except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise CaptureFormatError(
-                f"{self.path}: cannot read the tarball ({exc})", "re-copy the file; it may be truncated"
+                _("{path}: cannot read the tarball ({exc})").format(path=self.path, exc=exc),
+                _("re-copy the file; it may be truncated"),
             ) from exc
         prefix = _common_top_dir(list(members))
         return {name[len(prefix) :]: _text(data) for name, data in members.items()}

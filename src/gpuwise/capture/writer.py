@@ -27,6 +27,7 @@ from gpuwise.capture.mask import Masker, find_serials
 from gpuwise.capture.redact import redact_text
 from gpuwise.capture.sources import ALL_COMMAND_IDS, FILES, GLOBS
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 
 DMI_SERIAL_FILES = (
     "/sys/class/dmi/id/product_serial",
@@ -57,7 +58,9 @@ def write_capture(
     out = Path(out)
     as_tar = out.name.endswith((".tar.gz", ".tgz"))
     if out.exists() and (as_tar or not out.is_dir() or any(out.iterdir())):
-        raise UserInputError(f"{out} already exists", "choose a new path, or remove the old capture first")
+        raise UserInputError(
+            _("{out} already exists").format(out=out), _("choose a new path, or remove the old capture first")
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     note = progress or (lambda _msg: None)
 
@@ -192,8 +195,11 @@ def _publish(finished: Path, out: Path) -> None:
             publish_noreplace(finished, out)
         except FileExistsError:
             raise UserInputError(
-                f"{out} appeared while capturing (another capture or program wrote it); it was left as it is",
-                "choose a new path with -o, or remove the other file and capture again",
+                _(
+                    "{out} appeared while capturing (another capture or program wrote it); it was left as it "
+                    "is"
+                ).format(out=out),
+                _("choose a new path with -o, or remove the other file and capture again"),
             ) from None
         if interrupts.received() is not None:  # asked to stop while publishing: publish nothing
             if out.is_dir():

@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from gpuwise.i18n import _
+
 
 def check_output_path(path: Path, option: str) -> None:
     """Raise UserInputError unless a file can be written at `path` (checked by creating a temp file).
@@ -23,15 +25,16 @@ def check_output_path(path: Path, option: str) -> None:
     path = Path(path).expanduser()
     if path.is_dir():
         raise UserInputError(
-            f"{option} {path} is a directory", f"pass a file name, e.g. {option} {path / 'out'}"
+            _("{option} {path} is a directory").format(option=option, path=path),
+            _("pass a file name, e.g. {option} {value}").format(option=option, value=path / "out"),
         )
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
         raise UserInputError(
-            f"{option} {path}: {folder} is not a directory",
-            "choose an output path inside an existing directory",
+            _("{option} {path}: {folder} is not a directory").format(option=option, path=path, folder=folder),
+            _("choose an output path inside an existing directory"),
         )
     try:
         fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=folder)
@@ -39,8 +42,10 @@ def check_output_path(path: Path, option: str) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise UserInputError(
-            f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})",
-            "choose a directory you can write to",
+            _("{option} {path}: cannot write in {folder} ({value})").format(
+                option=option, path=path, folder=folder, value=exc.strerror or exc
+            ),
+            _("choose a directory you can write to"),
         ) from None
 
 
@@ -53,6 +58,8 @@ def write_output(path: Path, text: str | bytes, option: str) -> None:
         write_text_atomic(Path(path).expanduser(), text)
     except OSError as exc:
         raise UserInputError(
-            f"{option} {path}: could not write the file ({exc.strerror or exc}); nothing was written",
-            "free some space or choose another path",
+            _("{option} {path}: could not write the file ({value}); nothing was written").format(
+                option=option, path=path, value=exc.strerror or exc
+            ),
+            _("free some space or choose another path"),
         ) from None

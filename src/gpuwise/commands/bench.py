@@ -9,6 +9,7 @@ from typer.core import TyperCommand
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 
 def bench(
@@ -77,8 +78,8 @@ def bench(
         data_dir = data_dir.resolve()  # benchmark processes and fio must not depend on the cwd
     if data_dir is not None and (not data_dir.is_dir() or not _writable(data_dir)):
         raise UserInputError(
-            f"--data-dir {data_dir} is not a writable directory",
-            fix="create it first, or pass a directory you can write to",
+            _("--data-dir {data_dir} is not a writable directory").format(data_dir=data_dir),
+            fix=_("create it first, or pass a directory you can write to"),
         )
     if save is not None:
         check_output_path(save, "--save")
@@ -129,11 +130,15 @@ def _reject_legacy_json_file(extra: list[str], as_json: bool) -> None:
 
     if extra and as_json:
         raise UserInputError(
-            f"--json no longer takes a file name ({extra[0]!r}): it prints JSON, like --format json",
-            f"to save the results and still see the tables, use --save {extra[0]}",
+            _("--json no longer takes a file name ({extra!r}): it prints JSON, like --format json").format(
+                extra=extra[0]
+            ),
+            _("to save the results and still see the tables, use --save {extra}").format(extra=extra[0]),
         )
     if extra:
-        raise UserInputError(f"unexpected argument {extra[0]!r}", "see `gpuwise bench --help`")
+        raise UserInputError(
+            _("unexpected argument {extra!r}").format(extra=extra[0]), _("see `gpuwise bench --help`")
+        )
 
 
 def _writable(path: Path) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import JsonOpt
+from gpuwise.i18n import _
 
 
 def capture(
@@ -47,8 +48,10 @@ def capture(
             )
     except OSError as exc:
         raise UserInputError(
-            f"could not write the capture to {output} ({exc.strerror or exc}); nothing was left there",
-            "choose another path with -o (with free space)",
+            _("could not write the capture to {output} ({value}); nothing was left there").format(
+                output=output, value=exc.strerror or exc
+            ),
+            _("choose another path with -o (with free space)"),
         ) from None
     from gpuwise.report.views.capture import capture_view
 

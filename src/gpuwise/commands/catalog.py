@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 catalog_app = typer.Typer(
     name="catalog",
@@ -52,8 +53,10 @@ def _write_offers(target: Path, rows, written_by: str, force: bool) -> None:
         offers_io.write_offers_file(target, rows, written_by=written_by, force=force)
     except OSError as exc:
         raise UserInputError(
-            f"could not write {target} ({exc.strerror or exc}); nothing was written",
-            "choose another output file with -o",
+            _("could not write {target} ({value}); nothing was written").format(
+                target=target, value=exc.strerror or exc
+            ),
+            _("choose another output file with -o"),
         ) from None
 
 
@@ -140,9 +143,13 @@ def show_command(
     known = [s.key for s in gpus.load_gpu_specs()] + [o.instance_type for o in all_offers]
     known += [f.key for f in fabrics.load_fabrics()]
     raise UserInputError(
-        f"{name!r} is not a GPU, instance type or fabric the catalog knows{did_you_mean(name, known)}",
-        "see `gpuwise catalog gpus` and `gpuwise catalog offers`; gpuwise never guesses a GPU (e.g. "
-        "'H100' alone could be SXM, PCIe or NVL: use the name nvidia-smi reports)",
+        _("{name!r} is not a GPU, instance type or fabric the catalog knows{did_you_mean_name}").format(
+            name=name, did_you_mean_name=did_you_mean(name, known)
+        ),
+        _(
+            "see `gpuwise catalog gpus` and `gpuwise catalog offers`; gpuwise never guesses a GPU "
+            "(e.g. 'H100' alone could be SXM, PCIe or NVL: use the name nvidia-smi reports)"
+        ),
     )
 
 

@@ -9,6 +9,7 @@ import typer
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 DOCTOR_HELP = (
     "Rank what to change on this machine (or a capture), "
@@ -29,9 +30,13 @@ def _run_quick_bench():
         from gpuwise.commands.progress import run_bench_with_progress
     except ImportError as exc:
         raise MissingDependencyError(
-            f"--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).",
-            "run `gpuwise bench --save bench.json` separately and pass --bench-results bench.json, "
-            "or reinstall gpuwise with `pip install 'gpuwise[bench]'`",
+            _("--bench quick needs gpuwise's benchmark module, which could not be imported ({exc}).").format(
+                exc=exc
+            ),
+            _(
+                "run `gpuwise bench --save bench.json` separately and pass --bench-results bench.json, "
+                "or reinstall gpuwise with `pip install 'gpuwise[bench]'`"
+            ),
         ) from exc
     # the bench command's Rich progress bar (stderr), so a minute of benchmarking is not silent
     return run_bench_with_progress(BenchOptions(mode="quick"), None, len(select(None)))
@@ -79,16 +84,22 @@ def doctor(
     ):
         if value not in allowed:
             raise UserInputError(
-                f"{name} {value!r} is not one of {', '.join(allowed)}",
-                f"use {name} {allowed[0]} (or {', '.join(allowed[1:])})",
+                _("{name} {value!r} is not one of {join}").format(
+                    name=name, value=value, join=", ".join(allowed)
+                ),
+                _("use {name} {allowed} (or {join})").format(
+                    name=name, allowed=allowed[0], join=", ".join(allowed[1:])
+                ),
             )
     if bench == "quick" and bench_results is not None:
-        raise UserInputError("--bench quick and --bench-results both given", "use one of them")
+        raise UserInputError(_("--bench quick and --bench-results both given"), _("use one of them"))
     if bench == "quick" and source is not None:
         raise UserInputError(
-            "--bench quick measures this machine, not a capture",
-            "run the benchmark on the captured node (gpuwise bench --save bench.json) "
-            "and pass --bench-results bench.json",
+            _("--bench quick measures this machine, not a capture"),
+            _(
+                "run the benchmark on the captured node (gpuwise bench --save bench.json) and pass "
+                "--bench-results bench.json"
+            ),
         )
 
     from gpuwise.fleet.expect import parse_expect

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.i18n import _
+
 DEFAULT_LISTEN = "127.0.0.1:9401"
 
 
@@ -53,14 +55,14 @@ def export(
     from gpuwise.export.sources import open_source
 
     if tls_key is not None and tls_cert is None:
-        raise UserInputError("--tls-key needs --tls-cert", "pass both, or neither for plain HTTP")
+        raise UserInputError(_("--tls-key needs --tls-cert"), _("pass both, or neither for plain HTTP"))
     if textfile is not None and (basic_auth_file or tls_cert):
         raise UserInputError(
-            "--basic-auth-file and --tls-cert apply to the HTTP server, not to --textfile",
-            "drop them, or drop --textfile",
+            _("--basic-auth-file and --tls-cert apply to the HTTP server, not to --textfile"),
+            _("drop them, or drop --textfile"),
         )
     if once and textfile is None:
-        raise UserInputError("--once needs --textfile", "add --textfile DIR")
+        raise UserInputError(_("--once needs --textfile"), _("add --textfile DIR"))
     address, port = serve.parse_listen(listen)
     auth = serve.read_basic_auth(basic_auth_file) if basic_auth_file else None
     if textfile is not None:
@@ -84,7 +86,9 @@ def export(
             )
             serve.textfile_loop(registry, textfile, interval, stop)
             return
-        httpd, _ = serve.start_server(registry, address, port, auth=auth, certfile=tls_cert, keyfile=tls_key)
+        httpd, _thread = serve.start_server(
+            registry, address, port, auth=auth, certfile=tls_cert, keyfile=tls_key
+        )
         scheme = "https" if tls_cert else "http"
         shown = f"[{address}]" if ":" in address else address
         typer.echo(
@@ -108,8 +112,8 @@ def _check_dir(directory: Path) -> None:
 
     if not directory.is_dir():
         raise UserInputError(
-            f"--textfile {directory} is not a directory",
-            "create it, or pass node_exporter's --collector.textfile.directory",
+            _("--textfile {directory} is not a directory").format(directory=directory),
+            _("create it, or pass node_exporter's --collector.textfile.directory"),
         )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 app = typer.Typer(help="Many nodes: run through Slurm, compare nodes with their peers, health-check a node.")
 
@@ -87,7 +88,7 @@ def run(
     from gpuwise.fleet.slurm import JobOptions, job_script, submit
 
     if not slurm:
-        raise UserInputError("fleet run needs a launcher", "add --slurm (run it on a Slurm login node)")
+        raise UserInputError(_("fleet run needs a launcher"), _("add --slurm (run it on a Slurm login node)"))
     opts = JobOptions(
         out=out,
         nodes=nodes,

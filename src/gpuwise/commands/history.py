@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 HistoryOpt = typer.Option(
     None,
@@ -106,7 +107,10 @@ def show_run(
     with _open(history) as db:
         run = db.get(run_id)
         if run is None:
-            raise UserInputError(f"no run {run_id} in {db.path}", "list the runs with `gpuwise history list`")
+            raise UserInputError(
+                _("no run {run_id} in {path}").format(run_id=run_id, path=db.path),
+                _("list the runs with `gpuwise history list`"),
+            )
         emit(show_view(run), fmt, output)
 
 
@@ -138,8 +142,12 @@ def trend(
             near = difflib.get_close_matches(metric, names, n=1)
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise UserInputError(
-                f"no recorded values of {metric!r}" + (f" on {host}" if host else "") + f" in {db.path}",
-                f"{hint}recorded metrics: {', '.join(names[:12]) or 'none yet (run gpuwise bench)'}",
+                _("no recorded values of {metric!r}").format(metric=metric)
+                + (_(" on {host}").format(host=host) if host else "")
+                + _(" in {path}").format(path=db.path),
+                _("{hint}recorded metrics: {value}").format(
+                    hint=hint, value=", ".join(names[:12]) or "none yet (run gpuwise bench)"
+                ),
             )
         emit(trend_view(metric, points, host_id), fmt, output)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 from gpuwise.layers import PROBE_LAYERS
 
 LAYER_CHOICES = tuple(PROBE_LAYERS)
@@ -36,7 +37,10 @@ def probe(
 
         near = difflib.get_close_matches(layer, LAYER_CHOICES, n=1)
         hint = f"did you mean {near[0]!r}? " if near else ""
-        raise UserInputError(f"unknown layer {layer!r}", f"{hint}use one of: {', '.join(LAYER_CHOICES)}")
+        raise UserInputError(
+            _("unknown layer {layer!r}").format(layer=layer),
+            _("{hint}use one of: {join}").format(hint=hint, join=", ".join(LAYER_CHOICES)),
+        )
     check_output(output)
     from gpuwise.capture.host import CaptureHost, LiveHost
     from gpuwise.facts.collect import collect_facts

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 
 def profile(
@@ -43,7 +44,7 @@ def profile(
     check_output_path(trace, "--trace")
     if bool(spec) == bool(workload):
         raise UserInputError(
-            "give either a spec (module.path:function) or --workload NAME", fix="pass exactly one"
+            _("give either a spec (module.path:function) or --workload NAME"), fix=_("pass exactly one")
         )
     from gpuwise.bench import require_torch
     from gpuwise.profile.run import profile as run_profile

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 
 def default_storage() -> Path:
@@ -67,12 +68,12 @@ def tune(
     spec = target[0] if target and not command else None
     if bool(spec or command) == bool(workload):
         raise UserInputError(
-            "give either a spec (module.path:function), a command after --, or --workload NAME",
-            fix="pass exactly one",
+            _("give either a spec (module.path:function), a command after --, or --workload NAME"),
+            fix=_("pass exactly one"),
         )
     if command and not batch_size:
         raise UserInputError(
-            "command mode needs --batch-size: the samples one reported step processes", fix="pass it"
+            _("command mode needs --batch-size: the samples one reported step processes"), fix=_("pass it")
         )
     from gpuwise.tune.search import TuneOptions
     from gpuwise.workloads.reference import DEFAULT_BATCH

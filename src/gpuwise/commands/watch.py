@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import _
 
 
 def watch(
@@ -45,11 +46,13 @@ def watch(
     fmt = output_format(fmt, as_json)
     check_output(output)
     if command and pid is not None:
-        raise UserInputError("both --pid and a command given", "watch either a running PID or `-- CMD ...`")
+        raise UserInputError(
+            _("both --pid and a command given"), _("watch either a running PID or `-- CMD ...`")
+        )
     if source is not None and (command or pid is not None or record is not None):
         raise UserInputError(
-            "--from replays a recording; it cannot also watch a process or record",
-            "drop --from to watch live, or drop the command / --pid / --record",
+            _("--from replays a recording; it cannot also watch a process or record"),
+            _("drop --from to watch live, or drop the command / --pid / --record"),
         )
     if record is not None:
         from gpuwise.commands import check_output_path

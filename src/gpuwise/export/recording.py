@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuwise.errors import UserInputError
 from gpuwise.export.sample import Snapshot
+from gpuwise.i18n import _
 
 RECORD_FORMAT = "gpuwise-watch/1"
 
@@ -28,8 +29,8 @@ class RecordWriter:
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         except OSError as exc:
             raise UserInputError(
-                f"cannot write the recording {path}: {exc.strerror or exc}",
-                "pass --record with a path in a writable directory",
+                _("cannot write the recording {path}: {value}").format(path=path, value=exc.strerror or exc),
+                _("pass --record with a path in a writable directory"),
             ) from exc
         self._tmp = Path(tmp)
         self._fh = os.fdopen(fd, "w", encoding="utf-8")

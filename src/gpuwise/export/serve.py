@@ -23,6 +23,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 
 TEXTFILE_NAME = "gpuwise.prom"
 
@@ -32,7 +33,8 @@ def parse_listen(listen: str) -> tuple[str, int]:
     host, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise UserInputError(
-            f"--listen {listen!r} is not ADDRESS:PORT", "use e.g. --listen 127.0.0.1:9401 or --listen :9401"
+            _("--listen {listen!r} is not ADDRESS:PORT").format(listen=listen),
+            _("use e.g. --listen 127.0.0.1:9401 or --listen :9401"),
         )
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
@@ -43,11 +45,14 @@ def read_basic_auth(path: Path) -> tuple[str, str]:
         line = path.read_text(encoding="utf-8").strip().splitlines()[0]
     except (OSError, IndexError) as exc:
         raise UserInputError(
-            f"cannot read the basic-auth file {path}", "write one line USER:PASSWORD to it (mode 600)"
+            _("cannot read the basic-auth file {path}").format(path=path),
+            _("write one line USER:PASSWORD to it (mode 600)"),
         ) from exc
     user, sep, password = line.partition(":")
     if not sep or not user or not password:
-        raise UserInputError(f"{path} does not hold USER:PASSWORD", "write one line USER:PASSWORD to it")
+        raise UserInputError(
+            _("{path} does not hold USER:PASSWORD").format(path=path), _("write one line USER:PASSWORD to it")
+        )
     return user, password
 
 
@@ -86,8 +91,10 @@ def start_server(
         httpd = make_server(address, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
     except OSError as exc:
         raise UserInputError(
-            f"cannot listen on {address}:{port}: {exc.strerror or exc}",
-            "pick a free port with --listen ADDRESS:PORT (or stop what holds this one)",
+            _("cannot listen on {address}:{port}: {value}").format(
+                address=address, port=port, value=exc.strerror or exc
+            ),
+            _("pick a free port with --listen ADDRESS:PORT (or stop what holds this one)"),
         ) from exc
     if certfile is not None:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -96,7 +103,8 @@ def start_server(
         except (OSError, ssl.SSLError) as exc:
             httpd.server_close()
             raise UserInputError(
-                f"cannot load the TLS certificate {certfile}: {exc}", "pass a PEM certificate and its key"
+                _("cannot load the TLS certificate {certfile}: {exc}").format(certfile=certfile, exc=exc),
+                _("pass a PEM certificate and its key"),
             ) from exc
         httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, name="gpuwise-export", daemon=True)

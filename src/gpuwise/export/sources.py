@@ -26,6 +26,7 @@ from gpuwise.export.recording import RECORD_FORMAT
 from gpuwise.export.replay_csv import is_dmon, snapshots_from_dmon, snapshots_from_query_csv
 from gpuwise.export.replay_xml import snapshot_from_xml
 from gpuwise.export.sample import GpuSample, Snapshot
+from gpuwise.i18n import _
 
 _MAX_REPLAY_BYTES = 256 * 2**20  # a recording is text; past this it is the wrong file
 
@@ -102,14 +103,17 @@ def load_frames(path: Path) -> list[Snapshot]:
     """Every frame a recording holds; a UserInputError saying how to fix a file that is not one."""
     if not path.exists():
         raise UserInputError(
-            f"{path} does not exist", "pass a capture, a watch recording or nvidia-smi output"
+            _("{path} does not exist").format(path=path),
+            _("pass a capture, a watch recording or nvidia-smi output"),
         )
     if path.is_dir() or path.name.endswith((".tar.gz", ".tgz")):
         return [_capture_frame(path)]
     if path.stat().st_size > _MAX_REPLAY_BYTES:
         raise UserInputError(
-            f"{path} is {path.stat().st_size / 2**20:.0f} MiB: too large for a recording",
-            "pass nvidia-smi output, a watch recording or a capture",
+            _("{path} is {value:.0f} MiB: too large for a recording").format(
+                path=path, value=path.stat().st_size / 2**20
+            ),
+            _("pass nvidia-smi output, a watch recording or a capture"),
         )
     text = path.read_text(encoding="utf-8", errors="replace")
     stamp, host = path.stat().st_mtime, path.stem
@@ -133,8 +137,8 @@ def _capture_frame(path: Path) -> Snapshot:
     result = host.run("nvidia-smi-q-x")
     if result is None or not result.ok or not result.stdout.strip():
         raise UserInputError(
-            f"the capture {path} has no nvidia-smi -q -x output to replay",
-            "capture a machine with GPUs (`gpuwise capture` runs nvidia-smi -q -x)",
+            _("the capture {path} has no nvidia-smi -q -x output to replay").format(path=path),
+            _("capture a machine with GPUs (`gpuwise capture` runs nvidia-smi -q -x)"),
         )
     meta = host.meta()
     hostname, captured_at = meta.hostname, meta.captured_at
@@ -189,12 +193,13 @@ def _recording_frames(path: Path, text: str) -> list[Snapshot]:
         frames = [Snapshot.from_dict(row) for row in rows if "end" not in row]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise UserInputError(
-            f"{path} is not a gpuwise watch recording ({exc})",
-            "pass a file written by `gpuwise watch --record FILE`",
+            _("{path} is not a gpuwise watch recording ({exc})").format(path=path, exc=exc),
+            _("pass a file written by `gpuwise watch --record FILE`"),
         ) from exc
     if not frames:
         raise UserInputError(
-            f"{path} holds no samples", "record a longer session with `gpuwise watch --record`"
+            _("{path} holds no samples").format(path=path),
+            _("record a longer session with `gpuwise watch --record`"),
         )
     return frames
 

@@ -24,6 +24,7 @@ from gpuwise.export import signals
 from gpuwise.export.recording import RecordWriter
 from gpuwise.export.sample import Snapshot
 from gpuwise.export.sources import Source
+from gpuwise.i18n import _
 
 SCHEMA = "gpuwise-watch-summary/1"
 
@@ -193,8 +194,8 @@ def _start(command: list[str]) -> subprocess.Popen:
         return subprocess.Popen(command)
     except OSError as exc:
         raise UserInputError(
-            f"cannot run {command[0]!r}: {exc.strerror or exc}",
-            "check the command after `--` (is it installed and on PATH?)",
+            _("cannot run {command!r}: {value}").format(command=command[0], value=exc.strerror or exc),
+            _("check the command after `--` (is it installed and on PATH?)"),
         ) from exc
 
 
@@ -203,7 +204,7 @@ def _attach(pid: int) -> psutil.Process:
         return psutil.Process(pid)
     except psutil.NoSuchProcess as exc:
         raise UserInputError(
-            f"no process with PID {pid}", "pass the PID of a running process (see `ps`)"
+            _("no process with PID {pid}").format(pid=pid), _("pass the PID of a running process (see `ps`)")
         ) from exc
 
 

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuwise.i18n import _
 from gpuwise.profile.model import Phase, TopOp
 
 LABELS = ("data", "forward", "backward", "optimizer")
@@ -48,11 +49,14 @@ def load_events(path: Path) -> list[dict]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
-            f"cannot read trace {path}: {exc}", fix="pass a Chrome/Kineto JSON trace"
+            _("cannot read trace {path}: {exc}").format(path=path, exc=exc),
+            fix=_("pass a Chrome/Kineto JSON trace"),
         ) from None
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
-        raise UserInputError(f"{path} has no traceEvents list", fix="pass a Chrome/Kineto JSON trace")
+        raise UserInputError(
+            _("{path} has no traceEvents list").format(path=path), fix=_("pass a Chrome/Kineto JSON trace")
+        )
     return [
         e
         for e in events
@@ -67,8 +71,8 @@ def attribute(path: Path) -> Breakdown:
     steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#")]
     if not steps:
         raise UserInputError(
-            f"{path} has no ProfilerStep spans",
-            fix="profile with torch.profiler's schedule and prof.step() per step",
+            _("{path} has no ProfilerStep spans").format(path=path),
+            fix=_("profile with torch.profiler's schedule and prof.step() per step"),
         )
     total_us = sum(s["dur"] for s in steps)
     sums: dict[str, float] = defaultdict(float)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from gpuwise.i18n import _
+
 SCHEMA = "gpuwise-profile/1"
 
 
@@ -71,13 +73,23 @@ def read_profile(path: Path) -> ProfileResult:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"cannot read profile {path}: {exc}", fix=fix) from None
+        raise UserInputError(
+            _("cannot read profile {path}: {exc}").format(path=path, exc=exc), fix=fix
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise UserInputError(f"{path} is not a {SCHEMA} document (schema: {got!r})", fix=fix)
+        raise UserInputError(
+            _("{path} is not a {schema} document (schema: {got!r})").format(
+                path=path, schema=SCHEMA, got=got
+            ),
+            fix=fix,
+        )
     try:
         return ProfileResult.model_validate(data)
     except ValidationError as exc:
         raise UserInputError(
-            f"{path}: invalid {SCHEMA} document: {exc.errors()[0]['msg']}", fix=fix
+            _("{path}: invalid {schema} document: {errors}").format(
+                path=path, schema=SCHEMA, errors=exc.errors()[0]["msg"]
+            ),
+            fix=fix,
         ) from None

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.i18n import _
 from gpuwise.layers import PROBE_LAYERS
 
 # Readings that change from minute to minute; they are not differences between machines or setups.
@@ -78,13 +79,18 @@ def load_any(path: str | Path) -> tuple[str, dict]:
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise UserInputError(
-            f"{p}: no such file",
-            "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`",
+            _("{p}: no such file").format(p=p),
+            _(
+                "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench "
+                "--save FILE`"
+            ),
         )
     try:
         data = read_json(p, "report", "pass a gpuwise report or bench JSON file")  # size cap, NaN refused
     except DataValidationError as exc:
-        raise UserInputError(f"{p}: not readable JSON ({exc.reason})", exc.fix) from None
+        raise UserInputError(
+            _("{p}: not readable JSON ({reason})").format(p=p, reason=exc.reason), exc.fix
+        ) from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == "gpuwise-report/1":
         _check_shape(p, data, {"facts": dict, "findings": list, "measurements": (dict, type(None))})
@@ -96,8 +102,10 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         _check_items(p, data.get("results"), "results")
         return "bench", data
     raise UserInputError(
-        f"{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'",
-        "compare files written by `gpuwise doctor --format json` or `gpuwise bench`",
+        _("{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'").format(
+            p=p, schema=schema
+        ),
+        _("compare files written by `gpuwise doctor --format json` or `gpuwise bench`"),
     )
 
 
@@ -111,8 +119,9 @@ def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]
         if name in data and not isinstance(data[name], kind):
             want = " or ".join(_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
             raise UserInputError(
-                f"{p}: field {name!r} should be {want}, "
-                f"not {type(data[name]).__name__} (a damaged or hand-edited file?)",
+                _(
+                    "{p}: field {name!r} should be {want}, not {name2} (a damaged or hand-edited file?)"
+                ).format(p=p, name=name, want=want, name2=type(data[name]).__name__),
                 _DAMAGED_FIX,
             )
 
@@ -121,7 +130,9 @@ def _check_items(p: Path, items: Any, where: str) -> None:
     if items is None:
         return
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise UserInputError(f"{p}: {where} must be a list of objects", _DAMAGED_FIX)
+        raise UserInputError(
+            _("{p}: {where} must be a list of objects").format(p=p, where=where), _DAMAGED_FIX
+        )
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:

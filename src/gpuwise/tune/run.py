@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuwise.i18n import _
 from gpuwise.tune.model import TuneResult
 from gpuwise.tune.search import Progress, TuneOptions, run_search
 
@@ -13,7 +14,8 @@ def require_optuna():
         from gpuwise.errors import MissingDependencyError
 
         raise MissingDependencyError(
-            f"`gpuwise tune` needs Optuna, which is not installed ({exc}).", fix="pip install 'gpuwise[tune]'"
+            _("`gpuwise tune` needs Optuna, which is not installed ({exc}).").format(exc=exc),
+            fix=_("pip install 'gpuwise[tune]'"),
         ) from exc
     return optuna
 
@@ -30,14 +32,19 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
     require_torch()
     if opts.batch_size < 4 or opts.batch_size % 4:
         raise UserInputError(
-            f"--batch-size {opts.batch_size} cannot be split into 2 and 4 micro-batches",
-            fix="pass a multiple of 4",
+            _("--batch-size {batch_size} cannot be split into 2 and 4 micro-batches").format(
+                batch_size=opts.batch_size
+            ),
+            fix=_("pass a multiple of 4"),
         )
     if opts.command:
         if not opts.only:
             raise UserInputError(
-                "command mode needs --only: gpuwise cannot know which knobs your script applies",
-                fix="pass --only with the knobs your script reads from gpuwise.tune.trial_knobs(), e.g. --only num_workers",
+                _("command mode needs --only: gpuwise cannot know which knobs your script applies"),
+                fix=_(
+                    "pass --only with the knobs your script reads from gpuwise.tune.trial_knobs(), e.g. "
+                    "--only num_workers"
+                ),
             )
         spec = None
         machine = knobs.Machine(
@@ -51,12 +58,13 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
         unknown = [k for k in opts.only if k not in knobs.by_name()]
         if unknown:
             raise UserInputError(
-                f"unknown knob(s) {', '.join(unknown)}", fix=f"use knob names: {', '.join(knobs.by_name())}"
+                _("unknown knob(s) {join}").format(join=", ".join(unknown)),
+                fix=_("use knob names: {join}").format(join=", ".join(knobs.by_name())),
             )
         space = {k: v for k, v in space.items() if k in opts.only}
     if not space:
         raise UserInputError(
-            "no knob can be searched here (all skipped)", fix="see the skipped knobs with --only unset"
+            _("no knob can be searched here (all skipped)"), fix=_("see the skipped knobs with --only unset")
         )
     study = run_search(opts, space, progress or (lambda event, data: None))
     return summarize(study, opts, space, skipped, spec.tokens_per_sample if spec else None)

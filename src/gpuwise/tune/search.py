@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuwise.i18n import _
 from gpuwise.tune import knobs
 from gpuwise.tune.trial import TrialOutcome, run_trial
 
@@ -86,8 +87,10 @@ def _check_identity(study, opts: TuneOptions) -> None:
             f"{k}: {stored.get(k)!r} then, {mine[k]!r} now" for k in mine if stored.get(k) != mine[k]
         )
         raise UserInputError(
-            f"study {opts.study!r} in {opts.storage} was started with other settings ({diff})",
-            fix="re-run with the same options, or pass a new --study NAME",
+            _("study {study!r} in {storage} was started with other settings ({diff})").format(
+                study=opts.study, storage=opts.storage, diff=diff
+            ),
+            fix=_("re-run with the same options, or pass a new --study NAME"),
         )
 
 
@@ -313,7 +316,7 @@ def run_search(opts: TuneOptions, space: dict[str, tuple], progress: Progress) -
         study.enqueue_trial(baseline_params(space), user_attrs={"queued_role": "baseline"})
     while len(roles()) < opts.trials:
         if not study.user_attrs.get("probes_queued") and "baseline" in roles():
-            order, _ = category_order(opts.prior or _baseline_prior(study, opts))
+            order, _why = category_order(opts.prior or _baseline_prior(study, opts))
             for params in probes(space, order):
                 study.enqueue_trial(params, user_attrs={"queued_role": "probe"})
             study.set_user_attr("probes_queued", True)

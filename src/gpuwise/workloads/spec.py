@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuwise.i18n import _
+
 
 @dataclass(frozen=True)
 class SpecConfig:
@@ -64,10 +66,12 @@ def load_spec(target: str) -> SpecFn:
         close = difflib.get_close_matches(target, list(REFERENCE_SPECS), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UserInputError(
-            f"unknown workload {target!r}{hint}",
-            fix=f"use one of {', '.join(REFERENCE_SPECS)}, or point at your own spec as module.path:function",
+            _("unknown workload {target!r}{hint}").format(target=target, hint=hint),
+            fix=_("use one of {join}, or point at your own spec as module.path:function").format(
+                join=", ".join(REFERENCE_SPECS)
+            ),
         )
-    module_name, _, attr = target.partition(":")
+    module_name, _colon, attr = target.partition(":")
     import os
     import sys
 
@@ -77,13 +81,16 @@ def load_spec(target: str) -> SpecFn:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UserInputError(
-            f"cannot import {module_name!r} for the spec {target!r}: {exc}",
-            fix="run gpuwise from the directory that holds your package, or pip install it",
+            _("cannot import {module_name!r} for the spec {target!r}: {exc}").format(
+                module_name=module_name, target=target, exc=exc
+            ),
+            fix=_("run gpuwise from the directory that holds your package, or pip install it"),
         ) from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise UserInputError(
-            f"{module_name} has no function {attr!r}", fix="name a function spec(cfg) -> TrainingSpec"
+            _("{module_name} has no function {attr!r}").format(module_name=module_name, attr=attr),
+            fix=_("name a function spec(cfg) -> TrainingSpec"),
         )
     return fn
 
@@ -95,7 +102,9 @@ def build(target: str, cfg: SpecConfig) -> TrainingSpec:
     spec = load_spec(target)(cfg)
     if not isinstance(spec, TrainingSpec):
         raise UserInputError(
-            f"{target} returned {type(spec).__name__}, not a TrainingSpec",
-            fix="return gpuwise.workloads.spec.TrainingSpec(model=..., dataset=..., loss=..., optimizer=...)",
+            _("{target} returned {name}, not a TrainingSpec").format(target=target, name=type(spec).__name__),
+            fix=_(
+                "return gpuwise.workloads.spec.TrainingSpec(model=..., dataset=..., loss=..., optimizer=...)"
+            ),
         )
     return spec

@@ -98,7 +98,7 @@ def amp_bf16(ctx: RuleContext):
 )
 def amp_fp16(ctx: RuleContext):
     fp16, ev16 = _supports(ctx, "amp_fp16_min_cc", "fp16_tflops")
-    bf16, _ = _supports(ctx, "amp_bf16_min_cc", "bf16_tflops")
+    bf16, _bf16_evidence = _supports(ctx, "amp_bf16_min_cc", "bf16_tflops")
     if not fp16 or bf16 is not False:
         return None
     return ctx.finding(

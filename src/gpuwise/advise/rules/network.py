@@ -363,8 +363,8 @@ def tcp_socket_threads(ctx: RuleContext):
     fast = [n for n in physical_nics(ctx.facts) if (n.speed_mbps or 0) >= ctx.t("tcp_tuning_nic_mbps")]
     if not fast:
         return None
-    threads, _ = nccl_setting(ctx.facts, "NCCL_SOCKET_NTHREADS")
-    socks, _ = nccl_setting(ctx.facts, "NCCL_NSOCKS_PERTHREAD")
+    threads, _where = nccl_setting(ctx.facts, "NCCL_SOCKET_NTHREADS")
+    socks, _where2 = nccl_setting(ctx.facts, "NCCL_NSOCKS_PERTHREAD")
     if threads and socks:
         return None
     return ctx.finding(
