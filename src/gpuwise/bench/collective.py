@@ -32,12 +32,12 @@ from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 BENCHMARK = BenchInfo(
     name="collective",
     layer="collective",
-    title="Collectives (busbw, nccl-tests definition)",
+    title=N_("Collectives (busbw, nccl-tests definition)"),
     help="all_reduce, all_gather, reduce_scatter, broadcast over torch.distributed (busbw)",
     order=50,
     quick_timeout_s=120,

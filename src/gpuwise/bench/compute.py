@@ -14,11 +14,12 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, cpu_matmul_peak, matmul_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+from gpuwise.i18n import N_
 
 BENCHMARK = BenchInfo(
     name="compute",
     layer="compute",
-    title="Compute (matmul)",
+    title=N_("Compute (matmul)"),
     help="matmul throughput per dtype (fp32, tf32, bf16, fp16, fp8) vs the datasheet peak",
     order=10,
     quick_timeout_s=120,

@@ -22,12 +22,12 @@ from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 BENCHMARK = BenchInfo(
     name="dataloader",
     layer="dataloader",
-    title="Data loading",
+    title=N_("Data loading"),
     help="torch DataLoader samples/s across num_workers, reading files in --data-dir",
     order=70,
     quick_timeout_s=90,

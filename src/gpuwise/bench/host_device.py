@@ -14,11 +14,12 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+from gpuwise.i18n import N_
 
 BENCHMARK = BenchInfo(
     name="host-device",
     layer="host-device",
-    title="Host <-> device copies",
+    title=N_("Host <-> device copies"),
     help="H2D and D2H copies from pinned and pageable memory vs the PCIe peak",
     order=30,
     quick_timeout_s=60,

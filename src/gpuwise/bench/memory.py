@@ -14,11 +14,12 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import NO_HOST_MEMORY_PEAK, Peak, hbm_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+from gpuwise.i18n import N_
 
 BENCHMARK = BenchInfo(
     name="memory",
     layer="memory",
-    title="Memory bandwidth",
+    title=N_("Memory bandwidth"),
     help="STREAM-style copy and triad: GPU memory (HBM) and host DRAM",
     order=20,
     quick_timeout_s=60,

@@ -14,10 +14,10 @@ from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog, looks_like_nccl_debug, parse_nccl_debug
 from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measurement
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 MAX_LOG_BYTES = 64 * 1024 * 1024  # NCCL TRACE logs of long jobs can be large; INFO logs are far smaller
-HOW = (
+HOW = N_(
     "pass the stdout of an nccl-tests binary (e.g. all_reduce_perf -b 8 -e 8G -f 2 -g 8), its -J JSON, "
     "or the log of a run with NCCL_DEBUG=INFO"
 )
@@ -33,10 +33,11 @@ def _read(path: Path) -> str:
         with path.open("rb") as fh:
             return fh.read(MAX_LOG_BYTES).decode("utf-8", errors="replace")
     except IsADirectoryError:
-        raise UserInputError(_("--nccl-log {path} is a directory").format(path=path), HOW) from None
+        raise UserInputError(_("--nccl-log {path} is a directory").format(path=path), _(HOW)) from None
     except OSError as exc:
         raise UserInputError(
-            _("--nccl-log {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc), HOW
+            _("--nccl-log {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc),
+            _(HOW),
         ) from None
 
 
@@ -56,7 +57,7 @@ def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebu
                     _("--nccl-log {path}: not readable as nccl-tests output ({exc})").format(
                         path=path, exc=exc
                     ),
-                    HOW,
+                    _(HOW),
                 ) from None
             if run.rows:
                 measurements.append(judge(to_measurement(run, path.name)))
@@ -71,7 +72,7 @@ def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebu
                 _("--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found").format(
                     path=path
                 ),
-                HOW,
+                _(HOW),
             )
     return measurements, logs
 

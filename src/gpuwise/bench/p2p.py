@@ -14,11 +14,12 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+from gpuwise.i18n import N_
 
 BENCHMARK = BenchInfo(
     name="gpu-gpu",
     layer="gpu-gpu",
-    title="GPU <-> GPU peer copies",
+    title=N_("GPU <-> GPU peer copies"),
     help="peer copies for every GPU pair, NVLink or PCIe, vs the link peak",
     order=40,
     quick_timeout_s=120,

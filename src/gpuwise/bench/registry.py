@@ -84,7 +84,7 @@ def benchmarks() -> tuple[BenchEntry, ...]:
 
 def titles() -> dict[str, str]:
     """Layer -> the title of its table."""
-    return {e.layer: e.title for e in benchmarks()}
+    return {e.layer: _(e.title) for e in benchmarks()}
 
 
 def select(only: str | None) -> list[BenchEntry]:

@@ -14,7 +14,11 @@ from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.i18n import _
 
-FIX = f"pass a file written by `gpuwise bench --save FILE` (schema {BENCH_SCHEMA})"
+
+def _fix() -> str:
+    return _("pass a file written by `gpuwise bench --save FILE` (schema {schema})").format(
+        schema=BENCH_SCHEMA
+    )
 
 
 def read_bench_report(path: str | Path, option: str) -> BenchReport:
@@ -27,11 +31,11 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
 
     p = Path(path).expanduser()
     if not p.exists() and not p.is_symlink():
-        raise UserInputError(_("{option} {p}: no such file").format(option=option, p=p), FIX)
+        raise UserInputError(_("{option} {p}: no such file").format(option=option, p=p), _fix())
     try:
-        raw = read_json(p, "bench report", FIX)  # size cap, no FIFOs, NaN/Infinity refused
+        raw = read_json(p, "bench report", _fix())  # size cap, no FIFOs, NaN/Infinity refused
     except DataValidationError as exc:
-        fix = FIX if exc.fix == FIX else f"{exc.fix} ({FIX})"
+        fix = _fix() if exc.fix == _fix() else f"{exc.fix} ({_fix()})"
         raise DataValidationError(
             _("{option}: not a readable JSON bench report ({reason})").format(
                 option=option, reason=exc.reason
@@ -46,7 +50,7 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
             _("{option}: schema is {got!r}, expected {bench_schema!r}").format(
                 option=option, got=got, bench_schema=BENCH_SCHEMA
             ),
-            FIX,
+            _fix(),
             path=str(p),
         )
     try:
@@ -56,6 +60,6 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
         where = ".".join(str(part) for part in first["loc"])
         raise DataValidationError(
             _("{option}: field {where}: {first}").format(option=option, where=where, first=first["msg"]),
-            FIX,
+            _fix(),
             path=str(p),
         ) from None

@@ -26,7 +26,7 @@ from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 if TYPE_CHECKING:
     from gpuwise.facts.models import Mount
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 BENCHMARK = BenchInfo(
     name="storage",
     layer="storage",
-    title="Storage (fio)",
+    title=N_("Storage (fio)"),
     help="fio sequential read/write and 4 KiB random reads in --data-dir",
     order=60,
     quick_timeout_s=90,

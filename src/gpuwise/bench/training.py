@@ -16,11 +16,12 @@ from gpuwise.bench.peaks import cpu_matmul_peak, matmul_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
 from gpuwise.bench.train_models import CNNConfig, GPTConfig, build_cnn, build_gpt
+from gpuwise.i18n import N_
 
 BENCHMARK = BenchInfo(
     name="training",
     layer="training",
-    title="Training step",
+    title=N_("Training step"),
     help="training-step throughput and MFU of two small reference models",
     order=80,
     quick_timeout_s=120,

@@ -140,15 +140,19 @@ def trend(
 
             names = db.metric_names()
             near = difflib.get_close_matches(metric, names, n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            raise UserInputError(
-                _("no recorded values of {metric!r}").format(metric=metric)
-                + (_(" on {host}").format(host=host) if host else "")
-                + _(" in {path}").format(path=db.path),
-                _("{hint}recorded metrics: {value}").format(
-                    hint=hint, value=", ".join(names[:12]) or "none yet (run gpuwise bench)"
-                ),
+            message = (
+                _("no recorded values of {metric!r} on {host} in {path}").format(
+                    metric=metric, host=host, path=db.path
+                )
+                if host
+                else _("no recorded values of {metric!r} in {path}").format(metric=metric, path=db.path)
             )
+            fix = _("recorded metrics: {names}").format(
+                names=", ".join(names[:12]) or _("none yet (run gpuwise bench)")
+            )
+            if near:
+                fix = _("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
+            raise UserInputError(message, fix)
         emit(trend_view(metric, points, host_id), fmt, output)
 
 

@@ -36,11 +36,10 @@ def probe(
         import difflib
 
         near = difflib.get_close_matches(layer, LAYER_CHOICES, n=1)
-        hint = f"did you mean {near[0]!r}? " if near else ""
-        raise UserInputError(
-            _("unknown layer {layer!r}").format(layer=layer),
-            _("{hint}use one of: {join}").format(hint=hint, join=", ".join(LAYER_CHOICES)),
-        )
+        fix = _("use one of: {names}").format(names=", ".join(LAYER_CHOICES))
+        if near:
+            fix = _("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
+        raise UserInputError(_("unknown layer {layer!r}").format(layer=layer), fix)
     check_output(output)
     from gpuwise.capture.host import CaptureHost, LiveHost
     from gpuwise.facts.collect import collect_facts

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 from gpuwise.layers import PROBE_LAYERS
 
 # Readings that change from minute to minute; they are not differences between machines or setups.
@@ -110,7 +110,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
 
 
 _JSON_NAME = {dict: "an object", list: "a list", type(None): "null"}
-_DAMAGED_FIX = "regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`"
+_DAMAGED_FIX = N_("regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`")
 
 
 def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]) -> None:
@@ -122,7 +122,7 @@ def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]
                 _(
                     "{p}: field {name!r} should be {want}, not {name2} (a damaged or hand-edited file?)"
                 ).format(p=p, name=name, want=want, name2=type(data[name]).__name__),
-                _DAMAGED_FIX,
+                _(_DAMAGED_FIX),
             )
 
 
@@ -131,7 +131,7 @@ def _check_items(p: Path, items: Any, where: str) -> None:
         return
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise UserInputError(
-            _("{p}: {where} must be a list of objects").format(p=p, where=where), _DAMAGED_FIX
+            _("{p}: {where} must be a list of objects").format(p=p, where=where), _(_DAMAGED_FIX)
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuwise import units
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import titles
+from gpuwise.i18n import N_, _
 from gpuwise.report.document import (
     Block,
     Chart,
@@ -20,48 +21,55 @@ from gpuwise.report.document import (
 from gpuwise.report.views.charts import bench_peak_chart
 
 STATUS_STYLE = {"ok": "ok", "failed": "fail", "skipped": "warn", "invalid": "accent"}
+STATUS_WORD = {"ok": N_("ok"), "failed": N_("failed"), "skipped": N_("skipped"), "invalid": N_("invalid")}
 
 
 def _details(m: Measurement) -> str:
     """The one or two extra facts that make a row readable without the JSON."""
     e, p = m.extra, m.params
     if m.layer == "compute" and "best_shape" in p:
-        return "best shape " + "x".join(map(str, p["best_shape"]))
+        return _("best shape {shape}").format(shape="x".join(map(str, p["best_shape"])))
     if m.layer == "collective" and e.get("table"):
-        return (
-            f"{p.get('world_size')} ranks {p.get('backend')}; "
-            f"algbw {units.number(e.get('algbw_plateau_gb_s'))} GB/s; slowest rank {e.get('slowest_rank')}"
+        return _("{ranks} ranks {backend}; algbw {algbw} GB/s; slowest rank {slowest}").format(
+            ranks=p.get("world_size"),
+            backend=p.get("backend"),
+            algbw=units.number(e.get("algbw_plateau_gb_s")),
+            slowest=e.get("slowest_rank"),
         )
     if m.layer == "storage":
         lat = e.get("latency_us", {})
-        how = "direct" if p.get("direct") else "buffered"
-        return f"p99 {units.number(lat.get('p99_us'))} us; {how} on {p.get('filesystem')}"
+        how = _("direct") if p.get("direct") else _("buffered")
+        return _("p99 {p99} us; {how} on {filesystem}").format(
+            p99=units.number(lat.get("p99_us")), how=how, filesystem=p.get("filesystem")
+        )
     if m.layer == "dataloader":
-        return f"saturates at {e.get('saturating_workers')} workers (best {e.get('best_workers')})"
+        return _("saturates at {workers} workers (best {best})").format(
+            workers=e.get("saturating_workers"), best=e.get("best_workers")
+        )
     if m.layer == "training":
         tok = f", {units.number(e['tokens_per_s'])} tok/s" if e.get("tokens_per_s") else ""
         return f"{units.number(e.get('samples_per_s'))} samples/s{tok}"
     if m.layer == "gpu-gpu":
-        return f"link {e.get('link')}"
+        return _("link {link}").format(link=e.get("link"))
     return ""
 
 
 def _peak_cell(m: Measurement) -> str | Styled:
     if m.percent_of_peak is not None:
-        cell = f"{m.percent_of_peak:.0f}% of {units.number(m.peak)}"
+        cell = _("{percent:.0f}% of {peak}").format(percent=m.percent_of_peak, peak=units.number(m.peak))
         if m.percent_of_achievable is not None:
-            cell += f"\n{m.percent_of_achievable:.0f}% of typical"
+            cell += "\n" + _("{percent:.0f}% of typical").format(percent=m.percent_of_achievable)
         return cell
-    return Styled("no peak", "dim") if m.value is not None else ""
+    return Styled(_("no peak"), "dim") if m.value is not None else ""
 
 
 def layer_table(layer: str, results: list[Measurement]) -> Table:
     columns = [
-        Column("benchmark"),
-        Column("value", "right"),
-        Column("% of peak", "right"),
-        Column("status"),
-        Column("details / reason"),
+        Column(_("benchmark")),
+        Column(_("value"), "right"),
+        Column(_("% of peak"), "right"),
+        Column(_("status")),
+        Column(_("details / reason")),
     ]
     rows = []
     for m in results:
@@ -74,7 +82,7 @@ def layer_table(layer: str, results: list[Measurement]) -> Table:
                 Styled(m.name, "bold"),
                 value,
                 _peak_cell(m),
-                Styled(m.status, STATUS_STYLE.get(m.status)),
+                Styled(_(STATUS_WORD.get(m.status, m.status)), STATUS_STYLE.get(m.status)),
                 detail,
             ]
         )
@@ -89,33 +97,36 @@ def collective_sizes(results: list[Measurement]) -> list[Block]:
     by_op = {m.name: {row["bytes"]: row.get("busbw_gb_s") for row in m.extra["table"]} for m in runs}
     sizes = sorted({size for table in by_op.values() for size in table})
     rows = [[units.size(size)] + [units.number(by_op[m.name].get(size)) for m in runs] for size in sizes]
-    cols = [Column("message", "right")] + [Column(m.name.removesuffix("_busbw"), "right") for m in runs]
+    cols = [Column(_("message"), "right")] + [Column(m.name.removesuffix("_busbw"), "right") for m in runs]
     chart = Chart(
         "line",
-        "Collective busbw by message size",
-        "message size (bytes)",
-        "busbw (GB/s)",
+        _("Collective busbw by message size"),
+        _("message size (bytes)"),
+        _("busbw (GB/s)"),
         [Series(m.name, sizes, [by_op[m.name].get(size) for size in sizes]) for m in runs],
     )
-    return [Table(cols, rows, title="Collectives: busbw in GB/s by message size"), chart]
+    return [Table(cols, rows, title=_("Collectives: busbw in GB/s by message size")), chart]
 
 
 def bench_view(report: BenchReport) -> Document:
     """The environment, then one table per layer in run order, then the status counts."""
     env = report.environment
     versions = ", ".join(f"{k} {env[k]}" for k in ("torch", "cuda", "nccl") if env.get(k))
-    devices = (
-        ", ".join(map(str, env.get("gpus") or []))
-        or f"CPU only ({env.get('cpu_model', 'unknown CPU')}, {env.get('cpu_cores')} cores)"
+    devices = ", ".join(map(str, env.get("gpus") or [])) or _("CPU only ({cpu}, {cores} cores)").format(
+        cpu=env.get("cpu_model", _("unknown CPU")), cores=env.get("cpu_cores")
     )
-    title = f"gpuwise bench — {report.hostname or 'unknown host'}"
+    title = _("gpuwise bench — {host}").format(host=report.hostname or _("unknown host"))
     blocks: list[Block] = [
         Heading(title),
         KeyValues(
-            [("mode", str(report.mode)), ("devices", devices), ("versions", versions or units.UNKNOWN)]
+            [
+                (_("mode"), str(report.mode)),
+                (_("devices"), devices),
+                (_("versions"), versions or units.UNKNOWN),
+            ]
         ),
     ]
-    blocks += [Paragraph(f"note: {w}", "warn") for w in env.get("warnings", [])]
+    blocks += [Paragraph(_("note: {warning}").format(warning=w), "warn") for w in env.get("warnings", [])]
     layers: dict[str, list[Measurement]] = {}
     for m in report.results:
         layers.setdefault(m.layer, []).append(m)
@@ -125,5 +136,10 @@ def bench_view(report: BenchReport) -> Document:
             blocks += collective_sizes(results)
     blocks += bench_peak_chart(report)  # drawn by html only; its numbers are in the tables above
     counts = {s: sum(1 for m in report.results if m.status == s) for s in STATUS_STYLE}
-    blocks.append(Paragraph(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no results"))
+    blocks.append(
+        Paragraph(
+            ", ".join(_("{n} {status}").format(n=n, status=_(STATUS_WORD[s])) for s, n in counts.items() if n)
+            or _("no results")
+        )
+    )
     return Document(title=title, blocks=blocks, data=report.to_json_dict())

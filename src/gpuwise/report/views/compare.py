@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.i18n import _
 from gpuwise.report.compare import Comparison
 from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Table
 from gpuwise.report.views.charts import compare_charts
@@ -15,11 +16,21 @@ def _ratio(x: float | None) -> str:
 def compare_view(c: Comparison) -> Document:
     reports = c.kind_a == c.kind_b == "report"
     blocks: list[Block] = [
-        Heading("gpuwise compare"),
+        Heading(_("gpuwise compare")),
         KeyValues(
             [
-                ("A", f"{c.a} ({c.kind_a}, host {c.host_a or units.UNKNOWN})"),
-                ("B", f"{c.b} ({c.kind_b}, host {c.host_b or units.UNKNOWN})"),
+                (
+                    "A",
+                    _("{file} ({kind}, host {host})").format(
+                        file=c.a, kind=c.kind_a, host=c.host_a or units.UNKNOWN
+                    ),
+                ),
+                (
+                    "B",
+                    _("{file} ({kind}, host {host})").format(
+                        file=c.b, kind=c.kind_b, host=c.host_b or units.UNKNOWN
+                    ),
+                ),
             ]
         ),
     ]
@@ -27,31 +38,37 @@ def compare_view(c: Comparison) -> Document:
         for layer in sorted({d.layer for d in c.facts}):
             rows = [[d.path, units.value(d.a), units.value(d.b)] for d in c.facts if d.layer == layer]
             blocks.append(
-                Table([Column("fact"), Column("A"), Column("B")], rows, title=f"Facts that differ — {layer}")
+                Table(
+                    [Column(_("fact")), Column("A"), Column("B")],
+                    rows,
+                    title=_("Facts that differ — {layer}").format(layer=layer),
+                )
             )
     elif reports:
         blocks.append(
-            Paragraph("facts: no differences (ignoring volatile readings such as temperatures and clocks)")
+            Paragraph(_("facts: no differences (ignoring volatile readings such as temperatures and clocks)"))
         )
     if c.measurements:
-        cols = [Column("name"), Column("device"), Column("unit")] + [
+        cols = [Column(_("name")), Column(_("device")), Column(_("unit"))] + [
             Column(h, "right") for h in ("A", "B", "B/A")
         ]
         rows = [
             [m.name, m.device or "", m.unit, units.number(m.a), units.number(m.b), _ratio(m.ratio)]
             for m in c.measurements
         ]
-        blocks.append(Table(cols, rows, title="Measurements"))
+        blocks.append(Table(cols, rows, title=_("Measurements")))
         blocks += compare_charts(c)  # drawn by html only
     else:
-        blocks.append(Paragraph("measurements: none in either file"))
+        blocks.append(Paragraph(_("measurements: none in either file")))
     if reports and c.findings:
         rows = [[f.id, f.title, f.status_a or units.UNKNOWN, f.status_b or units.UNKNOWN] for f in c.findings]
         blocks.append(
             Table(
-                [Column("id"), Column("title"), Column("A"), Column("B")], rows, title="Findings that differ"
+                [Column("id"), Column(_("title")), Column("A"), Column("B")],
+                rows,
+                title=_("Findings that differ"),
             )
         )
     elif reports:
-        blocks.append(Paragraph("findings: the same in both"))
-    return Document(title="gpuwise compare", blocks=blocks, data=c.model_dump(mode="json", by_alias=True))
+        blocks.append(Paragraph(_("findings: the same in both")))
+    return Document(title=_("gpuwise compare"), blocks=blocks, data=c.model_dump(mode="json", by_alias=True))
