@@ -2,7 +2,7 @@
 
 Mark text where it is written, never after it is formatted:
 
-    from gpuwise.i18n import _, N_
+    from gpuwise.i18n import _, C_, N_
     _("{n} of {total} GPUs have persistence mode off").format(n=len(off), total=len(known))
     title=N_("GPU persistence mode is off")   # module level: marked for extraction, translated at use
 
@@ -38,6 +38,12 @@ _active_lang = DEFAULT
 def _(message: str) -> str:
     """The message in the active language (the English msgid itself when there is no translation)."""
     return _active.gettext(message)
+
+
+def C_(context: str, message: str) -> str:
+    """_() for a word whose translation depends on where it stands (gettext's msgctxt), e.g. "source"
+    as the input of a run (C_("input", "source")) versus the authority a finding cites."""
+    return _active.pgettext(context, message)
 
 
 def N_(message: str) -> str:

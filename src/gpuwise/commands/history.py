@@ -47,12 +47,17 @@ def record_run(kind: str, document: dict, path: Path | None = None, skip: bool =
             past = db.runs(kind=kind, host=host, limit=10)
             run_id = db.record(kind, host, created, facts, metrics, document)
     except GpuwiseError as err:
-        typer.echo(f"warning: this run was not recorded in the history: {err}", err=True)
+        typer.echo(
+            _("warning: this run was not recorded in the history: {error}").format(error=err), err=True
+        )
         return
-    typer.echo(f"recorded as run {run_id} in {db.path} (gpuwise history show {run_id})", err=True)
+    typer.echo(
+        _("recorded as run {id} in {path} (gpuwise history show {id})").format(id=run_id, path=db.path),
+        err=True,
+    )
     if kind == "bench":
         for regression in find_regressions(metrics, facts, past):
-            typer.secho(f"regression: {regression.sentence()}", err=True, fg="yellow")
+            typer.secho(_("regression: {what}").format(what=regression.sentence()), err=True, fg="yellow")
 
 
 def _open(path: Path | None):

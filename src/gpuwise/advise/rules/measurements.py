@@ -113,15 +113,15 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
             row = (
                 f"bench:{m.name}",
                 _(
-                    "{value:g} {unit} = {percent:.1f}% of peak {peak:g} ({peak_source}); "
-                    "{achievable:.0f}% of achievable ({basis})"
+                    "{value:g} {unit} = {percent} of peak {peak:g} ({peak_source}); "
+                    "{achievable} of achievable ({basis})"
                 ).format(
                     value=m.value,
                     unit=m.unit,
-                    percent=m.percent_of_peak,
+                    percent=f"{m.percent_of_peak:.1f}%",  # "%" outside the msgid: see report/views/bench.py
                     peak=m.peak,
                     peak_source=m.peak_source.text if m.peak_source else _("peak"),
-                    achievable=pct,
+                    achievable=f"{pct:.0f}%",
                     basis=basis,
                 ),
             )

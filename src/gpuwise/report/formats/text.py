@@ -1,4 +1,5 @@
-"""--format text: the terminal view (Rich). Nothing is ever cut: long text wraps at spaces, and a table
+"""--format text: the terminal view (Rich). Nothing is ever cut: long text wraps at spaces (Chinese text
+also between characters, formats/_cjk.py), and a table
 too wide for the width is shown as one record per row instead of squeezing (or truncating) its cells.
 
 Every string from a Document prints literally (no Rich markup is parsed): facts, names and reasons can
@@ -16,7 +17,6 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.rule import Rule
 from rich.table import Table as RichTable
-from rich.text import Text
 
 from gpuwise.report.document import (
     Bullets,
@@ -31,6 +31,8 @@ from gpuwise.report.document import (
     cell_text,
 )
 from gpuwise.report.formats import Renderer
+from gpuwise.report.formats._cjk import WrapText as Text  # breaks Chinese text between characters too
+from gpuwise.report.formats._cjk import widest_piece
 
 STYLES = {
     "fail": "bold red",
@@ -59,7 +61,8 @@ def _widest_line(cell: Cell) -> int:
 
 
 def _widest_word(cell: Cell) -> int:
-    return max((cell_len(w) for line in _lines(cell) for w in line.split()), default=0)
+    """The longest piece a line may not break inside: a word, or one CJK character."""
+    return max((widest_piece(line) for line in _lines(cell)), default=0)
 
 
 def _widest_number_line(cell: Cell) -> int:

@@ -56,9 +56,10 @@ def _details(m: Measurement) -> str:
 
 def _peak_cell(m: Measurement) -> str | Styled:
     if m.percent_of_peak is not None:
-        cell = _("{percent:.0f}% of {peak}").format(percent=m.percent_of_peak, peak=units.number(m.peak))
+        # the "%" goes in with the number: a msgid with "% of" reads as a printf placeholder to Babel's checks
+        cell = _("{percent} of {peak}").format(percent=f"{m.percent_of_peak:.0f}%", peak=units.number(m.peak))
         if m.percent_of_achievable is not None:
-            cell += "\n" + _("{percent:.0f}% of typical").format(percent=m.percent_of_achievable)
+            cell += "\n" + _("{percent} of typical").format(percent=f"{m.percent_of_achievable:.0f}%")
         return cell
     return Styled(_("no peak"), "dim") if m.value is not None else ""
 
@@ -67,7 +68,7 @@ def layer_table(layer: str, results: list[Measurement]) -> Table:
     columns = [
         Column(_("benchmark")),
         Column(_("value"), "right"),
-        Column(_("% of peak"), "right"),
+        Column(_("{percent_sign} of peak").format(percent_sign="%"), "right"),
         Column(_("status")),
         Column(_("details / reason")),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuwise import units
 from gpuwise.advise.engine import can_word
 from gpuwise.advise.finding import Finding
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import C_, N_, _
 from gpuwise.report.document import Block, Bullets, Code, Document, Heading, KeyValues, Styled
 from gpuwise.report.model import Report
 
@@ -103,7 +103,7 @@ def doctor_view(report: Report) -> Document:
                         reason=env.reason or _("no reason given"),
                     ),
                 ),
-                (_("source"), report.source or _("live")),
+                (C_("input", "source"), report.source or _("live")),
                 (
                     _("measurements"),
                     f"{count}"
