@@ -31,8 +31,8 @@ from gpuwise.report.document import (
     cell_text,
 )
 from gpuwise.report.formats import Renderer
+from gpuwise.report.formats._cjk import HAS_CJK, widest_piece
 from gpuwise.report.formats._cjk import WrapText as Text  # breaks Chinese text between characters too
-from gpuwise.report.formats._cjk import widest_piece
 
 STYLES = {
     "fail": "bold red",
@@ -267,8 +267,12 @@ def render_text(doc: Document, *, width: int = 100, color: bool = False) -> str:
         for item in items:
             if isinstance(block, Code):
                 console.print(Text(" " * here) + item, soft_wrap=True)
+            elif here or (isinstance(item, Text) and HAS_CJK.search(item.plain)):
+                # through Padding, a Text keeps its own line breaking (console.print joins bare Texts
+                # into a plain Rich Text, which breaks Chinese only at spaces)
+                console.print(Padding(item, (0, 0, 0, here)))
             else:
-                console.print(Padding(item, (0, 0, 0, here)) if here else item)
+                console.print(item)
     text = buf.getvalue()
     # Rich pads grid cells to the column width; trailing spaces are noise in a file or a diff
     return text if color else "\n".join(line.rstrip() for line in text.split("\n"))

@@ -1,0 +1,46 @@
+"""Line breaking of Chinese text in the terminal renderer (report/formats/_cjk.py)."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from rich.console import Console
+from rich.padding import Padding
+
+from gpuwise.report.formats._cjk import WrapText, break_offsets, widest_piece
+
+
+def _lines(text: str, width: int) -> list[str]:
+    buf = StringIO()
+    # through Padding, as the text renderer prints it (console.print would join it into a plain Text)
+    Console(file=buf, width=width, no_color=True).print(Padding(WrapText(text), 0))
+    return [line.rstrip() for line in buf.getvalue().splitlines()]
+
+
+def test_chinese_breaks_between_characters_and_latin_words_stay_whole():
+    text = "RDMA（InfiniBand/RoCE、GPUDirect）需要注册锁页内存，锁定内存限制太小时会失败；DataLoader 的锁页缓冲区也计入其中。"
+    for width in (20, 33, 47):
+        lines = _lines(text, width)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert all(sum(2 if ord(ch) > 0x2E80 else 1 for ch in line) <= width for line in lines)
+        assert any("DataLoader" in line for line in lines)  # never "Dat" + "aLoader"
+
+
+def test_closing_punctuation_never_starts_a_line():
+    text = "一二三四五六七八九，十一二三。"
+    for width in range(4, 30):
+        assert not any(line.startswith(("，", "。")) for line in _lines(text, width))
+
+
+def test_english_takes_rich_own_path():
+    text = "persistence mode is off on 8 of 8 GPUs, so every new CUDA process pays the initialisation"
+    buf = StringIO()
+    Console(file=buf, width=30, no_color=True).print(text)
+    assert _lines(text, 30) == [line.rstrip() for line in buf.getvalue().splitlines()]
+
+
+def test_widest_piece_and_offsets():
+    assert widest_piece("显存带宽 DataLoader") == len("DataLoader")
+    assert widest_piece("显存带宽") == 2  # one CJK character is two cells
+    assert break_offsets("显存带宽", 4) == [2]
+    assert break_offsets("short", 80) == []
