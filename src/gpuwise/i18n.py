@@ -60,11 +60,9 @@ def normalize(lang: str) -> str | None:
     """'zh-CN', 'zh_CN', 'zh_CN.UTF-8', 'zh-cn' -> 'zh-CN'; 'en', 'en_US.UTF-8', 'C', 'POSIX' -> 'en';
     anything else -> None."""
     code = lang.split(".")[0].split("@")[0].replace("_", "-").lower()
-    if code in ("c", "posix") or code == "en" or code.startswith("en-"):
+    if code in ("c", "posix") or code.split("-")[0] == "en":
         return "en"
-    if code == "zh-cn":
-        return "zh-CN"
-    return None
+    return next((name for name in LANGUAGES if name.lower() == code), None)
 
 
 def language_from_env(environ: Mapping[str, str] | None = None) -> str:

@@ -103,7 +103,10 @@ def doctor_view(report: Report) -> Document:
                         reason=env.reason or _("no reason given"),
                     ),
                 ),
-                (C_("input", "source"), report.source or _("live")),
+                (
+                    C_("input", "source"),
+                    report.source if report.source not in (None, "", "live") else _("live"),
+                ),
                 (
                     _("measurements"),
                     f"{count}"
