@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from gpuwise import i18n
@@ -30,10 +31,13 @@ def zh():
 
 
 def _extracted() -> dict[tuple[str | None, str], str]:
-    """(context, msgid) -> where, for every message marked in the source, as `make messages` finds them."""
+    """(context, msgid) -> where, for every message marked in the source, as `make messages` finds them
+    (with the same babel.cfg: Python files and the data files whose text the code translates)."""
+    with (SRC.parent.parent / "babel.cfg").open(encoding="utf-8") as fh:
+        method_map, options_map = parse_mapping_cfg(fh)
     out = {}
     for filename, lineno, message, _comments, context in extract_from_dir(
-        str(SRC), method_map=[("**.py", "python")], keywords=KEYWORDS
+        str(SRC), method_map=method_map, options_map=options_map, keywords=KEYWORDS
     ):
         out.setdefault((context, message), f"{filename}:{lineno}")
     return out
@@ -126,6 +130,12 @@ def test_english_is_the_default_and_untranslated_text_passes_through(zh):
     assert i18n._("a sentence no catalog has") == "a sentence no catalog has"
     i18n.set_language("en")
     assert i18n._("GPU persistence mode is off") == "GPU persistence mode is off"
+
+
+def test_data_file_text_is_extracted_too():
+    """Xid meanings and actions live in advise/data/xid_catalog.yaml; babel.cfg extracts them."""
+    messages = {msgid for _context, msgid in _extracted()}
+    assert "GPU has fallen off the bus (it no longer answers on PCIe)" in messages
 
 
 def test_context_separates_the_same_english_word(zh):

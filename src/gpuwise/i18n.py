@@ -98,6 +98,28 @@ def compile_po(po: Path) -> bytes:
     return out.getvalue()
 
 
+def extract_yaml(fileobj, keywords, comment_tags, options):
+    """Babel extraction method for data files (babel.cfg): the string values of the mapping keys listed
+    in the section's `keys` option, e.g. an Xid's `meaning` and `action`. The code shows them with _()."""
+    import yaml
+
+    keys = set(options.get("keys", "").split())
+
+    def walk(node):
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(value, yaml.ScalarNode) and key.value in keys and value.value.strip():
+                    yield value.start_mark.line + 1, None, value.value, []
+                else:
+                    yield from walk(value)
+        elif isinstance(node, yaml.SequenceNode):
+            for value in node.value:
+                yield from walk(value)
+
+    root = yaml.compose(fileobj.read().decode("utf-8"))
+    yield from walk(root) if root is not None else ()
+
+
 def set_language(lang: str) -> str:
     """Switch every later _() to `lang` ('en', 'zh-CN' or a locale name such as zh_CN.UTF-8).
 

@@ -91,7 +91,7 @@ def xid_errors(ctx: RuleContext):
         info = catalog.get(code)
         severity = info.severity if info else "warn"
         meaning = (
-            info.meaning
+            _(info.meaning)  # xid_catalog.yaml's text, extracted for translation (babel.cfg)
             if info
             else _("Xid {code} is not in gpuwise's catalogue: look it up in {url}").format(
                 code=code, url=XID_CATALOG
@@ -109,7 +109,7 @@ def xid_errors(ctx: RuleContext):
         )
         for _rank, code, bus, n, meaning, _info in rows[:8]
     ]
-    actions = list(dict.fromkeys(info.action for *_, info in rows if info is not None))
+    actions = list(dict.fromkeys(_(info.action) for *_, info in rows if info is not None))
     if worst == "info":
         text = _sentences(
             [
