@@ -163,3 +163,39 @@ def test_unknown_language_is_refused():
     with pytest.raises(ValueError, match="zh-CN"):
         i18n.set_language("fr")
     assert i18n.language() == "en"
+
+
+def _assigned_underscore(tree) -> list[int]:
+    """Lines that bind the name `_` outside a comprehension or lambda (which have their own scope)."""
+    import ast
+
+    scoped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            scoped |= {id(n) for n in ast.walk(node.target)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store):
+            if id(node) not in scoped:
+                lines.append(node.lineno)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+            names += [a.arg for a in (args.vararg, args.kwarg) if a]
+            lines += [node.lineno] if "_" in names else []
+    return lines
+
+
+def test_no_module_shadows_the_translation_function():
+    """`x, _ = f()` or `for _ in ...` in a module that imports _ from gpuwise.i18n makes `_` a local
+    (UnboundLocalError) or a value (TypeError: 'list' object is not callable) where the function is
+    called later: name unused values something else (_rest, _unused)."""
+    import ast
+
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "from gpuwise.i18n import" not in text:
+            continue
+        bad += [f"{path.relative_to(SRC)}:{line}" for line in _assigned_underscore(ast.parse(text))]
+    assert not bad, bad
