@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from gpuwise.i18n import _
 from gpuwise.plan.cost import HOURS_PER_YEAR, break_even_months, break_even_utilisation
 from gpuwise.plan.decision import BreakEven, Decision, Flip, FlipKind, Reason, Side, Verdict
 from gpuwise.plan.decision import ReasonKind as K
@@ -31,6 +32,11 @@ def _best(ev: Evaluation, kind: str, pricings: tuple[str, ...] | None = None) ->
         if cost < best_cost:
             best, best_cost = o, cost
     return best
+
+
+def side_word(side: str) -> str:
+    """'build' / 'cloud' in the active language, inside a sentence (the Side values stay English)."""
+    return {"build": _("build"), "cloud": _("cloud")}.get(side, side)
 
 
 def _money(value: float, ccy: str) -> str:
@@ -81,9 +87,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "build",
-                "data must stay on premises (org.data_residency: on-prem): "
-                "cloud options are shown for comparison only",
-                "data must stay on premises",
+                _(
+                    "data must stay on premises (org.data_residency: on-prem): cloud options are shown for "
+                    "comparison only"
+                ),
+                _("data must stay on premises"),
             )
         )
     elif org.data_residency == "region":
@@ -91,9 +99,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "cloud",
-                "data residency 'region' can be met in the cloud by renting in that region only; "
-                "check each offer's region",
-                "data residency in one region",
+                _(
+                    "data residency 'region' can be met in the cloud by renting in that region only; check "
+                    "each offer's region"
+                ),
+                _("data residency in one region"),
             )
         )
     if org.compliance:
@@ -101,10 +111,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.COMPLIANCE,
                 "build",
-                f"compliance requirements ({', '.join(org.compliance)}): "
-                "physical isolation is simpler on owned hardware (source docs); "
-                "confirm what your cloud certifies",
-                f"compliance requirements ({', '.join(org.compliance)})",
+                _(
+                    "compliance requirements ({join}): physical isolation is simpler on owned hardware "
+                    "(source docs); confirm what your cloud certifies"
+                ).format(join=", ".join(org.compliance)),
+                _("compliance requirements ({join})").format(join=", ".join(org.compliance)),
                 {"requirements": float(len(org.compliance))},
             )
         )
@@ -117,34 +128,45 @@ def _context_reasons(
     """Demand shape, horizon, team and deadline (the source documents' selection logic)."""
     reasons = []
     if org.burstiness >= t.bursty_peak_ratio:
-        label = f"bursty demand (peak {org.burstiness:g}× average)"
+        label = _("bursty demand (peak {burstiness:g}× average)").format(burstiness=org.burstiness)
         reasons.append(
             Reason(
                 K.BURSTINESS,
                 "cloud",
-                f"{label}: an owned fleet sized for the peak is busy at most {1 / org.burstiness:.0%} of the time",
+                _(
+                    "{label}: an owned fleet sized for the peak is busy at most {value:.0%} of the time"
+                ).format(label=label, value=1 / org.burstiness),
                 label,
                 {"burstiness": org.burstiness, "threshold": t.bursty_peak_ratio},
             )
         )
     if org.horizon_years < t.long_horizon_years:
-        label = f"short horizon ({org.horizon_years:g} year{'s' if org.horizon_years != 1 else ''})"
+        label = (
+            _("short horizon ({years:g} year)")
+            if org.horizon_years == 1
+            else _("short horizon ({years:g} years)")
+        ).format(years=org.horizon_years)
         reasons.append(
             Reason(
                 K.HORIZON,
                 "cloud",
-                f"{label}: building pays back over {t.long_horizon_years:g}+ years of steady load (source docs)",
+                _(
+                    "{label}: building pays back over {long_horizon_years:g}+ years of steady load (source "
+                    "docs)"
+                ).format(label=label, long_horizon_years=t.long_horizon_years),
                 label,
                 {"horizon_years": org.horizon_years, "threshold": t.long_horizon_years},
             )
         )
     elif org.utilisation >= t.steady_utilisation and org.burstiness < t.bursty_peak_ratio:
-        label = f"steady load ({org.utilisation:.0%} busy, {org.horizon_years:g}-year horizon)"
+        label = _("steady load ({utilisation:.0%} busy, {years:g}-year horizon)").format(
+            utilisation=org.utilisation, years=org.horizon_years
+        )
         reasons.append(
             Reason(
                 K.STEADY_LOAD,
                 "build",
-                f"{label}: the source documents' case for building",
+                _("{label}: the source documents' case for building").format(label=label),
                 label,
                 {"utilisation": org.utilisation, "horizon_years": org.horizon_years},
             )
@@ -154,8 +176,8 @@ def _context_reasons(
             Reason(
                 K.OPS_TEAM,
                 "build",
-                "an ops team is available to run a cluster",
-                "an ops team is available to run a cluster",
+                _("an ops team is available to run a cluster"),
+                _("an ops team is available to run a cluster"),
             )
         )
     else:
@@ -163,18 +185,20 @@ def _context_reasons(
             Reason(
                 K.OPS_TEAM,
                 "cloud",
-                "no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures",
-                "no ops team",
+                _("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
+                _("no ops team"),
             )
         )
     if wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days:
-        label = f"deadline {wl.deadline_days:g} days"
+        label = _("deadline {days:g} days").format(days=wl.deadline_days)
         reasons.append(
             Reason(
                 K.DEADLINE,
                 "cloud",
-                f"{label}: the build needs {rb.lead_time_days:.0f} days lead time + {ttt_b_days:.1f} days "
-                "training; the cloud can start now",
+                _(
+                    "{label}: the build needs {lead_time_days:.0f} days lead time + {ttt_b_days:.1f} days "
+                    "training; the cloud can start now"
+                ).format(label=label, lead_time_days=rb.lead_time_days, ttt_b_days=ttt_b_days),
                 label,
                 {
                     "deadline_days": wl.deadline_days,
@@ -197,18 +221,18 @@ def decide(ev: Evaluation) -> Decision:
 
     if cloud is None and build is None:
         return Decision(
-            "undecided", "no option can run this workload (see the reasons per option)", None, None
+            "undecided", _("no option can run this workload (see the reasons per option)"), None, None
         )
     reasons = _constraint_reasons(org)
     if build is None:
-        return Decision("cloud", "rent: no on-prem build can run this workload", cloud_any, None, reasons)
+        return Decision("cloud", _("rent: no on-prem build can run this workload"), cloud_any, None, reasons)
     if cloud is None and cloud_any is None:
         why = (
-            "data residency rules out the cloud"
+            _("data residency rules out the cloud")
             if org.data_residency == "on-prem"
-            else "no cloud option qualifies"
+            else _("no cloud option qualifies")
         )
-        return Decision("build", f"build: {why}", None, build, reasons)
+        return Decision("build", _("build: {why}").format(why=why), None, build, reasons)
     payg = cloud if cloud is not None else cloud_any  # break-even points are against pay-per-use capacity
     cloud = cloud_any  # the cost comparison takes the cheapest cloud pricing, reserved included
     assert cloud is not None and payg is not None
@@ -219,15 +243,28 @@ def decide(ev: Evaluation) -> Decision:
     rb, rc = ev.rows[build], ev.rows[cloud]
     cheaper: Side = "build" if cost_b < cost_c else "cloud"
     gap = abs(cost_b - cost_c) / max(cost_b, cost_c)
-    label = f"cost per run at {org.utilisation:.0%} utilisation"
+    label = _("cost per run at {utilisation:.0%} utilisation").format(utilisation=org.utilisation)
     reasons.append(
         Reason(
             K.COST,
             cheaper,
-            f"{label}: "
-            f"{rb.label} x{int(ev.nodes[kb])} nodes {_money(cost_b, ccy)} ({hours_b / 24:.1f} days) "
-            f"vs {rc.label} {rc.pricing} x{int(ev.nodes[kc])} {_money(cost_c, ccy)} ({hours_c / 24:.1f} days): "
-            f"{cheaper} is {gap:.0%} cheaper",
+            _(
+                "{label}: {build} x{build_nodes} nodes {build_cost} ({build_days:.1f} days) vs {cloud} "
+                "{pricing} x{cloud_nodes} {cloud_cost} ({cloud_days:.1f} days): {cheaper} is {gap:.0%} cheaper"
+            ).format(
+                label=label,
+                build=rb.label,
+                build_nodes=int(ev.nodes[kb]),
+                build_cost=_money(cost_b, ccy),
+                build_days=hours_b / 24,
+                cloud=rc.label,
+                pricing=rc.pricing,
+                cloud_nodes=int(ev.nodes[kc]),
+                cloud_cost=_money(cost_c, ccy),
+                cloud_days=hours_c / 24,
+                cheaper=side_word(cheaper),
+                gap=gap,
+            ),
             label,
             {"build_cost_per_run": float(cost_b), "cloud_cost_per_run": float(cost_c), "gap": float(gap)},
         )
@@ -245,13 +282,14 @@ def decide(ev: Evaluation) -> Decision:
     }
     payg_name = f"{rp.label} {rp.pricing}"
     if u_star == u_star:
-        label = f"break-even utilisation vs {payg_name} {u_star:.0%}"
+        label = _("break-even utilisation vs {option} {u_star:.0%}").format(option=payg_name, u_star=u_star)
         reasons.append(
             Reason(
                 K.BREAK_EVEN_UTILISATION,
                 "build" if u_eff > u_star else "cloud",
-                f"{label}; expected {u_eff:.0%} "
-                f"(utilisation {org.utilisation:.0%}, burstiness {org.burstiness:g})",
+                _(
+                    "{label}; expected {u_eff:.0%} (utilisation {utilisation:.0%}, burstiness {burstiness:g})"
+                ).format(label=label, u_eff=u_eff, utilisation=org.utilisation, burstiness=org.burstiness),
                 label,
                 {"break_even_utilisation": u_star, "effective_utilisation": u_eff},
             )
@@ -259,9 +297,14 @@ def decide(ev: Evaluation) -> Decision:
         flips.append(
             Flip(
                 FlipKind.UTILISATION,
-                f"utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation"
+                _("utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation").format(
+                    payg_name=payg_name, u_star=u_star
+                )
                 if u_star <= 1
-                else f"utilisation: owning does not beat {payg_name} even at 100% utilisation",
+                else _("utilisation: owning does not beat {payg_name} even at {full} utilisation").format(
+                    full="100%",  # "% u" in a msgid would read as a printf placeholder to Babel's checks
+                    payg_name=payg_name,
+                ),
                 {"break_even_utilisation": u_star},
             )
         )
@@ -269,8 +312,10 @@ def decide(ev: Evaluation) -> Decision:
             flips.append(
                 Flip(
                     FlipKind.RESERVED_UTILISATION,
-                    f"utilisation does not move the comparison with {rc.label} {rc.pricing}: "
-                    "reserved and owned capacity both pay for idle hours",
+                    _(
+                        "utilisation does not move the comparison with {label} {pricing}: reserved and owned "
+                        "capacity both pay for idle hours"
+                    ).format(label=rc.label, pricing=rc.pricing),
                 )
             )
     if math.isfinite(m_star):
@@ -278,9 +323,11 @@ def decide(ev: Evaluation) -> Decision:
             Reason(
                 K.BREAK_EVEN_MONTHS,
                 "build" if m_star / 12 <= org.horizon_years else "cloud",
-                f"break-even after {m_star:.0f} months of steady use (capex, no resale credit) "
-                f"vs a {org.horizon_years:g}-year horizon",
-                f"break-even after {m_star:.0f} months",
+                _(
+                    "break-even after {m_star:.0f} months of steady use (capex, no resale credit) vs a "
+                    "{horizon_years:g}-year horizon"
+                ).format(m_star=m_star, horizon_years=org.horizon_years),
+                _("break-even after {m_star:.0f} months").format(m_star=m_star),
                 {"break_even_months": m_star, "horizon_years": org.horizon_years},
             )
         )
@@ -289,8 +336,8 @@ def decide(ev: Evaluation) -> Decision:
             Reason(
                 K.BREAK_EVEN_MONTHS,
                 "cloud",
-                "owning never breaks even: monthly opex exceeds the cloud bill for the same work",
-                "owning never breaks even",
+                _("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
+                _("owning never breaks even"),
                 {"break_even_months": m_star, "horizon_years": org.horizon_years},
             )
         )
@@ -298,10 +345,15 @@ def decide(ev: Evaluation) -> Decision:
     flips.append(
         Flip(
             FlipKind.PRICE,
-            "price: "
-            f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {cloud_change:.0%} "
-            f"(or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%}) "
-            "to flip the cost comparison",
+            _(
+                "price: cloud prices would have to {value} {cloud_change:.0%} (or on-prem costs {value2} "
+                "{onprem_change:.0%}) to flip the cost comparison"
+            ).format(
+                value=_("fall") if cheaper == "build" else _("rise"),
+                cloud_change=cloud_change,
+                value2=_("rise") if cheaper == "build" else _("fall"),
+                onprem_change=onprem_change,
+            ),
             {"cloud_price_change": float(cloud_change), "onprem_cost_change": float(onprem_change)},
         )
     )
@@ -314,20 +366,23 @@ def decide(ev: Evaluation) -> Decision:
         [o for o, r in enumerate(ev.rows) if r.kind == "cloud"],
         [o for o, r in enumerate(ev.rows) if r.kind == "onprem"],
     )
-    changes = [f"{int(n)}: {w}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
+    changes = [f"{int(n)}: {side_word(w)}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
     if len({w for w in winners if w != "-"}) > 1:
         flips.append(
             Flip(
                 FlipKind.NODE_COUNT,
-                "node count: the cheaper side changes across the sweep (" + ", ".join(changes) + ")",
+                _("node count: the cheaper side changes across the sweep ({changes})").format(
+                    changes=", ".join(changes)
+                ),
             )
         )
     elif changes:
         flips.append(
             Flip(
                 FlipKind.NODE_COUNT,
-                f"node count: {winners[-1] if winners[-1] != '-' else cheaper} "
-                "stays cheaper at every node count swept",
+                _("node count: {value} stays cheaper at every node count swept").format(
+                    value=side_word(winners[-1] if winners[-1] != "-" else cheaper)
+                ),
             )
         )
 
@@ -350,7 +405,7 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
 
     Reads each reason's kind, side and numbers only, never its wording."""
     if org.data_residency == "on-prem":
-        return "build", "build: data residency rules out the cloud"
+        return "build", _("build: data residency rules out the cloud")
     cost = next(r for r in reasons if r.kind == K.COST)
     cheaper, gap = cost.favours, cost.numbers["gap"]
     kinds = {r.kind for r in reasons}
@@ -360,32 +415,39 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
     against = "; ".join(r.label for r in context if r.favours == "cloud")
     if cheaper == "build" and gap >= t.close_cost_margin:
         if lean <= -t.context_votes_override_cost:
-            return "cloud", (
-                f"rent: building is {gap:.0%} cheaper per run on paper, "
-                f"but the context points to cloud ({against})"
-            )
+            return "cloud", _(
+                "rent: building is {gap:.0%} cheaper per run on paper, but the context points to cloud ({against})"
+            ).format(gap=gap, against=against)
         if late:
             return (
                 "hybrid",
-                "rent for this run (the build would miss the deadline), then build for the steady load",
+                _("rent for this run (the build would miss the deadline), then build for the steady load"),
             )
         if K.BURSTINESS in kinds:
             return (
                 "hybrid",
-                "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty",
+                _(
+                    "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty"
+                ),
             )
-        return "build", f"build: {gap:.0%} cheaper per run at the expected utilisation"
+        return "build", _("build: {gap:.0%} cheaper per run at the expected utilisation").format(gap=gap)
     if cheaper == "build":  # within the model's uncertainty: context decides
         if lean > 0 and not late:
-            return "build", f"build, narrowly: {gap:.0%} cheaper per run and the context favours owning"
+            return "build", _(
+                "build, narrowly: {gap:.0%} cheaper per run and the context favours owning"
+            ).format(gap=gap)
         return (
             "cloud",
-            f"rent: building is only {gap:.0%} cheaper per run (within the model's uncertainty) "
-            "and the context favours cloud",
+            _(
+                "rent: building is only {gap:.0%} cheaper per run (within the model's uncertainty) "
+                "and the context favours cloud"
+            ).format(gap=gap),
         )
     if gap < t.close_cost_margin and lean >= t.context_votes_tip_close_call and not late:
         return (
             "build",
-            f"build, narrowly: cloud is only {gap:.0%} cheaper per run and the context favours owning",
+            _(
+                "build, narrowly: cloud is only {gap:.0%} cheaper per run and the context favours owning"
+            ).format(gap=gap),
         )
-    return "cloud", f"rent: cloud is {gap:.0%} cheaper per run at the expected utilisation"
+    return "cloud", _("rent: cloud is {gap:.0%} cheaper per run at the expected utilisation").format(gap=gap)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.i18n import N_, _
+from gpuwise.plan.decide import side_word
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
 from gpuwise.report.document import (
@@ -19,6 +21,12 @@ from gpuwise.report.document import (
 from gpuwise.report.views.charts import plan_cost_chart
 
 VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
+VERDICT_WORD = {
+    "cloud": N_("CLOUD"),
+    "build": N_("BUILD"),
+    "hybrid": N_("HYBRID"),
+    "undecided": N_("UNDECIDED"),
+}
 
 
 def _ccy(plan: Plan, o: int) -> str:
@@ -43,13 +51,15 @@ def _label(plan: Plan, o: int, gpus: bool = False) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _title_ccy(one_ccy: str) -> str:
-    return f" in {one_ccy}" if one_ccy else ""
+def _in_ccy(title: str, one_ccy: str) -> str:
+    return _("{title} in {currency}").format(title=title, currency=one_ccy) if one_ccy else title
 
 
 def sweep_table(plan: Plan, one_ccy: str) -> Table:
     """One row per option; each node-count cell: scaling efficiency, time to train, cost per run."""
-    cols = [Column("option")] + [Column(f"{int(n)} node{'s' if n > 1 else ''}", "right") for n in plan.nodes]
+    cols = [Column(_("option"))] + [
+        Column((_("{n} nodes") if n > 1 else _("{n} node")).format(n=int(n)), "right") for n in plan.nodes
+    ]
     deadline = plan.workload.deadline_days
     rows = []
     for o in plan.shown:
@@ -71,10 +81,13 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
     return Table(
         cols,
         rows,
-        title="Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"
-        + _title_ccy(one_ccy),
-        caption="▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
-        "✗ = cannot run (see the JSON's 'reasons')",
+        title=_in_ccy(
+            _("Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"), one_ccy
+        ),
+        caption=_(
+            "▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
+            "✗ = cannot run (see the JSON's 'reasons')"
+        ),
     )
 
 
@@ -84,16 +97,18 @@ def _break_even(plan: Plan, key: str) -> tuple[str, str]:
         return "", ""
     u, m = be.utilisation, be.months
     u_txt = units.UNKNOWN if u != u else (units.percent(u) if u <= 1 else ">100%")
-    return u_txt, units.number(m, 0, "mo") if m != float("inf") else "never"
+    return u_txt, units.number(m, 0, "mo") if m != float("inf") else _("never")
 
 
 def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
     """The chosen node count per option, in two narrow tables: where the step time goes, and the cost."""
-    step_cols = [Column("option")] + [
-        Column(h, "right") for h in ("step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU")
+    step_cols = [Column(_("option"))] + [
+        Column(h, "right")
+        for h in (_("step"), _("compute"), _("comm"), _("exposed"), _("stragg."), _("data"), _("mem/GPU"))
     ]
-    cost_cols = [Column("option")] + [
-        Column(h, "right") for h in ("nodes", "time", "per run", "per year", "GPU-h", "U*", "months", "lead")
+    cost_cols = [Column(_("option"))] + [
+        Column(h, "right")
+        for h in (_("nodes"), _("time"), _("per run"), _("per year"), "GPU-h", "U*", _("months"), _("lead"))
     ]
     steps, costs = [], []
     p = plan.perf
@@ -103,8 +118,8 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
         name = _label(plan, o)
         lead = units.number(row.lead_time_days, 0, "d")
         if k < 0:  # the reason is in the sweep table and the JSON
-            steps.append([name, Styled("none", "fail"), *[""] * 6])
-            costs.append([name, Styled("none", "fail"), *[""] * 6, lead])
+            steps.append([name, Styled(_("none"), "fail"), *[""] * 6])
+            costs.append([name, Styled(_("none"), "fail"), *[""] * 6, lead])
             continue
         s = units.seconds
         steps.append(
@@ -135,15 +150,17 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
         Table(
             step_cols,
             steps,
-            title="Chosen setup per option: where a step's time goes",
-            caption="exposed = communication not hidden behind backward; stragg. = straggler wait",
+            title=_("Chosen setup per option: where a step's time goes"),
+            caption=_("exposed = communication not hidden behind backward; stragg. = straggler wait"),
         ),
         Table(
             cost_cols,
             costs,
-            title="Chosen setup per option: time and cost" + _title_ccy(one_ccy),
-            caption="per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
-            "U* and months = break-even utilisation and time vs the best build; lead = lead time",
+            title=_in_ccy(_("Chosen setup per option: time and cost"), one_ccy),
+            caption=_(
+                "per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
+                "U* and months = break-even utilisation and time vs the best build; lead = lead time"
+            ),
         ),
     )
 
@@ -151,27 +168,35 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
 def _decision(plan: Plan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
-        Heading(f"Recommendation: {d.verdict.upper()}", level=2),
+        Heading(
+            _("Recommendation: {verdict}").format(verdict=_(VERDICT_WORD.get(d.verdict, d.verdict))), level=2
+        ),
         Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
     ]
     if d.reasons:
-        marks = [("+build" if r.favours == "build" else "+cloud", r.text) for r in d.reasons]
         blocks.append(
-            Bullets([Styled(f"{m}  {text}", "ok" if m == "+build" else "info") for m, text in marks])
+            Bullets(
+                [
+                    Styled(f"+{side_word(r.favours)}  {r.text}", "ok" if r.favours == "build" else "info")
+                    for r in d.reasons
+                ]
+            )
         )
     if d.flips:
-        blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
+        blocks += [Heading(_("What would flip it"), level=3), Bullets([f.text for f in d.flips])]
     return blocks
 
 
 def _notes(plan: Plan, verbose: bool) -> list[Block]:
-    blocks: list[Block] = [Heading("Notes", level=2)]
+    blocks: list[Block] = [Heading(_("Notes"), level=2)]
     cal = plan.calibration
     if cal is not None:
-        blocks.append(Paragraph(f"Calibration from {cal.gpu_name or 'unknown GPU'}:", "bold"))
-        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or ["(nothing usable)"]
+        blocks.append(
+            Paragraph(_("Calibration from {gpu}:").format(gpu=cal.gpu_name or _("unknown GPU")), "bold")
+        )
+        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or [_("(nothing usable)")]
         blocks.append(Bullets(used + [Styled(i, "dim") for i in cal.ignored[:8]]))
-    blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    blocks += [Paragraph(_("note: {warning}").format(warning=n), "warn") for n in plan.notes]
     if verbose:
         rows = [
             [str(a["key"]), units.value(a["value"]), Styled(str(a["source"]), "dim")]
@@ -179,14 +204,14 @@ def _notes(plan: Plan, verbose: bool) -> list[Block]:
         ]
         blocks.append(
             Table(
-                [Column("assumption"), Column("value", "right"), Column("source")],
+                [Column(_("assumption")), Column(_("value"), "right"), Column(_("source"))],
                 rows,
-                title="Assumptions (override in the options file under model_overrides)",
+                title=_("Assumptions (override in the options file under model_overrides)"),
             )
         )
     else:
         blocks.append(
-            Paragraph('Model assumptions and their sources: --json ("assumptions") or --verbose.', "dim")
+            Paragraph(_('Model assumptions and their sources: --json ("assumptions") or --verbose.'), "dim")
         )
     return blocks
 
@@ -195,12 +220,18 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
     """The plan: workload line, sweep table, chosen setups, recommendation, then notes."""
     wl = plan.workload
     one_ccy = _one_currency(plan)
-    title = f"gpuwise plan — {wl.name or plan.workload_path}"
-    head = (
-        f"{wl.model.param_count() / 1e9:.3g}B params, {wl.total_train_flops():.3g} FLOPs, "
-        f"{units.number(wl.steps(), 0)} steps of {wl.training.global_batch} samples, {wl.training.precision}"
-        + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
-        + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"
+    title = _("gpuwise plan — {name}").format(name=wl.name or plan.workload_path)
+    head = _("{params:.3g}B params, {flops:.3g} FLOPs, {steps} steps of {batch} samples, {precision}").format(
+        params=wl.model.param_count() / 1e9,
+        flops=wl.total_train_flops(),
+        steps=units.number(wl.steps(), 0),
+        batch=wl.training.global_batch,
+        precision=wl.training.precision,
+    )
+    if wl.deadline_days:
+        head = _("{head}, deadline {days:g} days").format(head=head, days=wl.deadline_days)
+    head = _("{head}; {evaluated} options evaluated, {shown} shown").format(
+        head=head, evaluated=len(plan.rows), shown=len(plan.shown)
     )
     blocks: list[Block] = [
         Heading(title),
