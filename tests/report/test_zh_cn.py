@@ -221,3 +221,32 @@ def test_cli_errors_in_chinese_keep_the_fix_and_the_exit_code(tmp_path):
 def test_cli_unknown_language_is_a_usage_error():
     r = _cli("--lang", "fr", "doctor")
     assert r.returncode == 3 and "zh-CN" in (r.stderr + r.stdout)
+
+
+EXAMPLES = CAPTURES.parent.parent / "examples"
+
+
+@pytest.mark.parametrize("workload", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml"])
+def test_plan_in_chinese_keeps_the_decision_and_its_numbers(zh, workload):
+    """The plan's decision is computed from kinds and numbers, never from wording: the same verdict,
+    reasons and figures in both languages, and the Chinese text fits 80 columns."""
+    from gpuwise.plan.planner import make_plan
+    from gpuwise.report.views.plan import plan_view
+
+    path, options = EXAMPLES / workload, EXAMPLES / "plan-options.yaml"
+    chinese = make_plan(path, options)
+    i18n.set_language("en")
+    english = make_plan(path, options)
+    en_text = render(plan_view(english), "text", width=80)
+    i18n.set_language("zh-CN")
+    zh_text = render(plan_view(chinese), "text", width=80)
+    d_en, d_zh = english.decision, chinese.decision
+    assert d_zh.verdict == d_en.verdict
+    assert [(r.kind, r.favours, r.numbers) for r in d_zh.reasons] == [
+        (r.kind, r.favours, r.numbers) for r in d_en.reasons
+    ]
+    assert [r.text for r in d_zh.reasons] != [r.text for r in d_en.reasons]
+    assert "建议：" in zh_text and "Recommendation" not in zh_text
+    numbers = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?%?")
+    assert set(numbers.findall(en_text)) - set(numbers.findall(zh_text)) == set()
+    assert max(cell_len(line) for line in zh_text.splitlines()) <= 80
