@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.datafiles import did_you_mean
 from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.i18n import _
 
 SCHEMA = "gpuwise-onprem-costs/1"
 USER_SOURCE = "your plan file"
@@ -80,12 +81,18 @@ class OnpremDefaults(BaseModel):
             return self.values[name]
         if name in self.per_gpu_class:
             if gpu_class is None:
-                raise UserInputError(f"{name} depends on the GPU class", "pass gpu_class, e.g. 'H100-SXM'")
+                raise UserInputError(
+                    _("{name} depends on the GPU class").format(name=name),
+                    _("pass gpu_class, e.g. 'H100-SXM'"),
+                )
             table = self.per_gpu_class[name]
             return next((table[c] for c in _class_candidates(gpu_class) if c in table), None)
         names = sorted([*self.values, *self.per_gpu_class])
         raise UserInputError(
-            f"unknown cost default {name!r}{did_you_mean(name, names)}", f"use one of: {', '.join(names)}"
+            _("unknown cost default {name!r}{did_you_mean_name}").format(
+                name=name, did_you_mean_name=did_you_mean(name, names)
+            ),
+            _("use one of: {join}").format(join=", ".join(names)),
         )
 
     def value(self, name: str, gpu_class: str | None = None) -> float | None:
@@ -121,8 +128,10 @@ class OnpremDefaults(BaseModel):
             elif name in per_class:
                 if not isinstance(given, dict):
                     raise DataValidationError(
-                        f"onprem.{name} must map a GPU class to a number, got {given!r}",
-                        f"write it as  {name}: {{H100: 310000}}",
+                        _("onprem.{name} must map a GPU class to a number, got {given!r}").format(
+                            name=name, given=given
+                        ),
+                        _("write it as  {name}: {{H100: 310000}}").format(name=name),
                     )
                 for gpu_class, number in given.items():
                     key = _gpu_class(str(gpu_class))
@@ -134,8 +143,10 @@ class OnpremDefaults(BaseModel):
             else:
                 names = sorted([*values, *per_class])
                 raise DataValidationError(
-                    f"unknown on-prem cost {name!r}{did_you_mean(name, names)}",
-                    f"use one of: {', '.join(names)}",
+                    _("unknown on-prem cost {name!r}{did_you_mean_name}").format(
+                        name=name, did_you_mean_name=did_you_mean(name, names)
+                    ),
+                    _("use one of: {join}").format(join=", ".join(names)),
                 )
         return self.model_copy(update={"values": values, "per_gpu_class": per_class})
 
@@ -153,7 +164,8 @@ def _class_candidates(gpu: str) -> list[str]:
 def _override(current: CostValue | None, name: str, given: Any) -> CostValue:
     if isinstance(given, bool) or not isinstance(given, (int, float)) or given < 0:
         raise DataValidationError(
-            f"onprem.{name} must be a non-negative number, got {given!r}", "write a plain number"
+            _("onprem.{name} must be a non-negative number, got {given!r}").format(name=name, given=given),
+            _("write a plain number"),
         )
     unit = current.unit if current else "see gpuwise/catalog/data/onprem_costs.yaml"
     return CostValue(value=float(given), unit=unit, source=USER_SOURCE)
@@ -164,7 +176,10 @@ def read_onprem_defaults(path: Path) -> OnpremDefaults:
     data, lines = load_yaml_with_lines(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise DataValidationError(
-            f"not a {SCHEMA} file", f"the file must start with  schema: {SCHEMA}", path=str(path), line=1
+            _("not a {schema} file").format(schema=SCHEMA),
+            _("the file must start with  schema: {schema}").format(schema=SCHEMA),
+            path=str(path),
+            line=1,
         )
     return validate_data(OnpremDefaults, data, lines, path)
 

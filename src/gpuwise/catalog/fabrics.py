@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import Row, did_you_mean, read_rows
 from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.i18n import _
 
 KINDS = ("pcie", "nvlink", "ethernet", "infiniband", "roce", "efa")
 COLUMNS = (
@@ -87,7 +88,7 @@ def read_fabrics(path: Path) -> list[Fabric]:
         fabrics.append(fabric)
     if not fabrics:
         raise DataValidationError(
-            "no fabric rows", "restore the file from the gpuwise package", path=str(path)
+            _("no fabric rows"), _("restore the file from the gpuwise package"), path=str(path)
         )
     return fabrics
 
@@ -108,7 +109,12 @@ def get_fabric(key: str) -> Fabric:
         if fabric.key == key.strip().lower():
             return fabric
     keys = [f.key for f in load_fabrics()]
-    raise UserInputError(f"unknown fabric {key!r}{did_you_mean(key, keys)}", f"use one of: {', '.join(keys)}")
+    raise UserInputError(
+        _("unknown fabric {key!r}{did_you_mean_key}").format(
+            key=key, did_you_mean_key=did_you_mean(key, keys)
+        ),
+        _("use one of: {join}").format(join=", ".join(keys)),
+    )
 
 
 def pcie_x16(gen: int) -> Fabric | None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import _
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,9 @@ def read_gpu_specs(path: Path) -> list[GpuSpec]:
             seen_patterns[pattern] = spec.key
         specs.append(spec)
     if not specs:
-        raise DataValidationError("no GPU rows", "restore the file from the gpuwise package", path=str(path))
+        raise DataValidationError(
+            _("no GPU rows"), _("restore the file from the gpuwise package"), path=str(path)
+        )
     return specs
 
 

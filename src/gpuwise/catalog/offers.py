@@ -25,6 +25,7 @@ from pathlib import Path
 from gpuwise.catalog import gpus
 from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 from gpuwise.providers import providers
 
 SKYPILOT_COLUMNS = (
@@ -190,7 +191,8 @@ def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:
         extra = Path(extra).expanduser()
         if not extra.is_dir():
             raise UserInputError(
-                f"offers directory {extra} does not exist", "pass a directory that holds *.csv offers files"
+                _("offers directory {extra} does not exist").format(extra=extra),
+                _("pass a directory that holds *.csv offers files"),
             )
         dirs.append(extra)
     regional: set[tuple[str, str]] = set()

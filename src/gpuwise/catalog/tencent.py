@@ -25,6 +25,7 @@ from typing import Any
 from gpuwise.catalog import offers as offers_mod
 from gpuwise.catalog.offers import Offer
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.i18n import _
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +42,22 @@ def _sdk():
         from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
         from tencentcloud.cvm.v20170312 import cvm_client, models
     except ImportError:
-        raise MissingDependencyError("the Tencent Cloud SDK is not installed", INSTALL_HINT) from None
+        raise MissingDependencyError(_("the Tencent Cloud SDK is not installed"), INSTALL_HINT) from None
     return credential, TencentCloudSDKException, cvm_client, models
 
 
 def make_client(region: str):
     """A CvmClient for `region`, with credentials from the environment (never echoed)."""
-    credential, _, cvm_client, _ = _sdk()
+    credential, _error, cvm_client, _models = _sdk()
     secret_id = os.environ.get("TENCENTCLOUD_SECRET_ID", "").strip()
     secret_key = os.environ.get("TENCENTCLOUD_SECRET_KEY", "").strip()
     if not secret_id or not secret_key:
         raise UserInputError(
-            "Tencent Cloud credentials are not set",
-            "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (an API key from the CAM console; "
-            "read-only CVM access is enough)",
+            _("Tencent Cloud credentials are not set"),
+            _(
+                "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (an API key from the CAM "
+                "console; read-only CVM access is enough)"
+            ),
         )
     token = os.environ.get("TENCENTCLOUD_SESSION_TOKEN") or None
     return cvm_client.CvmClient(credential.Credential(secret_id, secret_key, token), region)
@@ -71,15 +74,19 @@ def _filters(charge_type: str, zones: Iterable[str], families: Iterable[str]) ->
 
 def _call(client, action: str, params: dict[str, Any]) -> dict[str, Any]:
     """Call one SDK action with a JSON-shaped request; return the response as a plain dict."""
-    _, sdk_error, _, models = _sdk()
+    _credential, sdk_error, _client, models = _sdk()
     request = getattr(models, f"{action}Request")()
     request.from_json_string(json.dumps(params))
     try:
         response = getattr(client, action)(request)
     except sdk_error as exc:
         raise EnvironmentProblem(
-            f"Tencent Cloud {action} failed: {exc.code}: {exc.message}",
-            "check the region name, your network, and that the API key may call cvm:" + action,
+            _("Tencent Cloud {action} failed: {code}: {message}").format(
+                action=action, code=exc.code, message=exc.message
+            ),
+            _("check the region name, your network, and that the API key may call cvm:{action}").format(
+                action=action
+            ),
         ) from None
     return json.loads(response.to_json_string())
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuwise.datafiles import read_input_text
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import _
 
 M = TypeVar("M", bound=BaseModel)
 KeyPath = tuple[str | int, ...]
@@ -71,15 +72,15 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
         data = loader.construct_document(node) if node is not None else None
     except _AliasRefused as exc:
         raise DataValidationError(
-            f"YAML aliases are not accepted (*{exc.anchor})",
-            "write the value out in full instead of referring to an &anchor",
+            _("YAML aliases are not accepted (*{anchor})").format(anchor=exc.anchor),
+            _("write the value out in full instead of referring to an &anchor"),
             path=str(p),
             line=exc.line,
         ) from None
     except RecursionError:
         raise DataValidationError(
-            "the YAML is nested too deeply to be a gpuwise file",
-            "check that this is the right file",
+            _("the YAML is nested too deeply to be a gpuwise file"),
+            _("check that this is the right file"),
             path=str(p),
         ) from None
     except yaml.YAMLError as exc:
@@ -87,8 +88,8 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise DataValidationError(
-            f"not valid YAML: {problem}",
-            "fix the YAML syntax at that line (indentation, ':' after keys, quotes)",
+            _("not valid YAML: {problem}").format(problem=problem),
+            _("fix the YAML syntax at that line (indentation, ':' after keys, quotes)"),
             path=str(p),
             line=line,
         ) from None
@@ -106,8 +107,8 @@ def _refuse_non_finite(data: Any, path: KeyPath, lines: dict[KeyPath, int], file
     if isinstance(data, float) and not math.isfinite(data):
         field = ".".join(map(str, path)) or "(top level)"
         raise DataValidationError(
-            f"'{field}' is {data!r}, not a finite number",
-            f"write a number for '{field}' (or remove the line to use the default)",
+            _("'{field}' is {data!r}, not a finite number").format(field=field, data=data),
+            _("write a number for '{field}' (or remove the line to use the default)").format(field=field),
             path=str(file),
             line=_line_for(path, lines),
         )
@@ -206,8 +207,10 @@ def validate_file(model: type[M], path: str | Path, see_also: str = "") -> M:
     if not isinstance(data, dict):
         fields = [f.alias or name for name, f in model.model_fields.items()][:3]
         raise DataValidationError(
-            "the file must be a YAML mapping (key: value lines) at the top level",
-            f"start the file with keys such as {', '.join(repr(f + ':') for f in fields)}",
+            _("the file must be a YAML mapping (key: value lines) at the top level"),
+            _("start the file with keys such as {join}").format(
+                join=", ".join(repr(f + ":") for f in fields)
+            ),
             path=str(path),
             line=1,
         )

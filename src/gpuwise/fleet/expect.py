@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from gpuwise.advise.finding import Evidence, Finding, Recommendation
 from gpuwise.errors import UserInputError
 from gpuwise.facts.models import Facts
+from gpuwise.i18n import N_, _
 
 SOURCE = "the operator's expectation (--expect), i.e. this node's known configuration"
-FIX = "write --expect as comma-separated key=value pairs, e.g. --expect gpus=8,ib=4,pcie_width=16"
+FIX = N_("write --expect as comma-separated key=value pairs, e.g. --expect gpus=8,ib=4,pcie_width=16")
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,20 @@ def _min_pcie_width(f: Facts) -> int | None:
 CHECKS: dict[str, Check] = {
     c.key: c
     for c in (
-        Check("gpus", "GPUs", int, lambda f: len([g for g in f.gpus if g.error is None]), "gpus"),
+        Check("gpus", N_("GPUs"), int, lambda f: len([g for g in f.gpus if g.error is None]), "gpus"),
         Check(
-            "ib", "active InfiniBand/RoCE ports", int, _active_ib, "network.rdma_devices[*].ports[*].state"
+            "ib",
+            N_("active InfiniBand/RoCE ports"),
+            int,
+            _active_ib,
+            "network.rdma_devices[*].ports[*].state",
         ),
-        Check("driver", "NVIDIA driver", str, lambda f: f.software.driver_version, "software.driver_version"),
+        Check(
+            "driver", N_("NVIDIA driver"), str, lambda f: f.software.driver_version, "software.driver_version"
+        ),
         Check(
             "pcie_width",
-            "narrowest GPU PCIe link width",
+            N_("narrowest GPU PCIe link width"),
             int,
             _min_pcie_width,
             "gpus[*].pcie.width_current",
@@ -68,20 +75,27 @@ def parse_expect(text: str) -> dict[str, object]:
         key, sep, raw = part.partition("=")
         key, raw = key.strip().lower(), raw.strip()
         if not sep or not raw:
-            raise UserInputError(f"--expect: {part!r} is not key=value", FIX)
+            raise UserInputError(_("--expect: {part!r} is not key=value").format(part=part), _(FIX))
         if key not in CHECKS:
             near = difflib.get_close_matches(key, CHECKS, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise UserInputError(f"--expect: unknown key {key!r}{hint}; known: {', '.join(CHECKS)}", FIX)
+            raise UserInputError(
+                _("--expect: unknown key {key!r}{hint}; known: {join}").format(
+                    key=key, hint=hint, join=", ".join(CHECKS)
+                ),
+                _(FIX),
+            )
         if CHECKS[key].kind is int:
             try:
                 out[key] = int(raw)
             except ValueError:
-                raise UserInputError(f"--expect {key}={raw}: {key} takes a whole number", FIX) from None
+                raise UserInputError(
+                    _("--expect {key}={raw}: {key} takes a whole number").format(key=key, raw=raw), _(FIX)
+                ) from None
         else:
             out[key] = raw
     if not out:
-        raise UserInputError("--expect is empty", FIX)
+        raise UserInputError(_("--expect is empty"), _(FIX))
     return out
 
 
@@ -92,11 +106,15 @@ def check_expectations(facts: Facts, expected: dict[str, object]) -> list[Findin
         c = CHECKS[key]
         got = c.measure(facts)
         ok = got is not None and (got >= want if c.at_least else got == want)  # type: ignore[operator]
-        title = (
-            f"{c.describe}: {got} as expected"
-            if ok
-            else f"expected {c.describe} {'>= ' if c.at_least else ''}{want}, found {got if got is not None else 'unknown'}"
-        )
+        found = got if got is not None else _("unknown")
+        if ok:
+            title = _("{what}: {got} as expected").format(what=_(c.describe), got=got)
+        elif c.at_least:
+            title = _("expected {what} >= {want}, found {got}").format(
+                what=_(c.describe), want=want, got=found
+            )
+        else:
+            title = _("expected {what} {want}, found {got}").format(what=_(c.describe), want=want, got=found)
         out.append(
             Finding(
                 id=f"expect.{key}",
@@ -111,8 +129,10 @@ def check_expectations(facts: Facts, expected: dict[str, object]) -> list[Findin
                 recommendation=Recommendation(
                     text=""
                     if ok
-                    else "Take the node out of service and repair it, or correct --expect "
-                    "if the node's configuration changed on purpose."
+                    else _(
+                        "Take the node out of service and repair it, or correct --expect "
+                        "if the node's configuration changed on purpose."
+                    )
                 ),
                 source=SOURCE,
             )

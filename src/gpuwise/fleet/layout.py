@@ -24,8 +24,9 @@ from gpuwise.bench.models import BenchReport
 from gpuwise.errors import GpuwiseError, UserInputError
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import NodeStatus
+from gpuwise.i18n import N_, _
 
-LAYOUT_FIX = (
+LAYOUT_FIX = N_(
     "point at a folder with one sub-folder per node, each holding capture.tar.gz (or capture/) "
     "and optionally bench.json and doctor.json, e.g. the --out folder of `gpuwise fleet run`"
 )
@@ -44,10 +45,12 @@ def node_dirs(root: Path) -> list[Path]:
     """The node folders of a fleet directory, sorted by name; UserInputError when there are none."""
     root = Path(root).expanduser()
     if not root.is_dir():
-        raise UserInputError(f"fleet directory {root} does not exist or is not a folder", LAYOUT_FIX)
+        raise UserInputError(
+            _("fleet directory {root} does not exist or is not a folder").format(root=root), _(LAYOUT_FIX)
+        )
     dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     if not dirs:
-        raise UserInputError(f"fleet directory {root} has no node folders", LAYOUT_FIX)
+        raise UserInputError(_("fleet directory {root} has no node folders").format(root=root), _(LAYOUT_FIX))
     return dirs
 
 

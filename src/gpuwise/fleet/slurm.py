@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.i18n import _
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,8 @@ def gpuwise_executable() -> str:
     found = str(beside) if beside.exists() else shutil.which("gpuwise")
     if not found:
         raise MissingDependencyError(
-            "cannot find the `gpuwise` command to run on the nodes",
-            "install gpuwise where every node can run it (a shared venv), then rerun",
+            _("cannot find the `gpuwise` command to run on the nodes"),
+            _("install gpuwise where every node can run it (a shared venv), then rerun"),
         )
     return str(Path(found).absolute())
 
@@ -122,8 +123,8 @@ def submit(script: str, out: Path, timeout_s: float | None = None) -> tuple[str,
     """sbatch --wait the script (kept as OUT/_slurm/fleet-job.sh); returns (job id, the job's exit code)."""
     if shutil.which("sbatch") is None:
         raise MissingDependencyError(
-            "sbatch not found: `fleet run --slurm` submits through Slurm",
-            "run it on a Slurm login node (or use --dry-run to see the job script)",
+            _("sbatch not found: `fleet run --slurm` submits through Slurm"),
+            _("run it on a Slurm login node (or use --dry-run to see the job script)"),
         )
     from gpuwise.atomic import write_text_atomic
 
@@ -140,18 +141,20 @@ def submit(script: str, out: Path, timeout_s: float | None = None) -> tuple[str,
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
-        stdout, _ = proc.communicate()
+        stdout, _stderr = proc.communicate()
         job = stdout.strip().split(";")[0]
         if job:
             subprocess.run(["scancel", job], capture_output=True, timeout=30)
         raise EnvironmentProblem(
-            f"the fleet job {job or '(not yet submitted)'} did not finish within {timeout_s:.0f}s; cancelled",
-            "give it more time with --wait-timeout, or check the queue with squeue",
+            _("the fleet job {value} did not finish within {timeout_s:.0f}s; cancelled").format(
+                value=job or "(not yet submitted)", timeout_s=timeout_s
+            ),
+            _("give it more time with --wait-timeout, or check the queue with squeue"),
         ) from None
     job = stdout.strip().split(";")[0]
     if not job:
         raise UserInputError(
-            f"sbatch refused the job: {stderr.strip()[-500:] or 'no message'}",
-            "check -N/--nodelist/--partition/--account/--time against `sinfo`, then rerun",
+            _("sbatch refused the job: {value}").format(value=stderr.strip()[-500:] or "no message"),
+            _("check -N/--nodelist/--partition/--account/--time against `sinfo`, then rerun"),
         )
     return job, proc.returncode

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import _
 
 
 def _packaged() -> dict:
@@ -79,8 +80,8 @@ class PlanDefaults:
         value = node["value"] if isinstance(node, dict) and "value" in node else node
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise DataValidationError(
-                f"plan default '{dotted}' is {value!r}, not a number",
-                "give a number in plan_defaults.yaml or under model_overrides",
+                _("plan default '{dotted}' is {value!r}, not a number").format(dotted=dotted, value=value),
+                _("give a number in plan_defaults.yaml or under model_overrides"),
             )
         return value
 
@@ -93,7 +94,10 @@ class PlanDefaults:
     def storage(self, name: str) -> StorageDefaults:
         classes = self.data["storage"]
         if name not in classes:
-            raise DataValidationError(f"unknown storage class '{name}'", f"use one of: {', '.join(classes)}")
+            raise DataValidationError(
+                _("unknown storage class '{name}'").format(name=name),
+                _("use one of: {join}").format(join=", ".join(classes)),
+            )
         entry = classes[name]
         return StorageDefaults(
             name=name,
@@ -126,8 +130,8 @@ class PlanDefaults:
                 node = out._node(dotted)
             except KeyError:
                 raise DataValidationError(
-                    f"model_overrides: unknown key '{dotted}'",
-                    "use a dotted key from plan_defaults.yaml, e.g. stragglers.compute_cv",
+                    _("model_overrides: unknown key '{dotted}'").format(dotted=dotted),
+                    _("use a dotted key from plan_defaults.yaml, e.g. stragglers.compute_cv"),
                 ) from None
             parent = out._node(dotted.rsplit(".", 1)[0]) if "." in dotted else out.data
             leaf = dotted.rsplit(".", 1)[-1]

@@ -7,6 +7,7 @@ default, else an error that names the field (never a silent guess).
 from __future__ import annotations
 
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.catalog_bridge import GpuSpec
@@ -98,9 +99,11 @@ def cost_inputs(
             prov[name] = fallback[1]
             return fallback[0]
         raise DataValidationError(
-            f"on-prem build '{build.name}': "
-            f"no value for costs.{name} and the catalog has no default for {gpu_class(spec) or build.gpu}",
-            f"set costs.{name} for build '{build.name}' in the options file",
+            _(
+                "on-prem build '{name}': no value for costs.{name2} and the catalog has no default for "
+                "{value}"
+            ).format(name=build.name, name2=name, value=gpu_class(spec) or build.gpu),
+            _("set costs.{name} for build '{name2}' in the options file").format(name=name, name2=build.name),
         )
 
     server = pick("server_price_per_node")
@@ -137,8 +140,10 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     spec = cat.match_gpu(build.gpu)
     if spec is None:
         raise DataValidationError(
-            f"on-prem build '{build.name}': GPU '{build.gpu}' is not in the catalog",
-            "use a name from `gpuwise catalog gpus`, e.g. H100-SXM or A100-SXM-80GB",
+            _("on-prem build '{name}': GPU '{gpu}' is not in the catalog").format(
+                name=build.name, gpu=build.gpu
+            ),
+            _("use a name from `gpuwise catalog gpus`, e.g. H100-SXM or A100-SXM-80GB"),
         )
     hw = Hardware(build.gpu, spec, build.gpus_per_node)
     gbps = build.network_gbps
@@ -146,8 +151,10 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
         fab = cat.get_fabric(build.fabric)
         if fab is None:
             raise DataValidationError(
-                f"on-prem build '{build.name}': unknown fabric '{build.fabric}'",
-                "use a key from `gpuwise catalog fabrics` (e.g. ib-ndr, ib-hdr, roce-200g)",
+                _("on-prem build '{name}': unknown fabric '{fabric}'").format(
+                    name=build.name, fabric=build.fabric
+                ),
+                _("use a key from `gpuwise catalog fabrics` (e.g. ib-ndr, ib-hdr, roce-200g)"),
             )
         gbps = fab.bandwidth_gbps * build.nics_per_node
     net = network(

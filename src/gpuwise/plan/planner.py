@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
@@ -66,18 +67,22 @@ def parse_sweep(text: str | None) -> list[int]:
     """`nodes=1,2,4` -> [1, 2, 4]."""
     if not text:
         return list(DEFAULT_NODES)
-    key, _, values = text.partition("=")
+    key, _eq, values = text.partition("=")
     if key.strip() != "nodes" or not values:
-        raise UserInputError(f"--sweep {text!r} is not understood", "use --sweep nodes=1,2,4,8,16,32")
+        raise UserInputError(
+            _("--sweep {text!r} is not understood").format(text=text), _("use --sweep nodes=1,2,4,8,16,32")
+        )
     try:
         nodes = sorted({int(v) for v in values.split(",") if v.strip()})
     except ValueError:
         raise UserInputError(
-            f"--sweep {text!r}: node counts must be whole numbers", "use --sweep nodes=1,2,4,8"
+            _("--sweep {text!r}: node counts must be whole numbers").format(text=text),
+            _("use --sweep nodes=1,2,4,8"),
         ) from None
     if not nodes or nodes[0] < 1 or nodes[-1] > 100000:
         raise UserInputError(
-            f"--sweep {text!r}: node counts must be between 1 and 100000", "use --sweep nodes=1,2,4,8"
+            _("--sweep {text!r}: node counts must be between 1 and 100000").format(text=text),
+            _("use --sweep nodes=1,2,4,8"),
         )
     return nodes
 
@@ -122,8 +127,8 @@ def make_plan(
     rows += [onprem_row(wl, b, d, cal) for b in builds]
     if not rows:
         raise UserInputError(
-            "no options to compare: no cloud offer matched and no on-prem build was given",
-            "widen the cloud filters in the options file or add an 'onprem:' build",
+            _("no options to compare: no cloud offer matched and no on-prem build was given"),
+            _("widen the cloud filters in the options file or add an 'onprem:' build"),
         )
 
     if (
