@@ -76,8 +76,9 @@ def _root(
         None,
         "--lang",
         metavar="en|zh-CN",
-        help="Language of the reports and messages (default: from LC_ALL / LC_MESSAGES / LANG, "
-        "else English). Numbers, units, commands, ids and JSON keys stay as they are.",
+        help="Language of the reports and messages: en or zh-CN (default: from LC_ALL / LC_MESSAGES / "
+        "LANG, else English); may also follow the command. Numbers, units, commands, ids and JSON keys "
+        "stay as they are.",
     ),
 ) -> None:
     _state["debug"] = debug
@@ -116,6 +117,25 @@ def _interrupted() -> None:
     sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
 
 
+def lang_first(argv: list[str]) -> list[str]:
+    """`gpuwise doctor --lang zh-CN` means `gpuwise --lang zh-CN doctor`: --lang is a global option, and
+    people put it after the command too. Arguments after `--` (a command to run) are left alone."""
+    front, rest = [], []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest += argv[i:]
+            break
+        if arg == "--lang" and i + 1 < len(argv):
+            front += argv[i : i + 2]
+            i += 2
+            continue
+        (front if arg.startswith("--lang=") else rest).append(arg)
+        i += 1
+    return front + rest
+
+
 def main() -> None:
     """Console-script entry point: run the app and turn gpuwise errors into clean messages."""
     from gpuwise.errors import GpuwiseError
@@ -123,7 +143,7 @@ def main() -> None:
     interrupts.install()
     try:
         # with standalone_mode=False click returns the exit code a command raised via typer.Exit
-        code = app(standalone_mode=False)
+        code = app(args=lang_first(sys.argv[1:]), standalone_mode=False)
     except GpuwiseError as exc:
         _debug_traceback()
         typer.secho(i18n._("error: {message}").format(message=exc), fg=typer.colors.RED, err=True)

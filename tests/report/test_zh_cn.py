@@ -205,6 +205,8 @@ def test_cli_lang_option_and_locale_detection():
     chinese = _cli("--lang", "zh-CN", "doctor", "--from", capture)
     from_env = _cli("doctor", "--from", capture, env={"LANG": "zh_CN.UTF-8"})
     forced_en = _cli("--lang", "en", "doctor", "--from", capture, env={"LANG": "zh_CN.UTF-8"})
+    after = _cli("doctor", "--from", capture, "--lang", "zh-CN")  # as people type it: after the command
+    assert after.stdout == chinese.stdout and after.returncode == chinese.returncode
     assert english.returncode == chinese.returncode == from_env.returncode == forced_en.returncode
     assert "Top actions" in english.stdout and "最优先的操作" not in english.stdout
     assert "最优先的操作" in chinese.stdout and "Top actions" not in chinese.stdout
@@ -216,6 +218,14 @@ def test_cli_errors_in_chinese_keep_the_fix_and_the_exit_code(tmp_path):
     r = _cli("--lang", "zh-CN", "probe", "--from", str(tmp_path / "nope"))
     assert r.returncode == 3 and "Traceback" not in r.stderr
     assert "未找到采集包" in r.stderr and "解决方法：" in r.stderr and str(tmp_path / "nope") in r.stderr
+
+
+def test_lang_moves_before_the_command_but_not_past_a_double_dash():
+    from gpuwise.cli import lang_first
+
+    assert lang_first(["doctor", "--lang", "zh-CN"]) == ["--lang", "zh-CN", "doctor"]
+    assert lang_first(["doctor", "--lang=zh-CN", "--json"]) == ["--lang=zh-CN", "doctor", "--json"]
+    assert lang_first(["watch", "--", "python", "--lang", "x"]) == ["watch", "--", "python", "--lang", "x"]
 
 
 def test_cli_unknown_language_is_a_usage_error():
