@@ -110,15 +110,18 @@ def bench(
     emit(bench_view(report), fmt, output)
     record_run("bench", report.model_dump(mode="json", by_alias=True), history, no_history)
     if save is not None:
-        typer.echo(f"wrote {save}", err=True)
+        typer.echo(_("wrote {path}").format(path=save), err=True)
 
     failed = [m.name for m in report.results if m.status == "failed"]
     if failed and not keep_going:
         from gpuwise.errors import EXIT_BENCH_FAILED
 
         typer.echo(
-            f"{len(failed)} benchmark(s) failed: {', '.join(failed)} (see the reasons above). "
-            "To fix: address the reason, or pass --keep-going to run the rest anyway and exit 0",
+            _("{n} benchmark(s) failed: {names} (see the reasons above).").format(
+                n=len(failed), names=", ".join(failed)
+            )
+            + " "
+            + _("To fix: address the reason, or pass --keep-going to run the rest anyway and exit 0"),
             err=True,
         )
         raise typer.Exit(EXIT_BENCH_FAILED)

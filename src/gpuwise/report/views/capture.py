@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuwise.capture.writer import CaptureSummary
+from gpuwise.i18n import _
 from gpuwise.report.document import Block, Document, Heading, KeyValues, Styled
 
 CAPTURE_SUMMARY_SCHEMA = "gpuwise-capture-summary/1"
@@ -23,18 +24,31 @@ def capture_view(summary: CaptureSummary, mask: bool) -> Document:
     missing = sorted(c for c, s in summary.commands.items() if s == "missing")
     failed = sorted(f"{c} ({s})" for c, s in summary.commands.items() if s not in ("ok", "missing"))
     rows: list[tuple[str, str | Styled]] = [
-        ("wrote", Styled(str(summary.path), "ok")),
-        ("recorded", f"{summary.files} files, {len(summary.commands)} commands"),
+        (_("wrote"), Styled(str(summary.path), "ok")),
+        (
+            _("recorded"),
+            _("{files} files, {commands} commands").format(
+                files=summary.files, commands=len(summary.commands)
+            ),
+        ),
     ]
     if missing:
-        rows.append(("not installed here", Styled(f"{', '.join(missing)} (recorded as missing)", "dim")))
+        text = _("{names} (recorded as missing)").format(names=", ".join(missing))
+        rows.append((_("not installed here"), Styled(text, "dim")))
     if failed:
-        rows.append(("ran with errors", Styled(f"{', '.join(failed)} (recorded)", "warn")))
+        rows.append(
+            (_("ran with errors"), Styled(_("{names} (recorded)").format(names=", ".join(failed)), "warn"))
+        )
     if summary.redacted_env:
-        rows.append(("redacted", f"{len(summary.redacted_env)} secret-looking environment variables"))
+        rows.append(
+            (
+                _("redacted"),
+                _("{n} secret-looking environment variables").format(n=len(summary.redacted_env)),
+            )
+        )
     if mask:
-        masked = ", ".join(f"{k}: {n}" for k, n in summary.masked.items()) or "nothing found to mask"
-        rows.append(("masked", masked))
-    title = "gpuwise capture"
+        masked = ", ".join(f"{k}: {n}" for k, n in summary.masked.items()) or _("nothing found to mask")
+        rows.append((_("masked"), masked))
+    title = _("gpuwise capture")
     blocks: list[Block] = [Heading(title), KeyValues(rows)]
     return Document(title=title, blocks=blocks, data=capture_data(summary, mask))
