@@ -199,3 +199,15 @@ def test_no_module_shadows_the_translation_function():
             continue
         bad += [f"{path.relative_to(SRC)}:{line}" for line in _assigned_underscore(ast.parse(text))]
     assert not bad, bad
+
+
+def test_catalogs_ship_in_the_wheel():
+    """package-data lists the .po (compiled at import when no .mo was built) and the built .mo."""
+    import fnmatch
+    import tomllib
+
+    pyproject = tomllib.loads((SRC.parent.parent / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["gpuwise"]
+    for name in ("locale/zh_CN/LC_MESSAGES/gpuwise.po", "locale/zh_CN/LC_MESSAGES/gpuwise.mo"):
+        assert any(fnmatch.fnmatch(name, p) for p in patterns), name
+    assert any(dep.startswith("babel") for dep in pyproject["project"]["dependencies"])
