@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpuwise.advise.finding import Evidence, Finding, Layer, Priority, Recommendation, Status
 from gpuwise.export.watch import WatchSummary
+from gpuwise.i18n import _
 
 # signal -> (layer, priority, status): how much each one costs a training run
 _JUDGEMENT: dict[str, tuple[Layer, Priority, Status]] = {
@@ -39,7 +40,7 @@ def watch_findings(summary: WatchSummary) -> list[Finding]:
                 layer=layer,
                 priority=priority,
                 status=status,
-                title=f"{info.title} ({where} of the watched time)",
+                title=_("{title} ({where} of the watched time)").format(title=_(info.title), where=where),
                 evidence=[
                     Evidence(
                         kind="measurement",
@@ -48,7 +49,7 @@ def watch_findings(summary: WatchSummary) -> list[Finding]:
                     )
                     for g, frac in hits
                 ],
-                recommendation=Recommendation(text=info.advice),
+                recommendation=Recommendation(text=_(info.advice)),  # signals.yaml text, see babel.cfg
                 source=info.source,
             )
         )

@@ -8,6 +8,7 @@ from gpuwise.export.sample import GpuSample, Snapshot
 from gpuwise.export.signals import SignalConfig, evaluate
 from gpuwise.export.watch import WatchSummary
 from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
+from gpuwise.i18n import C_, _
 from gpuwise.report.document import (
     Block,
     Bullets,
@@ -19,6 +20,7 @@ from gpuwise.report.document import (
     Styled,
     Table,
 )
+from gpuwise.report.views.doctor import STATUS_MARK
 
 STATUS_STYLE = {"fail": "fail", "warn": "warn", "info": "info", "pass": "ok"}
 
@@ -39,7 +41,7 @@ def _signals_cell(g: GpuSample, config: SignalConfig) -> Styled | str:
         for bit, name in CLOCK_EVENT_REASON_BITS.items()
         if g.clock_event_mask and g.clock_event_mask & bit and name != "gpu_idle"
     ]
-    text = ", ".join(on + [f"clocks: {r}" for r in reasons if r not in ("gpu_idle",)])
+    text = ", ".join(on + [_("clocks: {reason}").format(reason=r) for r in reasons if r not in ("gpu_idle",)])
     return Styled(text, "warn") if on else (text or "—")
 
 
@@ -77,39 +79,44 @@ def frame_view(
         )
     columns = [
         Column("GPU"),
-        Column("Util %", "right"),
-        Column("Mem GiB", "right"),
-        Column("Power W", "right"),
-        Column("SM MHz", "right"),
+        Column(_("Util {percent_sign}").format(percent_sign="%"), "right"),
+        Column(_("Mem GiB"), "right"),
+        Column(_("Power W"), "right"),
+        Column(_("SM MHz"), "right"),
         Column("°C", "right"),
-        Column("PCIe MB/s", "right"),
-        Column("Signals"),
+        Column(_("PCIe MB/s"), "right"),
+        Column(_("Signals")),
     ]
-    blocks.append(Table(columns, rows, caption="x/y = reading/limit; PCIe = tx/rx"))
+    blocks.append(Table(columns, rows, caption=_("x/y = reading/limit; PCIe = tx/rx")))
     return Document(title=title, blocks=blocks, data=frame.to_dict())
 
 
 def summary_view(summary: WatchSummary, findings: list[Finding]) -> Document:
     """The end of a run: host side (wall, CPU, RSS), per GPU (idle, power-limited, peak memory), findings."""
-    blocks: list[Block] = [Heading("gpuwise watch — summary")]
+    blocks: list[Block] = [Heading(_("gpuwise watch — summary"))]
     host = summary.host
     if host is not None:
         rows: list[tuple[str, str | Styled]] = []
         if host.command:
-            rows.append(("command", " ".join(host.command)))
+            rows.append((_("command"), " ".join(host.command)))
         if host.pid is not None:
-            rows.append(("pid", str(host.pid)))
+            rows.append((_("pid"), str(host.pid)))
         if host.exit_code is not None:
             rows.append(("exit code", Styled(str(host.exit_code), "ok" if host.exit_code == 0 else "fail")))
         rows += [
-            ("wall time", units.duration(host.wall_s)),
-            ("CPU time", f"{units.duration(host.cpu_s)} ({units.number(host.cpu_pct, 0)}% of one core)"),
-            ("peak RSS", units.size(host.peak_rss_bytes)),
+            (_("wall time"), units.duration(host.wall_s)),
+            (
+                _("CPU time"),
+                _("{duration} ({percent} of one core)").format(
+                    duration=units.duration(host.cpu_s), percent=f"{units.number(host.cpu_pct, 0)}%"
+                ),
+            ),
+            (_("peak RSS"), units.size(host.peak_rss_bytes)),
         ]
-        blocks.append(KeyValues(rows, title="process (host side)"))
-    blocks.append(KeyValues([("source", summary.source), ("samples", str(summary.samples))]))
+        blocks.append(KeyValues(rows, title=_("process (host side)")))
+    blocks.append(KeyValues([(C_("input", "source"), summary.source), (_("samples"), str(summary.samples))]))
     if not summary.gpus:
-        why = summary.gpu_error or "the source reported no GPUs"
+        why = summary.gpu_error or _("the source reported no GPUs")
         blocks.append(Paragraph(f"GPU: no GPU ({why})", "warn"))
     else:
         rows = [
@@ -126,28 +133,38 @@ def summary_view(summary: WatchSummary, findings: list[Finding]) -> Document:
         ]  # fmt: skip
         columns = [
             Column("GPU"),
-            Column("Watched", "right"),
-            Column("Idle", "right"),
-            Column("Power-limited", "right"),
-            Column("Util % mean", "right"),
-            Column("Peak mem GiB", "right"),
+            Column(_("Watched"), "right"),
+            Column(_("Idle"), "right"),
+            Column(_("Power-limited"), "right"),
+            Column(_("Util {percent_sign} mean").format(percent_sign="%"), "right"),
+            Column(_("Peak mem GiB"), "right"),
         ]
         blocks.append(
-            Table(columns, rows, caption=f"idle = utilisation <= {summary.thresholds['idle_util_pct']:g}%")
+            Table(
+                columns,
+                rows,
+                caption=_("idle = utilisation <= {limit}").format(
+                    limit=f"{summary.thresholds['idle_util_pct']:g}%"
+                ),
+            )
         )
     if findings:
-        blocks.append(Heading("findings", level=2))
+        blocks.append(Heading(_("findings"), level=2))
         blocks.append(
             Bullets(
-                [Styled(f"[{f.status.upper()}] {f.title}. {f.recommendation.text} ({f.source})", STATUS_STYLE[f.status])
+                [Styled(f"[{_(STATUS_MARK[f.status])}] {f.title}. {f.recommendation.text} ({f.source})", STATUS_STYLE[f.status])
                  for f in findings]
             )
         )  # fmt: skip
     elif summary.gpus:
         share = units.percent(summary.thresholds["summary_min_fraction"])
-        blocks.append(Paragraph(f"no tuning signal was on for {share} of the watched time or more", "ok"))
+        blocks.append(
+            Paragraph(
+                _("no tuning signal was on for {share} of the watched time or more").format(share=share), "ok"
+            )
+        )
     data = {**summary.to_dict(), "findings": [f.model_dump() for f in findings]}
-    return Document(title="gpuwise watch", blocks=blocks, data=data)
+    return Document(title=_("gpuwise watch"), blocks=blocks, data=data)
 
 
 def _share(part: float, whole: float | None) -> str:
