@@ -11,6 +11,7 @@ from gpuwise.report.document import Block, Bullets, Code, Document, Heading, Key
 from gpuwise.report.model import Report
 
 STATUS_MARK = {"fail": N_("FAIL"), "warn": N_("WARN"), "info": N_("INFO"), "pass": N_("PASS")}
+ENV_WORD = {"cloud": N_("cloud"), "onprem": N_("onprem"), "unknown": N_("unknown")}  # the kinds, shown
 PRIORITY_WORD = {"high": N_("high"), "medium": N_("medium"), "low": N_("low")}
 EXIT_STYLE = {0: "ok", 1: "warn", 2: "fail"}
 SECTIONS = (("fail", N_("Critical")), ("warn", N_("Warnings")), ("info", N_("Advice")))
@@ -97,9 +98,9 @@ def doctor_view(report: Report) -> Document:
                 (
                     _("environment"),
                     _("{kind} ({how}; detected {detected}: {reason})").format(
-                        kind=env.kind,
+                        kind=_(ENV_WORD.get(env.kind, env.kind)),
                         how=how,
-                        detected=env.detected,
+                        detected=_(ENV_WORD.get(env.detected, env.detected)),
                         reason=env.reason or _("no reason given"),
                     ),
                 ),
