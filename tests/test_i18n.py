@@ -166,18 +166,14 @@ def test_unknown_language_is_refused():
 
 
 def _assigned_underscore(tree) -> list[int]:
-    """Lines that bind the name `_` outside a comprehension or lambda (which have their own scope)."""
+    """Lines that bind the name `_`: assignments, loop and comprehension targets, parameters. A
+    comprehension has its own scope, but `_(x) for _, x in pairs` calls the value it just bound."""
     import ast
 
-    scoped = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.comprehension):
-            scoped |= {id(n) for n in ast.walk(node.target)}
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store):
-            if id(node) not in scoped:
-                lines.append(node.lineno)
+            lines.append(node.lineno)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
@@ -189,7 +185,7 @@ def _assigned_underscore(tree) -> list[int]:
 def test_no_module_shadows_the_translation_function():
     """`x, _ = f()` or `for _ in ...` in a module that imports _ from gpuwise.i18n makes `_` a local
     (UnboundLocalError) or a value (TypeError: 'list' object is not callable) where the function is
-    called later: name unused values something else (_rest, _unused)."""
+    called: name unused values something else (_rest, _unused), in comprehensions too."""
     import ast
 
     bad = []

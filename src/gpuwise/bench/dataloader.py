@@ -143,7 +143,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                     pin_memory=pin,
                     persistent_workers=workers > 0,
                 )
-                rates = [epoch_rate(loader, ctx.device, spec.batch_size) for _ in range(spec.epochs)]
+                rates = [epoch_rate(loader, ctx.device, spec.batch_size) for _epoch in range(spec.epochs)]
                 del loader
                 table.append({"num_workers": workers, "pin_memory": pin, "samples_per_s": rates})
         return [_measurement(ctx, spec, table, pin) for pin in spec.pin_memory]

@@ -79,7 +79,7 @@ def benchmarks() -> tuple[BenchEntry, ...]:
         info = getattr(module, "BENCHMARK", None)
         if isinstance(info, BenchInfo):
             found.append((info.order, BenchEntry.of(info, module.__name__)))
-    return tuple(entry for _, entry in sorted(found, key=lambda pair: (pair[0], pair[1].name)))
+    return tuple(entry for _order, entry in sorted(found, key=lambda pair: (pair[0], pair[1].name)))
 
 
 def titles() -> dict[str, str]:

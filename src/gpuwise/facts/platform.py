@@ -77,7 +77,7 @@ def match_cloud(dmi: dict[str, str]) -> tuple[CloudRule, str] | None:
         if rule.conditions and all(
             fnmatch.fnmatchcase(dmi.get(f) or "", pat) and dmi.get(f) for f, pat in rule.conditions
         ):
-            evidence = " and ".join(f"{f}={dmi[f]!r}" for f, _ in rule.conditions)
+            evidence = " and ".join(f"{f}={dmi[f]!r}" for f, _pattern in rule.conditions)
             return rule, evidence
     return None
 

@@ -42,10 +42,10 @@ def persistence_off(ctx: RuleContext):
     off = [(p, g) for p, g in known if g.persistence_mode is False]
     if not off:
         return ctx.passed(
-            [(f"{p}.persistence_mode", True) for p, _ in known[:1]], _("GPU persistence mode is on")
+            [(f"{p}.persistence_mode", True) for p, _gpu in known[:1]], _("GPU persistence mode is on")
         )
     service = ctx.facts.software.services.get("nvidia-persistenced")
-    evidence = [(f"{p}.persistence_mode", False) for p, _ in off]
+    evidence = [(f"{p}.persistence_mode", False) for p, _gpu in off]
     if service is not None:
         evidence.append(("software.services.nvidia-persistenced", service))
     return ctx.finding(

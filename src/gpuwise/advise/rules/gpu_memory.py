@@ -33,10 +33,10 @@ def ecc_off(ctx: RuleContext):
         on = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled]
         return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], _("ECC is enabled")) if on else None
     patterns = ctx.t("ecc_expected_name_patterns")
-    datacenter = any(_datacenter(g.name, patterns) for _, g in off)
+    datacenter = any(_datacenter(g.name, patterns) for _path, g in off)
     pending = [(f"{p}.ecc_pending_enabled", g.ecc_pending_enabled) for p, g in off if g.ecc_pending_enabled]
     evidence = (
-        [(f"{p}.ecc_enabled", False) for p, _ in off] + pending + [(f"{off[0][0]}.name", off[0][1].name)]
+        [(f"{p}.ecc_enabled", False) for p, _gpu in off] + pending + [(f"{off[0][0]}.name", off[0][1].name)]
     )
     if not datacenter:
         return ctx.finding(
@@ -92,7 +92,7 @@ def ecc_uncorrectable(ctx: RuleContext):
         ]
         return ctx.passed(seen[:1], _("no uncorrectable ECC errors")) if seen else None
     # Errors since this boot are live; aggregate-only counts are history (maybe already remapped/retired).
-    live = any(path.endswith("ecc_volatile_uncorrectable") for path, _ in bad)
+    live = any(path.endswith("ecc_volatile_uncorrectable") for path, _value in bad)
     return ctx.finding(
         "fail" if live else "warn",
         bad,

@@ -109,7 +109,7 @@ def xid_errors(ctx: RuleContext):
         )
         for _rank, code, bus, n, meaning, _info in rows[:8]
     ]
-    actions = list(dict.fromkeys(_(info.action) for *_, info in rows if info is not None))
+    actions = list(dict.fromkeys(_(info.action) for *_rest, info in rows if info is not None))
     if worst == "info":
         text = _sentences(
             [

@@ -155,7 +155,7 @@ def job_debug_vars(ctx: RuleContext):
             "The job overrides NCCL's automatic choices with variables NCCL documents as debugging "
             "aids; remove them unless an A/B test on this cluster proved a gain."
         ),
-        commands=["unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in evidence}))],
+        commands=["unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _value in evidence}))],
     )
 
 

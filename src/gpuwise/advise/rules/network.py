@@ -119,7 +119,7 @@ def cloud_placement(ctx: RuleContext):
 )
 def rdma_port_down(ctx: RuleContext):
     all_ports = list(_ports(ctx))
-    down = [(p, port) for p, _, port in all_ports if port.state and port.state.upper() != "ACTIVE"]
+    down = [(p, port) for p, _dev, port in all_ports if port.state and port.state.upper() != "ACTIVE"]
     if not all_ports:
         return None
     if not down:
@@ -158,7 +158,9 @@ def rdma_port_down(ctx: RuleContext):
 )
 def rdma_rate(ctx: RuleContext):
     active = [
-        (p, port) for p, _, port in _ports(ctx) if port.rate_gbps and (port.state or "").upper() == "ACTIVE"
+        (p, port)
+        for p, _dev, port in _ports(ctx)
+        if port.rate_gbps and (port.state or "").upper() == "ACTIVE"
     ]
     if len(active) < 2:
         return None
@@ -192,7 +194,7 @@ def rdma_rate(ctx: RuleContext):
     references=(NCCL_ENV,),
 )
 def roce_gid(ctx: RuleContext):
-    roce = [p for p, _, port in _ports(ctx) if (port.link_layer or "").lower() == "ethernet"]
+    roce = [p for p, _dev, port in _ports(ctx) if (port.link_layer or "").lower() == "ethernet"]
     if not roce:
         return None
     value, where = nccl_setting(ctx.facts, "NCCL_IB_GID_INDEX")
@@ -287,7 +289,7 @@ def nccl_debug_vars(ctx: RuleContext):
             "LL128) data corruption. Remove them unless an A/B test on this cluster proved a gain."
         ),
         commands=[
-            "unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _ in found})),
+            "unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _value in found})),
             "grep -n NCCL_ /etc/nccl.conf ~/.nccl.conf 2>/dev/null",
         ],
     )
@@ -304,7 +306,7 @@ def nccl_debug_vars(ctx: RuleContext):
 )
 def nccl_ib_disabled(ctx: RuleContext):
     value, where = nccl_setting(ctx.facts, "NCCL_IB_DISABLE")
-    active = [p for p, _, port in _ports(ctx) if (port.state or "").upper() == "ACTIVE"]
+    active = [p for p, _dev, port in _ports(ctx) if (port.state or "").upper() == "ACTIVE"]
     if value is None or value.strip() in ("0", "") or not active:
         return None
     return ctx.finding(

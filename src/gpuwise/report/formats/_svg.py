@@ -163,7 +163,7 @@ def _marks(chart: Chart, sx, sy, base: float, slot: float) -> list[str]:
         points = [(x, y, e) for x, y, e in zip(series.x, series.y, errs, strict=False) if _is_number(y)]
         out.append(f'<g class="series" data-series="{name}" fill="{color}" stroke="{color}">')
         if chart.kind == "line" and len(points) > 1:
-            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _ in points)
+            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _err in points)
             out.append(f'<polyline points="{path}" fill="none" stroke-width="2"/>')
         for x, y, err in points:
             tip = (
