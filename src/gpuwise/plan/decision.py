@@ -28,6 +28,7 @@ class ReasonKind(StrEnum):
     STEADY_LOAD = "steady_load"
     OPS_TEAM = "ops_team"
     DEADLINE = "deadline"
+    GROWTH = "growth"  # inference plans: demand growth a fixed fleet must be sized for
 
 
 COST_KINDS = frozenset({ReasonKind.COST, ReasonKind.BREAK_EVEN_UTILISATION, ReasonKind.BREAK_EVEN_MONTHS})
@@ -38,6 +39,8 @@ class FlipKind(StrEnum):
     RESERVED_UTILISATION = "reserved_utilisation"  # utilisation cannot move owned vs reserved
     PRICE = "price"
     NODE_COUNT = "node_count"
+    PEAK_TO_VALLEY = "peak_to_valley"  # inference plans: the traffic shape
+    GROWTH = "growth"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ every number a chart draws is also in a table of the same view, so text and md l
   bench:   % of peak per benchmark, error bars from the repeats' min..max, and the typically
            achievable % beside it where the catalog knows it (a band when it knows it for every bar);
   compare: A vs B as paired bars, B as % of A (units differ: TFLOP/s and GB/s share no axis);
-  plan:    cost of the run vs node count, one line per option shown.
+  plan:    cost of the run vs node count, one line per option shown;
+  serving: the daily traffic profile against each option's capacity (inference plans).
 """
 
 from __future__ import annotations
@@ -83,3 +84,15 @@ def plan_cost_chart(plan) -> list[Chart]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def serving_capacity_chart(plan) -> list[Chart]:
+    """plan: plan.serving.planner.ServingPlan; the daily traffic profile against the capacity of each
+    option shown (means over the week by hour of day, first-year growth), requests/s."""
+    hours = list(range(24))
+    growth = plan.demand.first_year_mean_growth()
+    series = [Series("traffic", hours, [_finite(float(v * growth)) for v in plan.demand.daily_profile()])]
+    for s in plan.shown()[:4]:
+        cap = s.capacity_rps.reshape(7, 24).mean(axis=0)
+        series.append(Series(f"{s.title} ({s.hardware.gpu})", hours, [_finite(float(v)) for v in cap]))
+    return [Chart("line", "Daily traffic vs each option's capacity", "hour of day", "requests/s", series)]

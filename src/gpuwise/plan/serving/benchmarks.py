@@ -1,0 +1,86 @@
+"""The capacity model against published serving benchmarks (data/serving_benchmarks.yaml).
+
+`compare()` runs the model on each benchmark's setup and returns predicted vs published with the
+relative error; tests pin the table, and the plan's low/high capacity range uses the median absolute
+error of the throughput rows, so the ranges widen by themselves if the model drifts from the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import yaml
+
+from gpuwise.plan import catalog_bridge as cat
+from gpuwise.plan.serving.capacity import GpuFigures, decode_step_s, gpu_figures, prefill_s, replica_capacity
+from gpuwise.plan.serving.defaults import ServingDefaults
+from gpuwise.plan.serving.workload import InferenceWorkload
+
+
+@dataclass(frozen=True)
+class BenchmarkCheck:
+    id: str
+    metric: str  # ttft_ms | itl_ms | output_tokens_s
+    published: float
+    predicted: float
+    source: str
+
+    @property
+    def error(self) -> float:
+        """(predicted − published) / published: positive = the model is optimistic for throughput."""
+        return (self.predicted - self.published) / self.published
+
+
+def _load() -> dict:
+    path = resources.files("gpuwise.plan.serving").joinpath("data/serving_benchmarks.yaml")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _workload(shape: dict, b: dict) -> InferenceWorkload:
+    return InferenceWorkload.model_validate(
+        {
+            "kind": "inference",
+            "model": {
+                **shape,
+                "precision": b["precision"],
+                "kv_precision": b["kv_precision"],
+                "prompt_tokens": b["prompt_tokens"],
+                "output_tokens": b["output_tokens"],
+            },
+            "traffic": {"hourly_rps": [1.0] * 24},
+            "service": {"ttft_p95_ms": 1e9, "tpot_p95_ms": 1e9},
+        }
+    )
+
+
+def predict(b: dict, wl: InferenceWorkload, g: GpuFigures, d: ServingDefaults) -> float:
+    m, tp = wl.model, int(b["gpus"])
+    if b["metric"] == "ttft_ms":
+        return prefill_s(m, g, tp, m.prompt_tokens) * 1e3
+    if b["metric"] == "itl_ms":
+        return float(decode_step_s(m, g, tp, 1, m.prompt_tokens + m.output_tokens / 2.0)) * 1e3
+    cap = replica_capacity(wl, g, tp, tp, d, targets=False)
+    return cap.rps_per_node * m.output_tokens
+
+
+def compare(d: ServingDefaults | None = None) -> list[BenchmarkCheck]:
+    d = d or ServingDefaults()
+    data = _load()
+    out = []
+    for b in data["benchmarks"]:
+        wl = _workload(data["models"][b["model"]], b)
+        g = gpu_figures(cat.match_gpu(b["gpu"]), wl.model.precision, d)
+        if isinstance(g, str):  # the catalog lost a figure: the pinned test fails loudly on this
+            raise ValueError(f"benchmark {b['id']}: {g}")
+        out.append(
+            BenchmarkCheck(b["id"], b["metric"], float(b["published"]), predict(b, wl, g, d), b["source"])
+        )
+    return out
+
+
+def throughput_error(checks: list[BenchmarkCheck]) -> float:
+    """Median absolute relative error of the throughput rows: the capacity range's half-width."""
+    errs = [abs(c.error) for c in checks if c.metric == "output_tokens_s"]
+    return float(np.median(errs)) if errs else 0.0
