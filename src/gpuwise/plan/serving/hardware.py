@@ -46,9 +46,10 @@ def _capacity(
     if spec is None:
         return Capacity(gpu, gpus_per_node, reason=f"GPU '{gpu}' is not in the catalog")
     if not wl.is_llm:
-        same = wl.model.gpu is None or (cat.match_gpu(wl.model.gpu) or spec).key == spec.key
-        rate = rps_per_gpu if same else None
-        return other_capacity(wl, spec, gpus_per_node, rate, d)
+        measured_on = cat.match_gpu(wl.model.gpu) if wl.model.gpu else None
+        if wl.model.gpu and (measured_on is None or measured_on.key != spec.key):
+            return Capacity(spec.key, gpus_per_node, reason=f"throughput is given for {wl.model.gpu} only")
+        return other_capacity(wl, spec, gpus_per_node, rps_per_gpu, d)
     figures = gpu_figures(spec, wl.model.precision, d)
     if isinstance(figures, str):
         return Capacity(spec.key, gpus_per_node, reason=figures)

@@ -212,6 +212,6 @@ def _base_plus_burst(need, per_node, reserved_week_per_node, burst_price, x: Inp
                 running * per_node,
             )
     cost, base, peak, slo, util, cap = best
-    if base == 0:  # no reserved base: that is plain autoscaling, shown as such
+    if base == 0 or peak == base:  # no base (autoscaling) or no burst (reserved for the peak)
         return None
     return cost * WEEKS_PER_MONTH, base, peak, slo, util, cap

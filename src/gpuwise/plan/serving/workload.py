@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.errors import DataValidationError
@@ -116,13 +116,6 @@ class Traffic(_Strict):
                 "give exactly one traffic shape: hourly_rps (24 values), peak_rps+valley_rps+peak_hours, "
                 f"or csv (got {', '.join(given) or 'none'})"
             )
-        if self.hourly_rps is not None:
-            if len(self.hourly_rps) != 24:
-                raise ValueError(f"hourly_rps needs 24 values (hour 0..23), not {len(self.hourly_rps)}")
-            if any(v < 0 for v in self.hourly_rps):
-                raise ValueError("hourly_rps values must be 0 or more")
-            if max(self.hourly_rps) <= 0:
-                raise ValueError("hourly_rps has no traffic (all values are 0)")
         if self.peak_rps is not None or self.valley_rps is not None:
             if self.peak_rps is None or self.valley_rps is None or self.peak_hours is None:
                 raise ValueError("a peak/valley profile needs peak_rps, valley_rps and peak_hours")
@@ -131,9 +124,25 @@ class Traffic(_Strict):
             first, end = self.peak_hours
             if not (0 <= first <= 23 and 1 <= end <= 24 and first != end):
                 raise ValueError("peak_hours is [first, end) with 0 <= first <= 23, 1 <= end <= 24")
-        if len(self.weekly) != 7 or any(w < 0 for w in self.weekly) or max(self.weekly) <= 0:
-            raise ValueError("weekly needs 7 factors (Monday..Sunday), each 0 or more, not all 0")
         return self
+
+    @field_validator("hourly_rps")
+    @classmethod
+    def _day(cls, values: list[float] | None) -> list[float] | None:
+        if values is None:
+            return values
+        if len(values) != 24:
+            raise ValueError(f"hourly_rps needs 24 values (hour 0..23), not {len(values)}")
+        if any(v < 0 for v in values) or max(values) <= 0:
+            raise ValueError("hourly_rps values must be 0 or more, and not all 0")
+        return values
+
+    @field_validator("weekly")
+    @classmethod
+    def _week(cls, values: list[float]) -> list[float]:
+        if len(values) != 7 or any(w < 0 for w in values) or max(values) <= 0:
+            raise ValueError("weekly needs 7 factors (Monday..Sunday), each 0 or more, not all 0")
+        return values
 
 
 class ServiceTarget(_Strict):

@@ -183,7 +183,8 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
         f"p95 {wl.service.latency_p95_ms:g} ms"
     )
     traffic = (
-        f"traffic ({dem.source}): peak {dem.peak:.4g}, valley {dem.valley:.4g}, mean {dem.mean:.4g} req/s "
+        f"traffic ({dem.source}): peak {units.number(dem.peak, 1)}, valley {units.number(dem.valley, 1)}, "
+        f"mean {units.number(dem.mean, 1)} req/s "
         f"(peak/valley {dem.peak_to_valley:.3g}×), growth {dem.growth_per_year:.0%}/year; "
         f"scale-up delay {plan.delay_min:g} min; SLO target {plan.slo_target:.0%} of hours"
     )

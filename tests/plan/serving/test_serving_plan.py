@@ -1,0 +1,122 @@
+"""The inference plan end to end: both examples through `gpuwise plan`, the strategies' arithmetic,
+and the decision's logic on traffic shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from gpuwise.cli import app
+from gpuwise.errors import UserInputError
+from gpuwise.plan.serving.capacity import Capacity
+from gpuwise.plan.serving.hardware import Hardware
+from gpuwise.plan.serving.planner import make_serving_plan
+from gpuwise.plan.serving.strategies import Inputs, cost_strategies
+from gpuwise.plan.serving.traffic import DemandWeek
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+CHAT, FLAT = EXAMPLES / "llm-chat-serving.yaml", EXAMPLES / "image-api-flat.yaml"
+
+
+def _hw(kind="cloud", per_node=10.0, **prices) -> Hardware:
+    cap = Capacity("H100-SXM", 8, tp=1, replicas_per_node=8, rps_per_node=per_node, planned_rps_per_node=per_node)
+    return Hardware(key=f"{kind} x", label=f"{kind} x", kind=kind, gpu="H100-SXM", capacity=cap, **prices)
+
+
+def _inputs(day, delay=0.0, min_nodes=0) -> Inputs:
+    return Inputs(DemandWeek(np.tile(np.asarray(day, float), 7), "test", 0.0), min_nodes, delay, (1.0, 1.0, 1.0))
+
+
+def test_autoscaling_pays_only_for_the_nodes_each_hour_needs():
+    day = [10.0] * 12 + [30.0] * 12  # 1 node at night, 3 by day
+    (auto,) = [s for s in cost_strategies(_hw(on_demand=2.0), None, _inputs(day)) if s.name == "autoscale"]
+    assert auto.cost_month[1] == pytest.approx((12 * 1 + 12 * 3) * 7 * 2.0 * 730 / 168)
+    assert auto.slo_attainment == 1.0 and auto.utilisation == pytest.approx(1.0)
+
+
+def test_scale_up_delay_costs_slo_attainment():
+    day = [10.0] * 12 + [30.0] * 12
+    (auto,) = [s for s in cost_strategies(_hw(on_demand=2.0), None, _inputs(day, delay=30)) if s.name == "autoscale"]
+    assert auto.slo_attainment == pytest.approx(1 - 7 * 0.5 / 168)  # one scale-up a day, half an hour late
+
+
+def test_reserved_base_takes_the_always_busy_nodes():
+    day = [10.0] * 12 + [30.0] * 12
+    strategies = cost_strategies(_hw(on_demand=2.0, reserved=1.2), None, _inputs(day))
+    mixed = next(s for s in strategies if s.name == "reserved+od")
+    assert mixed.base_nodes == 1 and mixed.peak_nodes == 3
+    assert next(s for s in strategies if s.name == "reserved-peak").peak_nodes == 3
+
+
+def test_owned_fleet_is_sized_for_the_peak_and_costs_the_same_every_month():
+    (owned,) = [s for s in cost_strategies(_hw("owned", owned_per_month=1000.0), None, _inputs([5.0] * 23 + [25.0]))
+                if s.name == "owned-peak"]  # fmt: skip
+    assert owned.peak_nodes == 3 and owned.cost_month[1] == 3000.0
+
+
+def test_chat_example_plan_recommends_with_reasons_ranges_and_hourly_table():
+    plan = make_serving_plan(CHAT)
+    assert plan.decision.verdict in ("cloud", "build", "hybrid")
+    assert plan.decision.reasons and plan.decision.reasons[0].kind == "cost"
+    assert any(r.kind == "burstiness" and r.favours == "cloud" for r in plan.decision.reasons)
+    assert plan.demand.daily_profile().max() / plan.demand.daily_profile().min() == pytest.approx(5.0, rel=0.1)
+    for s in plan.strategies:
+        low, typical, high = s.cost_month
+        assert low <= typical <= high
+    assert {"autoscale", "owned-peak"} <= {s.name for s in plan.strategies}
+
+
+def test_flat_example_favours_owning():
+    plan = make_serving_plan(FLAT)
+    assert plan.demand.peak_to_valley < 2
+    assert any(r.kind == "steady_load" and r.favours == "build" for r in plan.decision.reasons)
+    assert plan.decision.verdict == "build"
+
+
+def test_peakier_traffic_makes_autoscaling_relatively_cheaper():
+    plan = make_serving_plan(CHAT)
+    flat_week = plan.demand.scaled_shape(1.0)
+    hw = [h for h in plan.hardware if h.kind == "owned"][0]
+    cloud = min((h for h in plan.hardware if h.kind == "cloud" and h.capacity.feasible and h.on_demand),
+                key=lambda h: h.on_demand / h.capacity.planned_rps_per_node)  # fmt: skip
+
+    def ratio(week):
+        x = Inputs(week, 1, 10.0, (1.0, 1.0, 1.0))
+        auto = next(s for s in cost_strategies(cloud, None, x) if s.name == "autoscale")
+        own = next(s for s in cost_strategies(hw, cloud, x) if s.name == "owned-peak")
+        return auto.cost_month[1] / own.cost_month[1]
+
+    assert ratio(plan.demand) < ratio(flat_week)
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "html", "json"])
+def test_cli_renders_the_inference_plan(fmt, tmp_path):
+    out = tmp_path / f"plan.{fmt}"
+    result = CliRunner().invoke(app, ["plan", str(CHAT), "--format", fmt, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    if fmt == "json":
+        doc = json.loads(text)
+        assert doc["schema"] == "gpuwise-plan/1" and doc["kind"] == "inference"
+        assert doc["decision"]["verdict"] and len(doc["traffic"]["rps_by_hour_of_week"]) == 168
+        assert set(doc["options"][0]["cost_per_month"]) == {"low", "typical", "high"}
+        assert len(doc["capacity_model_check"]["benchmarks"]) >= 3
+    else:
+        assert "Capacity vs traffic by hour" in text and "Recommendation" in text
+    if fmt == "html":
+        assert "<svg" in text and "Daily traffic vs each option" in text
+
+
+def test_cli_refuses_sweep_and_bad_files_with_user_errors(tmp_path):
+    # gpuwise.cli.main maps UserInputError to exit code 3 with the message; the app raises it
+    result = CliRunner().invoke(app, ["plan", str(CHAT), "--sweep", "nodes=1,2"])
+    assert isinstance(result.exception, UserInputError) and "--sweep" in str(result.exception)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(CHAT.read_text().replace("peak_rps: 1500", "peak_rps: lots"))
+    result = CliRunner().invoke(app, ["plan", str(bad)])
+    assert isinstance(result.exception, UserInputError)
+    assert "bad.yaml:18" in str(result.exception) and "To fix" in str(result.exception)
