@@ -17,10 +17,13 @@ import pytest
 from gpuwise.plan import decide as decide_module
 from gpuwise.plan.decision import Decision, Flip, Reason
 from gpuwise.plan.planner import make_plan
+from gpuwise.plan.serving.workload import workload_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = ROOT / "examples" / "plan-options.yaml"
-WORKLOADS = sorted(p for p in (ROOT / "examples").glob("*.yaml") if p != OPTIONS)
+WORKLOADS = sorted(
+    p for p in (ROOT / "examples").glob("*.yaml") if p != OPTIONS and workload_kind(p) != "inference"
+)  # inference plans have their own rewording test (tests/plan/serving/test_serving_rewording.py)
 CALIBRATIONS = sorted((Path(__file__).parent / "data").glob("*.json"))
 # Organisation contexts that reach the other verdict branches (residency, compliance, steady, close calls).
 ORG_VARIANTS = {

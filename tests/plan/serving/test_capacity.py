@@ -73,6 +73,7 @@ PINNED = {
     "trtllm-8b-h200-2048-2048": ("output_tokens_s", 12194, 14140.6),
     "trtllm-70b-h200-1000-1000": ("output_tokens_s", 2909, 3799.6),
     "trtllm-70b-h100x2-1000-1000": ("output_tokens_s", 4205, 6142.6),
+    "vllm-8b-a100-40gb-itl": ("itl_ms", 13.33, 13.02),
 }
 
 

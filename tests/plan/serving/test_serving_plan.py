@@ -23,12 +23,16 @@ CHAT, FLAT = EXAMPLES / "llm-chat-serving.yaml", EXAMPLES / "image-api-flat.yaml
 
 
 def _hw(kind="cloud", per_node=10.0, **prices) -> Hardware:
-    cap = Capacity("H100-SXM", 8, tp=1, replicas_per_node=8, rps_per_node=per_node, planned_rps_per_node=per_node)
+    cap = Capacity(
+        "H100-SXM", 8, tp=1, replicas_per_node=8, rps_per_node=per_node, planned_rps_per_node=per_node
+    )
     return Hardware(key=f"{kind} x", label=f"{kind} x", kind=kind, gpu="H100-SXM", capacity=cap, **prices)
 
 
 def _inputs(day, delay=0.0, min_nodes=0) -> Inputs:
-    return Inputs(DemandWeek(np.tile(np.asarray(day, float), 7), "test", 0.0), min_nodes, delay, (1.0, 1.0, 1.0))
+    return Inputs(
+        DemandWeek(np.tile(np.asarray(day, float), 7), "test", 0.0), min_nodes, delay, (1.0, 1.0, 1.0)
+    )
 
 
 def test_autoscaling_pays_only_for_the_nodes_each_hour_needs():
@@ -40,7 +44,9 @@ def test_autoscaling_pays_only_for_the_nodes_each_hour_needs():
 
 def test_scale_up_delay_costs_slo_attainment():
     day = [10.0] * 12 + [30.0] * 12
-    (auto,) = [s for s in cost_strategies(_hw(on_demand=2.0), None, _inputs(day, delay=30)) if s.name == "autoscale"]
+    (auto,) = [
+        s for s in cost_strategies(_hw(on_demand=2.0), None, _inputs(day, delay=30)) if s.name == "autoscale"
+    ]
     assert auto.slo_attainment == pytest.approx(1 - 7 * 0.5 / 168)  # one scale-up a day, half an hour late
 
 
@@ -63,7 +69,9 @@ def test_chat_example_plan_recommends_with_reasons_ranges_and_hourly_table():
     assert plan.decision.verdict in ("cloud", "build", "hybrid")
     assert plan.decision.reasons and plan.decision.reasons[0].kind == "cost"
     assert any(r.kind == "burstiness" and r.favours == "cloud" for r in plan.decision.reasons)
-    assert plan.demand.daily_profile().max() / plan.demand.daily_profile().min() == pytest.approx(5.0, rel=0.1)
+    assert plan.demand.daily_profile().max() / plan.demand.daily_profile().min() == pytest.approx(
+        5.0, rel=0.1
+    )
     for s in plan.strategies:
         low, typical, high = s.cost_month
         assert low <= typical <= high
@@ -120,3 +128,43 @@ def test_cli_refuses_sweep_and_bad_files_with_user_errors(tmp_path):
     result = CliRunner().invoke(app, ["plan", str(bad)])
     assert isinstance(result.exception, UserInputError)
     assert "bad.yaml:18" in str(result.exception) and "To fix" in str(result.exception)
+
+
+def _bench_file(tmp_path: Path, results: list[dict], gpu: str | None = "H100-SXM") -> Path:
+    from gpuwise.bench.models import BenchReport
+
+    env = {"catalog_gpu": gpu} if gpu else {}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(BenchReport(environment=env, results=results).to_json_dict()))
+    return path
+
+
+def test_calibrate_takes_a_measured_rate_for_non_llm_models(tmp_path):
+    bench = _bench_file(
+        tmp_path,
+        [
+            {
+                "name": "resnet50_serve",
+                "layer": "inference",
+                "value": 9600.0,
+                "unit": "requests/s",
+                "params": {"gpus": 8},
+            }
+        ],
+    )
+    plan = make_serving_plan(FLAT, calibrate_path=bench)
+    feasible = [h for h in plan.hardware if h.capacity.feasible]
+    assert feasible and all(h.gpu == "H100-SXM" for h in feasible)
+    assert all(h.capacity.rps_per_node == pytest.approx(1200.0 * h.capacity.gpus_per_node) for h in feasible)
+    assert any("calibrated: resnet50_serve" in n for n in plan.notes)
+
+
+def test_calibrate_without_a_rate_or_a_gpu_is_a_clear_error(tmp_path):
+    recorded = Path(__file__).resolve().parents[1] / "data" / "bench_h200_quick.json"  # a real H200 bench run
+    with pytest.raises(UserInputError, match="has no ok result in requests/s"):
+        make_serving_plan(FLAT, calibrate_path=recorded)
+    no_gpu = _bench_file(
+        tmp_path, [{"name": "x", "layer": "inference", "value": 1.0, "unit": "requests/s"}], None
+    )
+    with pytest.raises(UserInputError, match="names no GPU"):
+        make_serving_plan(FLAT, calibrate_path=no_gpu)

@@ -58,12 +58,24 @@ def test_csv_of_a_week_gives_hour_of_week_means(tmp_path):
         (["1"] * 5 + ["-3"] + ["1"] * 20, None, 7, "negative rate"),
         (["1"] * 3 + ["lots"] + ["1"] * 22, None, 5, "not a number"),
         (["1"] * 3 + [""] + ["1"] * 22, None, 5, "empty"),
-        (["1"] * 26, [(START + dt.timedelta(hours=i + (3 if i >= 10 else 0))).isoformat() for i in range(26)],
-         12, "gap: 3 hour(s) missing"),  # fmt: skip
-        (["1"] * 26, [(START + dt.timedelta(hours=i if i != 5 else 4)).isoformat() for i in range(26)],
-         7, "not after the previous row"),  # fmt: skip
-        (["1"] * 26, ["yesterday"] + [(START + dt.timedelta(hours=i)).isoformat() for i in range(1, 26)],
-         2, "not an ISO-8601 time"),  # fmt: skip
+        (
+            ["1"] * 26,
+            [(START + dt.timedelta(hours=i + (3 if i >= 10 else 0))).isoformat() for i in range(26)],
+            12,
+            "gap: 3 hour(s) missing",
+        ),  # fmt: skip
+        (
+            ["1"] * 26,
+            [(START + dt.timedelta(hours=i if i != 5 else 4)).isoformat() for i in range(26)],
+            7,
+            "not after the previous row",
+        ),  # fmt: skip
+        (
+            ["1"] * 26,
+            ["yesterday"] + [(START + dt.timedelta(hours=i)).isoformat() for i in range(1, 26)],
+            2,
+            "not an ISO-8601 time",
+        ),  # fmt: skip
     ],
 )
 def test_bad_csv_is_refused_with_its_line(tmp_path, rates, stamps, line, words):

@@ -29,7 +29,8 @@ class BenchmarkCheck:
 
     @property
     def error(self) -> float:
-        """(predicted − published) / published: positive = the model is optimistic for throughput."""
+        """(predicted − published) / published. The model is optimistic when this is positive for
+        throughput (output_tokens_s) and negative for latency (ttft_ms, itl_ms)."""
         return (self.predicted - self.published) / self.published
 
 

@@ -33,8 +33,8 @@ def calibrated_throughput(path: str | Path, wanted: str | None) -> tuple[float, 
             gpus = int((m.params or {}).get("gpus") or 1)
             rate = m.value / gpus
             return rate, gpu, f"calibrated: {m.name} = {m.value:g} {m.unit} on {gpu} ({rate:g} per GPU)"
-    what = f"a result named {wanted!r}" if wanted else f"an ok result in {', '.join(RATE_UNITS)}"
+    what = f"ok result named {wanted!r}" if wanted else f"ok result in {', '.join(RATE_UNITS)}"
     raise UserInputError(
-        f"{path}: no {what} in the bench report",
+        f"{path}: the bench report has no {what}",
         "set model.bench_result to the result's name, or give model.throughput_per_gpu",
     )
