@@ -23,7 +23,8 @@ def register(app: typer.Typer) -> None:
         calibrate: Path | None = typer.Option(
             None,
             "--calibrate",
-            help="`gpuwise bench --save` file: measured matmul / all-reduce / MFU replace defaults.",
+            help="`gpuwise bench --save` file: measured matmul / all-reduce / MFU replace defaults "
+            "(kind: inference: a requests/s result is a non-LLM model's throughput per GPU).",
         ),
         sweep: str | None = typer.Option(
             None, "--sweep", help="Node counts to evaluate, e.g. nodes=1,2,4,8,16,32."

@@ -168,3 +168,22 @@ def test_calibrate_without_a_rate_or_a_gpu_is_a_clear_error(tmp_path):
     )
     with pytest.raises(UserInputError, match="names no GPU"):
         make_serving_plan(FLAT, calibrate_path=no_gpu)
+
+
+def test_options_file_pricing_filter_and_builds_apply(tmp_path):
+    from gpuwise.plan.options_file import load_options
+
+    opts = tmp_path / "options.yaml"
+    opts.write_text(
+        "cloud:\n  providers: [aws]\n  pricing: [on_demand]\n"
+        "onprem:\n  - name: my-h100\n    gpu: H100-SXM\n    costs:\n      staff_per_year: 120000\n"
+    )
+    plan = make_serving_plan(CHAT, options=load_options(opts))
+    names = {s.name for s in plan.strategies}
+    assert "autoscale" in names and not names & {"reserved+od", "reserved-peak", "reserved+spot"}
+    owned = [s for s in plan.strategies if s.name == "owned-peak"]
+    assert owned and owned[0].hardware.label == "owned my-h100"
+    assert owned[0].cost_month[1] == pytest.approx(
+        owned[0].hardware.owned_per_month * owned[0].peak_nodes + 10000
+    )
+    assert not any("include no staff" in n for n in plan.notes)

@@ -89,28 +89,30 @@ def decide(
         )
     ranked = sorted(best.values(), key=lambda s: s.cost_month[1])
     winner = ranked[0]
-    cloud_votes = sum(r.favours == "cloud" for r in reasons)
-    build_votes = len(reasons) - cloud_votes
-    verdict = winner.side
-    if len(ranked) > 1:
-        runner = ranked[1]
-        gap = (runner.cost_month[1] - winner.cost_month[1]) / winner.cost_month[1]
-        favours = "cloud" if winner.side == "cloud" else "build"
+    cloud, owned = best.get("cloud"), next((s for s in ranked if s.side != "cloud"), None)
+    net_cloud = sum(1 if r.favours == "cloud" else -1 for r in reasons)
+    family = "cloud" if winner.side == "cloud" else "own"
+    if cloud is not None and owned is not None:
+        cheaper, dearer = sorted((cloud, owned), key=lambda s: s.cost_month[1])
+        gap = (dearer.cost_month[1] - cheaper.cost_month[1]) / cheaper.cost_month[1]
+        favours = "cloud" if cheaper is cloud else "build"
         reasons.insert(0, Reason(ReasonKind.COST, favours,
-            f"{winner.title} on {winner.hardware.label}: {_money(winner.cost_month[1], currency)}/month; "
-            f"the best {runner.side} option, {runner.title}, costs {gap:.0%} more "
-            f"({_money(runner.cost_month[1], currency)})",
-            "cost", {"cost_month": float(winner.cost_month[1]), "runner_up_cost_month": float(runner.cost_month[1]),
+            f"{cheaper.title} on {cheaper.hardware.label}: {_money(cheaper.cost_month[1], currency)}/month; "
+            f"the best {'owned' if favours == 'cloud' else 'cloud'} option, {dearer.title}, costs {gap:.0%} more "
+            f"({_money(dearer.cost_month[1], currency)})",
+            "cost", {"cost_month": float(cheaper.cost_month[1]), "other_side_cost_month": float(dearer.cost_month[1]),
                      "gap": gap}))  # fmt: skip
-        net_cloud = cloud_votes - build_votes
-        if gap < close_margin and net_cloud != 0:
-            verdict = "cloud" if net_cloud > 0 else (best.get("build") or best.get("hybrid") or winner).side
+        if gap < close_margin and net_cloud != 0:  # a close call: the context decides
+            family = "cloud" if net_cloud > 0 else "own"
         elif gap >= close_margin and favours == "build" and net_cloud >= t.context_votes_override_cost:
-            verdict = "cloud" if "cloud" in best else verdict
+            family = "cloud"
     if wl.org.data_residency == "on-prem":
-        owned = [s for s in ranked if s.side != "cloud"]
-        verdict = owned[0].side if owned else "undecided"
-    chosen = next((s for s in ranked if s.side == verdict), winner)
+        family = "own"
+    if family == "own" and owned is None:
+        return Decision("undecided", "no owned option meets the target, and the data must stay on premises",
+                        None, None, reasons)  # fmt: skip
+    chosen = cloud if family == "cloud" and cloud is not None else (owned or winner)
+    verdict = chosen.side
     summary = (
         f"{verdict.upper()}: {chosen.title} on {chosen.hardware.label}, "
         f"{_money(chosen.cost_month[0], currency)}–{_money(chosen.cost_month[2], currency)}/month "

@@ -31,7 +31,7 @@ class Hardware:
     gpu: str
     capacity: Capacity
     on_demand: float | None = None  # plan currency per node-hour
-    reserved: float | None = None  # 1-year commitment, per node-hour
+    reserved: float | None = None  # 1-year commitment per node-hour (3-year when only that is wanted)
     spot: float | None = None
     owned_per_month: float | None = None  # capital + opex per node, plan currency
     staff_per_month: float = 0.0  # whole owned fleet
@@ -72,9 +72,19 @@ def cloud_hardware(
         gpus = int(offer.accelerator_count or 0)
         if gpus < 1 or not _wanted(offer, sel) or not (offer.gpu_key or offer.accelerator_name):
             continue
-        od, od_src = offer_price(offer, "on_demand", sel.derive_missing_prices)
-        reserved, res_src = offer_price(offer, "reserved_1y", sel.derive_missing_prices)
-        spot, spot_src = offer_price(offer, "spot", sel.derive_missing_prices)
+        wanted = set(sel.pricing)  # the options file's pricing filter applies here too
+        od, od_src = (
+            offer_price(offer, "on_demand", sel.derive_missing_prices)
+            if "on_demand" in wanted
+            else (None, "")
+        )
+        term = "reserved_1y" if "reserved_1y" in wanted else "reserved_3y"
+        reserved, res_src = (
+            offer_price(offer, term, sel.derive_missing_prices) if term in wanted else (None, "")
+        )
+        spot, spot_src = (
+            offer_price(offer, "spot", sel.derive_missing_prices) if "spot" in wanted else (None, "")
+        )
         if od is None and reserved is None:
             continue
         fx = currency_factor(offer.currency, wl.org.currency, rates)
@@ -96,7 +106,7 @@ def cloud_hardware(
                 on_demand=od,
                 reserved=reserved,
                 spot=spot,
-                sources={"on_demand": od_src, "reserved_1y": res_src, "spot": spot_src},
+                sources={"on_demand": od_src, term: res_src, "spot": spot_src},
             )
         )
     return out

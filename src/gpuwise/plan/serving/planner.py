@@ -94,6 +94,11 @@ def make_serving_plan(
             f"no GPU option can serve this model within the target ({reasons})",
             "relax the service target, quantise the model, or add larger GPUs in the options file",
         )
+    if any(h.kind == "owned" and h.capacity.feasible and not h.staff_per_month for h in hardware):
+        notes.append(
+            "owned costs include no staff (catalog staff_cost_per_year is 0): set costs.staff_per_year for "
+            "the build in an options file (FTE × loaded salary) before trusting an owned verdict"
+        )
     checks = compare(d)
     err = throughput_error(checks) if wl.is_llm else 0.0
     slo = wl.service.slo_attainment or d.value("slo_attainment_target")

@@ -4,11 +4,13 @@ For one node type with planned capacity C requests/s per node, demand D[h] needs
 nodes. The strategies:
   autoscale      on-demand nodes follow n[h] (at least min_nodes); each scale-up arrives
                  scale_up_delay minutes late, so that hour is short for delay/60 of it;
-  reserved+od    b reserved (1-year) nodes always on, on-demand bursts above them (b chosen cheapest);
+  reserved+od    b reserved (1-year) nodes always on, on-demand bursts above them (the cheapest b
+                 with at least one reserved node and one burst);
   reserved+spot  the same with spot bursts (where the catalog has a spot price);
   reserved-peak  reserved nodes for the year-end peak, always on;
   owned-peak     owned nodes for the year-end peak (capital + opex per month, staff once);
-  hybrid         b owned nodes with on-demand cloud bursts of the cheapest cloud node type.
+  hybrid         b owned nodes with on-demand cloud bursts of the cheapest cloud node type (the
+                 cheapest b with at least one owned node and one burst).
 Costs are averaged over the first year (demand × mean growth); fixed fleets are sized for the peak at
 the end of the year. Each figure is a range: capacity × (1 + e) (low), × 1 (typical), × (1 − e) (high),
 where e is the capacity model's median error against published benchmarks (benchmarks.py).
@@ -169,7 +171,7 @@ def _one(name, hw: Hardware, burst: Hardware | None, demand, peak_demand, per_no
             return None
         burst_per_node = burst.capacity.planned_rps_per_node * per_node / hw.capacity.planned_rps_per_node
         best = None
-        for base in range(0, peak_nodes + 1):
+        for base in range(1, int(need.max())):  # a real hybrid: some owned nodes, some bursts
             rest = np.maximum(demand - base * per_node, 0.0)
             extra = _nodes(rest, burst_per_node)
             late = _late_share(extra, 0, x.delay_min)
@@ -185,9 +187,7 @@ def _one(name, hw: Hardware, burst: Hardware | None, demand, peak_demand, per_no
                     served / cap.sum(),
                     cap,
                 )
-        if best is None or best[1] == 0 or best[2] == best[1]:  # no base, or no burst: shown elsewhere
-            return None
-        return best
+        return best  # None when the peak needs a single node: nothing to split
     raise ValueError(name)
 
 
@@ -197,7 +197,7 @@ def _met(running: np.ndarray, need: np.ndarray) -> float:
 
 def _base_plus_burst(need, per_node, reserved_week_per_node, burst_price, x: Inputs, served, peak_nodes):
     best = None
-    for base in range(0, int(need.max()) + 1):
+    for base in range(1, int(need.max())):  # some reserved nodes, some bursts (else: autoscale, peak)
         extra = np.maximum(need - base, 0)
         late = _late_share(extra, 0, x.delay_min)
         week = base * reserved_week_per_node + _week_cost(burst_price, extra)
@@ -211,7 +211,7 @@ def _base_plus_burst(need, per_node, reserved_week_per_node, burst_price, x: Inp
                 served / (running.sum() * per_node),
                 running * per_node,
             )
-    cost, base, peak, slo, util, cap = best
-    if base == 0 or peak == base:  # no base (autoscaling) or no burst (reserved for the peak)
+    if best is None:
         return None
+    cost, base, peak, slo, util, cap = best
     return cost * WEEKS_PER_MONTH, base, peak, slo, util, cap
