@@ -113,14 +113,18 @@ def decide(
                         None, None, reasons)  # fmt: skip
     chosen = cloud if family == "cloud" and cloud is not None else (owned or winner)
     verdict = chosen.side
+    low, typical, high = (_money(c, currency) for c in chosen.cost_month)
+    cost = f"{typical}/month" + (f" (range {low} to {high})" if low != high else "")
     summary = (
-        f"{verdict.upper()}: {chosen.title} on {chosen.hardware.label}, "
-        f"{_money(chosen.cost_month[0], currency)}–{_money(chosen.cost_month[2], currency)}/month "
-        f"(typical {_money(chosen.cost_month[1], currency)}), capacity meets the target in "
-        f"{chosen.slo_attainment:.1%} of hours"
+        f"{verdict.upper()}: {chosen.title} on {chosen.hardware.label}, {cost}; capacity meets the "
+        f"target in {chosen.slo_attainment:.1%} of hours"
     )
     flips = _flips(winner, best, peak_to_valley, wl.traffic.growth_per_year, rerun)
     return Decision(verdict, summary, None, None, reasons, flips)
+
+
+def _change(fraction: float) -> str:
+    return f"{abs(fraction):.0%} {'higher' if fraction > 0 else 'lower'}"
 
 
 def _cost_side(best: dict[str, Strategy]) -> str | None:
@@ -153,9 +157,9 @@ def _flips(winner, best, ptv, growth, rerun) -> list[Flip]:
         r = min(rival, key=lambda s: s.cost_month[1])
         if winner.side == "cloud":
             change = r.cost_month[1] / winner.cost_month[1] - 1.0
-            text = f"cloud prices {change:+.0%} (all else equal) make {r.title} as cheap"
+            text = f"cloud prices {_change(change)} (all else equal) make {r.title} as cheap"
         else:
             change = winner.cost_month[1] / r.cost_month[1] - 1.0
-            text = f"cloud prices {change:+.0%} (all else equal) make {r.title} as cheap as owning"
+            text = f"cloud prices {_change(change)} (all else equal) make {r.title} as cheap as owning"
         flips.append(Flip(FlipKind.PRICE, text, {"cloud_price_change": change}))
     return flips

@@ -125,7 +125,7 @@ def make_serving_plan(
     if not wl.is_llm:
         notes.append(
             f"capacity is the given {rps_per_gpu:g} requests/s per GPU, assumed to meet the "
-            f"{wl.service.latency_p95_ms:g} ms p95 target; ranges show price only"
+            f"{wl.service.latency_p95_ms:g} ms p95 target; costs have no capacity range (the throughput is an input)"
         )
     return ServingPlan(
         wl, str(workload_path), demand, hardware, strategies, decision, checks, err, slo, delay,

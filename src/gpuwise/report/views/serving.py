@@ -50,7 +50,7 @@ def capacity_table(plan: ServingPlan) -> Table:
         [
             Column("node type"),
             Column("layout"),
-            Column("TTFT\nTPOT", "right"),
+            Column("TTFT\nTPOT" if plan.workload.is_llm else "p95", "right"),
             Column("req/s", "right"),
             Column("planned", "right"),
             Column("limited by"),
@@ -198,7 +198,7 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
         hourly_table(plan),
         *_decision(plan),
         Heading("Notes", level=2),
-        benchmark_table(plan),
+        *([benchmark_table(plan)] if wl.is_llm else []),
     ]
     blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
     if verbose:
