@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpuwise.plan import catalog_bridge as cat
-from gpuwise.plan.serving.benchmarks import compare, throughput_error
+from gpuwise.plan.serving.benchmarks import capacity_factors, compare
 from gpuwise.plan.serving.capacity import decode_step_s, gpu_figures, llm_capacity
 from gpuwise.plan.serving.defaults import ServingDefaults
 from gpuwise.plan.serving.workload import InferenceWorkload
@@ -88,7 +88,11 @@ def test_comparison_with_published_benchmarks_is_pinned():
         assert c.source
 
 
-def test_capacity_range_half_width_is_the_median_throughput_error():
+def test_plans_correct_capacity_by_the_measured_error():
     checks = compare()
-    errs = sorted(abs(c.error) for c in checks if c.metric == "output_tokens_s")
-    assert throughput_error(checks) == pytest.approx((errs[1] + errs[2]) / 2)
+    errs = sorted(c.error for c in checks if c.metric == "output_tokens_s")
+    low, typical, high = capacity_factors(checks)
+    assert low == pytest.approx(1 / (1 + errs[0])) and high == pytest.approx(1 / (1 + errs[-1]))
+    assert typical == pytest.approx(1 / (1 + (errs[1] + errs[2]) / 2))
+    assert high < typical < low  # the model is optimistic on every throughput row: all below 1
+    assert low < 1.0

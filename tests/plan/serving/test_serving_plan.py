@@ -187,3 +187,14 @@ def test_options_file_pricing_filter_and_builds_apply(tmp_path):
         owned[0].hardware.owned_per_month * owned[0].peak_nodes + 10000
     )
     assert not any("include no staff" in n for n in plan.notes)
+
+
+def test_hybrid_owns_the_base_and_bursts_to_the_cloud():
+    day = [10.0] * 12 + [30.0] * 12  # 1 node at night, 3 by day
+    owned = _hw("owned", owned_per_month=2000.0)
+    cloud = _hw(on_demand=2.0)
+    (hybrid,) = [s for s in cost_strategies(owned, cloud, _inputs(day)) if s.name == "hybrid"]
+    # 1 owned node (2000/month) + 2 cloud nodes for 12 h a day: cheaper than 2 owned + 1 cloud
+    assert (hybrid.base_nodes, hybrid.peak_nodes) == (1, 3)
+    assert hybrid.cost_month[1] == pytest.approx(2000.0 + 2 * 12 * 7 * 2.0 * 730 / 168)
+    assert hybrid.burst is cloud and hybrid.side == "hybrid"

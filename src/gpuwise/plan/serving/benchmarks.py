@@ -1,8 +1,10 @@
 """The capacity model against published serving benchmarks (data/serving_benchmarks.yaml).
 
 `compare()` runs the model on each benchmark's setup and returns predicted vs published with the
-relative error; tests pin the table, and the plan's low/high capacity range uses the median absolute
-error of the throughput rows, so the ranges widen by themselves if the model drifts from the data.
+relative error; tests pin the table. `capacity_factors()` turns the throughput rows' errors into the
+multipliers plans apply to modelled capacity: the model's capacity ÷ (1 + its error against a
+published maximum throughput), at the smallest, median and largest error (low, typical, high cost
+are the most, median and least capacity). The correction is measured, so it moves with the data.
 """
 
 from __future__ import annotations
@@ -81,7 +83,11 @@ def compare(d: ServingDefaults | None = None) -> list[BenchmarkCheck]:
     return out
 
 
-def throughput_error(checks: list[BenchmarkCheck]) -> float:
-    """Median absolute relative error of the throughput rows: the capacity range's half-width."""
-    errs = [abs(c.error) for c in checks if c.metric == "output_tokens_s"]
-    return float(np.median(errs)) if errs else 0.0
+def capacity_factors(checks: list[BenchmarkCheck]) -> tuple[float, float, float]:
+    """(low-cost, typical, high-cost) multipliers of modelled capacity: 1 / (1 + error) at the smallest,
+    median and largest signed error of the maximum-throughput rows; (1, 1, 1) without such rows."""
+    errs = [c.error for c in checks if c.metric == "output_tokens_s"]
+    if not errs:
+        return (1.0, 1.0, 1.0)
+    lo, mid, hi = (max(e, -0.9) for e in (min(errs), float(np.median(errs)), max(errs)))
+    return (1.0 / (1.0 + lo), 1.0 / (1.0 + mid), 1.0 / (1.0 + hi))

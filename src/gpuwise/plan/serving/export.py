@@ -115,7 +115,11 @@ def serving_plan_to_json(plan: ServingPlan) -> dict:
         "options": [strategy_json(plan, s) for s in plan.strategies],
         "decision": decision_to_json(plan.decision),
         "capacity_model_check": {
-            "median_abs_throughput_error": _num(plan.capacity_error),
+            "capacity_factors": {
+                "low_cost": _num(plan.capacity_factors[0]),
+                "typical": _num(plan.capacity_factors[1]),
+                "high_cost": _num(plan.capacity_factors[2]),
+            },  # fmt: skip
             "benchmarks": [
                 {
                     "id": c.id,

@@ -13,7 +13,7 @@ from pathlib import Path
 from gpuwise.errors import UserInputError
 from gpuwise.plan.decision import Decision
 from gpuwise.plan.options_file import OptionsFile, load_options
-from gpuwise.plan.serving.benchmarks import BenchmarkCheck, compare, throughput_error
+from gpuwise.plan.serving.benchmarks import BenchmarkCheck, capacity_factors, compare
 from gpuwise.plan.serving.calibrate import calibrated_throughput
 from gpuwise.plan.serving.decide import best_by_side, decide
 from gpuwise.plan.serving.defaults import ServingDefaults
@@ -32,7 +32,7 @@ class ServingPlan:
     strategies: list[Strategy]  # every feasible strategy, cheapest (typical) first
     decision: Decision
     checks: list[BenchmarkCheck]
-    capacity_error: float
+    capacity_factors: tuple[float, float, float]  # applied to modelled capacity: low, typical, high cost
     slo_target: float
     delay_min: float
     currency: str
@@ -100,11 +100,11 @@ def make_serving_plan(
             "the build in an options file (FTE × loaded salary) before trusting an owned verdict"
         )
     checks = compare(d)
-    err = throughput_error(checks) if wl.is_llm else 0.0
+    factors = capacity_factors(checks) if wl.is_llm else (1.0, 1.0, 1.0)
     slo = wl.service.slo_attainment or d.value("slo_attainment_target")
     delay = wl.autoscaling.scale_up_delay_minutes
     delay = d.value("scale_up_delay_minutes") if delay is None else delay
-    x = Inputs(demand, wl.autoscaling.min_nodes, delay, (1.0 + err, 1.0, max(1.0 - err, 0.05)))
+    x = Inputs(demand, wl.autoscaling.min_nodes, delay, factors)
     strategies = _all_strategies(hardware, x)
     if not strategies:
         raise UserInputError(
@@ -128,6 +128,6 @@ def make_serving_plan(
             f"{wl.service.latency_p95_ms:g} ms p95 target; costs have no capacity range (the throughput is an input)"
         )
     return ServingPlan(
-        wl, str(workload_path), demand, hardware, strategies, decision, checks, err, slo, delay,
+        wl, str(workload_path), demand, hardware, strategies, decision, checks, factors, slo, delay,
         wl.org.currency.upper(), d, notes,
     )  # fmt: skip

@@ -12,8 +12,9 @@ nodes. The strategies:
   hybrid         b owned nodes with on-demand cloud bursts of the cheapest cloud node type (the
                  cheapest b with at least one owned node and one burst).
 Costs are averaged over the first year (demand × mean growth); fixed fleets are sized for the peak at
-the end of the year. Each figure is a range: capacity × (1 + e) (low), × 1 (typical), × (1 − e) (high),
-where e is the capacity model's median error against published benchmarks (benchmarks.py).
+the end of the year. Each figure is a range over three capacity multipliers (low, typical, high cost):
+the modelled capacity corrected by the model's smallest, median and largest error against published
+maximum-throughput benchmarks (benchmarks.capacity_factors).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Inputs:
     demand: DemandWeek
     min_nodes: int
     delay_min: float
-    capacity_factors: tuple[float, float, float]  # low-cost, typical, high-cost multipliers of capacity
+    capacity_factors: tuple[float, float, float]  # multipliers of capacity: low, typical, high cost
 
 
 def _week_cost(hw_price: float, nodes: np.ndarray) -> float:

@@ -57,7 +57,8 @@ def capacity_table(plan: ServingPlan) -> Table:
         ],  # fmt: skip
         rows,
         title="Capacity per node (model at the service target)",
-        caption="planned = modelled × max_load_fraction (headroom for the p95); ✗ = cannot serve it",
+        caption="planned = modelled × max_load_fraction (headroom for the p95); options divide it further by "
+        "the model's measured optimism (see Notes); ✗ = cannot serve it",
     )
 
 
@@ -92,7 +93,8 @@ def options_table(plan: ServingPlan) -> Table:
         ],  # fmt: skip
         rows,
         title=f"Options, cheapest first (in {ccy}; typical, then low–high)",
-        caption="low–high: capacity ± the model's median error against published benchmarks; "
+        caption="typical, low–high: capacity corrected by the model's median, smallest and largest error "
+        "against published throughput benchmarks (see Notes); "
         "SLO = share of hours capacity meets the target (red: below target); util. = demand / capacity "
         "paid for; U* = break-even utilisation vs renting the cheapest on-demand node",
     )
@@ -168,6 +170,12 @@ def benchmark_table(plan: ServingPlan) -> Table:
         ],  # fmt: skip
         rows,
         title="Capacity model vs published serving benchmarks (sources: --json 'capacity_model_check')",
+        caption="error = (model − published) / published: + on throughput and − on latency mean optimistic. "
+        "Options use capacity × "
+        + ", ".join(
+            f"{f:.2f}" for f in (plan.capacity_factors[1], plan.capacity_factors[0], plan.capacity_factors[2])
+        )
+        + " (typical, low cost, high cost) = 1 / (1 + median, smallest, largest throughput error)",
     )
 
 
