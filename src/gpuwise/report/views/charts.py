@@ -94,5 +94,7 @@ def serving_capacity_chart(plan) -> list[Chart]:
     series = [Series("traffic", hours, [_finite(float(v * growth)) for v in plan.demand.daily_profile()])]
     for s in plan.shown()[:4]:
         cap = s.capacity_rps.reshape(7, 24).mean(axis=0)
-        series.append(Series(f"{s.title} ({s.hardware.gpu})", hours, [_finite(float(v)) for v in cap]))
+        series.append(
+            Series(f"{s.name} {s.hardware.gpu}", hours, [_finite(float(v)) for v in cap])
+        )  # short: legend
     return [Chart("line", "Daily traffic vs each option's capacity", "hour of day", "requests/s", series)]
