@@ -198,3 +198,20 @@ def test_hybrid_owns_the_base_and_bursts_to_the_cloud():
     assert (hybrid.base_nodes, hybrid.peak_nodes) == (1, 3)
     assert hybrid.cost_month[1] == pytest.approx(2000.0 + 2 * 12 * 7 * 2.0 * 730 / 168)
     assert hybrid.burst is cloud and hybrid.side == "hybrid"
+
+
+def test_serving_overrides_apply_and_unknown_ones_are_refused(tmp_path):
+    from gpuwise.errors import DataValidationError
+    from gpuwise.plan.options_file import load_options
+
+    opts = tmp_path / "options.yaml"
+    opts.write_text("model_overrides:\n  serving.max_load_fraction: 0.4\n  decision.close_cost_margin: 0.5\n")
+    base = {h.key: h.capacity for h in make_serving_plan(CHAT).hardware}
+    plan = make_serving_plan(CHAT, options=load_options(opts))
+    for h in plan.hardware:
+        if h.capacity.feasible:
+            assert h.capacity.planned_rps_per_node == pytest.approx(base[h.key].rps_per_node * 0.4)
+    assert plan.defaults.source("max_load_fraction") == "options file (model_overrides)"
+    opts.write_text("model_overrides:\n  serving.max_laod_fraction: 0.4\n")
+    with pytest.raises(DataValidationError, match="serving.max_load_fraction"):
+        make_serving_plan(CHAT, options=load_options(opts))

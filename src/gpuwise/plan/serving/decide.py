@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpuwise.plan.decision import Decision, Flip, FlipKind, Reason, ReasonKind
-from gpuwise.plan.defaults import PlanDefaults
+from gpuwise.plan.defaults import DecisionThresholds
 from gpuwise.plan.serving.strategies import Strategy
 from gpuwise.plan.serving.workload import InferenceWorkload
 
@@ -78,9 +78,10 @@ def decide(
     bursty: float,
     currency: str,
     rerun: Callable[[float | None, float | None], dict[str, Strategy]],
+    t: DecisionThresholds,
 ) -> Decision:
-    """`rerun(peak_to_valley, growth)` re-costs every strategy for another traffic shape (for the flips)."""
-    t = PlanDefaults().decision()
+    """`rerun(peak_to_valley, growth)` re-costs every strategy for another traffic shape (for the flips);
+    `t` are the training plans' decision thresholds (long horizon, votes that override cost)."""
     best = best_by_side(strategies, slo_target)
     reasons = context_reasons(wl, peak_to_valley, bursty, t.long_horizon_years)
     if not best:

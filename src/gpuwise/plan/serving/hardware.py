@@ -119,8 +119,8 @@ def owned_hardware(
     rates: dict[str, float],
     rps_per_gpu: float | None,
     notes: list[str],
+    plan_defaults: PlanDefaults,
 ) -> list[Hardware]:
-    plan_defaults = PlanDefaults()
     builds: list[OnpremBuild] = default_builds(plan_defaults, notes) if opts.onprem is None else opts.onprem
     out = []
     for build in builds:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gpuwise.errors import UserInputError
 from gpuwise.plan.decision import Decision
+from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options_file import OptionsFile, load_options
 from gpuwise.plan.serving.benchmarks import BenchmarkCheck, capacity_factors, compare
 from gpuwise.plan.serving.calibrate import calibrated_throughput
@@ -66,6 +67,8 @@ def make_serving_plan(
     wl = load_inference_workload(workload_path)
     opts = options or load_options(options_path)
     d = ServingDefaults().with_overrides(opts.model_overrides)
+    training_keys = {k: v for k, v in opts.model_overrides.items() if not k.startswith("serving.")}
+    plan_defaults = PlanDefaults().with_overrides(training_keys)  # decision thresholds, on-prem lead time
     notes: list[str] = []
     rps_per_gpu = wl.model.throughput_per_gpu
     if calibrate_path is not None:
@@ -85,7 +88,7 @@ def make_serving_plan(
     demand = demand_week(wl.traffic, Path(workload_path).resolve().parent)
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
     hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes)
-    hardware += owned_hardware(wl, opts, d, rates, rps_per_gpu, notes)
+    hardware += owned_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
     if not any(h.capacity.feasible for h in hardware):
         reasons = (
             "; ".join(sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or "no offers or builds"
@@ -120,7 +123,7 @@ def make_serving_plan(
 
     decision = decide(
         wl, strategies, slo, demand.peak_to_valley, d.value("close_cost_margin"),
-        d.value("bursty_peak_to_valley"), wl.org.currency.upper(), rerun,
+        d.value("bursty_peak_to_valley"), wl.org.currency.upper(), rerun, plan_defaults.decision(),
     )  # fmt: skip
     if not wl.is_llm:
         notes.append(
