@@ -9,8 +9,8 @@ from gpuwise.plan.serving.export import break_even_utilisation, per_million, ser
 from gpuwise.plan.serving.planner import ServingPlan
 from gpuwise.report.document import Block, Bullets, Column, Document, Heading, Paragraph, Styled, Table
 from gpuwise.report.views.charts import serving_capacity_chart
+from gpuwise.report.views.plan import VERDICT_STYLE
 
-VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
 HOURLY_OPTIONS = 3  # options shown as columns of the hourly table
 
 
