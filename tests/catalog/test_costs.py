@@ -17,7 +17,10 @@ def test_values_and_sources():
     assert d.value("support_fraction_per_year") is None
     assert "Cheah" in d.entry("server_price_per_node", "H100-SXM").source
     assert d.server_price_per_node("h100-sxm") == 310000  # class names are case-insensitive
-    assert d.server_price_per_node("A100-SXM-80GB") is None  # no sourced A100 server price
+    assert d.server_price_per_node("A100-SXM-80GB") == 200000  # DGX A100 launch list price
+    assert "geektopia" in d.entry("server_price_per_node", "A100-SXM-40GB").source
+    for unsourced in ("H200", "B200", "H20", "L40S"):
+        assert d.server_price_per_node(unsourced) is None, unsourced  # no public price found
     assert d.cloud_commitment_discounts["aws"].three_year == 0.64
 
 

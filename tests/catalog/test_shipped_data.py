@@ -90,7 +90,7 @@ def test_reference_numbers_shipped_as_written():
 
 
 def test_unverified_figures_are_flagged_or_absent():
-    # REFERENCE.md marks H20, A800 and H800 figures as unverified; T4 bandwidth and L20 fp32 are from memory.
+    # H20, A800 and H800 figures come from third-party sources only; T4 bandwidth and L20 fp32 have none.
     for key in ("H20", "A800-SXM-80GB", "H800-SXM", "GH200"):
         assert gpus.get_gpu(key).verified is False, key
     assert gpus.get_gpu("H20").tf32_tflops is None  # sources disagree: left out
@@ -142,18 +142,36 @@ def test_every_fabric_row_has_source_and_both_units():
     assert fabrics.pcie_x16(4).key == "pcie4-x16" and fabrics.pcie_x16(9) is None
 
 
-def test_every_shipped_offer_has_source_and_date_and_no_invented_price():
+def test_every_shipped_offer_has_source_and_price_date_and_no_invented_price():
     rows = offers.load_shipped_offers()
-    assert {o.provider for o in rows} >= {"tencent", "aws"}
+    assert {o.provider for o in rows} >= {"tencent", "aws", "lambda", "coreweave", "runpod"}
     for o in rows:
-        assert o.price_source, (o.provider, o.instance_type)
-        assert o.as_of is not None and EARLIEST <= o.as_of < LATEST
-        if o.price is not None or o.spot_price is not None:
-            assert not o.price_source.startswith("none"), o.instance_type
+        where = (o.provider, o.instance_type, o.region)
+        assert o.price_source, where
+        assert "REFERENCE" not in f"{o.price_source} {o.notes}", where  # public sources only
+        priced = o.price is not None or o.spot_price is not None
+        if priced:
+            assert not o.price_source.startswith("none"), where
+            # AsOf is the date of the price; a page without a date says so instead of using today.
+            if o.as_of is None:
+                assert "no date" in o.notes or "not recorded" in o.notes + o.price_source, where
+        else:
+            assert o.price_source.startswith("none"), where  # the reason a price is missing
+        if o.as_of is not None:
+            assert EARLIEST <= o.as_of < LATEST, where
         if o.gpu_key:
             assert o.gpu_spec() is not None and o.gpu_spec().key == o.gpu_key
     tencent = [o for o in rows if o.provider == "tencent"]
-    assert all(o.price is None and o.currency == "CNY" for o in tencent)  # no authoritative Tencent price
+    unpriced = [o for o in tencent if o.price is None]
+    assert unpriced and all(o.currency == "CNY" for o in unpriced)
+    # The only public Tencent prices found: GN7 on the international billing page (USD, Guangzhou Zone 3).
+    assert {o.instance_type for o in tencent if o.price is not None} <= {
+        "GN7.LARGE20",
+        "GN7.2XLARGE40",
+        "GN7.2XLARGE32",
+        "GN7.5XLARGE80",
+        "GN7.8XLARGE128",
+    }
     families = {o.instance_type.split(".")[0] for o in tencent}
     assert {"GN7", "GN10X", "GN10Xp", "GT4", "PNV4", "HCCPNV4h", "HCCPNV5"} <= families
 

@@ -77,13 +77,14 @@ def test_currencies_kept_apart_without_rate(tmp_path):
         "ib-ndr\n    costs: {currency: CNY, server_price_per_node: 2200000}\n  - name: "
         "usd-build\n    gpu: H100-SXM\n    fabric: ib-ndr\n"
     )
+    opts.write_text(opts.read_text().replace("CNY", "GBP"))  # CNY has a default rate; GBP has none
     plan = make_plan(LLM7B, opts)
-    assert any("CNY" in n for n in plan.notes)
+    assert any("GBP" in n and "left out of the decision" in n for n in plan.notes)
     assert plan.rows[plan.decision.best_onprem].currency == "USD"
-    opts.write_text(opts.read_text() + "exchange_rates: {CNY: 0.14}\n")
+    opts.write_text(opts.read_text() + "exchange_rates: {GBP: 1.3}\n")
     plan = make_plan(LLM7B, opts)
-    cny = next(i for i, r in enumerate(plan.rows) if r.currency == "CNY")
-    assert plan.convertible[cny] and not any("CNY" in n for n in plan.notes)
+    gbp = next(i for i, r in enumerate(plan.rows) if r.currency == "GBP")
+    assert plan.convertible[gbp] and not any("left out" in n for n in plan.notes)
 
 
 def test_bad_options_file_has_line(tmp_path):
@@ -99,9 +100,7 @@ def test_bad_options_file_has_line(tmp_path):
 
 def test_missing_cost_default_names_the_field(tmp_path):
     opts = tmp_path / "o.yaml"
-    opts.write_text(
-        "cloud: {include: false}\nonprem:\n  - name: a100\n    gpu: A100-SXM-80GB\n    fabric: ib-hdr\n"
-    )
+    opts.write_text("cloud: {include: false}\nonprem:\n  - name: h200\n    gpu: H200\n    fabric: ib-ndr\n")
     with pytest.raises(DataValidationError, match="costs.server_price_per_node"):
         make_plan(LLM7B, opts)
 

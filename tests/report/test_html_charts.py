@@ -74,10 +74,10 @@ def test_plan_chart_is_cost_per_node_count():
     for o in plan.shown:  # infeasible setups are not drawn (their cost is a meaningless number)
         name = f"{plan.rows[o].label} ({plan.rows[o].pricing})"
         for k in range(len(plan.nodes)):
-            if plan.perf.short_reasons(o, k) and name in drawn:
-                assert drawn[name][k] is None
+            if plan.perf.short_reasons(o, k):
+                assert name not in drawn or drawn[name][k] is None
                 skipped += 1
-    assert skipped > 0  # this example has capacity-limited options
+    assert skipped > 0  # this example has options that do not fit (p4d: 40 GB GPUs for a 7B model)
 
 
 def _page(title: str, charts: list[Chart]) -> Document:
