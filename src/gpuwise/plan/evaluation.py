@@ -14,6 +14,7 @@ from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.perf import PerfResult
+from gpuwise.plan.region import Exclusion
 from gpuwise.plan.workload import Workload
 
 
@@ -34,6 +35,7 @@ class Evaluation:
     defaults: PlanDefaults
     shown: list[int] = field(default_factory=list)  # row indices worth showing, best first
     notes: list[str] = field(default_factory=list)
+    excluded: list[Exclusion] = field(default_factory=list)  # options the org cannot buy, with reasons
 
     def hours(self, o: int, k: int) -> float:
         return float(self.perf.time_to_train_s[o, k] / 3600.0)

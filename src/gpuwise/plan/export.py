@@ -123,4 +123,5 @@ def plan_to_json(plan: Plan) -> dict:
         else {"gpu": cal.gpu_name, "used": cal.used, "ignored": cal.ignored},
         "assumptions": assumptions(plan),
         "notes": plan.notes,
+        "excluded": [e.to_json() for e in plan.excluded],
     }

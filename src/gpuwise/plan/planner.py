@@ -14,6 +14,7 @@ import numpy as np
 
 from gpuwise.errors import UserInputError
 from gpuwise.plan import catalog_bridge as cat
+from gpuwise.plan import currency, region
 from gpuwise.plan.calibrate import load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
 from gpuwise.plan.decide import decide
@@ -55,11 +56,9 @@ def default_builds(d: PlanDefaults, notes: list[str]) -> list[OnpremBuild]:
     return builds
 
 
-def currency_factor(currency: str, plan_currency: str, rates: dict[str, float]) -> float:
-    if currency.upper() == plan_currency.upper():
-        return 1.0
-    rate = {k.upper(): v for k, v in rates.items()}.get(currency.upper())
-    return float(rate) if rate else float("nan")
+def _build_gpu_key(build: OnpremBuild) -> str | None:
+    spec = cat.match_gpu(build.gpu)
+    return spec.key if spec is not None else None
 
 
 def parse_sweep(text: str | None) -> list[int]:
@@ -119,10 +118,13 @@ def make_plan(
 
     rows = cloud_rows(wl, opts.cloud, d, cal)
     builds = default_builds(d, notes) if opts.onprem is None else opts.onprem
+    rows, builds, excluded = region.exclude(wl.org, rows, builds, _build_gpu_key)
     rows += [onprem_row(wl, b, d, cal) for b in builds]
     if not rows:
+        why = f" ({len(excluded)} excluded for org.jurisdiction {wl.org.jurisdiction}: " if excluded else ""
+        why += "; ".join(f"{e.name}: {e.rule}" for e in excluded[:3]) + ")" if excluded else ""
         raise UserInputError(
-            "no options to compare: no cloud offer matched and no on-prem build was given",
+            f"no options to compare: no cloud offer matched and no on-prem build was given{why}",
             "widen the cloud filters in the options file or add an 'onprem:' build",
         )
 
@@ -139,7 +141,9 @@ def make_plan(
     )
     plan_ccy = wl.org.currency.upper()
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
-    fx = np.array([currency_factor(r.currency, plan_ccy, rates) for r in rows])
+    conversions = {r.currency: currency.conversion(r.currency, plan_ccy, rates) for r in rows}
+    fx = np.array([conversions[r.currency].value if conversions[r.currency] else np.nan for r in rows])
+    notes += [currency.describe(c) for c in conversions.values() if c is not None and c.value != 1.0]
     missing = sorted({r.currency for r, f in zip(rows, fx, strict=False) if math.isnan(f)})
     if missing:
         notes.append(
@@ -187,6 +191,7 @@ def make_plan(
         calibration=cal,
         defaults=d,
         notes=notes,
+        excluded=excluded,
     )
     ev.shown = _rows_to_show(ev, opts.cloud.max_offers)
     return Plan(**{f.name: getattr(ev, f.name) for f in fields(ev)}, decision=decide(ev))
@@ -203,5 +208,11 @@ def _rows_to_show(ev: Evaluation, max_cloud: int) -> list[int]:
         (o for o, r in enumerate(ev.rows) if r.kind == "cloud"),
         key=lambda o: (ev.chosen[o] < 0, not ev.convertible[o], run_cost(o)),
     )
+    seen: set[tuple[str, str]] = set()
+    best_region = []  # the same instance and pricing in another region is shown once, at its cheapest
+    for o in cloud:
+        if (ev.rows[o].label, ev.rows[o].pricing) not in seen:
+            seen.add((ev.rows[o].label, ev.rows[o].pricing))
+            best_region.append(o)
     onprem = [o for o, r in enumerate(ev.rows) if r.kind == "onprem"]
-    return cloud[:max_cloud] + onprem
+    return best_region[:max_cloud] + onprem

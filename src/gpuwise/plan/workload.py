@@ -8,12 +8,14 @@ them the same way. Sizes in the file use plain units: counts (params, tokens, sa
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import validate_file
+from gpuwise.plan import region
 
 Precision = Literal["bf16", "fp16", "fp32", "tf32", "fp8"]
 
@@ -132,10 +134,29 @@ class OrgContext(_Strict):
     data_residency: Literal["none", "region", "on-prem"] = "none"
     compliance: list[str] = Field(default_factory=list)
     ops_team: bool = False
+    jurisdiction: str | None = Field(
+        None,
+        description="where the organisation buys and keeps data (us, cn, eu, ...): applies export rules "
+        "and data_residency; see plan/data/region_rules.yaml",
+    )
     currency: str = "USD"
     exchange_rates: dict[str, float] = Field(
         default_factory=dict, description="1 unit of KEY = value units of currency"
     )
+
+    @field_validator("jurisdiction")
+    @classmethod
+    def _known_jurisdiction(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        known = region.known_jurisdictions()
+        if value.strip().lower() not in known:
+            close = difflib.get_close_matches(value.strip().lower(), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"{value!r} is not a jurisdiction gpuwise knows{hint}; use one of {', '.join(known)}"
+            )
+        return value.strip().lower()
 
 
 class Workload(_Strict):

@@ -164,6 +164,15 @@ def _decision(plan: Plan) -> list[Block]:
     return blocks
 
 
+def _exclusions(plan: Plan) -> list[Block]:
+    """One row per option left out for the org's jurisdiction, then each rule once with its source."""
+    rows = [[e.name, e.rule, e.detail] for e in plan.excluded]
+    title = f"Options the organisation cannot use (jurisdiction {plan.workload.org.jurisdiction})"
+    rules = {e.rule: e for e in plan.excluded}
+    why = [f"{r}: {e.reason}" + (f". Source: {e.source}" if e.source else "") for r, e in rules.items()]
+    return [Table([Column("left out"), Column("rule"), Column("because")], rows, title=title), Bullets(why)]
+
+
 def _notes(plan: Plan, verbose: bool) -> list[Block]:
     blocks: list[Block] = [Heading("Notes", level=2)]
     cal = plan.calibration
@@ -172,6 +181,8 @@ def _notes(plan: Plan, verbose: bool) -> list[Block]:
         used = [Styled(f"✓ {u}", "ok") for u in cal.used] or ["(nothing usable)"]
         blocks.append(Bullets(used + [Styled(i, "dim") for i in cal.ignored[:8]]))
     blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    if plan.excluded:
+        blocks += _exclusions(plan)
     if verbose:
         rows = [
             [str(a["key"]), units.value(a["value"]), Styled(str(a["source"]), "dim")]
