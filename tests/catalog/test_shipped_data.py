@@ -162,16 +162,13 @@ def test_every_shipped_offer_has_source_and_price_date_and_no_invented_price():
         if o.gpu_key:
             assert o.gpu_spec() is not None and o.gpu_spec().key == o.gpu_key
     tencent = [o for o in rows if o.provider == "tencent"]
-    unpriced = [o for o in tencent if o.price is None]
-    assert unpriced and all(o.currency == "CNY" for o in unpriced)
-    # The only public Tencent prices found: GN7 on the international billing page (USD, Guangzhou Zone 3).
-    assert {o.instance_type for o in tencent if o.price is not None} <= {
-        "GN7.LARGE20",
-        "GN7.2XLARGE40",
-        "GN7.2XLARGE32",
-        "GN7.5XLARGE80",
-        "GN7.8XLARGE128",
-    }
+    assert all(o.currency == "CNY" and o.region is None for o in tencent)  # list prices: live fetch replaces
+    priced = {o.instance_type: o for o in tencent if o.price is not None}
+    # Tencent's price overview lists GT4, GN10X/GN10Xp and GN7, pay-as-you-go and monthly, in CNY.
+    assert {"GT4.41XLARGE948", "GN10Xp.20XLARGE320", "GN10X.18XLARGE320", "GN7.2XLARGE32"} <= set(priced)
+    assert all(o.monthly_price and o.monthly_price > 100 * o.price for o in priced.values())
+    assert (priced["GT4.41XLARGE948"].price, priced["GT4.41XLARGE948"].monthly_price) == (237.51, 114016)
+    assert not any(o.instance_type.startswith(("PNV4", "HCC")) for o in priced.values())  # not on the page
     families = {o.instance_type.split(".")[0] for o in tencent}
     assert {"GN7", "GN10X", "GN10Xp", "GT4", "PNV4", "HCCPNV4h", "HCCPNV5"} <= families
 

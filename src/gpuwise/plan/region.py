@@ -47,11 +47,15 @@ class _ExportRule:
 class RegionRules:
     jurisdictions: dict[str, str]  # code -> label
     regions: tuple[tuple[str, str, str], ...]  # (pattern, jurisdiction, source)
+    regionless: dict[str, tuple[str, str]]  # provider -> (jurisdiction, source) for offers without a region
     export_rules: tuple[_ExportRule, ...]
 
-    def jurisdiction_of(self, region: str | None) -> tuple[str | None, str]:
-        """(jurisdiction code, source) of a cloud region; (None, "") when no pattern matches."""
-        for pattern, code, source in self.regions if region else ():
+    def jurisdiction_of(self, region: str | None, provider: str | None = None) -> tuple[str | None, str]:
+        """(jurisdiction code, source) of a cloud region (or of a provider's region-less offers);
+        (None, "") when nothing matches."""
+        if not region:
+            return self.regionless.get((provider or "").lower(), (None, ""))
+        for pattern, code, source in self.regions:
             if fnmatch.fnmatchcase(region.lower(), pattern):
                 return code, source
         return None, ""
@@ -64,6 +68,10 @@ def load_rules() -> RegionRules:
     return RegionRules(
         jurisdictions={str(k).lower(): str(v) for k, v in raw["jurisdictions"].items()},
         regions=tuple((r["pattern"].lower(), r["jurisdiction"], r["source"]) for r in raw["regions"]),
+        regionless={
+            r["provider"].lower(): (r["jurisdiction"], " ".join(r["source"].split()))
+            for r in raw["regionless"]
+        },
         export_rules=tuple(
             _ExportRule(
                 id=r["id"],
@@ -129,14 +137,14 @@ def offer_exclusion(org: _Org, row: _CloudRow) -> Exclusion | None:
     if not org.jurisdiction or org.data_residency != "region":
         return None
     rules = load_rules()
-    where, source = rules.jurisdiction_of(row.region)
+    where, source = rules.jurisdiction_of(row.region, row.provider)
     name = " ".join(x for x in (row.provider, row.instance_type, row.region) if x)
     label = rules.jurisdictions.get(org.jurisdiction.lower(), org.jurisdiction)
     if where is None:
         detail = f"region {row.region} is not in gpuwise's region table" if row.region else "no region listed"
         return Exclusion("offer", name, "data-residency", detail, RESIDENCY_REASON, "")
     if where != org.jurisdiction.lower():
-        detail = f"{row.region} is in {rules.jurisdictions[where]}, not {label}"
+        detail = f"{row.region or 'its price'} is in {rules.jurisdictions[where]}, not {label}"
         return Exclusion("offer", name, "data-residency", detail, RESIDENCY_REASON, source)
     return None
 
