@@ -144,7 +144,15 @@ def test_every_fabric_row_has_source_and_both_units():
 
 def test_every_shipped_offer_has_source_and_price_date_and_no_invented_price():
     rows = offers.load_shipped_offers()
-    assert {o.provider for o in rows} >= {"tencent", "aws", "lambda", "coreweave", "runpod"}
+    assert {o.provider for o in rows} >= {
+        "tencent",
+        "aws",
+        "lambda",
+        "coreweave",
+        "runpod",
+        "alibaba",
+        "baidu",
+    }
     for o in rows:
         where = (o.provider, o.instance_type, o.region)
         assert o.price_source, where
@@ -209,3 +217,12 @@ def test_costs_have_a_source_for_every_value():
     assert d.value("staff_cost_per_year") == 0
     assert d.server_price_per_node("H100-SXM") == 310000
     assert d.node_power_kw("H100-SXM") == 10.2
+
+
+def test_alibaba_prices_keep_their_date_region_and_monthly_price():
+    rows = {o.instance_type: o for o in offers.load_shipped_offers() if o.provider == "alibaba"}
+    big = rows["ecs.gn7e-c16g1.32xlarge"]
+    assert (big.price, big.monthly_price, big.currency) == (277.93, 133408, "CNY")
+    assert big.region == "cn-shanghai" and big.as_of == dt.date(2023, 6, 17) and big.network_gbps == 64
+    assert big.gpu_spec().key == "A100-SXM-80GB"
+    assert all("ecs-buy.aliyun.com" in o.price_source for o in rows.values())

@@ -141,3 +141,6 @@ def test_every_region_pattern_names_a_known_jurisdiction_and_source():
     assert rules.jurisdiction_of("ap-guangzhou-3")[0] == "cn"
     assert rules.jurisdiction_of("ap-hongkong-2")[0] == "hk"
     assert rules.jurisdiction_of("us-east-2")[0] == "us" and rules.jurisdiction_of(None) == (None, "")
+    assert rules.jurisdiction_of("cn-shanghai")[0] == "cn"  # Alibaba's mainland regions
+    assert rules.jurisdiction_of(None, "tencent")[0] == "cn"  # Tencent's list prices are mainland China's
+    assert rules.jurisdiction_of(None, "lambda") == (None, "")
