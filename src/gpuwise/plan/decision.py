@@ -104,11 +104,11 @@ def decision_to_json(d: Decision) -> dict:
         ],
         "flips": [f.text for f in d.flips],
         "break_even_utilisation": d.break_even_utilisation,
-        "break_even_months": d.break_even_months,
+        "break_even_months": None if d.break_even_months is None else _finite(d.break_even_months),
         "break_even_per_cloud_option": {
-            k: {
-                "break_even_utilisation": None if be.utilisation != be.utilisation else be.utilisation,
-                "break_even_months": None if be.months != be.months else be.months,
+            k: {  # strict JSON has no NaN or infinity: "cannot flip" and "never pays back" are null
+                "break_even_utilisation": _finite(be.utilisation),
+                "break_even_months": _finite(be.months),
             }
             for k, be in d.per_option.items()
         },
