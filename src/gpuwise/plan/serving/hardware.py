@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.cost import HOURS_PER_YEAR
+from gpuwise.plan.currency import conversion, describe
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.onprem import cost_inputs
 from gpuwise.plan.options import _wanted, offer_price
 from gpuwise.plan.options_file import OnpremBuild, OptionsFile
-from gpuwise.plan.planner import currency_factor, default_builds
+from gpuwise.plan.planner import default_builds
 from gpuwise.plan.serving.capacity import Capacity, gpu_figures, llm_capacity, other_capacity
 from gpuwise.plan.serving.defaults import ServingDefaults
 from gpuwise.plan.serving.workload import InferenceWorkload
@@ -87,8 +88,8 @@ def cloud_hardware(
         )
         if od is None and reserved is None:
             continue
-        fx = currency_factor(offer.currency, wl.org.currency, rates)
-        if fx != fx:
+        fx = _rate(offer.currency, wl.org.currency, rates, notes)
+        if fx is None:
             notes.append(
                 f"{offer.provider} {offer.instance_type}: prices in {offer.currency} left out (no exchange rate)"
             )
@@ -131,8 +132,8 @@ def owned_hardware(
         fabric = cat.get_fabric(build.fabric)
         rdma = build.rdma if fabric is None else fabric.kind in ("infiniband", "roce", "efa")
         inputs, lead, prov = cost_inputs(build, spec, rdma, plan_defaults)
-        fx = currency_factor(inputs.currency, wl.org.currency, rates)
-        if fx != fx:
+        fx = _rate(inputs.currency, wl.org.currency, rates, notes)
+        if fx is None:
             notes.append(
                 f"on-prem build {build.name}: costs in {inputs.currency} left out (no exchange rate)"
             )
@@ -151,3 +152,14 @@ def owned_hardware(
             )
         )
     return out
+
+
+def _rate(currency: str, target: str, rates: dict[str, float], notes: list[str]) -> float | None:
+    """Units of `target` per unit of `currency` (the user's rate, else the dated default); the rate used is noted once."""
+    rate = conversion(currency, target, rates)
+    if rate is None:
+        return None
+    line = describe(rate)
+    if rate.currency != rate.target and line not in notes:
+        notes.append(line)
+    return rate.value
