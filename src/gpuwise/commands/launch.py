@@ -71,6 +71,11 @@ def launch(
     zone: str = typer.Option(
         None, "--zone", help="tencent: availability zone, e.g. ap-guangzhou-6 (default: the offer's)."
     ),
+    image_id: str = typer.Option(
+        None,
+        "--image-id",
+        help="tencent: CVM image with the GPU driver (img-...), if JOB.yaml's image is not one.",
+    ),
     hpc_cluster: str = typer.Option(
         None, "--hpc-cluster", help="tencent: HpcClusterId for RDMA (HCC) instances."
     ),
@@ -115,7 +120,7 @@ def launch(
         job_path=job, target=target, plan_path=plan, offer=offer, out=out, max_cost=max_cost, source=source,
         target_capture=target_capture, textfile=textfile, warn_share=warn_share,
         slurm={"partition": partition, "account": account, "time": time_limit, "gres": gres},
-        cloud={"zone": zone, "hpc_cluster": hpc_cluster, "gpuwise_pip": gpuwise_pip},
+        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "gpuwise_pip": gpuwise_pip},
     )  # fmt: skip
     launch_plan = plan_launch(options)
     if yes and launch_plan.over_budget:
@@ -129,7 +134,7 @@ def launch(
     if yes:
         from gpuwise.launch.targets import create
 
-        launch_plan.submitted = create(launch_plan, wait, wait_timeout)
+        launch_plan.submitted = create(launch_plan, options, wait, wait_timeout)
         write_files(launch_plan)
     from gpuwise.report.views.launch import launch_view
 

@@ -89,7 +89,7 @@ def plan_launch(o: LaunchOptions) -> LaunchPlan:
         resources=res,
         out=out,
         preflight=f"gpuwise doctor --expect {job.preflight_expect()} --no-history --format json",
-        exporter=steps.exporter(job, o.textfile).removeprefix("exec "),
+        exporter=steps.exporter(job, o.textfile).removeprefix("exec ").replace('"$GPUWISE"', "gpuwise"),
         scrape_config="",
         transfer=transfer.estimate(job.dataset, res, o.target, o.warn_share) if job.dataset else None,
         migration=check_migration(source, target_software(job.image_versions, target_facts)),

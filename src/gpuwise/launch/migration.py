@@ -88,7 +88,9 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
         if field not in target:
             continue
         a, b = src.get(field), target.get(field)
-        if field not in differing:
+        if b is None:
+            out.append(MigrationFinding("unknown", what, a, b, "the target does not say", url))
+        elif field not in differing:
             out.append(MigrationFinding("pass", what, a, b, "same version on both sides", url))
         elif a is None:
             out.append(MigrationFinding("unknown", what, a, b, "the source has none to compare with", url))

@@ -44,6 +44,7 @@ class LaunchPlan:
     creates: list[Created] = field(default_factory=list)
     max_cost: float | None = None
     notes: list[str] = field(default_factory=list)
+    cloud_check: str | None = None  # what the provider said about a dry-run request (tencent)
     submitted: dict | None = None  # what --yes did: ids, exit codes
 
     @property
@@ -79,5 +80,6 @@ class LaunchPlan:
             "creates": [asdict(c) for c in self.creates],
             "files": sorted(self.files),
             "notes": [*r.notes, *self.notes],
+            "cloud_check": self.cloud_check,
             "submitted": self.submitted,
         }

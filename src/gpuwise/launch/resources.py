@@ -153,8 +153,8 @@ def from_plan(path: Path, job: Job, offers: list[Offer] | None = None) -> tuple[
                 catalogued[0].zone,
             )
     days = row.get("time_to_train_days")
-    r.hours = job.hours or (days * 24 if days else None)
-    r.hours_source = "the job's `hours`" if job.hours else f"the plan's time to train ({path})"
+    r.hours = days * 24 if days else job.hours
+    r.hours_source = f"the plan's time to train ({path})" if days else "the job's `hours`"
     r.run_cost = row.get("cost_per_run")
     r.cost_source = (
         f"the plan's cost per run for {best.get('label', best.get('key'))} x {nodes} nodes ({path})"

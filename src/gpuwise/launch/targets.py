@@ -37,7 +37,8 @@ def build(plan: LaunchPlan, o) -> None:
         )
 
 
-def create(plan: LaunchPlan, wait: bool, timeout_s: float | None) -> dict:
+def create(plan: LaunchPlan, o, wait: bool, timeout_s: float | None) -> dict:
+    """What --yes does, for the plan's target; returns the launch ID and what the target reported."""
     if plan.target == "slurm":
         from gpuwise.launch import slurm
 
@@ -48,7 +49,7 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None) -> dict:
         return skypilot.create(plan)
     from gpuwise.launch import tencent
 
-    return tencent.create(plan, dry_run=False)
+    return tencent.create(plan, o.cloud, o.textfile)
 
 
 def down(launch_id: str) -> str:

@@ -45,10 +45,10 @@ def launch_view(p: LaunchPlan) -> Document:
         ("target", p.target),
         ("state", Styled(state, "accent" if p.submitted is None else "ok")),
         ("nodes x GPUs", f"{job.nodes} x {job.gpus_per_node} ({job.nproc_per_node} processes per node)"),
-        ("where", where + (f" ({r.provider}, {r.region or r.zone or 'any region'})" if r.provider else "")),
+        ("where", where + (f" ({r.provider}, {r.zone or r.region or 'any region'})" if r.provider else "")),
         ("price", "unknown" if r.node_hour_price is None else f"{r.node_hour_price:g} {r.currency}/node-hour"
          + (" (spot)" if r.spot else "")),
-        ("training time", "unknown" if r.hours is None else f"{r.hours:.1f} h ({r.hours_source})"),
+        ("training time", "unknown" if r.hours is None else f"{_duration(r.hours)} ({r.hours_source})"),
         ("estimated cost", _cost_cell(p)),
         ("output folder", str(p.out)),
     ]  # fmt: skip
@@ -78,6 +78,8 @@ def launch_view(p: LaunchPlan) -> Document:
         blocks += [Heading("Data transfer", 2), _transfer_block(p)]
         if p.transfer.warning:
             blocks.append(Paragraph(p.transfer.warning, "warn"))
+    if p.cloud_check:
+        blocks += [Heading("Provider dry run", 2), Paragraph(p.cloud_check)]
     notes = [*r.notes, *p.notes]
     if notes:
         blocks += [Heading("Notes", 2), Bullets(notes)]
@@ -99,6 +101,12 @@ def _migration_table(p: LaunchPlan) -> Table:
     )  # fmt: skip
 
 
+def _duration(hours: float | None) -> str:
+    if hours is None:
+        return "unknown"
+    return f"{hours * 60:.1f} min" if hours < 1 else f"{hours:.1f} h"
+
+
 def _transfer_block(p: LaunchPlan) -> KeyValues:
     t = p.transfer
     size = "unknown" if t.size_bytes is None else f"{t.size_bytes / 1e9:,.2f} GB ({t.size_source})"
@@ -112,7 +120,7 @@ def _transfer_block(p: LaunchPlan) -> KeyValues:
             ("dataset", f"{p.job.dataset.source} ({t.kind}) -> {p.job.dataset.mount}"),
             ("size", size),
             ("link", f"{link} ({t.link_source})"),
-            ("time", "unknown" if t.hours is None else f"{t.hours:.2f} h"),
+            ("time", _duration(t.hours)),
             ("cost", f"{_money(t.cost, t.currency)} ({t.cost_source})"),
         ]
     )
