@@ -91,6 +91,13 @@ def test_object_store_uses_the_catalogued_network_and_the_sourced_egress_price()
     assert est.cost == pytest.approx(45.0) and est.currency == "USD"
     assert "https://aws.amazon.com/s3/pricing/" in est.cost_source
     assert est.warning is None
+    aws = resources.Resources(
+        provider="aws-capacity-blocks", instance_type="p5.48xlarge", network_gbps=3200, hours=9
+    )
+    same_cloud = transfer.estimate(ds, aws, "skypilot")
+    assert same_cloud.cost == 0.0 and same_cloud.cost_source.startswith(
+        "free from a bucket in the instances' region"
+    )
 
 
 def test_unknown_size_or_link_is_said_not_guessed():

@@ -21,9 +21,13 @@ from gpuwise.plan.serving.workload import workload_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = ROOT / "examples" / "plan-options.yaml"
+# job-*.yaml are `gpuwise launch` jobs; inference plans have their own rewording test
+# (tests/plan/serving/test_serving_rewording.py)
 WORKLOADS = sorted(
-    p for p in (ROOT / "examples").glob("*.yaml") if p != OPTIONS and workload_kind(p) != "inference"
-)  # inference plans have their own rewording test (tests/plan/serving/test_serving_rewording.py)
+    p
+    for p in (ROOT / "examples").glob("*.yaml")
+    if p != OPTIONS and not p.name.startswith("job-") and workload_kind(p) != "inference"
+)
 CALIBRATIONS = sorted((Path(__file__).parent / "data").glob("*.json"))
 # Organisation contexts that reach the other verdict branches (residency, compliance, steady, close calls).
 ORG_VARIANTS = {

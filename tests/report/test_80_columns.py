@@ -83,7 +83,8 @@ def _plan_docs() -> list[tuple[str, object]]:
     from gpuwise.report.views.serving import serving_view
 
     options = EXAMPLES / "plan-options.yaml"
-    files = sorted(p for p in EXAMPLES.glob("*.yaml") if p != options)
+    # job-*.yaml are `gpuwise launch` jobs, not plan workloads
+    files = sorted(p for p in EXAMPLES.glob("*.yaml") if p != options and not p.name.startswith("job-"))
     workloads = [p for p in files if workload_kind(p) != "inference"]
     out = [(f"plan {w.name}", lambda w=w: plan_view(make_plan(w), verbose=True)) for w in workloads]
     out += [(f"plan {w.name} + options", lambda w=w: plan_view(make_plan(w, options))) for w in workloads]

@@ -91,7 +91,11 @@ def _from_catalog_offer(o: Offer, job: Job) -> Resources:
 def on_demand_cost(r: Resources) -> tuple[float | None, str]:
     """plan/cost.py's cost_per_run for one on-demand option: price x nodes x hours."""
     if r.node_hour_price is None or r.hours is None:
-        missing = "no price in the catalog" if r.node_hour_price is None else "no training time (`hours`)"
+        missing = (
+            f"no price in the catalog (`gpuwise catalog fetch {r.provider}` may fetch one)"
+            if r.node_hour_price is None
+            else "no training time (`hours` in JOB.yaml)"
+        )
         return None, f"unknown: {missing}"
     import numpy as np
 

@@ -40,18 +40,15 @@ class TransferEstimate:
 
 
 @cache
-def egress_prices() -> dict[str, tuple[float, str, str]]:
-    """scheme -> (price per GB, currency, source)."""
+def egress_prices() -> dict[str, tuple[float, str, str, str]]:
+    """scheme -> (price per GB, currency, the provider that reads it free in its region, source)."""
     out = {}
-    for row in read_rows(EGRESS_FILE, ["Scheme", "PricePerGB", "Currency", "Source"],
-                         ["Scheme", "PricePerGB", "Currency", "Tier", "AsOf", "Source"]):  # fmt: skip
+    columns = ["Scheme", "PricePerGB", "Currency", "FreeWithin", "Tier", "AsOf", "Source"]
+    for row in read_rows(EGRESS_FILE, ["Scheme", "PricePerGB", "Currency", "Source"], columns):
         scheme = row.text("Scheme", required=True) or ""
-        price = row.number("PricePerGB", required=True)
-        out[scheme] = (
-            float(price or 0.0),
-            row.text("Currency", required=True) or "",
-            row.text("Source") or "",
-        )
+        price = float(row.number("PricePerGB", required=True) or 0.0)
+        currency = row.text("Currency", required=True) or ""
+        out[scheme] = (price, currency, row.text("FreeWithin") or "", row.text("Source") or "")
     return out
 
 
@@ -110,7 +107,10 @@ def _link(ds: Dataset, res: Resources, kind: str) -> tuple[float | None, str]:
     if kind == "local":
         return None, "your upload bandwidth is unknown: measure it and add dataset.link_gbps"
     if res.network_gbps:
-        return res.network_gbps, f"catalogued network of {res.instance_type} (one node reads it)"
+        return res.network_gbps, (
+            f"catalogued network of {res.instance_type}, one node reading: an upper bound, "
+            "an object store or NFS server usually delivers less"
+        )
     return None, "no catalogued network bandwidth for the target: add dataset.link_gbps"
 
 
@@ -118,7 +118,9 @@ def _cost(ds: Dataset, size: int | None, res: Resources) -> tuple[float | None, 
     if ds.egress_price_per_gb is not None:
         price, currency, source = ds.egress_price_per_gb, None, "the job's dataset.egress_price_per_gb"
     elif ds.scheme in egress_prices():
-        price, currency, source = egress_prices()[ds.scheme]
+        price, currency, free_within, source = egress_prices()[ds.scheme]
+        if free_within and (res.provider or "").startswith(free_within):
+            return 0.0, currency, f"free from a bucket in the instances' region: {source}"
     elif ds.kind == "local" and res.provider == "aws":
         return 0.0, "USD", INGRESS_AWS
     elif ds.kind == "local":

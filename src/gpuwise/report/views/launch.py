@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gpuwise.launch.model import LaunchPlan
 from gpuwise.report.document import (
     Bullets,
@@ -84,10 +86,21 @@ def launch_view(p: LaunchPlan) -> Document:
     if notes:
         blocks += [Heading("Notes", 2), Bullets(notes)]
     for name, text in sorted(p.files.items()):
-        blocks += [Heading(f"{p.out / name}", 2), Code(text.splitlines())]
+        blocks += [Heading(f"{p.out / name}", 2), Code(_shown(text).splitlines())]
     if p.submitted:
         blocks += [Heading("Submitted", 2), KeyValues([(k, str(v)) for k, v in p.submitted.items()])]
     return Document(title=f"gpuwise launch: {job.name} -> {p.target}", blocks=blocks, data=p.to_json())
+
+
+def _shown(text: str) -> str:
+    """A file as shown on screen: base64 user data is abbreviated (its decoded script is shown as its own file)."""
+    return re.sub(
+        r'("UserData": ")([A-Za-z0-9+/=]{80,})(")',
+        lambda m: (
+            f"{m.group(1)}{m.group(2)[:16]}... ({len(m.group(2))} base64 characters of user-data.sh){m.group(3)}"
+        ),
+        text,
+    )
 
 
 def _migration_table(p: LaunchPlan) -> Table:
@@ -104,6 +117,8 @@ def _migration_table(p: LaunchPlan) -> Table:
 def _duration(hours: float | None) -> str:
     if hours is None:
         return "unknown"
+    if hours * 60 < 1:
+        return f"{hours * 3600:.0f} s"
     return f"{hours * 60:.1f} min" if hours < 1 else f"{hours:.1f} h"
 
 
