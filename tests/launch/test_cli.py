@@ -139,3 +139,14 @@ def test_job_file_error_names_the_line(tmp_path):
     job = write_job(tmp_path / "j.yaml", nodes=0)
     r = gpuwise("launch", str(job), "--target", "slurm")
     assert r.exit_code == 3 and f"{job}:3" in r.output and "nodes" in r.output
+
+
+def test_the_record_of_a_created_launch_is_never_overwritten(tmp_path):
+    out = tmp_path / "gwla-kept"
+    out.mkdir()
+    record = '{"schema": "gpuwise-launch/1", "submitted": {"id": "slurm:4242"}}'
+    (out / "launch.json").write_text(record)
+    r = gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--out", str(out))
+    assert r.exit_code == 3 and "holds the record of launch slurm:4242" in r.output
+    assert "gpuwise launch --down slurm:4242" in r.output
+    assert (out / "launch.json").read_text() == record and not (out / "job.sbatch").exists()

@@ -114,7 +114,7 @@ def launch(
         )
     fmt = output_format(fmt, as_json)
     check_output(output)
-    from gpuwise.launch.build import LaunchOptions, plan_launch, write_files
+    from gpuwise.launch.build import LaunchOptions, check_out_folder, plan_launch, write_files
 
     options = LaunchOptions(
         job_path=job, target=target, plan_path=plan, offer=offer, out=out, max_cost=max_cost, source=source,
@@ -123,6 +123,7 @@ def launch(
         cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "gpuwise_pip": gpuwise_pip},
     )  # fmt: skip
     launch_plan = plan_launch(options)
+    check_out_folder(launch_plan)
     if yes and launch_plan.over_budget:
         r = launch_plan.resources
         cost = "unknown" if r.run_cost is None else f"{r.run_cost:,.2f} {r.currency or ''}".strip()

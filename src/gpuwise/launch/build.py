@@ -101,6 +101,23 @@ def plan_launch(o: LaunchOptions) -> LaunchPlan:
     return plan
 
 
+def check_out_folder(plan: LaunchPlan) -> None:
+    """Never overwrite the record of a launch that created something: its launch.json holds the ID to delete."""
+    import json
+
+    record = plan.out / "launch.json"
+    try:
+        previous = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return
+    made = (previous.get("submitted") or {}).get("id") if isinstance(previous, dict) else None
+    if made:
+        raise UserInputError(
+            f"{plan.out} holds the record of launch {made}, which created resources; nothing was written",
+            f"use another --out, or delete that folder once `gpuwise launch --down {made}` has removed them",
+        )
+
+
 def write_files(plan: LaunchPlan) -> list[Path]:
     """The target's files (script, task YAML, request) and launch.json, atomically, in the output folder."""
     import json
