@@ -47,7 +47,14 @@ def tasks(tmp_path_factory):
     """Task YAMLs for the example job (an offer, the plan's choice) and a local-dataset / NFS variant."""
     d = tmp_path_factory.mktemp("gwla-sky")
     plan = d / "plan.json"
-    assert gpuwise("plan", str(EXAMPLES / "llm-13b-finetune.yaml"), "--json", "-o", str(plan)).exit_code == 0
+    # the AWS-only options file: the whole catalog's cheapest cloud may be one SkyPilot does not launch on
+    options = str(EXAMPLES / "plan-options.yaml")
+    assert (
+        gpuwise(
+            "plan", str(EXAMPLES / "llm-13b-finetune.yaml"), "--options", options, "--json", "-o", str(plan)
+        ).exit_code
+        == 0
+    )
     local = d / "ds"
     local.mkdir()
     (local / "shard-0.bin").write_bytes(b"\0" * 1000)
