@@ -64,7 +64,12 @@ def test_on_prem_residency_forces_build(tmp_path):
 
 def test_cost_scales_with_price(tmp_path):
     base = make_plan(LLM7B, OPTIONS)
-    o = next(i for i, r in enumerate(base.rows) if r.kind == "cloud" and base.chosen[i] >= 0)
+    # An hourly-billed row (capacity blocks bill whole days: tests/plan/test_commitments.py).
+    o = next(
+        i
+        for i, r in enumerate(base.rows)
+        if r.kind == "cloud" and base.chosen[i] >= 0 and r.pricing != "capacity_block"
+    )
     k = base.chosen[o]
     expected = base.rows[o].node_hour_price * base.nodes[k] * base.perf.time_to_train_s[o, k] / 3600
     assert base.run_cost[o, k] == pytest.approx(expected)
@@ -276,8 +281,11 @@ def test_calibration_from_a_real_h200_bench_report():
     assert not any("calibrated" in r.provenance["mfu"] for r in others)
 
 
-def test_break_even_per_cloud_option_in_json():
-    doc = plan_to_json(make_plan(LLM7B, OPTIONS))
+def test_break_even_per_cloud_option_in_json(tmp_path):
+    # Reserved capacity is an option for this 38-day run only when it is reused afterwards.
+    reused = tmp_path / "reused.yaml"
+    reused.write_text(LLM7B.read_text() + "  reuse_capacity: true\n")  # org: is the file's last section
+    doc = plan_to_json(make_plan(reused, OPTIONS))
     per = doc["decision"]["break_even_per_cloud_option"]
     reserved = [v for k, v in per.items() if "reserved" in k]
     payg = [v for k, v in per.items() if "on_demand" in k]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from gpuwise.plan import explain
 from gpuwise.plan.cost import HOURS_PER_YEAR, break_even_months, break_even_utilisation
 from gpuwise.plan.decision import BreakEven, Decision, Flip, FlipKind, Reason, Side, Verdict
 from gpuwise.plan.decision import ReasonKind as K
@@ -20,17 +21,25 @@ from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.workload import OrgContext, Workload
 
+# Pay-per-use pricings: break-even points are computed against these.
+PAY_PER_USE = ("on_demand", "spot", "capacity_block")
+
 
 def _best(ev: Evaluation, kind: str, pricings: tuple[str, ...] | None = None) -> int | None:
-    best, best_cost = None, math.inf
+    """The cheapest row of `kind` at its chosen node count; among rows within the node tie tolerance of
+    the cheapest, the one with the fewest nodes."""
+    candidates = []
     for o, row in enumerate(ev.rows):
         k = ev.chosen[o]
         if row.kind != kind or k < 0 or not ev.convertible[o] or (pricings and row.pricing not in pricings):
             continue
-        cost = ev.run_cost[o, k]
-        if cost < best_cost:
-            best, best_cost = o, cost
-    return best
+        candidates.append((float(ev.run_cost[o, k]), float(ev.nodes[k]), o))
+    if not candidates:
+        return None
+    cheapest = min(c for c, _n, _o in candidates)
+    tie = ev.defaults.decision().node_tie_tolerance
+    ties = [c for c in candidates if c[0] <= cheapest * (1.0 + tie)]
+    return min(ties, key=lambda c: (c[1], c[0]))[2]
 
 
 def _money(value: float, ccy: str) -> str:
@@ -43,7 +52,7 @@ def _sweep_winners(ev: Evaluation, cloud_rows: list[int], onprem_rows: list[int]
     for k, _n in enumerate(ev.nodes):
 
         def cheapest(rows: list[int], k: int = k) -> float:
-            costs = [ev.run_cost[o, k] for o in rows if ev.perf.infeasible[o, k] == 0 and ev.convertible[o]]
+            costs = [ev.run_cost[o, k] for o in rows if ev.feasible(o, k) and ev.convertible[o]]
             return min(costs) if costs else math.inf
 
         c, b = cheapest(cloud_rows), cheapest(onprem_rows)
@@ -186,29 +195,68 @@ def _context_reasons(
     return reasons
 
 
+def _missing(ev: Evaluation, side: str) -> Reason:
+    """Why no cloud offer (side "cloud") or no build (side "build") can be costed, as a typed reason;
+    numbers["settled"] = 1 when the other side can be recommended anyway (left out on purpose, or it
+    cannot run the workload), 0 when the comparison is missing data."""
+    if side == "cloud":
+        text, label, numbers, settled = explain.no_cloud(ev)
+        return Reason(K.NO_CLOUD_OPTION, "build", text, label, {**numbers, "settled": float(settled)})
+    text, label, numbers, settled = explain.no_build(ev)
+    return Reason(K.NO_BUILD_OPTION, "cloud", text, label, {**numbers, "settled": float(settled)})
+
+
 def decide(ev: Evaluation) -> Decision:
     org, wl = ev.workload.org, ev.workload
     t = ev.defaults.decision()
     ccy = ev.currency
-    cloud = _best(ev, "cloud", ("on_demand", "spot"))
+    cloud = _best(ev, "cloud", PAY_PER_USE)
     cloud_any = _best(ev, "cloud")
     build = _best(ev, "onprem")
     flips: list[Flip] = []
+    rent = explain.pick(ev, cloud_any) if cloud_any is not None else None
+    buy = explain.pick(ev, build) if build is not None else None
 
-    if cloud is None and build is None:
+    if cloud_any is None and build is None:
+        missing = [_missing(ev, "cloud"), _missing(ev, "build")]
         return Decision(
-            "undecided", "no option can run this workload (see the reasons per option)", None, None
+            "undecided",
+            "no option can be costed: " + "; ".join(r.label for r in missing),
+            None,
+            None,
+            missing,
         )
     reasons = _constraint_reasons(org)
     if build is None:
-        return Decision("cloud", "rent: no on-prem build can run this workload", cloud_any, None, reasons)
-    if cloud is None and cloud_any is None:
-        why = (
-            "data residency rules out the cloud"
-            if org.data_residency == "on-prem"
-            else "no cloud option qualifies"
+        why = _missing(ev, "build")
+        if why.numbers["settled"]:
+            return Decision(
+                "cloud", f"{rent.text()}: {why.label}", cloud_any, None, [*reasons, why], rent=rent
+            )
+        return Decision(
+            "undecided",
+            f"cannot compare ({why.label}); the best cloud option: {rent.text()}",
+            cloud_any,
+            None,
+            [*reasons, why],
+            rent=rent,
         )
-        return Decision("build", f"build: {why}", None, build, reasons)
+    if cloud_any is None:
+        if org.data_residency == "on-prem":
+            return Decision(
+                "build", f"{buy.text()}: data residency rules out the cloud", None, build, reasons, buy=buy
+            )
+        why = _missing(ev, "cloud")
+        if why.numbers["settled"]:
+            return Decision("build", f"{buy.text()}: {why.label}", None, build, [*reasons, why], buy=buy)
+        return Decision(
+            "undecided",
+            f"cannot compare ({why.label}); the best build: {buy.text()}",
+            None,
+            build,
+            [*reasons, why],
+            buy=buy,
+        )
     payg = cloud if cloud is not None else cloud_any  # break-even points are against pay-per-use capacity
     cloud = cloud_any  # the cost comparison takes the cheapest cloud pricing, reserved included
     assert cloud is not None and payg is not None
@@ -219,17 +267,34 @@ def decide(ev: Evaluation) -> Decision:
     rb, rc = ev.rows[build], ev.rows[cloud]
     cheaper: Side = "build" if cost_b < cost_c else "cloud"
     gap = abs(cost_b - cost_c) / max(cost_b, cost_c)
+    b_low, b_high = float(ev.run_cost_low[build, kb]), float(ev.run_cost_high[build, kb])
+    best, worst = explain.saving(b_low, cost_c), explain.saving(b_high, cost_c)
     label = f"cost per run at {org.utilisation:.0%} utilisation"
+    billed = ev.billed_hours[cloud, kc]
+    billed_days = round(billed / 24)
+    billed_txt = (
+        f", billed {billed_days} day{'s' if billed_days != 1 else ''}" if billed > hours_c * 1.001 else ""
+    )
     reasons.append(
         Reason(
             K.COST,
             cheaper,
             f"{label}: "
-            f"{rb.label} x{int(ev.nodes[kb])} nodes {_money(cost_b, ccy)} ({hours_b / 24:.1f} days) "
-            f"vs {rc.label} {rc.pricing} x{int(ev.nodes[kc])} {_money(cost_c, ccy)} ({hours_c / 24:.1f} days): "
-            f"{cheaper} is {gap:.0%} cheaper",
+            f"{rb.label} x{int(ev.nodes[kb])} nodes {_money(cost_b, ccy)} "
+            f"(range {_money(b_low, '').strip()}–{_money(b_high, ccy)}; {hours_b / 24:.1f} days) "
+            f"vs {rc.label} {rc.pricing.replace('_', '-')} x{int(ev.nodes[kc])} {_money(cost_c, ccy)} "
+            f"({hours_c / 24:.1f} days{billed_txt}): "
+            + explain.range_phrase(best, worst, explain.drivers(ev, build)),
             label,
-            {"build_cost_per_run": float(cost_b), "cloud_cost_per_run": float(cost_c), "gap": float(gap)},
+            {
+                "build_cost_per_run": float(cost_b),
+                "build_cost_per_run_low": b_low,
+                "build_cost_per_run_high": b_high,
+                "cloud_cost_per_run": float(cost_c),
+                "gap": float(gap),
+                "saving_best": best,
+                "saving_worst": worst,
+            },
         )
     )
 
@@ -342,28 +407,32 @@ def decide(ev: Evaluation) -> Decision:
         float(u_star) if u_star == u_star else None,
         float(m_star) if math.isfinite(m_star) else None,
         per_option,
+        rent=rent,
+        buy=buy,
     )
 
 
 def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> tuple[Verdict, str]:
     """Cost decides unless the context (demand shape, horizon, team, deadline) clearly points the other way.
+    A cost range that crosses zero (cheaper at the low end of on-prem costs, dearer at the high end) is a
+    close call, decided by the context like a gap within the model's uncertainty.
 
     Reads each reason's kind, side and numbers only, never its wording."""
     if org.data_residency == "on-prem":
         return "build", "build: data residency rules out the cloud"
     cost = next(r for r in reasons if r.kind == K.COST)
     cheaper, gap = cost.favours, cost.numbers["gap"]
+    best, worst = cost.numbers["saving_best"], cost.numbers["saving_worst"]
+    straddles = best > 0 > worst
+    span = explain.range_phrase(best, worst, [])
     kinds = {r.kind for r in reasons}
     late = K.DEADLINE in kinds
     context = [r for r in reasons if r.is_context]
     lean = sum(1 if r.favours == "build" else -1 for r in context)  # > 0: context favours building
     against = "; ".join(r.label for r in context if r.favours == "cloud")
-    if cheaper == "build" and gap >= t.close_cost_margin:
+    if cheaper == "build" and gap >= t.close_cost_margin and not straddles:
         if lean <= -t.context_votes_override_cost:
-            return "cloud", (
-                f"rent: building is {gap:.0%} cheaper per run on paper, "
-                f"but the context points to cloud ({against})"
-            )
+            return "cloud", f"rent: on paper {span} per run, but the context points to cloud ({against})"
         if late:
             return (
                 "hybrid",
@@ -374,18 +443,15 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
                 "hybrid",
                 "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty",
             )
-        return "build", f"build: {gap:.0%} cheaper per run at the expected utilisation"
-    if cheaper == "build":  # within the model's uncertainty: context decides
+        return "build", f"build: {span} per run at the expected utilisation"
+    if cheaper == "build":  # within the model's uncertainty or the cost range: context decides
         if lean > 0 and not late:
-            return "build", f"build, narrowly: {gap:.0%} cheaper per run and the context favours owning"
+            return "build", f"build, narrowly: {span} per run and the context favours owning"
         return (
             "cloud",
-            f"rent: building is only {gap:.0%} cheaper per run (within the model's uncertainty) "
+            f"rent: {span} per run, within the model's uncertainty or the cost range, "
             "and the context favours cloud",
         )
-    if gap < t.close_cost_margin and lean >= t.context_votes_tip_close_call and not late:
-        return (
-            "build",
-            f"build, narrowly: cloud is only {gap:.0%} cheaper per run and the context favours owning",
-        )
-    return "cloud", f"rent: cloud is {gap:.0%} cheaper per run at the expected utilisation"
+    if (gap < t.close_cost_margin or straddles) and lean >= t.context_votes_tip_close_call and not late:
+        return "build", f"build, narrowly: {span} per run and the context favours owning"
+    return "cloud", f"rent: {span} per run at the expected utilisation"

@@ -30,6 +30,7 @@ ASSUMPTION_KEYS = (
     "decision.steady_utilisation",
     "decision.context_votes_override_cost",
     "decision.context_votes_tip_close_call",
+    "decision.node_tie_tolerance",
 )
 
 
@@ -49,13 +50,13 @@ def option_json(plan: Plan, o: int) -> dict:
     row, perf = plan.rows[o], plan.perf
     per_nodes = []
     for k, n in enumerate(plan.nodes):
-        ok = perf.infeasible[o, k] == 0
+        ok = plan.feasible(o, k)
         per_nodes.append(
             {
                 "nodes": int(n),
                 "gpus": int(n * row.numbers.gpus_per_node),
                 "feasible": bool(ok),
-                "reasons": perf.reasons(o, k),
+                "reasons": plan.reasons(o, k),
                 "step_s": _num(perf.step_s[o, k]) if ok else None,
                 "compute_s": _num(perf.compute_s[o, k]) if ok else None,
                 "comm_s": _num(perf.comm_s[o, k]) if ok else None,
@@ -66,6 +67,10 @@ def option_json(plan: Plan, o: int) -> dict:
                 "time_to_train_days": _num(perf.time_to_train_s[o, k] / 86400, 3) if ok else None,
                 "memory_per_gpu_gib": _num(perf.memory_per_gpu_bytes[o, k] / 2**30, 2),
                 "cost_per_run": _num(plan.run_cost[o, k], 2) if ok else None,
+                "cost_per_run_range": [_num(plan.run_cost_low[o, k], 2), _num(plan.run_cost_high[o, k], 2)]
+                if ok
+                else None,
+                "billed_hours": _num(plan.billed_hours[o, k], 3) if ok else None,
                 "cost_per_year": _num(plan.year_cost[o, k], 0),
                 "cost_per_effective_gpu_hour": _num(plan.eff_gpu_hour_cost[o, k], 4) if ok else None,
             }
@@ -93,6 +98,9 @@ def option_json(plan: Plan, o: int) -> dict:
     }
     if row.onprem is not None:
         out["onprem_costs"] = {key: _num(v, 2) for key, v in row.onprem.breakdown().items()}
+        if row.onprem_cases:  # the same breakdown at the low- and high-cost ends of every default
+            low, _typical, high = (c.breakdown() for c in row.onprem_cases)
+            out["onprem_costs_range"] = {key: [_num(low[key], 2), _num(high[key], 2)] for key in low}
     return out
 
 

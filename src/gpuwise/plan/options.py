@@ -40,13 +40,25 @@ class OptionRow:
     numbers: NodeNumbers  # what the perf model needs about this option's nodes
     node_hour_price: float = NAN
     pays_idle: bool = False
-    onprem: OnpremCostInputs | None = None
+    onprem: OnpremCostInputs | None = None  # typical
+    onprem_cases: tuple[OnpremCostInputs, ...] | None = None  # (low-cost, typical, high-cost)
     lead_time_days: float = 0.0
     provider: str | None = None
     instance_type: str | None = None
     region: str | None = None
     network: str = ""
     provenance: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UnpricedOffer:
+    """An offer that matched the selection but has no price for any pricing asked for: said, not dropped."""
+
+    provider: str
+    instance_type: str
+    gpu: str
+    region: str | None
+    currency: str
 
 
 @dataclass(frozen=True)
@@ -235,12 +247,19 @@ def offer_price(offer: Offer, pricing: Pricing, derive: bool) -> tuple[float | N
 
 
 def cloud_rows(
-    wl: Workload, sel: CloudSelection, d: PlanDefaults, cal: Calibration | None
+    wl: Workload,
+    sel: CloudSelection,
+    d: PlanDefaults,
+    cal: Calibration | None,
+    unpriced: list[UnpricedOffer] | None = None,
 ) -> list[OptionRow]:
-    """One row per (offer, pricing) with a price; offers without GPUs are skipped."""
+    """One row per (offer, pricing) with a price; offers without GPUs are skipped. Offers that match but
+    have no price are appended to `unpriced` so the decision can say why no cloud option qualifies.
+    Providers that sell blocks (plan_defaults.yaml `block_billing:`) give one row priced per block."""
     rows: list[OptionRow] = []
     if not sel.include:
         return rows
+    blocks = d.data.get("block_billing") or {}
     for offer in cat.load_offers(sel.offers_dirs):
         if not offer.accelerator_count or not _wanted(offer, sel):
             continue
@@ -253,18 +272,26 @@ def cloud_rows(
         else:
             net = network(offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
+        block = blocks.get(str(offer.provider).lower())
+        priced = 0
         for pricing in sel.pricing:
+            if block is not None and pricing != "on_demand":
+                continue  # a block's price is its only price: no spot, no reserved derived from it
             price, price_src = offer_price(offer, pricing, sel.derive_missing_prices)
             if price is None:
                 continue
+            priced += 1
+            model = str(block["pricing_model"]) if block is not None else pricing
             prov = {"price": price_src}
+            if block is not None:
+                prov["billing"] = block["source"]
             overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
             nums = node_numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
             rows.append(
                 OptionRow(
-                    key=f"{where} {pricing}",
+                    key=f"{where} {model}",
                     kind="cloud",
-                    pricing=pricing,
+                    pricing=model,
                     label=f"{offer.provider} {offer.instance_type}",
                     gpu_name=offer.accelerator_name,
                     currency=(offer.currency or "USD").upper(),
@@ -277,6 +304,16 @@ def cloud_rows(
                     region=offer.region,
                     network=net.description,
                     provenance=prov,
+                )
+            )
+        if not priced and unpriced is not None:
+            unpriced.append(
+                UnpricedOffer(
+                    offer.provider,
+                    offer.instance_type,
+                    offer.accelerator_name or "?",
+                    offer.region,
+                    (offer.currency or "USD").upper(),
                 )
             )
     return rows

@@ -14,7 +14,7 @@ import numpy as np
 
 from gpuwise.errors import UserInputError
 from gpuwise.plan import catalog_bridge as cat
-from gpuwise.plan import currency, region
+from gpuwise.plan import commitments, currency, region
 from gpuwise.plan.calibrate import load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
 from gpuwise.plan.decide import decide
@@ -22,9 +22,9 @@ from gpuwise.plan.decision import Decision
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.onprem import gpu_class, onprem_row
-from gpuwise.plan.options import cloud_rows
+from gpuwise.plan.options import OptionRow, UnpricedOffer, cloud_rows
 from gpuwise.plan.options_file import OnpremBuild, OptionsFile, load_options
-from gpuwise.plan.perf import OptionArrays, PerfResult, WorkloadNumbers, evaluate
+from gpuwise.plan.perf import OptionArrays, WorkloadNumbers, evaluate
 from gpuwise.plan.workload import load_workload
 
 PLAN_SCHEMA = "gpuwise-plan/1"
@@ -82,11 +82,10 @@ def parse_sweep(text: str | None) -> list[int]:
 
 
 def choose_nodes(
-    perf: PerfResult, run_cost: np.ndarray, deadline_days: float | None, lead_days: np.ndarray
+    feasible: np.ndarray, days: np.ndarray, run_cost: np.ndarray, deadline_days: float | None, tie: float
 ) -> np.ndarray:
-    """Per option: the cheapest node count that meets the deadline; else the fastest; -1 if none feasible."""
-    feasible = perf.infeasible == 0
-    days = perf.time_to_train_s / 86400.0
+    """Per option: the cheapest node count that meets the deadline, the fewest nodes among counts within
+    `tie` (relative) of the cheapest; else the fastest; -1 if none is feasible."""
     cost = np.where(np.isnan(run_cost), np.inf, run_cost)
     chosen = np.full(days.shape[0], -1)
     for o in range(days.shape[0]):
@@ -94,10 +93,48 @@ def choose_nodes(
         if ok.size == 0:
             continue
         meets = ok[days[o, ok] <= deadline_days] if deadline_days else ok
-        pool = meets if meets.size else ok
-        key = days[o, pool] if not meets.size else cost[o, pool] + days[o, pool] * 1e-9  # ties -> faster
-        chosen[o] = pool[int(np.argmin(key))]
+        if not meets.size:
+            chosen[o] = ok[int(np.argmin(days[o, ok]))]
+            continue
+        best = float(np.min(cost[o, meets]))
+        ties = meets[cost[o, meets] <= best * (1.0 + tie)] if np.isfinite(best) else meets
+        chosen[o] = int(ties[0])  # node counts ascend: the fewest nodes
     return chosen
+
+
+def _cost_arrays(rows: list[OptionRow], case: int, fx: np.ndarray) -> CostArrays:
+    """The cost arrays with on-prem inputs from one case (0 low-cost, 1 typical, 2 high-cost)."""
+
+    def onp(r: OptionRow):
+        return r.onprem_cases[case] if r.onprem_cases else r.onprem
+
+    return CostArrays(
+        node_hour_price=np.array([r.node_hour_price for r in rows]),
+        pays_idle=np.array([1.0 if r.pays_idle else 0.0 for r in rows]),
+        annual_per_node=np.array([onp(r).annual_per_node() if r.onprem else np.nan for r in rows]),
+        fixed_per_year=np.array([onp(r).staff_per_year if r.onprem else 0.0 for r in rows]),
+        capex_per_node=np.array([onp(r).capex_per_node() if r.onprem else np.nan for r in rows]),
+        opex_per_node_year=np.array(
+            [sum(onp(r).opex_per_year().values()) if r.onprem else np.nan for r in rows]
+        ),
+        currency_factor=np.where(np.isnan(fx), 1.0, fx),  # unconvertible rows keep their own currency
+    )
+
+
+def _commitment_notes(rows: list[OptionRow], blocked: np.ndarray, unpriced: list[UnpricedOffer]) -> list[str]:
+    notes = []
+    terms = {r.pricing for o, r in enumerate(rows) if (blocked[o] & commitments.TERM_LONGER_THAN_RUN).all()}
+    if terms:
+        notes.append(
+            f"{' and '.join(sorted(t.replace('_', '-') for t in terms))} prices are not options for this run: "
+            "the commitment outlasts it; set org.reuse_capacity: true if the capacity is used afterwards"
+        )
+    if unpriced:
+        notes.append(
+            f"{len(unpriced)} matching cloud offer(s) have no price and were not costed "
+            f"(e.g. {unpriced[0].provider} {unpriced[0].instance_type})"
+        )
+    return notes
 
 
 def make_plan(
@@ -116,7 +153,8 @@ def make_plan(
     nodes_arr = np.asarray(nodes or DEFAULT_NODES, dtype=float)
     notes: list[str] = []
 
-    rows = cloud_rows(wl, opts.cloud, d, cal)
+    unpriced: list[UnpricedOffer] = []
+    rows = cloud_rows(wl, opts.cloud, d, cal, unpriced)
     builds = default_builds(d, notes) if opts.onprem is None else opts.onprem
     rows, builds, excluded = region.exclude(wl.org, rows, builds, _build_gpu_key)
     rows += [onprem_row(wl, b, d, cal) for b in builds]
@@ -150,31 +188,28 @@ def make_plan(
             f"prices in {', '.join(missing)} are shown in their own currency and left out of the decision: "
             f"add exchange_rates (e.g. {missing[0]}: 0.14 = 1 {missing[0]} in {plan_ccy}) to compare them"
         )
-    costs = CostArrays(
-        node_hour_price=np.array([r.node_hour_price for r in rows]),
-        pays_idle=np.array([1.0 if r.pays_idle else 0.0 for r in rows]),
-        annual_per_node=np.array([r.onprem.annual_per_node() if r.onprem else np.nan for r in rows]),
-        fixed_per_year=np.array([r.onprem.staff_per_year if r.onprem else 0.0 for r in rows]),
-        capex_per_node=np.array([r.onprem.capex_per_node() if r.onprem else np.nan for r in rows]),
-        opex_per_node_year=np.array(
-            [sum(r.onprem.opex_per_year().values()) if r.onprem else np.nan for r in rows]
-        ),
-        currency_factor=np.where(np.isnan(fx), 1.0, fx),  # unconvertible rows keep their own currency
-    )
     hours = perf.time_to_train_s / 3600.0
+    blocked = commitments.blocked(rows, nodes_arr, hours, wl.org, d)
+    billed = commitments.billed_hours(rows, hours, d)
     u = np.array([wl.org.utilisation])
-    run_cost = cost_per_run(costs, nodes_arr, hours, u, wl.org.burstiness)[:, :, 0]
+    run_cost_low, run_cost, run_cost_high = (
+        cost_per_run(_cost_arrays(rows, case, fx), nodes_arr, billed, u, wl.org.burstiness)[:, :, 0]
+        for case in range(3)
+    )
+    costs = _cost_arrays(rows, 1, fx)
     year_cost = cost_per_year(costs, nodes_arr, u, wl.org.burstiness)[:, :, 0]
     gpus = np.array([r.numbers.gpus_per_node for r in rows])
     eff_cost = cost_per_effective_gpu_hour(costs, nodes_arr, gpus, perf.efficiency, u, wl.org.burstiness)[
         :, :, 0
     ]
     chosen = choose_nodes(
-        perf,
+        (perf.infeasible == 0) & (blocked == 0),
+        perf.time_to_train_s / 86400.0,
         np.where(np.isnan(fx)[:, None], np.nan, run_cost),
         wl.deadline_days,
-        np.array([r.lead_time_days for r in rows]),
+        d.decision().node_tie_tolerance,
     )
+    notes += _commitment_notes(rows, blocked, unpriced)
 
     ev = Evaluation(
         workload=wl,
@@ -183,6 +218,8 @@ def make_plan(
         nodes=nodes_arr,
         perf=perf,
         run_cost=run_cost,
+        run_cost_low=run_cost_low,
+        run_cost_high=run_cost_high,
         year_cost=year_cost,
         eff_gpu_hour_cost=eff_cost,
         chosen=chosen,
@@ -190,6 +227,11 @@ def make_plan(
         convertible=~np.isnan(fx),
         calibration=cal,
         defaults=d,
+        blocked=blocked,
+        billed_hours=billed,
+        unpriced=unpriced,
+        cloud_compared=opts.cloud.include,
+        builds_compared=opts.onprem is None or bool(opts.onprem),
         notes=notes,
         excluded=excluded,
     )

@@ -139,6 +139,11 @@ class OrgContext(_Strict):
         description="where the organisation buys and keeps data (us, cn, eu, ...): applies export rules "
         "and data_residency; see plan/data/region_rules.yaml",
     )
+    reuse_capacity: bool = Field(
+        False,
+        description="capacity reserved for this run is used by other work afterwards, so a 1- or 3-year "
+        "reserved price is an option when the horizon covers its term",
+    )
     currency: str = "USD"
     exchange_rates: dict[str, float] = Field(
         default_factory=dict, description="1 unit of KEY = value units of currency"

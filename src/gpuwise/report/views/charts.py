@@ -72,8 +72,7 @@ def plan_cost_chart(plan) -> list[Chart]:
     series = []
     for o in plan.shown:
         costs = [  # an infeasible setup (too little memory, capacity, ...) has no cost to draw
-            None if plan.perf.short_reasons(o, k) else _finite(float(c))
-            for k, c in enumerate(plan.run_cost[o])
+            None if plan.short_reasons(o, k) else _finite(float(c)) for k, c in enumerate(plan.run_cost[o])
         ]
         if any(c is not None for c in costs):
             series.append(Series(f"{plan.rows[o].label} ({plan.rows[o].pricing})", nodes, costs))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.plan.decision import Pick
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
 from gpuwise.report.document import (
@@ -55,7 +56,7 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
     for o in plan.shown:
         cells: list[Cell] = [_label(plan, o, gpus=True)]
         for k in range(len(plan.nodes)):
-            reasons = plan.perf.short_reasons(o, k)
+            reasons = plan.short_reasons(o, k)
             if reasons:
                 cells.append(Styled("✗ " + "\n✗ ".join(reasons), "dim"))
                 continue
@@ -148,12 +149,28 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
     )
 
 
+def _pick_line(p: Pick) -> str:
+    """'rent 4 × aws p5.48xlarge (...), on-demand, us-east-1: 90,588 USD per run' (+ the on-prem range)."""
+    cost = units.money(p.cost_per_run, p.currency, compact=True)
+    if p.cost_per_run_low != p.cost_per_run_high:
+        low = units.money(p.cost_per_run_low, p.currency, compact=True)
+        cost += f" ({low}–{units.money(p.cost_per_run_high, p.currency, compact=True)})"
+    billed = ""
+    if p.billed_hours > p.run_hours * 1.001:
+        days = round(p.billed_hours / 24)
+        billed = f", billed {days} whole day{'s' if days != 1 else ''}"
+    return f"{p.text()}: {cost} per run{billed}"
+
+
 def _decision(plan: Plan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
         Heading(f"Recommendation: {d.verdict.upper()}", level=2),
         Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
     ]
+    picks = [p for p in ((d.rent, d.buy) if d.verdict != "build" else (d.buy, d.rent)) if p is not None]
+    if picks:
+        blocks.append(Bullets([_pick_line(p) for p in picks]))
     if d.reasons:
         marks = [("+build" if r.favours == "build" else "+cloud", r.text) for r in d.reasons]
         blocks.append(
