@@ -208,13 +208,17 @@ def test_costs_have_a_source_for_every_value():
         "pue",
         "electricity_price_per_kwh",
         "colocation_price_per_kw_month",
-        "staff_cost_per_year",
+        "interest_rate",
+        "staff_fte_per_node",
+        "staff_cost_per_fte_year",
+        "support_per_gpu_year",
+        "storage_cost_per_node",
+        "management_network_cost_per_node",
         "depreciation_years",
         "residual_value_fraction",
-        "support_fraction_per_year",
     ):
         assert required in d.values
-    assert d.value("staff_cost_per_year") == 0
+    assert d.value("interest_rate") > 0 and d.value("staff_fte_per_node") > 0  # not silently 0
     assert d.server_price_per_node("H100-SXM") == 310000
     assert d.node_power_kw("H100-SXM") == 10.2
 
