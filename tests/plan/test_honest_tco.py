@@ -132,3 +132,16 @@ def test_no_build_that_fits_is_said(tmp_path):
     d = make_plan(LLM7B, options, nodes=[1]).decision
     why = next(r for r in d.reasons if r.kind == ReasonKind.NO_BUILD_OPTION)
     assert d.verdict == "cloud" and "can run this workload" in why.text
+
+
+def test_every_cost_default_is_a_sourced_range():
+    raw = cat.onprem_defaults()
+    entries = list(raw.values.items()) + [
+        (f"{n}.{c}", v) for n, m in raw.per_gpu_class.items() for c, v in m.items()
+    ]
+    for name, e in entries:
+        if e.value is None:
+            continue  # no source: the plan asks the user (tested in tests/catalog)
+        assert e.low is not None and e.high is not None and e.low <= e.value <= e.high, name
+        assert "REFERENCE" not in e.source and "REFERENCE" not in (e.note or ""), name
+    assert "REFERENCE" not in raw.cloud_commitment_discounts_source + raw.spot_discount_source

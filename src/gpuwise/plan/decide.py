@@ -360,14 +360,24 @@ def decide(ev: Evaluation) -> Decision:
             )
         )
     cloud_change, onprem_change = abs(1 - cost_b / cost_c), abs(1 - cost_c / cost_b)
+    # The same move at the two ends of the on-prem cost range (a range that crosses zero is said in the
+    # cost reason: then one end already flips it).
+    ends = sorted(abs(1 - b / cost_c) for b in (b_low, b_high))
+    same_side = (b_low < cost_c) == (b_high < cost_c)
+    across = f"; {ends[0]:.0%}–{ends[1]:.0%} across the on-prem cost range" if same_side else ""
     flips.append(
         Flip(
             FlipKind.PRICE,
             "price: "
             f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {cloud_change:.0%} "
-            f"(or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%}) "
+            f"(or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%}{across}) "
             "to flip the cost comparison",
-            {"cloud_price_change": float(cloud_change), "onprem_cost_change": float(onprem_change)},
+            {
+                "cloud_price_change": float(cloud_change),
+                "onprem_cost_change": float(onprem_change),
+                "cloud_price_change_low": ends[0],
+                "cloud_price_change_high": ends[1],
+            },
         )
     )
 
