@@ -364,13 +364,13 @@ def decide(ev: Evaluation) -> Decision:
     # cost reason: then one end already flips it).
     ends = sorted(abs(1 - b / cost_c) for b in (b_low, b_high))
     same_side = (b_low < cost_c) == (b_high < cost_c)
-    across = f"; {ends[0]:.0%}–{ends[1]:.0%} across the on-prem cost range" if same_side else ""
+    across = f" ({ends[0] * 100:.0f}–{ends[1]:.0%} across the on-prem cost range)" if same_side else ""
     flips.append(
         Flip(
             FlipKind.PRICE,
             "price: "
-            f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {cloud_change:.0%} "
-            f"(or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%}{across}) "
+            f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {cloud_change:.0%}{across} "
+            f"or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%} "
             "to flip the cost comparison",
             {
                 "cloud_price_change": float(cloud_change),
