@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.plan.decision import Pick
+from gpuwise.plan.decision import Pick, ReasonKind
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
 from gpuwise.report.document import (
@@ -172,10 +172,13 @@ def _decision(plan: Plan) -> list[Block]:
     if picks:
         blocks.append(Bullets([_pick_line(p) for p in picks]))
     if d.reasons:
-        marks = [("+build" if r.favours == "build" else "+cloud", r.text) for r in d.reasons]
-        blocks.append(
-            Bullets([Styled(f"{m}  {text}", "ok" if m == "+build" else "info") for m, text in marks])
-        )
+        missing = (ReasonKind.NO_CLOUD_OPTION, ReasonKind.NO_BUILD_OPTION)  # a gap, not a vote
+        marks = [
+            ("!" if r.kind in missing else "+build" if r.favours == "build" else "+cloud", r.text)
+            for r in d.reasons
+        ]
+        style = {"!": "warn", "+build": "ok", "+cloud": "info"}
+        blocks.append(Bullets([Styled(f"{m}  {text}", style[m]) for m, text in marks]))
     if d.flips:
         blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
     return blocks
