@@ -131,7 +131,8 @@ def owned_hardware(
             continue
         fabric = cat.get_fabric(build.fabric)
         rdma = build.rdma if fabric is None else fabric.kind in ("infiniband", "roce", "efa")
-        inputs, lead, prov = cost_inputs(build, spec, rdma, plan_defaults)
+        cases, lead, prov = cost_inputs(build, spec, rdma, plan_defaults)
+        inputs = cases[1]  # typical (cost_inputs also gives the low- and high-cost ends)
         fx = _rate(inputs.currency, wl.org.currency, rates, notes)
         if fx is None:
             notes.append(
