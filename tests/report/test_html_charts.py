@@ -80,7 +80,8 @@ def test_plan_chart_is_cost_per_node_count():
             if plan.short_reasons(o, k):
                 assert name not in drawn or drawn[name][k] is None
                 skipped += 1
-    assert skipped > 0  # options that do not fit (p4d: 40 GB GPUs) or cannot be bought (capacity-block limits)
+    # options that do not fit (p4d: 40 GB GPUs) or cannot be bought (capacity-block limits)
+    assert skipped > 0
 
 
 def _page(title: str, charts: list[Chart]) -> Document:
