@@ -63,6 +63,10 @@ def _y_extent(chart: Chart) -> tuple[float, float]:
 
 def chart_svg(chart: Chart) -> str:
     """One self-contained <svg> element for `chart`."""
+    if chart.horizontal:
+        from gpuwise.report.formats._svg_bars import horizontal_bars_svg
+
+        return horizontal_bars_svg(chart)
     all_x = [x for s in chart.series for x in s.x]
     numeric_x = chart.kind != "bar" and bool(all_x) and all(_is_number(x) for x in all_x)
     categories = list(dict.fromkeys(str(x) for x in all_x)) if not numeric_x else []
@@ -159,14 +163,17 @@ def _marks(chart: Chart, sx, sy, base: float, slot: float) -> list[str]:
         color = PALETTE[i % len(PALETTE)]
         name = escape(series.name)
         errs = series.err or [None] * len(series.y)
-        points = [(x, y, e) for x, y, e in zip(series.x, series.y, errs, strict=False) if _is_number(y)]
+        tags = series.labels or [None] * len(series.y)
+        points = [
+            (x, y, e, t) for x, y, e, t in zip(series.x, series.y, errs, tags, strict=False) if _is_number(y)
+        ]
         out.append(f'<g class="series" data-series="{name}" fill="{color}" stroke="{color}">')
         if chart.kind == "line" and len(points) > 1:
-            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _ in points)
+            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _, _ in points)
             out.append(f'<polyline points="{path}" fill="none" stroke-width="2"/>')
-        for x, y, err in points:
+        for x, y, err, tag in points:
             tip = (
-                f"<title>{name} · {escape(str(x))}: {_fmt(y)}"
+                f"<title>{name} · {escape(str(x))}{f' · {escape(tag)}' if tag else ''}: {_fmt(y)}"
                 + (f" ± {_fmt(err)}" if err else "")
                 + "</title>"
             )

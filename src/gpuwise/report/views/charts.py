@@ -5,8 +5,10 @@ every number a chart draws is also in a table of the same view, so text and md l
   bench:   % of peak per benchmark, error bars from the repeats' min..max, and the typically
            achievable % beside it where the catalog knows it (a band when it knows it for every bar);
   compare: A vs B as paired bars, B as % of A (units differ: TFLOP/s and GB/s share no axis);
-  plan:    cost of the run vs node count, one line per option shown;
-  serving: the daily traffic profile against each option's capacity (inference plans).
+  plan:    cost of the run vs node count, one line per option shown (more in plan_charts.py);
+  serving: the daily traffic profile against each option's capacity (inference plans);
+  fleet:   every node's value per metric as % of the fleet median, the outliers as their own series
+           (the view's table has each metric's min, median and max; the JSON has every value).
 """
 
 from __future__ import annotations
@@ -97,3 +99,29 @@ def serving_capacity_chart(plan) -> list[Chart]:
             Series(f"{s.name} {s.hardware.gpu}", hours, [_finite(float(v)) for v in cap])
         )  # short: legend
     return [Chart("line", "Daily traffic vs each option's capacity", "hour of day", "requests/s", series)]
+
+
+def fleet_distribution_chart(report) -> list[Chart]:
+    """report: fleet.model.FleetReport. Every node's value per metric as % of the fleet median (one axis
+    for all units), the outliers drawn apart; each point's tooltip names its node (and GPU)."""
+    flagged = {(o.metric, o.node, o.device) for o in report.outliers}
+    normal, odd = Series("nodes", [], [], labels=[]), Series("outliers (bad side)", [], [], labels=[])
+    for d in report.distributions:
+        if not d.median or len(d.values) < 2:
+            continue
+        for v in d.values:
+            series = odd if (d.metric, v.node, v.device) in flagged else normal
+            series.x.append(d.metric)
+            series.y.append(v.value / d.median * 100)
+            series.labels.append(v.node + (f" {v.device}" if v.device and d.scope == "gpu" else ""))
+    if not normal.x:
+        return []
+    return [
+        Chart(
+            "scatter",
+            "Every node's value per metric (fleet median = 100%)",
+            "metric",
+            "% of the fleet median",
+            [normal, odd] if odd.x else [normal],
+        )
+    ]

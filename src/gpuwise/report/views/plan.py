@@ -18,6 +18,12 @@ from gpuwise.report.document import (
     Table,
 )
 from gpuwise.report.views.charts import plan_cost_chart
+from gpuwise.report.views.plan_charts import (
+    plan_break_even_chart,
+    plan_time_chart,
+    sensitivity_table,
+    tornado_chart,
+)
 
 VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
 
@@ -181,6 +187,7 @@ def _decision(plan: Plan) -> list[Block]:
         blocks.append(Bullets([Styled(f"{m}  {text}", style[m]) for m, text in marks]))
     if d.flips:
         blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
+    blocks += [*sensitivity_table(plan), *tornado_chart(plan), *plan_break_even_chart(plan)]
     return blocks
 
 
@@ -237,6 +244,7 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
         Heading(title),
         Paragraph(head),
         sweep_table(plan, one_ccy),
+        *plan_time_chart(plan),
         *plan_cost_chart(plan),
     ]
     blocks += [*chosen_tables(plan, one_ccy), *_decision(plan), *_notes(plan, verbose)]
