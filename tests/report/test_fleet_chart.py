@@ -49,7 +49,7 @@ def test_chart_marks_the_outlier_and_names_each_node(report):
     assert odd.labels[i].startswith(outlier.node)
     assert odd.y[i] == pytest.approx(outlier.value / outlier.median * 100)
     assert outlier.node not in [
-        lab.split()[0] for x, lab in zip(normal.x, normal.labels) if x == "matmul_bf16"
+        lab.split()[0] for x, lab in zip(normal.x, normal.labels, strict=True) if x == "matmul_bf16"
     ]
     assert len(normal.x) + len(odd.x) == sum(len(d.values) for d in report.distributions)
 
