@@ -96,8 +96,29 @@ def doctor_view(report: Report) -> Document:
     if passes:
         blocks.append(Heading(f"Checked and OK ({len(passes)})", level=2))
         blocks.append(Bullets([Styled(f"{f.title}  ({f.id})", "ok") for f in passes]))
+    blocks += _measured(report)
     return Document(
         title=f"gpuwise doctor — {report.hostname or 'unknown host'}",
         blocks=blocks,
         data=report.to_json_dict(),
     )
+
+
+def _measured(report: Report) -> list[Block]:
+    """The bench results the findings read (--bench, --bench-results): a table and the % of peak chart."""
+    if not report.measurements or not report.measurements.get("results"):
+        return []
+    from pydantic import ValidationError
+
+    from gpuwise.bench.models import BenchReport
+    from gpuwise.report.views.bench import layer_table
+    from gpuwise.report.views.charts import bench_peak_chart
+
+    try:
+        bench = BenchReport.model_validate(report.measurements)
+    except ValidationError:  # the JSON keeps them as read; the findings already quote what they use
+        return []
+    measured = [m for m in bench.results if m.status == "ok"]
+    if not measured:
+        return []
+    return [Heading("Measured vs peak", level=2), layer_table("measured", measured), *bench_peak_chart(bench)]
