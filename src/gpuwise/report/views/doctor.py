@@ -84,6 +84,8 @@ def doctor_view(report: Report) -> Document:
     if actionable:
         blocks.append(Heading(f"Top actions ({min(TOP_ACTIONS, len(actionable))})", level=2))
         blocks.append(Bullets([_action(n, f) for n, f in enumerate(actionable[:TOP_ACTIONS], 1)]))
+    chart, table = _measured(report)
+    blocks += chart  # html draws it under the top actions; its numbers are in the table at the end
     n = 0
     for status, label in SECTIONS:
         group = [f for f in actionable if f.status == status]
@@ -96,7 +98,7 @@ def doctor_view(report: Report) -> Document:
     if passes:
         blocks.append(Heading(f"Checked and OK ({len(passes)})", level=2))
         blocks.append(Bullets([Styled(f"{f.title}  ({f.id})", "ok") for f in passes]))
-    blocks += _measured(report)
+    blocks += table
     return Document(
         title=f"gpuwise doctor — {report.hostname or 'unknown host'}",
         blocks=blocks,
@@ -104,10 +106,10 @@ def doctor_view(report: Report) -> Document:
     )
 
 
-def _measured(report: Report) -> list[Block]:
-    """The bench results the findings read (--bench, --bench-results): a table and the % of peak chart."""
+def _measured(report: Report) -> tuple[list[Block], list[Block]]:
+    """The bench results the findings read (--bench, --bench-results): the % of peak chart, and a table."""
     if not report.measurements or not report.measurements.get("results"):
-        return []
+        return [], []
     from pydantic import ValidationError
 
     from gpuwise.bench.models import BenchReport
@@ -117,8 +119,11 @@ def _measured(report: Report) -> list[Block]:
     try:
         bench = BenchReport.model_validate(report.measurements)
     except ValidationError:  # the JSON keeps them as read; the findings already quote what they use
-        return []
+        return [], []
     measured = [m for m in bench.results if m.status == "ok"]
     if not measured:
-        return []
-    return [Heading("Measured vs peak", level=2), layer_table("measured", measured), *bench_peak_chart(bench)]
+        return [], []
+    return list(bench_peak_chart(bench)), [
+        Heading("Measured vs peak", level=2),
+        layer_table("measured", measured),
+    ]
