@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GPUWISE = [sys.executable, "-m", "gpuwise.cli"]
 CAPTURE = "tests/captures/h200-1gpu-kvm-vm"
 H200_BENCH = "tests/captures/h200-1gpu-kvm-vm.bench-quick.json"
-CPU_BENCH = "tests/captures/cpu-vm-2core.bench-quick.json"
+CPU_BENCH = "tests/captures/cpu-vm-kvm-docker.bench-quick.json"
+CPU_COLLECTIVE = "tests/captures/cpu-vm-kvm-docker.bench-collective.json"
 WIDTH, MAX_BYTES = 1280, 150_000
 # name -> (command arguments, marker the shot starts at (None: the top), height in pixels)
 PAGES = {
@@ -33,7 +34,7 @@ PAGES = {
         "<h2>Recommendation",
         880,
     ),
-    "compare": (["compare", H200_BENCH, CPU_BENCH], None, 800),
+    "compare": (["compare", CPU_COLLECTIVE, CPU_BENCH], None, 800),
 }
 
 

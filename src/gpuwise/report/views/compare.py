@@ -22,6 +22,7 @@ def compare_view(c: Comparison) -> Document:
                 ("B", f"{c.b} ({c.kind_b}, host {c.host_b or units.UNKNOWN})"),
             ]
         ),
+        *compare_charts(c),  # drawn by html only, first: the measurements' B/A at a glance (table below)
     ]
     if reports and c.facts:
         for layer in sorted({d.layer for d in c.facts}):
@@ -42,7 +43,6 @@ def compare_view(c: Comparison) -> Document:
             for m in c.measurements
         ]
         blocks.append(Table(cols, rows, title="Measurements"))
-        blocks += compare_charts(c)  # drawn by html only
     else:
         blocks.append(Paragraph("measurements: none in either file"))
     if reports and c.findings:
