@@ -42,7 +42,7 @@ def test_time_chart_is_time_to_train_per_option_and_node_count(plan):
     assert chart.kind == "line" and "days" in chart.y_label
     first = plan.shown[0]
     series = chart.series[0]
-    assert series.x == [int(n) for n in plan.nodes]
+    assert series.x == [str(int(n)) for n in plan.nodes]
     for k, y in enumerate(series.y):
         if plan.perf.short_reasons(first, k):
             assert y is None

@@ -70,7 +70,7 @@ def compare_charts(comparison) -> list[Chart]:
 
 def plan_cost_chart(plan) -> list[Chart]:
     """plan: plan.planner.Plan; one line per shown option, cost of the run at each node count."""
-    nodes = [int(n) for n in plan.nodes]
+    nodes = [str(int(n)) for n in plan.nodes]  # one slot per count: a sweep 1, 2, 4, ... 32 spaced evenly
     series = []
     for o in plan.shown:
         costs = [  # an infeasible setup (too little memory, capacity, ...) has no cost to draw

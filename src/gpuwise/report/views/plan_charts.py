@@ -29,7 +29,7 @@ def _option_name(plan, o: int) -> str:
 
 def plan_time_chart(plan) -> list[Chart]:
     """plan: plan.planner.Plan. Time to train per option at each node count."""
-    nodes = [int(n) for n in plan.nodes]
+    nodes = [str(int(n)) for n in plan.nodes]  # one slot per count, as in the cost chart
     feasible = [
         [None if plan.perf.short_reasons(o, k) else float(plan.perf.time_to_train_s[o, k])
          for k in range(len(nodes))]
