@@ -74,3 +74,23 @@ def test_no_chart_without_two_values():
     )
     report = FleetReport(created_at="t", directory="d", nodes=[], distributions=[one])
     assert fleet_distribution_chart(report) == []
+
+
+def test_a_large_fleet_draws_its_outliers_and_evenly_spaced_ranks():
+    from gpuwise.fleet.model import Distribution, FleetReport, NodeValue, Outlier
+    from gpuwise.report.views.charts import MAX_POINTS
+
+    values = [NodeValue(node=f"n{i:04d}", device="cuda:0", value=100.0 + i % 50) for i in range(4000)]
+    values[7].value, values[9].value = 10.0, 12.0
+    slow = [
+        Outlier(metric="m", scope="gpu", node=v.node, device="cuda:0", value=v.value, unit="GB/s", median=124.0,
+                deviation_pct=-90.0, method="robust z", peers=4000)
+        for v in values[7:10:2]
+    ]  # fmt: skip
+    dist = Distribution(metric="m", unit="GB/s", scope="gpu", median=124.0, values=values)
+    report = FleetReport(created_at="t", directory="d", nodes=[], distributions=[dist], outliers=slow)
+    (chart,) = fleet_distribution_chart(report)
+    normal, odd = chart.series
+    assert len(normal.x) == MAX_POINTS and odd.labels == ["n0007 cuda:0", "n0009 cuda:0"]
+    assert min(normal.y) == pytest.approx(100 / 124 * 100) and max(normal.y) == pytest.approx(149 / 124 * 100)
+    assert len(get_renderer("html")(fleet_view(report))) < 200_000

@@ -101,19 +101,30 @@ def serving_capacity_chart(plan) -> list[Chart]:
     return [Chart("line", "Daily traffic vs each option's capacity", "hour of day", "requests/s", series)]
 
 
+MAX_POINTS = 200  # per metric: a large fleet draws the outliers and 200 evenly spaced ranks of the rest
+
+
 def fleet_distribution_chart(report) -> list[Chart]:
     """report: fleet.model.FleetReport. Every node's value per metric as % of the fleet median (one axis
-    for all units), the outliers drawn apart; each point's tooltip names its node (and GPU)."""
+    for all units), the outliers drawn apart; each point's tooltip names its node (and GPU). Past
+    MAX_POINTS values a metric draws every outlier and MAX_POINTS evenly spaced ranks of the others
+    (min and max included), so the page stays small for thousands of GPUs."""
     flagged = {(o.metric, o.node, o.device) for o in report.outliers}
     normal, odd = Series("nodes", [], [], labels=[]), Series("outliers (bad side)", [], [], labels=[])
     for d in report.distributions:
         if not d.median or len(d.values) < 2:
             continue
-        for v in d.values:
-            series = odd if (d.metric, v.node, v.device) in flagged else normal
-            series.x.append(d.metric)
-            series.y.append(v.value / d.median * 100)
-            series.labels.append(v.node + (f" {v.device}" if v.device and d.scope == "gpu" else ""))
+        usual = sorted(
+            (v for v in d.values if (d.metric, v.node, v.device) not in flagged), key=lambda v: v.value
+        )
+        if len(usual) > MAX_POINTS:
+            usual = [usual[round(i * (len(usual) - 1) / (MAX_POINTS - 1))] for i in range(MAX_POINTS)]
+        outliers = [v for v in d.values if (d.metric, v.node, v.device) in flagged]
+        for series, values in ((normal, usual), (odd, outliers)):
+            for v in values:
+                series.x.append(d.metric)
+                series.y.append(v.value / d.median * 100)
+                series.labels.append(v.node + (f" {v.device}" if v.device and d.scope == "gpu" else ""))
     if not normal.x:
         return []
     return [
