@@ -34,6 +34,8 @@ def test_tune_run_keeps_baseline_best_and_speedup_with_their_intervals(tmp_path)
         "tune/mlp-slow-data/best_samples_per_s": (100.0, 90.0, 110.0),
         "tune/mlp-slow-data/speedup": (3.0, 0.9, 1.1),
     }
+    listed = CliRunner().invoke(app, ["history", "list", "--history", str(tmp_path / "h.db")])
+    assert listed.exit_code == 0 and " tune " in listed.stdout and mask_host("trainbox") in listed.stdout
 
 
 def test_tune_without_a_winner_keeps_the_baseline_only():
