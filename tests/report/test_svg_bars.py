@@ -50,3 +50,12 @@ def test_horizontal_bars_without_base_sit_side_by_side_from_zero():
     assert low_cloud["x"] == high_cloud["x"]  # both start at 0
     assert high_cloud["y"] > low_cloud["y"]  # grouped within the row
     assert 'class="base"' not in svg and 'class="rule"' not in svg
+
+
+def test_a_categorical_scatter_spreads_each_column_of_points():
+    svg = chart_svg(
+        Chart("scatter", "t", "metric", "%", [Series("nodes", ["a", "a", "a", "b"], [1.0, 2, 3, 4])])
+    )
+    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    assert len(set(xs[:3])) == 3  # three points of "a", side by side
+    assert abs(xs[0] - (xs[1] + xs[2]) / 2) < 0.2 and xs[3] > max(xs[:3])  # centred on "a"; "b" right of it
