@@ -11,8 +11,8 @@
 #
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh        # step timeouts sum to 810 s
 #   DATA_DIR=/mnt/nvme OUT=... bash benchmarks/gpu_check.sh
-#   ONLY=tune TUNE_TRIALS=3 TUNE_STEPS=5 OUT=/tmp/out bash benchmarks/gpu_check.sh   # the tune steps alone
-#                                                    # (on a CPU-only machine: the dry path, CPU gpt-small)
+#   ONLY=tune TUNE_TRIALS=3 TUNE_STEPS=5 TUNE_LIMIT=900 TUNE_TIMEOUT=400 OUT=/tmp/out bash benchmarks/gpu_check.sh
+#       (the tune steps alone; on a CPU-only machine this is the dry path: the CPU gpt-small)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -50,10 +50,10 @@ step harness-overhead 120 "$PY" benchmarks/bench_harness_overhead.py --rounds 3
 fi
 # tune from an fp32 baseline (needs the tune extra: optuna): which knobs buy what on this GPU. A fresh
 # study each run (the storage is removed first), so a rerun measures again instead of resuming.
-TUNE_DB="${TMPDIR:-/tmp}/gw-tune-gpu/tune.sqlite3"
-rm -f "$TUNE_DB"
-step tune-gpt 300 "${GW[@]}" tune --workload gpt-small --trials "${TUNE_TRIALS:-8}" --steps "${TUNE_STEPS:-10}" \
-  --timeout 120 --study gpu-check --storage "$TUNE_DB" --format json -o "$OUT/tune-gpt.json"
+TUNE_DIR="${TMPDIR:-/tmp}/gw-tune-gpu"
+rm -rf "$TUNE_DIR"
+step tune-gpt "${TUNE_LIMIT:-300}" "${GW[@]}" tune --workload gpt-small --trials "${TUNE_TRIALS:-8}" --steps "${TUNE_STEPS:-10}" \
+  --timeout "${TUNE_TIMEOUT:-120}" --study gpu-check --storage "$TUNE_DIR/tune.sqlite3" --format json -o "$OUT/tune-gpt.json"
 step tune-summary 30 bash -c "$PY benchmarks/tune_gpu_summary.py $OUT/tune-gpt.json > $OUT/tune-gpt.txt"
 cat "$OUT/tune-gpt.txt" >>"$OUT/summary.txt" 2>/dev/null
 
