@@ -23,8 +23,10 @@ def register(app: typer.Typer) -> None:
         calibrate: Path | None = typer.Option(
             None,
             "--calibrate",
-            help="`gpuwise bench --save` file: measured matmul / all-reduce / MFU replace defaults "
-            "(kind: inference: a requests/s result is a non-LLM model's throughput per GPU).",
+            help="Measured numbers replace defaults: a `gpuwise bench --save` file (matmul, MFU, all-reduce, "
+            "also across nodes), an nccl-tests log of a multi-node all_reduce_perf, or a fleet directory "
+            "(`gpuwise fleet run --out`: inter-node busbw and per-node spread); kind: inference: a "
+            "requests/s result is a non-LLM model's throughput per GPU.",
         ),
         sweep: str | None = typer.Option(
             None, "--sweep", help="Node counts to evaluate, e.g. nodes=1,2,4,8,16,32."
@@ -63,5 +65,10 @@ def register(app: typer.Typer) -> None:
             return
         from gpuwise.report.views.plan import plan_view
 
-        plan = make_plan(workload, options, calibrate, parse_sweep(sweep))
+        cal = None
+        if calibrate is not None and calibrate.expanduser().is_dir():
+            from gpuwise.fleet.calibration import fleet_calibration
+
+            cal, calibrate = fleet_calibration(calibrate), None
+        plan = make_plan(workload, options, calibrate, parse_sweep(sweep), calibration=cal)
         emit(plan_view(plan, verbose=verbose), fmt, output)

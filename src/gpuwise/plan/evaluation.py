@@ -44,6 +44,15 @@ class Evaluation:
     shown: list[int] = field(default_factory=list)  # row indices worth showing, best first
     notes: list[str] = field(default_factory=list)
     excluded: list[Exclusion] = field(default_factory=list)  # options the org cannot buy, with reasons
+    # (low, high) scaling efficiency at the ends of each option's network achieved-fraction range, (O, K)
+    efficiency_range: tuple[np.ndarray, np.ndarray] | None = None
+
+    def efficiency_bounds(self, o: int, k: int) -> tuple[float, float] | None:
+        """(low, high) efficiency for one cell when the network range moves it by a point or more."""
+        if self.efficiency_range is None:
+            return None
+        low, high = (float(e[o, k]) for e in self.efficiency_range)
+        return (low, high) if high - low >= 0.01 else None
 
     def hours(self, o: int, k: int) -> float:
         return float(self.perf.time_to_train_s[o, k] / 3600.0)

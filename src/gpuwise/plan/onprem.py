@@ -232,6 +232,6 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
         onprem=inputs,
         onprem_cases=cases,
         lead_time_days=lead,
-        network=net.description,
+        network=prov["network"],
         provenance=prov,
     )

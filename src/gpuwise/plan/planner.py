@@ -15,7 +15,7 @@ import numpy as np
 from gpuwise.errors import UserInputError
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan import commitments, currency, region
-from gpuwise.plan.calibrate import load_calibration
+from gpuwise.plan.calibrate import Calibration, load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
 from gpuwise.plan.decide import decide
 from gpuwise.plan.decision import Decision
@@ -143,13 +143,18 @@ def make_plan(
     calibrate_path: str | Path | None = None,
     nodes: list[int] | None = None,
     options: OptionsFile | None = None,
+    calibration: Calibration | None = None,
 ) -> Plan:
-    """Evaluate every option at every node count and decide. Raises GpuwiseError subclasses on bad input."""
+    """Evaluate every option at every node count and decide. Raises GpuwiseError subclasses on bad input.
+
+    `calibration` is an already-built Calibration (e.g. from a fleet directory); `calibrate_path` a file."""
     wl = load_workload(workload_path)
     opts = options or load_options(options_path)
     d = PlanDefaults().with_overrides(opts.model_overrides)
     kind = "transformer" if wl.model.is_transformer else "cnn"
-    cal = load_calibration(calibrate_path, wl.training.precision, kind) if calibrate_path else None
+    cal = calibration or (
+        load_calibration(calibrate_path, wl.training.precision, kind) if calibrate_path else None
+    )
     nodes_arr = np.asarray(nodes or DEFAULT_NODES, dtype=float)
     notes: list[str] = []
 
@@ -172,10 +177,12 @@ def make_plan(
         and not any("calibrated" in " ".join(r.provenance.values()) for r in rows)
     ):
         notes.append(f"calibration from {cal.gpu_name} matched no option's GPU: nothing was applied")
-    perf = evaluate(
-        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
-        OptionArrays.stack([r.numbers for r in rows]),
-        nodes_arr,
+    numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"))
+    arrays = OptionArrays.stack([r.numbers for r in rows])
+    perf = evaluate(numbers, arrays, nodes_arr)
+    # The same at both ends of each network's achieved-bandwidth range (NCCL over TCP vs RDMA).
+    efficiency_range = tuple(
+        evaluate(numbers, arrays.with_network_end(end), nodes_arr).efficiency for end in ("low", "high")
     )
     plan_ccy = wl.org.currency.upper()
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
@@ -234,6 +241,7 @@ def make_plan(
         builds_compared=opts.onprem is None or bool(opts.onprem),
         notes=notes,
         excluded=excluded,
+        efficiency_range=efficiency_range,
     )
     ev.shown = _rows_to_show(ev, opts.cloud.max_offers)
     return Plan(**{f.name: getattr(ev, f.name) for f in fields(ev)}, decision=decide(ev))

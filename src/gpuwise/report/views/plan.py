@@ -69,8 +69,10 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
             secs = plan.perf.time_to_train_s[o, k]
             late = deadline is not None and secs / 86400 > deadline
             mark = "▶ " if plan.chosen[o] == k else ""
+            bounds = plan.efficiency_bounds(o, k)
+            spread = f" ({bounds[0] * 100:.0f}–{bounds[1] * 100:.0f}%)" if bounds else ""
             text = (
-                f"{mark}{units.percent(plan.perf.efficiency[o, k])}\n{units.duration(secs)}"
+                f"{mark}{units.percent(plan.perf.efficiency[o, k])}{spread}\n{units.duration(secs)}"
                 f"\n{_money(plan, o, plan.run_cost[o, k], one_ccy)}"
             )
             cells.append(Styled(text, "fail") if late else text)
@@ -81,7 +83,8 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
         title="Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"
         + _title_ccy(one_ccy),
         caption="▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
-        "✗ = cannot run (see the JSON's 'reasons')",
+        "✗ = cannot run (see the JSON's 'reasons'); (a–b%) = efficiency over the sourced range of "
+        "achieved network bandwidth for NCCL over TCP or RDMA",
     )
 
 
