@@ -39,7 +39,9 @@ def fleet_calibration(directory: str | Path) -> Calibration:
     cal.ignored += problems
     measured = report.find("allreduce_busbw") if report is not None else None
     if measured is None:
-        cal.ignored.append("no collective.json with an allreduce_busbw result: inter-node network not measured")
+        cal.ignored.append(
+            "no collective.json with an allreduce_busbw result: inter-node network not measured"
+        )
     elif measured.status != "ok":
         cal.ignored.append(f"collective.json: {measured.name} {measured.status} ({measured.reason})")
     else:

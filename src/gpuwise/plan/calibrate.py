@@ -151,19 +151,29 @@ def _is_json(path: Path) -> bool:
     return text.startswith("{") and ('"schema"' in text or '"results"' not in text)
 
 
+RDMA_NETS = {"ib", "aws libfabric", "libfabric", "ofi", "gib"}  # NCCL's IB verbs and the EFA/GCP plugins
+
+
 def load_nccl_calibration(path: Path) -> Calibration:
     """An nccl-tests output (and NCCL_DEBUG=INFO lines in it): the all-reduce across nodes, its transport."""
+    from gpuwise.bench.nccl_debug import parse_nccl_debug
     from gpuwise.bench.nccl_files import read_nccl_files
 
-    measurements, logs = read_nccl_files([path])
-    networks = {n.lower() for log in logs for n in log.networks}
-    transport = "rdma" if networks & {"ib"} else "tcp" if "socket" in networks else None
+    measurements, _ = read_nccl_files([path])  # size cap and "neither" checks; then every NCCL line
+    logs = [parse_nccl_debug(path.read_text(encoding="utf-8", errors="replace"), path.name)]
+    nets = {n.split("/")[0].lower() for log in logs for n in [*log.networks, *log.net_devices]}
+    nets |= {t.split("/")[1].lower() for log in logs for t in log.transports if t.startswith("NET/")}
+    transport = "rdma" if nets & RDMA_NETS else "tcp" if "socket" in nets else None
+    debug_nodes = max((log.nodes or 0 for log in logs), default=0)
+    debug_ranks = max((log.ranks or 0 for log in logs), default=0)
     cal = Calibration()
     for m in measurements:
         if m.params.get("op") != "all_reduce":
             cal.ignored.append(f"{m.name}: not an all-reduce")
             continue
         cal.gpu_name = cal.gpu_name or m.params.get("gpu")
+        if int(m.params.get("nodes") or 1) < 2 and debug_nodes > 1 and debug_ranks:
+            m.params.update(nodes=debug_nodes, ranks=debug_ranks)  # NCCL's own "nRanks .. nNodes .." line
         if m.status != "ok":
             cal.ignored.append(f"{m.name}: {m.reason}")
         elif int(m.params.get("nodes") or 1) < 2:

@@ -6,10 +6,15 @@ nccl-tests log; both give rows of bytes and time in µs). The fit is the Hockney
 messages set the latency `a` and the large ones the seconds per byte `b`); nccl-tests documents the
 same model (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md).
 
+A straight line does not fit NCCL well across 8 B-16 GiB (protocols and pipelining change with size:
+on a real 2-node p5 log the fit is 10-40% off between 1 and 32 MiB). DDP all-reduces buckets of one
+size, so the seconds per byte the model uses are taken at the workload's bucket size:
+`(t(bucket) − a) / bucket`, with t interpolated (log-log) in the measured table; `a` comes from the fit.
+
 The perf model (perf.py) prices an all-reduce of S bytes over m nodes of g ranks as
-`2(g−1)/g·S/B_intra + 2(m−1)/m·S/B_inter + steps·α`, so the fit is turned into the B_inter and α that
-make the model reproduce the measured time at the measured node count (`inter_for`): the option's own
-NVLink term is taken out of `b` first. The model then extrapolates to other node counts itself.
+`2(g−1)/g·S/B_intra + 2(m−1)/m·S/B_inter + steps·α`, so the measurement is turned into the B_inter and α
+that make the model reproduce the measured time at the measured node count (`inter_for`): the option's
+own NVLink term is taken out first. The model then extrapolates to other node counts itself.
 """
 
 from __future__ import annotations
@@ -33,15 +38,39 @@ class NetworkFit:
     sizes: int
     transport: str | None  # "rdma", "tcp" or None (not known from the file)
     source: str
+    table: tuple[tuple[float, float], ...] = ()  # (bytes, seconds) as measured, by size
 
-    def inter_for(self, intra_bytes_s: float, intra_latency_s: float) -> tuple[float, float]:
-        """(inter-node bytes/s, per-step latency s) that make perf.py reproduce this measurement."""
+    def seconds_per_byte_at(self, size: float | None) -> float:
+        """Seconds per byte for an all-reduce of `size` bytes: measured time at that size minus the latency."""
+        pts = self.table
+        if not size or len(pts) < 2:
+            return self.seconds_per_byte
+        if size >= pts[-1][0]:  # beyond the table: the marginal rate of its two largest sizes
+            (s0, t0), (s1, t1) = pts[-2], pts[-1]
+            per_byte = (t1 - t0) / (s1 - s0) if s1 > s0 else 0.0
+        else:
+            i = next(i for i, (s, _) in enumerate(pts) if s >= size)
+            if i == 0:
+                t = pts[0][1]
+            else:
+                (s0, t0), (s1, t1) = pts[i - 1], pts[i]
+                frac = math.log(size / s0) / math.log(s1 / s0)
+                t = math.exp(math.log(t0) + frac * (math.log(t1) - math.log(t0)))
+            per_byte = (t - self.latency_s) / size
+        return per_byte if per_byte > 0 else self.seconds_per_byte
+
+    def inter_for(
+        self, intra_bytes_s: float, intra_latency_s: float, bucket_bytes: float | None = None
+    ) -> tuple[float, float]:
+        """(inter-node bytes/s, per-step latency s) that make perf.py reproduce this measurement for
+        all-reduces of `bucket_bytes` (the whole fit's slope when None)."""
         m, g = float(self.nodes), float(self.ranks_per_node)
         inter_share = 2.0 * (m - 1) / m
+        measured = self.seconds_per_byte_at(bucket_bytes)
         intra_per_byte = 2.0 * (g - 1) / g / intra_bytes_s if g > 1 and intra_bytes_s > 0 else 0.0
-        per_byte = self.seconds_per_byte - intra_per_byte
-        if per_byte <= 0.2 * self.seconds_per_byte:  # NVLink estimate above the measurement: keep it all
-            per_byte = self.seconds_per_byte
+        per_byte = measured - intra_per_byte
+        if per_byte <= 0.2 * measured:  # NVLink estimate above the measurement: keep it all
+            per_byte = measured
         steps = min(2.0 * (m - 1), 2.0 * math.ceil(math.log2(m)))
         latency = max(self.latency_s - 2.0 * (g - 1) * intra_latency_s, 0.0) / steps
         return inter_share / per_byte, latency
@@ -101,8 +130,14 @@ def fit_measurement(
         )
     big = sorted((r for r in table if r.get("busbw_gb_s") is not None), key=lambda r: r["bytes"])[-3:]
     plateau = statistics.median(float(r["busbw_gb_s"]) for r in big) if big else float("nan")
+    pts = sorted(
+        (float(r["bytes"]), float(r["time_us"]) * 1e-6)
+        for r in table
+        if isinstance(r.get("bytes"), int | float) and isinstance(r.get("time_us"), int | float)
+        if r["bytes"] > 0 and r["time_us"] > 0
+    )
     return (
-        NetworkFit(nodes, ranks // nodes, fit[0], fit[1], plateau, len(table), transport, source),
+        NetworkFit(nodes, ranks // nodes, fit[0], fit[1], plateau, len(table), transport, source, tuple(pts)),
         "",
     )
 

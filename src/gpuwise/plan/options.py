@@ -202,7 +202,7 @@ def node_numbers(
     prov["storage"] = f"{storage}: {st.source}"
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
     compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
-    net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov)
+    net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
     if cal and _gpu_matches(hw.spec, cal.gpu_name):
         if cal.compute_cv is not None:
             compute_cv = cal.compute_cv
@@ -238,6 +238,7 @@ def calibrated_network(
     intra_bytes_s: float,
     intra_latency_s: float,
     prov: dict[str, str],
+    bucket_bytes: float | None = None,
 ) -> NetworkLink:
     """The measured inter-node all-reduce in place of the nominal network, for options it describes: the
     same GPU, and the same transport (RDMA or TCP) when the measurement says which."""
@@ -246,9 +247,10 @@ def calibrated_network(
         return net
     if fit.transport is not None and fit.transport != transport(net.rdma):
         return net
-    bytes_s, latency_s = fit.inter_for(intra_bytes_s, intra_latency_s)
+    bytes_s, latency_s = fit.inter_for(intra_bytes_s, intra_latency_s, bucket_bytes)
+    at = f" at the {bucket_bytes / 2**20:g} MiB bucket size" if bucket_bytes else ""
     desc = (
-        f"calibrated: {bytes_s / 1e9:.2f} GB/s per node, {latency_s * 1e6:.1f} us per step, "
+        f"calibrated: {bytes_s / 1e9:.2f} GB/s per node{at}, {latency_s * 1e6:.1f} us per step, "
         f"from {fit.describe()}"
     )
     prov["network"] = desc
