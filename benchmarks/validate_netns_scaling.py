@@ -360,7 +360,9 @@ def predictions(
     }
     fit, why = fit_measurement(table, ranks, ranks, "tcp", "gloo all-reduce in the namespaces")
     if fit is not None:
-        bytes_s, lat = fit.inter_for(1e12, 0.0)
+        bytes_s, lat = fit.inter_for(
+            1e12, 0.0, BUCKET_MB * 2**20
+        )  # the rate at DDP's bucket size, as plan does
         out["calibrated"] = {
             **predict(t_compute, params, ranks, bytes_s, lat, batch),
             "link_gb_s": bytes_s / 1e9,
@@ -390,10 +392,27 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=2, help="interleaved (1, N lockstep, N DDP) runs per rate")
     ap.add_argument("--timeout", type=float, default=300.0, help="deadline for the whole script, seconds")
     ap.add_argument("--json", default="", help="also write results to this file")
+    ap.add_argument(
+        "--reanalyse", default="", help="recompute the predictions from a --json file of an earlier run"
+    )
     args = ap.parse_args()
     if args.worker:
         worker(args)
         return 0
+    if args.reanalyse:
+        results = json.loads(Path(args.reanalyse).read_text())
+        for r in results:
+            r["predicted"] = predictions(
+                r["t_lockstep_s"], r["params"], r["ranks"], r["rate_mbit"], r["rtt_ms"] / 1e3,
+                r["allreduce_table"], r["batch"],
+            )  # fmt: skip
+            r["error_points"] = {
+                k: (v["efficiency"] - r["measured_efficiency"]) * 100
+                for k, v in r["predicted"].items()
+                if "efficiency" in v
+            }
+        args.batch = results[0]["batch"]  # the table header names it; layers/hidden are the defaults used
+        return report(results, args)
     if os.geteuid() != 0:
         print("SKIP: needs root to create network namespaces and tc qdiscs (run with sudo)")
         return 0
@@ -475,6 +494,12 @@ def main() -> int:
         timer.cancel()
         net.close()
 
+    return report(results, args)
+
+
+def report(results: list[dict], args) -> int:
+    """Print the table (and write --json)."""
+    ranks = results[0]["ranks"]
     r0 = results[0]
     print(
         f"{ranks} ranks, MLP {args.layers}x{args.hidden} ({r0['params'] / 1e6:.2f}M params, "
