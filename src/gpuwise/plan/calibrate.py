@@ -141,14 +141,19 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
 
 
 def _is_json(path: Path) -> bool:
-    """A gpuwise bench report (JSON with a "schema"); nccl-tests' -J JSON and text logs are not."""
+    """A gpuwise bench report: a *.json file, or a file starting with "{", unless it is nccl-tests' -J
+    JSON ("results" and no "schema"). Anything that is not a regular file goes to the bench reader,
+    which refuses it without opening it (a FIFO must never block)."""
+    p = path.expanduser()
+    if not p.is_file():
+        return True
     try:
-        with path.expanduser().open("rb") as fh:
-            head = fh.read(4096).decode("utf-8", errors="replace")
+        with p.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace").lstrip()
     except OSError:
         return True  # read_bench_report gives the message
-    text = head.lstrip()
-    return text.startswith("{") and ('"schema"' in text or '"results"' not in text)
+    nccl_json = head.startswith("{") and '"results"' in head and '"schema"' not in head
+    return not nccl_json and (p.suffix.lower() == ".json" or head.startswith("{"))
 
 
 RDMA_NETS = {"ib", "aws libfabric", "libfabric", "ofi", "gib"}  # NCCL's IB verbs and the EFA/GCP plugins
