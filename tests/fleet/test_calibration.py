@@ -81,6 +81,8 @@ def test_not_a_fleet_directory(tmp_path):
 
 def test_plan_cli_calibrates_from_a_fleet_directory(fleet, tmp_path):
     out = tmp_path / "plan.json"
+    opts = tmp_path / "options.yaml"
+    opts.write_text("cloud:\n  gpus: [H200]\n")  # the fleet's GPU among the options shown
     res = CliRunner().invoke(
         app,
         [
@@ -88,6 +90,8 @@ def test_plan_cli_calibrates_from_a_fleet_directory(fleet, tmp_path):
             WORKLOAD,
             "--calibrate",
             str(fleet),
+            "--options",
+            str(opts),
             "--sweep",
             "nodes=1,4",
             "--format",
