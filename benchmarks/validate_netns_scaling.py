@@ -1,19 +1,23 @@
 """Validation (b): measured data-parallel scaling over an emulated slow network vs the planner's prediction.
 
-    sudo python benchmarks/validate_netns_scaling.py [--rates 1000,200] [--steps 12] [--timeout 300]
+    sudo python benchmarks/validate_netns_scaling.py [--ranks 4] [--rates 1000,200] [--steps 12]
 
 What it does (needs root; skips with a message otherwise):
 1. Builds network namespaces: one per rank plus a hub namespace with a Linux bridge; each rank is joined
    to the hub by a veth pair. `tc tbf` limits both directions of every veth to the link rate (Mbit/s).
 2. Latency: this kernel has no `netem`, so no delay is added. The link's real round-trip time is
    MEASURED (TCP ping-pong through the same veth/bridge/tbf path) and given to the model as α = RTT/2.
-3. Runs a real data-parallel training step (torch DDP, gloo backend, an MLP, 1 CPU thread per rank):
-   first 1 rank alone (reference), then 2 ranks in 2 namespaces, interleaved, and takes medians.
-4. Measured scaling efficiency E = T_step(1 rank) / T_step(2 ranks) (weak scaling: same batch per rank).
-   Predicted E = the planner's perf model (gpuwise.plan.perf.evaluate) for the same link: nominal rate
-   × its default achieved fraction, measured α, DDP bucket size, default overlap and straggler terms;
-   compute time per step = the measured 1-rank step (the same role --calibrate plays for MFU).
-5. Prints the error and removes every namespace it made, always (also on Ctrl-C or timeout).
+3. Runs a real data-parallel training step (torch DDP, gloo backend, an MLP, 1 CPU thread per rank),
+   interleaved: 1 rank alone; N ranks in N namespaces all computing in lockstep WITHOUT the all-reduce
+   (`no_sync`: ranks that share this host's cores slow each other, GPUs would not); N ranks with DDP.
+   Before training, the N-rank DDP run also times gloo all-reduces of 4 KiB-4 MiB over the same links.
+4. Measured network efficiency E = T(N ranks, no all-reduce) / T(N ranks, DDP) (weak scaling: same
+   batch per rank). Predicted E = the planner's perf model (gpuwise.plan.perf.evaluate) for N nodes of
+   one "GPU", compute per step = the lockstep no-all-reduce step, fp32 gradients in DDP's buckets
+   (1 MiB first bucket, then bucket_cap_mb) overlapped with backward by the bucket schedule, straggler
+   term 0; the link twice: (a) nominal rate × the sourced NCCL-over-TCP achieved-fraction range
+   (low / typical / high), (b) calibrated from the measured all-reduce (α–β fit, as `plan --calibrate`).
+5. Prints the error per case and removes every namespace it made, always (also on Ctrl-C or timeout).
 
 Everything is bounded: each training run has a subprocess timeout and the whole script a deadline.
 """
@@ -64,6 +68,7 @@ def worker(args) -> None:
     layers = []
     for _ in range(args.layers):
         layers += [torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU()]
+    table = _allreduce_table(dist, torch) if args.probe_allreduce else []
     model = DDP(torch.nn.Sequential(*layers), bucket_cap_mb=BUCKET_MB)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x, y = torch.randn(args.batch, args.hidden), torch.randn(args.batch, args.hidden)
@@ -84,8 +89,26 @@ def worker(args) -> None:
     dist.barrier()
     if args.rank == 0:
         params = sum(p.numel() for p in model.parameters())
-        Path(args.out).write_text(json.dumps({"times": times, "params": params, "rtt_s": rtt}))
+        Path(args.out).write_text(
+            json.dumps({"times": times, "params": params, "rtt_s": rtt, "table": table})
+        )
     dist.destroy_process_group()
+
+
+def _allreduce_table(dist, torch, sizes=(1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22)) -> list[dict]:
+    """Median time of gloo all-reduces of fp32 tensors over the links, per size (as nccl-tests reports)."""
+    rows = []
+    for size in sizes:
+        t = torch.ones(size // 4)
+        dist.all_reduce(t)  # warm-up
+        samples = []
+        for _ in range(5):
+            dist.barrier()
+            t0 = time.perf_counter()
+            dist.all_reduce(t)
+            samples.append(time.perf_counter() - t0)
+        rows.append({"bytes": size, "time_us": statistics.median(samples) * 1e6})
+    return rows
 
 
 def _rtt_probe(rank: int, host: str, port: int, n: int = 200) -> float | None:
@@ -198,7 +221,9 @@ class Netns:
 
 
 # ----------------------------------------------------------------------------- orchestration
-def run_ranks(net: Netns, world: int, args, deadline: float, no_sync: bool = False) -> dict:
+def run_ranks(
+    net: Netns, world: int, args, deadline: float, no_sync: bool = False, probe: bool = False
+) -> dict:
     out = Path(tempfile.mkdtemp(prefix="gw-netns-")) / "r.json"
     procs = []
     budget = max(10.0, deadline - time.monotonic())
@@ -229,6 +254,7 @@ def run_ranks(net: Netns, world: int, args, deadline: float, no_sync: bool = Fal
             str(out),
         ]
         cmd += ["--no-sync"] if no_sync else []
+        cmd += ["--probe-allreduce"] if probe else []
         env = {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1"}  # gloo must use the veth
         procs.append(
             subprocess.Popen(
@@ -257,23 +283,23 @@ def run_ranks(net: Netns, world: int, args, deadline: float, no_sync: bool = Fal
     return data
 
 
-def predict(t1: float, params: int, mbit: float, rtt_s: float, batch: int) -> dict:
-    """The planner's model for 2 nodes of 1 'GPU' each on this link, compute time = measured t1."""
+def predict(
+    t_compute: float, params: int, ranks: int, link_bytes_s: float, latency_s: float, batch: int
+) -> dict:
+    """The planner's model for `ranks` nodes of 1 'GPU' each on this link, compute per step = t_compute."""
     import numpy as np
 
-    from gpuwise.plan.defaults import PlanDefaults
     from gpuwise.plan.perf import NodeNumbers, OptionArrays, WorkloadNumbers, evaluate
 
-    d = PlanDefaults()
-    frac = d.value("communication.default_network_achieved_fraction")
     w = WorkloadNumbers(
         flops_per_sample=1.0,
-        total_samples=2.0 * batch,
-        global_batch=2.0 * batch,
+        total_samples=ranks * batch,
+        global_batch=float(ranks * batch),
         micro_batch=float(batch),
         params=float(params),
         weight_bytes=4.0,
         grad_bytes=4.0,
+        reduce_bytes=4.0,  # fp32 gradients
         optimizer_bytes=4.0,
         zero_stage=0,
         tp=1,
@@ -294,30 +320,58 @@ def predict(t1: float, params: int, mbit: float, rtt_s: float, batch: int) -> di
     )
     opt = NodeNumbers(
         gpus_per_node=1,
-        peak_flops=batch / t1,
+        peak_flops=batch / t_compute,
         mfu=1.0,
         gpu_memory_bytes=np.nan,
         intra_bytes_s=1e12,
         intra_latency_s=0.0,
-        inter_bytes_s=mbit * 1e6 / 8 * frac,
-        inter_latency_s=rtt_s / 2,
-        compute_cv=d.value("stragglers.compute_cv"),
-        network_cv=d.value("stragglers.network_cv_ethernet"),
+        inter_bytes_s=link_bytes_s,
+        inter_latency_s=latency_s,
+        compute_cv=0.0,  # the planner's default: no straggler term unless calibrated
+        network_cv=0.0,
         storage_bytes_s=1e12,
         storage_iops=1e12,
         storage_shared=False,
         time_overhead=0.0,
-        overlap=d.value("communication.overlap_fraction"),
         usable_memory_fraction=1.0,
     )
-    r = evaluate(w, OptionArrays.stack([opt]), [1, 2])
+    r = evaluate(w, OptionArrays.stack([opt]), [1, ranks])
     return {
         "efficiency": float(r.efficiency[0, 1]),
         "step_s": float(r.step_s[0, 1]),
         "comm_s": float(r.comm_s[0, 1]),
         "exposed_comm_s": float(r.exposed_comm_s[0, 1]),
-        "achieved_fraction": frac,
     }
+
+
+def predictions(
+    t_compute: float, params: int, ranks: int, mbit: float, rtt_s: float, table, batch: int
+) -> dict:
+    """(a) nominal rate × the sourced TCP range, (b) calibrated from the measured all-reduce table."""
+    from gpuwise.plan.defaults import PlanDefaults
+    from gpuwise.plan.network_fit import fit_measurement
+    from gpuwise.plan.options import achieved_range
+
+    low, typical, high = achieved_range(PlanDefaults(), rdma=False)
+    line = mbit * 1e6 / 8
+    out = {
+        name: predict(t_compute, params, ranks, line * frac, rtt_s / 2, batch)
+        for name, frac in (("tcp_low", low), ("tcp_typical", typical), ("tcp_high", high))
+    }
+    fit, why = fit_measurement(table, ranks, ranks, "tcp", "gloo all-reduce in the namespaces")
+    if fit is not None:
+        bytes_s, lat = fit.inter_for(
+            1e12, 0.0, BUCKET_MB * 2**20
+        )  # the rate at DDP's bucket size, as plan does
+        out["calibrated"] = {
+            **predict(t_compute, params, ranks, bytes_s, lat, batch),
+            "link_gb_s": bytes_s / 1e9,
+            "fraction_of_rate": bytes_s / line,
+            "latency_us": lat * 1e6,
+        }
+    else:
+        out["calibrated"] = {"error": why}
+    return out
 
 
 def main() -> int:
@@ -327,19 +381,38 @@ def main() -> int:
     ap.add_argument("--world", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--no-sync", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--probe-allreduce", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--ranks", type=int, default=4, help="ranks (network namespaces), at least 2")
     ap.add_argument("--rates", default="1000,200", help="link rates to test, Mbit/s (comma separated)")
     ap.add_argument("--hidden", type=int, default=1024)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--batch", type=int, default=256, help="samples per rank per step")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--repeats", type=int, default=2, help="interleaved (1-rank, 2-rank) pairs per rate")
+    ap.add_argument("--repeats", type=int, default=2, help="interleaved (1, N lockstep, N DDP) runs per rate")
     ap.add_argument("--timeout", type=float, default=300.0, help="deadline for the whole script, seconds")
     ap.add_argument("--json", default="", help="also write results to this file")
+    ap.add_argument(
+        "--reanalyse", default="", help="recompute the predictions from a --json file of an earlier run"
+    )
     args = ap.parse_args()
     if args.worker:
         worker(args)
         return 0
+    if args.reanalyse:
+        results = json.loads(Path(args.reanalyse).read_text())
+        for r in results:
+            r["predicted"] = predictions(
+                r["t_lockstep_s"], r["params"], r["ranks"], r["rate_mbit"], r["rtt_ms"] / 1e3,
+                r["allreduce_table"], r["batch"],
+            )  # fmt: skip
+            r["error_points"] = {
+                k: (v["efficiency"] - r["measured_efficiency"]) * 100
+                for k, v in r["predicted"].items()
+                if "efficiency" in v
+            }
+        args.batch = results[0]["batch"]  # the table header names it; layers/hidden are the defaults used
+        return report(results, args)
     if os.geteuid() != 0:
         print("SKIP: needs root to create network namespaces and tc qdiscs (run with sudo)")
         return 0
@@ -354,7 +427,11 @@ def main() -> int:
         return 0
 
     deadline = time.monotonic() + args.timeout
-    net = Netns(2)
+    ranks = args.ranks
+    if ranks < 2:
+        print("--ranks must be at least 2", file=sys.stderr)
+        return 2
+    net = Netns(ranks)
     results = []
 
     def on_signal(signum, _frame):
@@ -369,42 +446,45 @@ def main() -> int:
         net.up()
         for mbit in (float(r) for r in args.rates.split(",") if r.strip()):
             net.limit(mbit)
-            t1s, t2cs, t2s, rtts, params = [], [], [], [], 0
+            t1s, tcs, tns, rtts, tables, params = [], [], [], [], [], 0
             for _ in range(args.repeats):
                 one = run_ranks(net, 1, args, deadline)
-                busy = run_ranks(net, 2, args, deadline, no_sync=True)  # both ranks computing, no all-reduce
-                two = run_ranks(net, 2, args, deadline)
+                busy = run_ranks(net, ranks, args, deadline, no_sync=True)  # all computing, no all-reduce
+                ddp = run_ranks(net, ranks, args, deadline, probe=True)
                 t1s += one["times"]
-                t2cs += busy["times"]
-                t2s += two["times"]
-                params = two["params"]
-                if two.get("rtt_s"):
-                    rtts.append(two["rtt_s"])
-            t1, t2c, t2 = statistics.median(t1s), statistics.median(t2cs), statistics.median(t2s)
+                tcs += busy["times"]
+                tns += ddp["times"]
+                params = ddp["params"]
+                tables.append(ddp["table"])
+                if ddp.get("rtt_s"):
+                    rtts.append(ddp["rtt_s"])
+            t1, tc, tn = statistics.median(t1s), statistics.median(tcs), statistics.median(tns)
             rtt = statistics.median(rtts) if rtts else 0.0
-            # Network-only efficiency: both ranks computing (same CPU contention) without vs with the all-reduce.
-            # GPUs do not share cores, so this is the quantity the planner's network model predicts.
-            measured = t2c / t2
-            pred = predict(t2c, params, mbit, rtt, args.batch)
-            pred_raw = predict(t1, params, mbit, rtt, args.batch)
+            table = [
+                {"bytes": rows[0]["bytes"], "time_us": statistics.median(r["time_us"] for r in rows)}
+                for rows in zip(*tables, strict=True)
+            ]
+            measured = tc / tn  # lockstep compute without vs with the all-reduce: what GPUs would see
+            pred = predictions(tc, params, ranks, mbit, rtt, table, args.batch)
             results.append(
                 {
+                    "ranks": ranks,
                     "rate_mbit": mbit,
+                    "batch": args.batch,
                     "params": params,
                     "grad_mb": params * 4 / 1e6,
                     "rtt_ms": rtt * 1e3,
                     "t1_s": t1,
-                    "t2_compute_only_s": t2c,
-                    "t2_s": t2,
-                    "t2_min_s": min(t2s),
-                    "t2_max_s": max(t2s),
-                    "raw_efficiency": t1 / t2,
-                    "predicted_raw": pred_raw,
-                    "raw_error_points": (pred_raw["efficiency"] - t1 / t2) * 100,
+                    "t_lockstep_s": tc,
+                    "t_ddp_s": tn,
+                    "t_ddp_min_s": min(tns),
+                    "t_ddp_max_s": max(tns),
+                    "allreduce_table": table,
                     "measured_efficiency": measured,
                     "predicted": pred,
-                    "error_points": (pred["efficiency"] - measured) * 100,
-                    "relative_error": (pred["efficiency"] - measured) / measured,
+                    "error_points": {
+                        k: (v["efficiency"] - measured) * 100 for k, v in pred.items() if "efficiency" in v
+                    },
                 }
             )
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
@@ -414,29 +494,45 @@ def main() -> int:
         timer.cancel()
         net.close()
 
+    return report(results, args)
+
+
+def report(results: list[dict], args) -> int:
+    """Print the table (and write --json)."""
+    ranks = results[0]["ranks"]
+    r0 = results[0]
     print(
-        f"MLP {args.layers}x{args.hidden} ({results[0]['params'] / 1e6:.2f}M params, "
-        f"{results[0]['grad_mb']:.1f} MB fp32 gradients), batch {args.batch}/rank, gloo DDP, "
-        f"bucket {BUCKET_MB:g} MiB, 1 CPU thread per rank; "
-        "latency = measured RTT (no netem in this kernel)"
+        f"{ranks} ranks, MLP {args.layers}x{args.hidden} ({r0['params'] / 1e6:.2f}M params, "
+        f"{r0['grad_mb']:.1f} MB fp32 gradients), batch {args.batch}/rank, gloo DDP, bucket {BUCKET_MB:g} MiB, "
+        "1 CPU thread per rank; latency = measured RTT (no netem in this kernel)"
     )
     print(
-        "| link | RTT | step: 1 rank / 2 ranks no comm / 2 ranks DDP (min–max) | raw E: "
-        "measured / predicted | network E: measured / predicted | error (network E) |"
+        "| link | RTT | step: 1 rank / N lockstep no comm / N DDP (min–max) | measured E | predicted E: "
+        "TCP range low–typical–high | error (typical) | predicted E, calibrated (fit) | error (calibrated) |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
-        p = r["predicted"]
+        p, e = r["predicted"], r["error_points"]
+        cal = p["calibrated"]
+        cal_text = (
+            f"{cal['efficiency']:.1%} ({cal['link_gb_s'] * 8e3:.0f} Mbit/s, {cal['latency_us']:.0f} us)"
+            if "efficiency" in cal
+            else cal["error"]
+        )
+        cal_err = f"{e['calibrated']:+.1f} pts" if "calibrated" in e else "n/a"
         print(
-            f"| {r['rate_mbit']:g} Mbit/s tbf | {r['rtt_ms']:.3f} ms | {r['t1_s'] * 1e3:.0f} / {r['t2_compute_only_s'] * 1e3:.0f} / {r['t2_s'] * 1e3:.0f} ms ({r['t2_min_s'] * 1e3:.0f}–{r['t2_max_s'] * 1e3:.0f}) "
-            f"| {r['raw_efficiency']:.1%} / {r['predicted_raw']['efficiency']:.1%} | {r['measured_efficiency']:.1%} / {p['efficiency']:.1%} | {r['error_points']:+.1f} pts ({r['relative_error']:+.0%}) "
-            "|"
+            f"| {r['rate_mbit']:g} Mbit/s tbf | {r['rtt_ms']:.3f} ms "
+            f"| {r['t1_s'] * 1e3:.0f} / {r['t_lockstep_s'] * 1e3:.0f} / {r['t_ddp_s'] * 1e3:.0f} ms "
+            f"({r['t_ddp_min_s'] * 1e3:.0f}–{r['t_ddp_max_s'] * 1e3:.0f}) "
+            f"| {r['measured_efficiency']:.1%} "
+            f"| {p['tcp_low']['efficiency']:.1%}–{p['tcp_typical']['efficiency']:.1%}–{p['tcp_high']['efficiency']:.1%} "
+            f"| {e['tcp_typical']:+.1f} pts | {cal_text} | {cal_err} |"
         )
     print(
-        "raw E = T(1 rank)/T(2 ranks DDP), predicted with compute = the 1-rank step; "
-        "network E = T(2 ranks, no all-reduce)/T(2 ranks DDP), "
-        "which removes the CPU contention GPUs do not have; "
-        "predicted E = planner model for the same link, compute = that no-all-reduce step time"
+        "measured E = T(N ranks computing in lockstep, no all-reduce) / T(N ranks DDP); predicted E = planner "
+        "model for N nodes on the same link, compute = that lockstep step; TCP range = the sourced NCCL-over-"
+        "TCP achieved fractions (plan_defaults.yaml network_achieved_fraction.tcp) × the tbf rate; calibrated = "
+        "α–β fit of the gloo all-reduces measured over the same links"
     )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

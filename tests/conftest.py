@@ -78,3 +78,20 @@ def golden(request):
 def _history_in_tmp(tmp_path_factory, monkeypatch):
     """bench and doctor record their runs: in tests, into a throwaway database, never the user's."""
     monkeypatch.setenv("GPUWISE_HISTORY", str(tmp_path_factory.mktemp("gwhistory") / "history.db"))
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """The real Slurm test cluster (tests/fleet/slurm_cluster.py), started once per test session and shared
+    by the fleet and launch tests (two clusters at once would collide), torn down afterwards."""
+    from tests.fleet.slurm_cluster import SlurmCluster, available
+
+    reason = available()
+    if reason:
+        pytest.skip(reason)
+    cluster = SlurmCluster(nodes=3)
+    try:
+        cluster.up()
+        yield cluster
+    finally:
+        cluster.down()

@@ -6,9 +6,9 @@ from typing import get_args
 
 from gpuwise.advise.finding import Finding
 from gpuwise.commands.probe import LAYER_CHOICES
+from gpuwise.facts.diff import FACT_LAYER
 from gpuwise.facts.models import Facts
 from gpuwise.layers import LAYER_ORDER, PROBE_LAYERS
-from gpuwise.report.compare import FACT_LAYER
 
 
 def test_findings_probe_and_compare_use_the_one_list():

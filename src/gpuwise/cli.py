@@ -27,6 +27,7 @@ from gpuwise.commands import (
     export,
     fleet,
     history,
+    launch,
     plan,
     probe,
     profile,
@@ -92,7 +93,21 @@ def _root(
         warnings.filterwarnings("ignore", category=RuntimeWarning)
 
 
-for _module in (probe, capture, bench, doctor, plan, catalog, history, fleet, export, watch, tune, profile):
+for _module in (
+    probe,
+    capture,
+    bench,
+    doctor,
+    plan,
+    catalog,
+    history,
+    fleet,
+    export,
+    watch,
+    tune,
+    profile,
+    launch,
+):
     _module.register(app)
 
 

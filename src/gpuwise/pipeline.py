@@ -15,6 +15,7 @@ from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.expect import check_expectations
+from gpuwise.profile.model import LoadedProfile
 from gpuwise.report.model import EnvInfo, Report, summarize
 
 ENV_CHOICES = ("auto", "cloud", "onprem")
@@ -35,11 +36,13 @@ def diagnose(
     env: str = "auto",
     nccl_logs: tuple[NcclDebugLog, ...] = (),
     expected: dict[str, object] | None = None,
+    profiles: tuple[LoadedProfile, ...] = (),
 ) -> Report:
-    """Run every rule over `facts` (and `bench`, and NCCL debug logs of the user's runs) for the resolved
-    environment kind, check the operator's expectations (`--expect gpus=8,ib=4`), and build the Report."""
+    """Run every rule over `facts` (and `bench`, NCCL debug logs and step profiles of the user's runs) for
+    the resolved environment kind, check the operator's expectations (`--expect gpus=8,ib=4`), and build
+    the Report."""
     info = resolve_env(facts, env)
-    findings = run_rules(facts, bench, info.kind, nccl_logs=nccl_logs)
+    findings = run_rules(facts, bench, info.kind, nccl_logs=nccl_logs, profiles=profiles)
     if expected:
         findings = sorted(findings + check_expectations(facts, expected), key=Finding.sort_key)
     return build_report(facts, findings, info, bench, nccl_logs)

@@ -42,8 +42,11 @@ def test_offers_json_has_network_and_sources():
     assert doc["schema"] == "gpuwise-catalog/1" and doc["kind"] == "offers"
     data = doc["offers"]
     gt4 = next(o for o in data if o["instance_type"] == "GT4.41XLARGE948")
-    assert gt4["network_gbps"] == 50 and gt4["resolved_gpu"] == "A100-SXM-40GB" and gt4["price"] is None
-    assert all(o["price_source"] and o["as_of"] for o in data)
+    assert gt4["network_gbps"] == 50 and gt4["resolved_gpu"] == "A100-SXM-40GB" and gt4["price"] == 237.51
+    assert gt4["monthly_price"] == 114016 and gt4["currency"] == "CNY"
+    assert all(o["price_source"] for o in data)
+    assert all(o["as_of"] or "no date" in o["notes"] for o in data if o["price"] is not None)
+    assert {o["provider"] for o in data} >= {"aws", "lambda", "coreweave", "runpod", "tencent"}
 
 
 def test_offers_filters_combine():

@@ -14,10 +14,24 @@ def test_values_and_sources():
     assert d.value("pue") == 1.25 and d.entry("pue").low == 1.1
     assert d.value("electricity_price_per_kwh") == 0.0826
     assert d.value("ethernet_fabric_cost_per_node") is None  # no source: not invented
-    assert d.value("support_fraction_per_year") is None
+    # Cost of capital, staff, support, storage and the management network have sourced defaults with ranges.
+    for name in (
+        "interest_rate",
+        "staff_fte_per_node",
+        "staff_cost_per_fte_year",
+        "support_per_gpu_year",
+        "storage_cost_per_node",
+        "management_network_cost_per_node",
+    ):
+        e = d.entry(name)
+        assert e.value and e.low is not None and e.high is not None and e.low <= e.value <= e.high, name
+        assert "https://" in e.source or "http://" in e.source, name
     assert "Cheah" in d.entry("server_price_per_node", "H100-SXM").source
     assert d.server_price_per_node("h100-sxm") == 310000  # class names are case-insensitive
-    assert d.server_price_per_node("A100-SXM-80GB") is None  # no sourced A100 server price
+    assert d.server_price_per_node("A100-SXM-80GB") == 200000  # DGX A100 launch list price
+    assert "geektopia" in d.entry("server_price_per_node", "A100-SXM-40GB").source
+    for unsourced in ("H200", "B200", "H20", "L40S"):
+        assert d.server_price_per_node(unsourced) is None, unsourced  # no public price found
     assert d.cloud_commitment_discounts["aws"].three_year == 0.64
 
 

@@ -101,7 +101,7 @@ def test_gpu_filter_never_confuses_a10_a10g_a100():
 
     assert names("A10") == {"A10"}
     assert names("A10G") == {"A10G"}
-    assert names("A100") == {"A100"}
+    assert names("A100") == {"A100", "A100-80GB"}  # never A10 or A10G
     assert names("V100") == {"V100", "V100-32GB"}
     assert names("H100-SXM") == {"H100"}  # matched through GpuKey
     assert names("NVIDIA A100-SXM4-40GB") == {"A100"}  # a reported name resolves through the GPU catalog

@@ -90,7 +90,7 @@ def test_reference_numbers_shipped_as_written():
 
 
 def test_unverified_figures_are_flagged_or_absent():
-    # REFERENCE.md marks H20, A800 and H800 figures as unverified; T4 bandwidth and L20 fp32 are from memory.
+    # H20, A800 and H800 figures come from third-party sources only; T4 bandwidth and L20 fp32 have none.
     for key in ("H20", "A800-SXM-80GB", "H800-SXM", "GH200"):
         assert gpus.get_gpu(key).verified is False, key
     assert gpus.get_gpu("H20").tf32_tflops is None  # sources disagree: left out
@@ -142,18 +142,41 @@ def test_every_fabric_row_has_source_and_both_units():
     assert fabrics.pcie_x16(4).key == "pcie4-x16" and fabrics.pcie_x16(9) is None
 
 
-def test_every_shipped_offer_has_source_and_date_and_no_invented_price():
+def test_every_shipped_offer_has_source_and_price_date_and_no_invented_price():
     rows = offers.load_shipped_offers()
-    assert {o.provider for o in rows} >= {"tencent", "aws"}
+    assert {o.provider for o in rows} >= {
+        "tencent",
+        "aws",
+        "lambda",
+        "coreweave",
+        "runpod",
+        "alibaba",
+        "baidu",
+    }
     for o in rows:
-        assert o.price_source, (o.provider, o.instance_type)
-        assert o.as_of is not None and EARLIEST <= o.as_of < LATEST
-        if o.price is not None or o.spot_price is not None:
-            assert not o.price_source.startswith("none"), o.instance_type
+        where = (o.provider, o.instance_type, o.region)
+        assert o.price_source, where
+        assert "REFERENCE" not in f"{o.price_source} {o.notes}", where  # public sources only
+        priced = o.price is not None or o.spot_price is not None
+        if priced:
+            assert not o.price_source.startswith("none"), where
+            # AsOf is the date of the price; a page without a date says so instead of using today.
+            if o.as_of is None:
+                assert "no date" in o.notes or "not recorded" in o.notes + o.price_source, where
+        else:
+            assert o.price_source.startswith("none"), where  # the reason a price is missing
+        if o.as_of is not None:
+            assert EARLIEST <= o.as_of < LATEST, where
         if o.gpu_key:
             assert o.gpu_spec() is not None and o.gpu_spec().key == o.gpu_key
     tencent = [o for o in rows if o.provider == "tencent"]
-    assert all(o.price is None and o.currency == "CNY" for o in tencent)  # no authoritative Tencent price
+    assert all(o.currency == "CNY" and o.region is None for o in tencent)  # list prices: live fetch replaces
+    priced = {o.instance_type: o for o in tencent if o.price is not None}
+    # Tencent's price overview lists GT4, GN10X/GN10Xp and GN7, pay-as-you-go and monthly, in CNY.
+    assert {"GT4.41XLARGE948", "GN10Xp.20XLARGE320", "GN10X.18XLARGE320", "GN7.2XLARGE32"} <= set(priced)
+    assert all(o.monthly_price and o.monthly_price > 100 * o.price for o in priced.values())
+    assert (priced["GT4.41XLARGE948"].price, priced["GT4.41XLARGE948"].monthly_price) == (237.51, 114016)
+    assert not any(o.instance_type.startswith(("PNV4", "HCC")) for o in priced.values())  # not on the page
     families = {o.instance_type.split(".")[0] for o in tencent}
     assert {"GN7", "GN10X", "GN10Xp", "GT4", "PNV4", "HCCPNV4h", "HCCPNV5"} <= families
 
@@ -185,12 +208,25 @@ def test_costs_have_a_source_for_every_value():
         "pue",
         "electricity_price_per_kwh",
         "colocation_price_per_kw_month",
-        "staff_cost_per_year",
+        "interest_rate",
+        "staff_fte_per_node",
+        "staff_cost_per_fte_year",
+        "support_per_gpu_year",
+        "storage_cost_per_node",
+        "management_network_cost_per_node",
         "depreciation_years",
         "residual_value_fraction",
-        "support_fraction_per_year",
     ):
         assert required in d.values
-    assert d.value("staff_cost_per_year") == 0
+    assert d.value("interest_rate") > 0 and d.value("staff_fte_per_node") > 0  # not silently 0
     assert d.server_price_per_node("H100-SXM") == 310000
     assert d.node_power_kw("H100-SXM") == 10.2
+
+
+def test_alibaba_prices_keep_their_date_region_and_monthly_price():
+    rows = {o.instance_type: o for o in offers.load_shipped_offers() if o.provider == "alibaba"}
+    big = rows["ecs.gn7e-c16g1.32xlarge"]
+    assert (big.price, big.monthly_price, big.currency) == (277.93, 133408, "CNY")
+    assert big.region == "cn-shanghai" and big.as_of == dt.date(2023, 6, 17) and big.network_gbps == 64
+    assert big.gpu_spec().key == "A100-SXM-80GB"
+    assert all("ecs-buy.aliyun.com" in o.price_source for o in rows.values())

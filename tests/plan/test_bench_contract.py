@@ -17,11 +17,13 @@ from gpuwise.bench.peaks import Peak
 from gpuwise.plan.calibrate import load_calibration
 
 
-def _rows(busbw_gb_s: float) -> list[dict]:
+def _rows(busbw_gb_s: float, latency_us: float = 20.0) -> list[dict]:
+    # As collective_rank._row writes them: time = latency + S·2(n−1)/n / busbw at n = 8 ranks.
     return [
         {
             "op": "all_reduce",
             "bytes": size,
+            "time_us": latency_us + size * 1.75 / (busbw_gb_s * 1e9) * 1e6,
             "busbw_gb_s": busbw_gb_s,
             "algbw_gb_s": busbw_gb_s / 1.75,
             "busbw_samples_gb_s": [busbw_gb_s] * 3,
@@ -63,7 +65,12 @@ def test_gloo_allreduce_on_a_gpu_machine_is_not_nvlink(tmp_path, no_cuda_peak):
     assert any("allreduce_busbw: backend gloo" in i for i in cal.ignored)
 
 
-def test_multi_node_allreduce_is_not_intra_node(tmp_path, no_cuda_peak):
+def test_multi_node_allreduce_calibrates_the_network_not_nvlink(tmp_path, no_cuda_peak):
     cal = load_calibration(_report(tmp_path, "nccl", 4), "bf16")  # 8 ranks, 4 per node: 2 nodes
     assert cal.intra_busbw_gb_s is None
-    assert any("across 2 nodes" in i for i in cal.ignored)
+    fit = cal.network
+    assert fit is not None and (fit.nodes, fit.ranks_per_node) == (2, 4)
+    assert fit.latency_s == pytest.approx(20e-6, rel=1e-3)
+    assert 1 / fit.seconds_per_byte == pytest.approx(360e9 / 1.75, rel=1e-3)
+    assert fit.transport is None  # nccl may run over IB or sockets: the bench result does not say
+    assert any("inter-node bandwidth" in u for u in cal.used)

@@ -42,9 +42,15 @@ def test_decision_thresholds_are_sourced_heuristics_listed_as_assumptions():
 
 
 def test_thresholds_come_from_the_file_and_can_be_overridden(tmp_path):
-    """resnet50: building is cheaper on paper, but 4 context votes for the cloud overturn it (threshold 3).
-    Raise the threshold and the cheaper build wins back, as a hybrid because it would miss the deadline."""
-    workload = EXAMPLES / "resnet50-imagenet.yaml"
+    """llm-7b on a 1-year horizon with no ops team: building is cheaper across its whole cost range, but 3
+    context votes for the cloud (short horizon, no ops team, deadline) overturn it (threshold 3). Raise the
+    threshold and the cheaper build wins back, as a hybrid because it would miss the deadline.
+    (resnet50 served here before on-prem costs became ranges; its range now crosses zero, a close call.)"""
+    workload = tmp_path / "w.yaml"
+    text = (EXAMPLES / "llm-7b-pretrain-1t.yaml").read_text()
+    workload.write_text(
+        text.replace("  horizon_years: 3", "  horizon_years: 1").replace("ops_team: true", "ops_team: false")
+    )
     options = tmp_path / "o.yaml"
     text = (EXAMPLES / "plan-options.yaml").read_text()
     options.write_text(

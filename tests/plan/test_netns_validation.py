@@ -26,6 +26,8 @@ def test_netns_validation_small_run(tmp_path):
         [
             sys.executable,
             str(SCRIPT),
+            "--ranks",
+            "4",
             "--rates",
             "500",
             "--hidden",
@@ -41,7 +43,7 @@ def test_netns_validation_small_run(tmp_path):
             "--repeats",
             "1",
             "--timeout",
-            "90",
+            "150",
             "--json",
             str(out),
         ],
@@ -50,13 +52,22 @@ def test_netns_validation_small_run(tmp_path):
         text=True,
     )
     try:
-        _stdout, stderr = proc.communicate(timeout=150)
+        _stdout, stderr = proc.communicate(timeout=240)
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr[-2000:]
     rows = json.loads(out.read_text())
-    assert rows[0]["rate_mbit"] == 500 and 0 < rows[0]["measured_efficiency"] <= 1.5
-    assert 0 < rows[0]["predicted"]["efficiency"] <= 1
+    row = rows[0]
+    assert row["rate_mbit"] == 500 and row["ranks"] == 4 and 0 < row["measured_efficiency"] <= 1.5
+    pred = row["predicted"]
+    assert (
+        0
+        < pred["tcp_low"]["efficiency"]
+        <= pred["tcp_typical"]["efficiency"]
+        <= pred["tcp_high"]["efficiency"]
+        <= 1
+    )
+    assert len(row["allreduce_table"]) == 6 and "efficiency" in pred["calibrated"]
     # cleaned up: none of this run's namespaces is left (other test runs on the machine may add or remove theirs)
     tag = str(proc.pid % 100000)
     assert {n for n in _namespaces() if n == f"gwh{tag}" or n.startswith(f"gwr{tag}-")} == set()

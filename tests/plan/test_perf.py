@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuwise.plan.overlap import DDP_FIRST_BUCKET_BYTES, bucket_sizes, exposed_after_backward, simulate
 from gpuwise.plan.perf import (
     BATCH_TOO_SMALL,
     NO_FIT,
@@ -34,6 +35,7 @@ def workload(**kw) -> WorkloadNumbers:
         params=PSI,
         weight_bytes=2.0,
         grad_bytes=2.0,
+        reduce_bytes=2.0,
         optimizer_bytes=12.0,
         zero_stage=0,
         tp=1,
@@ -72,7 +74,6 @@ def option(**kw) -> NodeNumbers:
         storage_iops=1e9,
         storage_shared=False,
         time_overhead=0.0,
-        overlap=0.0,
         usable_memory_fraction=0.9,
     )
     base.update(kw)
@@ -97,22 +98,61 @@ def test_hierarchical_allreduce_alpha_beta():
     w = workload()
     r = run(w, option(intra_latency_s=alpha_nv, inter_latency_s=alpha_net), nodes=(4,))
     s = PSI * 2.0
-    buckets = np.ceil(s / 25e6)
+    buckets = 1 + np.ceil((s - 2**20) / 25e6)  # DDP's 1 MiB first bucket, then 25e6-byte buckets
     intra = 2 * 7 / 8 * s / 200e9 + buckets * 2 * 7 * alpha_nv
     inter = (
         8 * 2 * 3 / 4 * s / 8 / 10e9 * 1 + buckets * min(2 * 3, 2 * 2) * alpha_net
     )  # 8 rails share the NICs
     assert r.comm_s[0, 0] == pytest.approx(intra + inter)
-    # No overlap configured: all of it is exposed.
-    assert r.exposed_comm_s[0, 0] == pytest.approx(intra + inter)
+    # The bucket schedule hides part of it behind the last micro-batch's backward, never all.
+    assert 0 < r.exposed_comm_s[0, 0] < r.comm_s[0, 0]
 
 
-def test_overlap_hides_comm_behind_last_microbatch_backward():
+def _buckets(w):
+    """DDP's bucket sizes for this workload's gradients, and how many there are."""
+    g = w.params * w.reduce_bytes
+    first, full, partial = bucket_sizes(g, w.first_bucket_bytes, w.bucket_bytes)
+    count = 1 + full + (1 if partial else 0)
+    sizes = [first] + [w.bucket_bytes] * full + ([partial] if partial else [])
+    return sizes, count
+
+
+def test_exposed_comm_follows_the_ddp_bucket_schedule():
     w = workload()
-    r = run(w, option(overlap=1.0), nodes=(2,))
-    compute = r.compute_s[0, 0]
-    accum = 512 / (16 * 4)
-    assert r.exposed_comm_s[0, 0] == pytest.approx(max(r.comm_s[0, 0] - 2 / 3 * compute / accum, 0.0))
+    o = option(inter_latency_s=10e-6)
+    r = run(w, o, nodes=(2,))
+    compute, accum = r.compute_s[0, 0], 512 / (16 * 4)
+    backward = 2 / 3 * compute / accum  # only the last micro-batch's backward can hide the sync
+    sizes, count = _buckets(w)
+    per_bucket = 2 * 10e-6  # 2 nodes: min(2(m-1), 2·ceil(log2 m)) = 2 steps of the inter-node latency
+    per_byte = (r.comm_s[0, 0] - per_bucket * count) / sum(sizes)
+    assert r.exposed_comm_s[0, 0] == pytest.approx(simulate(sizes, per_byte, per_bucket, backward), rel=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    grad=st.floats(1e5, 1e11),
+    bucket=st.floats(1e5, 1e9),
+    per_byte=st.floats(1e-13, 1e-8),
+    per_bucket=st.floats(0, 1e-3),
+    backward=st.floats(0, 100.0),
+)
+def test_closed_form_schedule_equals_bucket_by_bucket_simulation(
+    grad, bucket, per_byte, per_bucket, backward
+):
+    first, full, partial = bucket_sizes(grad, DDP_FIRST_BUCKET_BYTES, bucket)
+    if full > 200_000:
+        return  # the simulation would loop too long; the closed form has no such limit
+    sizes = [first] + [bucket] * full + ([partial] if partial else [])
+    got = float(exposed_after_backward(grad, DDP_FIRST_BUCKET_BYTES, bucket, per_byte, per_bucket, backward))
+    want = simulate(sizes, per_byte, per_bucket, backward)
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-12)
+
+
+def test_fp32_gradient_reduce_doubles_the_bytes_of_bf16():
+    a = run(workload(reduce_bytes=2.0), option(), nodes=(2,)).comm_s[0, 0]
+    b = run(workload(reduce_bytes=4.0), option(), nodes=(2,)).comm_s[0, 0]
+    assert b == pytest.approx(2 * a, rel=0.01)  # the latency terms differ by the bucket count only
 
 
 def test_zero3_moves_one_and_a_half_times_the_bytes():
@@ -181,11 +221,18 @@ def test_more_bandwidth_never_slows_a_step(bw, factor, lat):
 
 
 def test_last_bucket_is_never_hidden():
-    # One bucket (2 GB of gradients in a 4 GB bucket): nothing can overlap, whatever the overlap fraction.
-    r = run(workload(bucket_bytes=4e9), option(overlap=1.0), nodes=(2,))
-    assert r.exposed_comm_s[0, 0] == pytest.approx(r.comm_s[0, 0])
-    # Two buckets: at most half is hidden.
-    r = run(
-        workload(bucket_bytes=1e9, global_batch=64.0), option(overlap=1.0, inter_bytes_s=1e12), nodes=(2,)
-    )
-    assert r.exposed_comm_s[0, 0] >= r.comm_s[0, 0] / 2 - 1e-12
+    # 2 GB of gradients: a 1 MiB first bucket, then one bucket of the rest; it is reduced after backward.
+    r = run(workload(bucket_bytes=4e9, global_batch=64.0), option(inter_bytes_s=1e12), nodes=(2,))
+    assert r.exposed_comm_s[0, 0] >= r.comm_s[0, 0] * (2e9 - 2**20) / 2e9 - 1e-12
+    # Two full-size buckets: at least the last one (about half) is exposed.
+    r = run(workload(bucket_bytes=1e9, global_batch=64.0), option(inter_bytes_s=1e12), nodes=(2,))
+    assert r.exposed_comm_s[0, 0] >= r.comm_s[0, 0] * (1e9 - 2**20) / 2e9 - 1e-12
+
+
+def test_network_range_brackets_the_typical_efficiency():
+    o = option(inter_bytes_s=10e9, inter_bytes_s_low=5e9, inter_bytes_s_high=12e9)
+    arrays = OptionArrays.stack([o])
+    mid = evaluate(workload(), arrays, (1, 4, 16)).efficiency
+    low = evaluate(workload(), arrays.with_network_end("low"), (1, 4, 16)).efficiency
+    high = evaluate(workload(), arrays.with_network_end("high"), (1, 4, 16)).efficiency
+    assert np.all(low <= mid + 1e-12) and np.all(mid <= high + 1e-12) and low[0, 2] < high[0, 2]

@@ -17,10 +17,17 @@ import pytest
 from gpuwise.plan import decide as decide_module
 from gpuwise.plan.decision import Decision, Flip, Reason
 from gpuwise.plan.planner import make_plan
+from gpuwise.plan.serving.workload import workload_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = ROOT / "examples" / "plan-options.yaml"
-WORKLOADS = sorted(p for p in (ROOT / "examples").glob("*.yaml") if p != OPTIONS)
+# job-*.yaml are `gpuwise launch` jobs; inference plans have their own rewording test
+# (tests/plan/serving/test_serving_rewording.py)
+WORKLOADS = sorted(
+    p
+    for p in (ROOT / "examples").glob("*.yaml")
+    if p != OPTIONS and not p.name.startswith("job-") and workload_kind(p) != "inference"
+)
 CALIBRATIONS = sorted((Path(__file__).parent / "data").glob("*.json"))
 # Organisation contexts that reach the other verdict branches (residency, compliance, steady, close calls).
 ORG_VARIANTS = {
@@ -126,3 +133,19 @@ def test_the_variants_reach_every_verdict(tmp_path):
         for w in WORKLOADS:
             verdicts.add(make_plan(_variant(w, org, tmp_path / name), OPTIONS).decision.verdict)
     assert verdicts >= {"cloud", "build", "hybrid"}
+
+
+@pytest.mark.parametrize(
+    "options_text", ["cloud: {include: false}\n", "cloud: {providers: [aws]}\nonprem: []\n"]
+)
+def test_rewording_never_changes_a_one_sided_verdict(options_text, tmp_path, monkeypatch):
+    """The no_cloud_option / no_build_option paths read numbers["settled"], never the text."""
+    options = tmp_path / "o.yaml"
+    options.write_text(options_text)
+    workload = ROOT / "examples" / "llm-7b-pretrain-1t.yaml"
+    shipped = make_plan(workload, options).decision
+    monkeypatch.setattr(decide_module, "Reason", RewordedReason)
+    monkeypatch.setattr(decide_module, "Flip", RewordedFlip)
+    reworded = make_plan(workload, options).decision
+    assert shipped.verdict in ("cloud", "build")
+    assert _shape(reworded) == _shape(shipped)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +72,26 @@ def test_profile_of_the_slow_data_mlp_finds_the_data_loader(tmp_path):
     data = next(p for p in result.phases if p.name == "data")
     assert data.fraction > 0.2 and data.ms_per_step > 600  # 32 samples x 20 ms of reads: at least 640 ms
     assert all(f.source.startswith("https://") for f in result.findings)
+    # doctor reads the same file back through its rules: the warning, the measured share, the tune command
+    capture = Path(__file__).parents[1] / "captures" / "cpu-vm-kvm-docker"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpuwise.cli",
+            "doctor",
+            "--from",
+            str(capture),
+            "--profile",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode in (1, 2), r.stderr[-2000:]
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "profile.data_loader_bound"]
+    shares = {e["path"]: e["value"] for e in f["evidence"]}
+    assert shares[f"profile[{out}].phases.data.fraction"] == pytest.approx(data.fraction, abs=1e-3)
+    assert f["recommendation"]["commands"][0].startswith("gpuwise tune --workload mlp-slow-data")

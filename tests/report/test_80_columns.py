@@ -77,12 +77,19 @@ def _compare_doc(tmp: Path) -> Document:
 
 def _plan_docs() -> list[tuple[str, object]]:
     from gpuwise.plan.planner import make_plan
+    from gpuwise.plan.serving.planner import make_serving_plan
+    from gpuwise.plan.serving.workload import workload_kind
     from gpuwise.report.views.plan import plan_view
+    from gpuwise.report.views.serving import serving_view
 
     options = EXAMPLES / "plan-options.yaml"
-    workloads = sorted(p for p in EXAMPLES.glob("*.yaml") if p != options)
+    # job-*.yaml are `gpuwise launch` jobs, not plan workloads
+    files = sorted(p for p in EXAMPLES.glob("*.yaml") if p != options and not p.name.startswith("job-"))
+    workloads = [p for p in files if workload_kind(p) != "inference"]
     out = [(f"plan {w.name}", lambda w=w: plan_view(make_plan(w), verbose=True)) for w in workloads]
     out += [(f"plan {w.name} + options", lambda w=w: plan_view(make_plan(w, options))) for w in workloads]
+    serving = [p for p in files if workload_kind(p) == "inference"]
+    out += [(f"plan {w.name}", lambda w=w: serving_view(make_serving_plan(w), verbose=True)) for w in serving]
     return out
 
 

@@ -64,20 +64,24 @@ def test_compare_chart_pairs_a_and_b_relative_to_a(tmp_path):
 def test_plan_chart_is_cost_per_node_count():
     from gpuwise.plan.planner import make_plan
 
-    plan = make_plan(ROOT / "examples" / "llm-7b-pretrain-1t.yaml", ROOT / "examples" / "plan-options.yaml")
+    nodes = [1, 2, 4, 8, 16, 32, 300]  # 300 instances: more than EC2 Capacity Blocks sell
+    plan = make_plan(
+        ROOT / "examples" / "llm-7b-pretrain-1t.yaml", ROOT / "examples" / "plan-options.yaml", nodes=nodes
+    )
     (chart,) = plan_cost_chart(plan)
-    assert chart.kind == "line" and chart.series[0].x == [1, 2, 4, 8, 16, 32]
+    assert chart.kind == "line" and chart.series[0].x == [str(n) for n in nodes]  # evenly spaced slots
     assert len({s.name for s in chart.series}) == len(chart.series)  # pricing tells rows apart
     assert chart.series[0].y[0] == pytest.approx(float(plan.run_cost[plan.shown[0]][0]))
     drawn = {s.name: s.y for s in chart.series}
     skipped = 0
-    for o in plan.shown:  # infeasible setups are not drawn (their cost is a meaningless number)
+    for o in plan.shown:  # setups that cannot run or be bought are not drawn
         name = f"{plan.rows[o].label} ({plan.rows[o].pricing})"
         for k in range(len(plan.nodes)):
-            if plan.perf.short_reasons(o, k) and name in drawn:
-                assert drawn[name][k] is None
+            if plan.short_reasons(o, k):
+                assert name not in drawn or drawn[name][k] is None
                 skipped += 1
-    assert skipped > 0  # this example has capacity-limited options
+    # options that do not fit (p4d: 40 GB GPUs) or cannot be bought (capacity-block limits)
+    assert skipped > 0
 
 
 def _page(title: str, charts: list[Chart]) -> Document:

@@ -4,6 +4,7 @@ per report type opens in headless Chromium with its charts drawn (screenshots st
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 import pytest
 
@@ -29,10 +30,14 @@ def test_every_view_renders_as_html_with_every_cell(name, maker, tmp_path):
     assert html.count("<svg") == sum(isinstance(b, Chart) for b in doc.blocks)
 
 
-REPORT_TYPES = {  # one page per report type, each with the charts its view draws
+REPORT_TYPES = {  # every report type that draws a chart: its page, from the 80-column test's documents
     "doctor h200 with bench": "doctor",
     "bench h200": "bench",
     "plan llm-7b-pretrain-1t.yaml + options": "plan",
+    "tune": "tune",
+    "profile": "profile",
+    "fleet report (16 nodes)": "fleet",
+    "history trend": "history-trend",
 }
 
 
@@ -53,14 +58,29 @@ def bench_compare_doc(tmp_path) -> Document:
     return compare_view(compare_files(BENCH_FILE, tmp_path / "slower.json"))
 
 
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    """Where one screenshot per report type is kept: $GPUWISE_ARTIFACTS (a CI artifact folder) or pytest's
+    base temp dir (kept for the last three runs)."""
+    import os
+
+    folder = os.environ.get("GPUWISE_ARTIFACTS")
+    out = Path(folder) / "html-screenshots" if folder else tmp_path_factory.getbasetemp() / "html-screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/install-system-deps.sh)")
-def test_each_report_type_opens_in_headless_chromium(tmp_path):
-    makers = dict(DOCS)
-    assert set(REPORT_TYPES) <= set(makers)
-    pages = [(short, build(makers[doc_name], tmp_path)) for doc_name, short in REPORT_TYPES.items()]
-    for short, doc in [*pages, ("compare", bench_compare_doc(tmp_path))]:
-        charts = sum(isinstance(b, Chart) for b in doc.blocks)
-        if short in ("bench", "compare", "plan"):
-            assert charts >= 1, f"{short} view draws no chart"
-        dom, png = open_in_chromium(get_renderer("html")(doc), tmp_path, short)
-        assert_page_drawn(dom, png, charts=charts)
+@pytest.mark.parametrize("short", [*REPORT_TYPES.values(), "compare"])
+def test_each_report_type_opens_in_headless_chromium(short, tmp_path, screenshots):
+    import shutil
+
+    if short == "compare":
+        doc = bench_compare_doc(tmp_path)
+    else:
+        doc = build(dict(DOCS)[next(n for n, s in REPORT_TYPES.items() if s == short)], tmp_path)
+    charts = sum(isinstance(b, Chart) for b in doc.blocks)
+    assert charts >= 1, f"{short} view draws no chart"
+    dom, png = open_in_chromium(get_renderer("html")(doc), tmp_path, short)
+    assert_page_drawn(dom, png, charts=charts)
+    shutil.copy(png, screenshots / f"{short}.png")

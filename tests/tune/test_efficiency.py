@@ -1,27 +1,43 @@
-"""Tuner efficiency, replayed on the grid measured once (benchmarks/data/), 20 seeds (deterministic).
+"""Tuner efficiency, replayed on the two grids measured (benchmarks/data/), 20 seeds (deterministic).
 
-The issue's target (95 % of the grid's best within 30 % of the grid's trials, median) is NOT met on the
-table measured on this busy VM: gpuwise's search needs a median 16 of 40 trials (40 %), plain TPE 24.
-What this test holds is what was measured: under half the exhaustive grid, and no worse than plain TPE."""
+The replay runs gpuwise's own search (run_search) with the trial runner replaced by the measured table.
+Measured (`python benchmarks/tune_efficiency.py replay`): a median 10 of 40 trials to 95 % of the best
+on the first table and 12 of 40 on the second (the issue's target: at most 30 %), against 13.5 and 20.5
+for plain TPE; before measured settings were skipped and the search stepped to the best's neighbours it
+needed 16 and 14.5. The test holds the target on both tables, and on held-out seeds 20-39."""
 
 from __future__ import annotations
 
 import statistics
-import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-def test_the_search_finds_near_best_in_under_half_the_grid(monkeypatch):
+@pytest.fixture
+def tune_efficiency(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))
     import tune_efficiency
 
-    table = tune_efficiency.load()
-    assert len(table) == len(tune_efficiency.points()) and max(table.values()) > 0
-    counts = tune_efficiency.replay_counts(table)
-    ours = counts["gpuwise tune (probes, then TPE)"]
-    assert len(ours) == tune_efficiency.SEEDS
-    assert statistics.median(ours) <= 0.5 * len(table), ours
-    assert statistics.median(ours) <= statistics.median(counts["plain TPE"])
-    assert "tune_efficiency" in sys.modules
+    return tune_efficiency
+
+
+def test_two_independently_measured_tables_are_kept(tune_efficiency):
+    assert len(tune_efficiency.TABLES) >= 2
+    for path in tune_efficiency.TABLES:
+        table = tune_efficiency.load(path)
+        assert set(table) == {tune_efficiency.key(p) for p in tune_efficiency.points()}
+        assert max(table.values()) > 0
+
+
+@pytest.mark.parametrize("seeds", [range(0, 20), range(20, 40)], ids=["seeds-0-19", "held-out-20-39"])
+def test_the_search_reaches_95_percent_of_the_best_within_30_percent_of_the_grid(tune_efficiency, seeds):
+    for path in tune_efficiency.TABLES:
+        table = tune_efficiency.load(path)
+        counts = tune_efficiency.replay_counts(table, seeds)
+        ours, plain = counts["gpuwise tune"], counts["plain TPE"]
+        assert len(ours) == len(seeds)
+        assert statistics.median(ours) <= tune_efficiency.BUDGET * len(table), (path.name, ours)
+        assert statistics.median(ours) < statistics.median(plain), (path.name, ours, plain)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from gpuwise.bench.models import BenchReport
     from gpuwise.bench.nccl_debug import NcclDebugLog
     from gpuwise.facts.models import Facts
+    from gpuwise.profile.model import LoadedProfile
 
 ALL_ENVS: tuple[EnvKind, ...] = ("cloud", "onprem", "unknown")
 RuleFn = Callable[["RuleContext"], "Finding | Iterable[Finding] | None"]
@@ -210,10 +211,12 @@ class RuleContext:
         env: EnvKind,
         rule: Rule,
         nccl_logs: tuple[NcclDebugLog, ...] = (),
+        profiles: tuple[LoadedProfile, ...] = (),
     ):
         self.facts = facts
         self.bench = bench
         self.nccl_logs = nccl_logs  # NCCL_DEBUG=INFO logs of the user's runs (doctor --nccl-log)
+        self.profiles = profiles  # gpuwise-profile/1 files of the user's training step (doctor --profile)
         self.env = env
         self.rule = rule
         self.used_thresholds: list[Threshold] = []
@@ -310,14 +313,15 @@ def run_rules(
     env_kind: EnvKind,
     rules: Iterable[Rule] | None = None,
     nccl_logs: Iterable[NcclDebugLog] = (),
+    profiles: Iterable[LoadedProfile] = (),
 ) -> list[Finding]:
     """Run every applicable rule and return the findings ranked (priority, status, layer, id)."""
     out: list[Finding] = []
-    logs = tuple(nccl_logs)
+    logs, profs = tuple(nccl_logs), tuple(profiles)
     for r in sorted(rules if rules is not None else registry().values(), key=lambda r: r.id):
         if env_kind not in r.environments or (r.needs_bench and bench is None):
             continue
-        ctx = RuleContext(facts, bench, env_kind, r, logs)
+        ctx = RuleContext(facts, bench, env_kind, r, logs, profs)
         try:
             result = r.fn(ctx)
             if result is None:

@@ -3,7 +3,7 @@
 Columns (SkyPilot v8): InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price,
 SpotPrice, Region, AvailabilityZone. Ours, all optional: Provider (default: the file name without
 .csv), NetworkGbps, Fabric, RdmaGbps, Currency, PriceSource, AsOf, Reserved1yPrice,
-Reserved3yPrice, Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), Notes.
+Reserved3yPrice, MonthlyPrice (a monthly subscription, per instance-month), Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), Notes.
 Columns gpuwise does not know (SkyPilot's GpuInfo, Arch) are ignored.
 
 Sources, later overriding earlier on the same (provider, InstanceType, Region, AvailabilityZone):
@@ -49,6 +49,7 @@ OUR_COLUMNS = (
     "AsOf",
     "Reserved1yPrice",
     "Reserved3yPrice",
+    "MonthlyPrice",
     "Status",
     "GpuKey",
     "Notes",
@@ -64,7 +65,8 @@ STATUSES = ("available", "sold-out")
 
 @dataclass(frozen=True)
 class Offer:
-    """One rentable instance type in one region. Prices are per instance-hour in `currency`; None = no source."""
+    """One rentable instance type in one region. Prices are per instance-hour in `currency` (monthly_price:
+    per instance-month of a monthly subscription); None = no source."""
 
     provider: str
     instance_type: str
@@ -86,6 +88,7 @@ class Offer:
     as_of: dt.date | None
     status: str | None = None
     gpu_key: str | None = None
+    monthly_price: float | None = None
     notes: str = ""
     file: str = ""
     line: int = 0
@@ -135,6 +138,7 @@ def _offer_from_row(row: Row, default_provider: str) -> Offer:
         spot_price=row.number("SpotPrice"),
         reserved_1y_price=row.number("Reserved1yPrice"),
         reserved_3y_price=row.number("Reserved3yPrice"),
+        monthly_price=row.number("MonthlyPrice"),
         region=row.text("Region"),
         zone=row.text("AvailabilityZone"),
         network_gbps=row.number("NetworkGbps"),

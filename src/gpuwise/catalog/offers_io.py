@@ -40,6 +40,7 @@ _FIELDS = {
     "AsOf": "as_of",
     "Reserved1yPrice": "reserved_1y_price",
     "Reserved3yPrice": "reserved_3y_price",
+    "MonthlyPrice": "monthly_price",
     "Status": "status",
     "GpuKey": "gpu_key",
     "Notes": "notes",

@@ -68,6 +68,12 @@ def doctor(
         metavar="FILE",
         help="nccl-tests output (table or -J JSON) or an NCCL_DEBUG=INFO log of your job; repeatable.",
     ),
+    profile: list[Path] = typer.Option(
+        None,
+        "--profile",
+        metavar="FILE",
+        help="A step profile (`gpuwise profile --format json -o FILE`, gpuwise-profile/1); repeatable.",
+    ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
@@ -119,11 +125,16 @@ def doctor(
     from gpuwise.bench.nccl_files import merge_into, read_nccl_files
 
     nccl_measurements, nccl_logs = read_nccl_files(list(nccl_log or []))
+    from gpuwise.profile.model import read_profiles
+
+    profiles = tuple(read_profiles(list(profile or [])))
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
     if bench == "quick":
         bench_report = _run_quick_bench()
-    report = diagnose(facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs), expected)
+    report = diagnose(
+        facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs), expected, profiles
+    )
     from gpuwise.report.views.doctor import doctor_view
 
     emit(doctor_view(report), fmt, output, note=report.summary.verdict)

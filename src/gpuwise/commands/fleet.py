@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 from gpuwise.i18n import _
 
@@ -29,6 +30,8 @@ def report(
     no_rules: bool = typer.Option(
         False, "--no-rules", help="Skip running the doctor rules on nodes without doctor.json (faster)."
     ),
+    history: Path = HistoryOpt,
+    no_history: bool = NoHistoryOpt,
 ) -> None:
     """Compare N node results: drift, peer-relative outliers, findings by reach, straggler verdict.
 
@@ -44,7 +47,16 @@ def report(
     check_output(output)
     result = analyze_fleet(directory, run_rules=not no_rules)
     emit(fleet_view(result), name, output)
+    _record(result, history, no_history)
     raise typer.Exit(1 if result.odd_nodes() else 0)
+
+
+def _record(result, history: Path | None, no_history: bool) -> None:
+    """The fleet run in the history, under its set of nodes (masked) as its identity."""
+    from gpuwise.store.records import fleet_identity
+
+    document = result.to_json_dict()
+    record_run("fleet", document, history, no_history, host=fleet_identity(document))
 
 
 @app.command("run")
@@ -77,6 +89,8 @@ def run(
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
+    history: Path = HistoryOpt,
+    no_history: bool = NoHistoryOpt,
 ) -> None:
     """Capture and benchmark every node of a Slurm allocation, then measure the inter-node all-reduce.
 
@@ -114,6 +128,7 @@ def run(
 
     result = analyze_fleet(out)
     emit(fleet_view(result), name, output)
+    _record(result, history, no_history)
     raise typer.Exit(2 if rc != 0 else 1 if result.odd_nodes() else 0)
 
 

@@ -1,4 +1,4 @@
-"""`gpuwise history list | show ID | trend METRIC`, and the recording that bench and doctor call.
+"""`gpuwise history list | show ID | trend METRIC`, and the recording that bench, doctor, tune and fleet call.
 
 Recording never costs the user the run: any history failure (corrupt, locked, unwritable database)
 is a warning on stderr with its "To fix", and the command carries on with its result.
@@ -21,12 +21,22 @@ HistoryOpt = typer.Option(
 NoHistoryOpt = typer.Option(False, "--no-history", help="Do not record this run in the history database.")
 
 history_app = typer.Typer(
-    help="Past bench and doctor runs: list them, show one, follow a metric over time.", no_args_is_help=True
+    help="Past bench, doctor, tune and fleet runs: list them, show one, follow a metric over time.",
+    no_args_is_help=True,
 )
 
 
-def record_run(kind: str, document: dict, path: Path | None = None, skip: bool = False) -> None:
-    """Record a bench or doctor JSON document; for bench, warn about regressions vs this host's history."""
+def record_run(
+    kind: str,
+    document: dict,
+    path: Path | None = None,
+    skip: bool = False,
+    *,
+    host: str | None = None,
+    extra_facts: dict | None = None,
+) -> None:
+    """Record a bench, doctor, tune or fleet JSON document under `host` (default: the document's hostname),
+    masked; for bench, warn about regressions vs this host's history. Never raises for the history."""
     if skip:
         return
     from datetime import datetime, timezone
@@ -36,11 +46,9 @@ def record_run(kind: str, document: dict, path: Path | None = None, skip: bool =
     from gpuwise.store.history import History, mask_host
     from gpuwise.store.regress import find_regressions
 
-    if kind == "bench":
-        facts, metrics = records.bench_facts(document), records.bench_metrics(document)
-    else:
-        facts, metrics = records.doctor_facts(document), records.doctor_metrics(document)
-    host = mask_host(records.hostname_of(document))
+    facts_of, metrics_of = records.RECORDS[kind]
+    facts, metrics = {**facts_of(document), **(extra_facts or {})}, metrics_of(document)
+    host = mask_host(host or records.hostname_of(document))
     created = document.get("created_at") or datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
         with History(path) as db:
@@ -75,7 +83,7 @@ def _host_id(host: str | None) -> str | None:
 
 @history_app.command("list")
 def list_runs(
-    kind: str = typer.Option(None, "--kind", help="Only bench or doctor runs."),
+    kind: str = typer.Option(None, "--kind", help="Only bench, doctor, tune or fleet runs."),
     host: str = typer.Option(None, "--host", help="Only this host (its name or its host-... id)."),
     limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs, newest first."),
     history: Path = HistoryOpt,

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.errors import UserInputError
 
 
 def register(app: typer.Typer) -> None:
@@ -22,7 +23,10 @@ def register(app: typer.Typer) -> None:
         calibrate: Path | None = typer.Option(
             None,
             "--calibrate",
-            help="`gpuwise bench --save` file: measured matmul / all-reduce / MFU replace defaults.",
+            help="Measured numbers replace defaults: a `gpuwise bench --save` file (matmul, MFU, all-reduce, "
+            "also across nodes), an nccl-tests log of a multi-node all_reduce_perf, or a fleet directory "
+            "(`gpuwise fleet run --out`: inter-node busbw and per-node spread); kind: inference: a "
+            "requests/s result is a non-LLM model's throughput per GPU.",
         ),
         sweep: str | None = typer.Option(
             None, "--sweep", help="Node counts to evaluate, e.g. nodes=1,2,4,8,16,32."
@@ -36,15 +40,35 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare cloud offers and on-prem builds for a training workload; recommend rent, build or hybrid.
 
+        A workload with `kind: inference` gets a serving plan instead: capacity per node at the latency
+        target, autoscaling / reserved / spot / owned / hybrid options costed against its traffic.
+
         --format json prints the gpuwise-plan/1 document. Exit codes: 0 = a plan was made (it may still
         say "undecided"); 3 = could not run (a workload, options or calibration file is invalid, or -o
         cannot be written).
         """
         from gpuwise.commands.output import check_output, emit, output_format
         from gpuwise.plan.planner import make_plan, parse_sweep
-        from gpuwise.report.views.plan import plan_view
+        from gpuwise.plan.serving.workload import workload_kind
 
         fmt = output_format(fmt, as_json)
         check_output(output)
-        plan = make_plan(workload, options, calibrate, parse_sweep(sweep))
+        if workload_kind(workload) == "inference":  # kind: inference -> a serving plan (no node sweep)
+            from gpuwise.plan.serving.planner import make_serving_plan
+            from gpuwise.report.views.serving import serving_view
+
+            if sweep:
+                raise UserInputError(
+                    "--sweep is for training workloads", "leave out --sweep for kind: inference"
+                )
+            emit(serving_view(make_serving_plan(workload, options, calibrate), verbose=verbose), fmt, output)
+            return
+        from gpuwise.report.views.plan import plan_view
+
+        cal = None
+        if calibrate is not None and calibrate.expanduser().is_dir():
+            from gpuwise.fleet.calibration import fleet_calibration
+
+            cal, calibrate = fleet_calibration(calibrate), None
+        plan = make_plan(workload, options, calibrate, parse_sweep(sweep), calibration=cal)
         emit(plan_view(plan, verbose=verbose), fmt, output)

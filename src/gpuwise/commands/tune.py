@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 from gpuwise.i18n import _
 
@@ -53,6 +54,8 @@ def tune(
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
+    history: Path = HistoryOpt,
+    no_history: bool = NoHistoryOpt,
 ) -> None:
     """Tune the training step: baseline, one-knob probes, then Optuna; a winner only beyond the noise.
 
@@ -100,6 +103,20 @@ def tune(
     from gpuwise.report.views.tune import view
 
     emit(view(result), name, output, note=result.verdict)
+    import socket
+
+    record_run("tune", result.to_json_dict(), history, no_history, host=socket.gethostname(),
+               extra_facts=_software(opts.device))  # fmt: skip
+
+
+def _software(device: str) -> dict:
+    """What the trials ran on, for the history's facts digest: a torch or GPU change explains a shift."""
+    import torch
+
+    facts = {"torch": torch.__version__, "cuda": torch.version.cuda}
+    if device == "cuda":
+        facts["gpu"] = torch.cuda.get_device_name(0)
+    return facts
 
 
 def _device() -> str:

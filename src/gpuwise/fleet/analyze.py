@@ -16,8 +16,8 @@ from pathlib import Path
 from gpuwise.fleet.drift import find_drift
 from gpuwise.fleet.layout import NodeResult, load_node, node_dirs, read_json_report
 from gpuwise.fleet.linktest import LINKS_SCHEMA
-from gpuwise.fleet.model import Collective, FleetReport, Outlier
-from gpuwise.fleet.outliers import bench_samples, find_outliers
+from gpuwise.fleet.model import Collective, Distribution, FleetReport, NodeValue, Outlier
+from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
 from gpuwise.fleet.thresholds import thresholds
@@ -48,11 +48,15 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
     benches = {r.name: r.bench for r in results if r.bench is not None}
     drift = find_drift(with_facts)
     outliers: list[Outlier] = []
+    distributions: list[Distribution] = []
     for (metric, unit), samples in sorted(bench_samples(benches.items()).items()):
         outliers.extend(find_outliers(metric, unit, samples))
+        distributions.append(distribution(metric, unit, samples))
     collective = read_collective(root)
     if collective is not None:
-        outliers.extend(link_outliers(collective))
+        for metric, samples in link_samples(collective).items():
+            outliers.extend(find_outliers(metric, "GB/s", samples, scope="link"))
+            distributions.append(distribution(metric, "GB/s", samples, scope="link"))
     not_compared = []
     if len(benches) < len(results):
         not_compared.append(f"{len(results) - len(benches)} of {len(results)} nodes have no bench.json")
@@ -70,6 +74,7 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
         nodes=[r.status for r in results],
         drift=drift,
         outliers=outliers,
+        distributions=distributions,
         reach=group_findings((r.name, r.findings) for r in results),
         collective=collective,
         straggler=verdict(benches, drift, outliers),
@@ -125,8 +130,21 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
         return None
 
 
-def link_outliers(collective: Collective) -> list[Outlier]:
-    """Each node's best pair per direction (its own link bounds every pair through it), compared with its peers.
+def distribution(metric: str, unit: str, samples: list[Sample], scope: str | None = None) -> Distribution:
+    import statistics
+
+    return Distribution(
+        metric=metric,
+        unit=unit,
+        scope=scope or scope_of(samples[0][1]),
+        median=statistics.median(v for _, _, v in samples),
+        values=[NodeValue(node=n, device=d, value=v) for n, d, v in samples],
+    )
+
+
+def link_samples(collective: Collective) -> dict[str, list[Sample]]:
+    """Each node's best pair per direction (its own link bounds every pair through it), to compare with its
+    peers; none for a direction with fewer than three nodes (one pair each way cannot be pinned on either end).
 
     A pair's value is its best transfer (contention on the hosts only slows transfers down).
     """
@@ -134,10 +152,17 @@ def link_outliers(collective: Collective) -> list[Outlier]:
     for p in collective.links:
         best["link_rx"][p["dst"]] = max(best["link_rx"].get(p["dst"], 0.0), p["best_gb_s"])
         best["link_tx"][p["src"]] = max(best["link_tx"].get(p["src"], 0.0), p["best_gb_s"])
-    out = []
-    for metric, per_node in best.items():
-        if len(per_node) < 3:  # one pair per direction: a slow pair cannot be pinned on either end
-            continue
-        samples = [(node, None, v) for node, v in sorted(per_node.items())]
-        out.extend(find_outliers(f"{metric}_best_pair", "GB/s", samples, scope="link"))
-    return out
+    return {
+        f"{metric}_best_pair": [(node, None, v) for node, v in sorted(per_node.items())]
+        for metric, per_node in best.items()
+        if len(per_node) >= 3
+    }
+
+
+def link_outliers(collective: Collective) -> list[Outlier]:
+    """The link directions that sit beyond the threshold on the bad side of their peers."""
+    return [
+        o
+        for metric, samples in link_samples(collective).items()
+        for o in find_outliers(metric, "GB/s", samples, scope="link")
+    ]

@@ -56,6 +56,22 @@ class Outlier(_Strict):
     peers: int  # how many values it was compared with
 
 
+class NodeValue(_Strict):
+    node: str
+    device: str | None = None
+    value: float
+
+
+class Distribution(_Strict):
+    """Every node's (or GPU's, or link direction's) value of one metric: what the outliers are judged in."""
+
+    metric: str
+    unit: str
+    scope: Literal["node", "gpu", "link"]
+    median: float
+    values: list[NodeValue]
+
+
 class ReachGroup(_Strict):
     """One doctor finding and the nodes it affects."""
 
@@ -107,6 +123,7 @@ class FleetReport(_Strict):
     nodes: list[NodeStatus]
     drift: list[Drift] = Field(default_factory=list)
     outliers: list[Outlier] = Field(default_factory=list)
+    distributions: list[Distribution] = Field(default_factory=list)  # per metric, every node's value
     reach: list[ReachGroup] = Field(default_factory=list)
     collective: Collective | None = None
     straggler: Straggler = Field(default_factory=Straggler)

@@ -1,4 +1,10 @@
-"""`--calibrate BENCH.json`: take measured numbers from a `gpuwise bench` report into the model.
+"""`--calibrate FILE`: take measured numbers from a `gpuwise bench` report or an nccl-tests log into the model.
+
+A bench report gives MFU, matmul and NVLink all-reduce numbers; an all-reduce measured across nodes
+(bench's collective run under torchrun/srun on several nodes, or an nccl-tests log of a multi-node run)
+gives the inter-node bandwidth and latency (network_fit.py) and the per-rank time spread. A fleet
+directory (`plan --calibrate FLEET_DIR`) is read by gpuwise.fleet.calibration, which builds the same
+Calibration from the fleet's nodes.
 
 Read defensively: only results with status "ok" and a usable value count, and every number taken is
 listed in `Calibration.used` (and every result skipped, with why, in `Calibration.ignored`), so the
@@ -12,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.plan.network_fit import NetworkFit, fit_measurement, spread_cv
 
 
 @dataclass
@@ -20,6 +27,9 @@ class Calibration:
     training_mfu: float | None = None
     mamf_fraction: float | None = None  # matmul achieved / peak at the training precision
     intra_busbw_gb_s: float | None = None  # single-node all-reduce bus bandwidth
+    network: NetworkFit | None = None  # inter-node all-reduce, fitted
+    compute_cv: float | None = None  # per-node step-time spread (fleet)
+    network_cv: float | None = None  # per-rank all-reduce time spread
     used: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 
@@ -46,12 +56,36 @@ def _device_name(report: BenchReport) -> str | None:
     return None
 
 
+def add_network(cal: Calibration, m: Measurement, transport: str | None = None) -> None:
+    """An all-reduce across nodes (bench collective or nccl-tests): fit it, note the per-rank spread."""
+    params, extra = m.params or {}, m.extra or {}
+    backend = params.get("backend")
+    transport = transport or ("tcp" if backend == "gloo" else None)
+    nodes = int(params.get("nodes") or 1)
+    ranks = int(params.get("world_size") or params.get("ranks") or nodes)
+    source = str(params.get("source") or m.name)
+    fit, why = fit_measurement(list(extra.get("table") or []), nodes, ranks, transport, source)
+    if fit is None:
+        cal.ignored.append(why)
+        return
+    cal.network = fit
+    cal.used.append(f"{m.name}: {fit.describe()} (sets the inter-node bandwidth and latency)")
+    cv = spread_cv(list(extra.get("per_rank_time_us") or []))
+    if cv is not None:
+        cal.network_cv = cv
+        cal.used.append(
+            f"{m.name}: per-rank time spread cv {cv:.3f} at the largest size (network straggler term)"
+        )
+
+
 def load_calibration(path: str | Path, precision: str, model_kind: str = "transformer") -> Calibration:
-    """Parse a BenchReport (schema gpuwise-bench/1) and extract what the planner can use.
+    """Parse a BenchReport (schema gpuwise-bench/1) or an nccl-tests log and extract what the planner can use.
 
     `model_kind` is "transformer" or "cnn": which `train_<kind>_<precision>` result calibrates MFU."""
     from gpuwise.bench.report_file import read_bench_report
 
+    if not _is_json(Path(path)):
+        return load_nccl_calibration(Path(path))
     report = read_bench_report(path, "--calibrate")
     cal = Calibration(gpu_name=_device_name(report))
     if cal.gpu_name is None:
@@ -87,9 +121,7 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             params = m.params or {}
             nodes = params.get("nodes") or 1
             if nodes != 1:
-                cal.ignored.append(
-                    f"{m.name}: measured across {nodes} nodes; only a single-node value calibrates NVLink"
-                )
+                add_network(cal, m)
                 continue
             # `gpuwise bench --backend gloo` on a GPU machine all-reduces CPU tensors over loopback: that
             # number says nothing about the GPUs' interconnect, so only NCCL results calibrate it.
@@ -105,4 +137,59 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             cal.ignored.append(f"{m.name}: not used by the planner")
     if not cal.used:
         cal.ignored.append("nothing usable: the report has no ok matmul, all-reduce or training-MFU result")
+    return cal
+
+
+def _is_json(path: Path) -> bool:
+    """A gpuwise bench report: a *.json file, or a file starting with "{", unless it is nccl-tests' -J
+    JSON ("results" and no "schema"). Anything that is not a regular file goes to the bench reader,
+    which refuses it without opening it (a FIFO must never block)."""
+    p = path.expanduser()
+    if not p.is_file():
+        return True
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace").lstrip()
+    except OSError:
+        return True  # read_bench_report gives the message
+    nccl_json = head.startswith("{") and '"results"' in head and '"schema"' not in head
+    return not nccl_json and (p.suffix.lower() == ".json" or head.startswith("{"))
+
+
+RDMA_NETS = {"ib", "aws libfabric", "libfabric", "ofi", "gib"}  # NCCL's IB verbs and the EFA/GCP plugins
+
+
+def load_nccl_calibration(path: Path) -> Calibration:
+    """An nccl-tests output (and NCCL_DEBUG=INFO lines in it): the all-reduce across nodes, its transport."""
+    from gpuwise.bench.nccl_debug import parse_nccl_debug
+    from gpuwise.bench.nccl_files import read_nccl_files
+
+    measurements, _ = read_nccl_files([path])  # size cap and "neither" checks; then every NCCL line
+    logs = [parse_nccl_debug(path.read_text(encoding="utf-8", errors="replace"), path.name)]
+    nets = {n.split("/")[0].lower() for log in logs for n in [*log.networks, *log.net_devices]}
+    nets |= {t.split("/")[1].lower() for log in logs for t in log.transports if t.startswith("NET/")}
+    transport = "rdma" if nets & RDMA_NETS else "tcp" if "socket" in nets else None
+    debug_nodes = max((log.nodes or 0 for log in logs), default=0)
+    debug_ranks = max((log.ranks or 0 for log in logs), default=0)
+    cal = Calibration()
+    for m in measurements:
+        if m.params.get("op") != "all_reduce":
+            cal.ignored.append(f"{m.name}: not an all-reduce")
+            continue
+        cal.gpu_name = cal.gpu_name or m.params.get("gpu")
+        if int(m.params.get("nodes") or 1) < 2 and debug_nodes > 1 and debug_ranks:
+            m.params.update(nodes=debug_nodes, ranks=debug_ranks)  # NCCL's own "nRanks .. nNodes .." line
+        if m.status != "ok":
+            cal.ignored.append(f"{m.name}: {m.reason}")
+        elif int(m.params.get("nodes") or 1) < 2:
+            cal.ignored.append(
+                f"{m.name}: the log shows one node (or no '#  Rank ... on HOST' lines, so the node count "
+                "is unknown); only an all-reduce across nodes calibrates the network"
+            )
+        else:
+            add_network(cal, m, transport)
+    if cal.gpu_name is None:
+        cal.ignored.append(
+            "the log names no GPU ('#  Rank ... device ... [..] NAME' lines): nothing can be matched"
+        )
     return cal

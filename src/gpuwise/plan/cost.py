@@ -1,9 +1,10 @@
 """Cost model: on-prem TCO per node, cloud cost per run and per year, break-even points.
 
-Formulas follow REFERENCE.md §4.b:
+Standard formulas (any engineering-economics text; e.g. https://en.wikipedia.org/wiki/Capital_recovery_factor):
 
 * capital recovery factor   CRF(r, L) = r(1+r)^L / ((1+r)^L − 1); straight line (capex − residual)/L when r = 0
 * owned annual cost         capex·CRF + power·load·PUE·8760·$/kWh + colocation + staff + support
+                            (capex = server + compute fabric + management network + storage, plus spares)
 * break-even utilisation    U* = owned annual cost · T_own / (8760 · p_cloud · N_cloud · T_cloud)
 * break-even months         m* = capex / (monthly cloud cost for the same work − monthly opex)
 
@@ -36,7 +37,7 @@ class OnpremCostInputs:
     """Per-node TCO inputs for one on-prem build (catalog defaults, overridable in the options file)."""
 
     server_price_per_node: float
-    network_cost_per_node: float
+    network_cost_per_node: float  # the compute fabric (InfiniBand / RoCE)
     storage_cost_per_node: float
     spares_fraction: float
     power_kw_per_node: float
@@ -48,13 +49,22 @@ class OnpremCostInputs:
     support_fraction_per_year: float
     lifetime_years: float
     interest_rate: float
-    residual_fraction: float
+    residual_fraction: float  # recovered at the end of `lifetime_years`
     currency: str = "USD"
+    management_network_per_node: float = 0.0  # front-end and out-of-band Ethernet
+    staff_per_node_year: float = 0.0  # FTE per node × loaded cost (the default; staff_per_year replaces it)
+    support_per_node_year: float = (
+        0.0  # support subscriptions per node (support_fraction_per_year adds to it)
+    )
 
     def capex_per_node(self) -> float:
-        return (self.server_price_per_node + self.network_cost_per_node + self.storage_cost_per_node) * (
-            1.0 + self.spares_fraction
+        parts = (
+            self.server_price_per_node,
+            self.network_cost_per_node,
+            self.management_network_per_node,
+            self.storage_cost_per_node,
         )
+        return sum(parts) * (1.0 + self.spares_fraction)
 
     def capital_per_year(self) -> float:
         """Capex recovered per year; the residual value is credited at end of life (present value when r > 0)."""
@@ -69,7 +79,8 @@ class OnpremCostInputs:
         return {
             "power": kw * self.load_fraction * self.pue * HOURS_PER_YEAR * self.electricity_per_kwh,
             "colocation": kw * self.colo_per_kw_month * 12.0,
-            "support": self.capex_per_node() * self.support_fraction_per_year,
+            "support": self.capex_per_node() * self.support_fraction_per_year + self.support_per_node_year,
+            "staff": self.staff_per_node_year,
         }
 
     def annual_per_node(self) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from gpuwise.i18n import _
+from gpuwise.plan import explain
 from gpuwise.plan.cost import HOURS_PER_YEAR, break_even_months, break_even_utilisation
 from gpuwise.plan.decision import BreakEven, Decision, Flip, FlipKind, Reason, Side, Verdict
 from gpuwise.plan.decision import ReasonKind as K
@@ -21,22 +21,25 @@ from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.workload import OrgContext, Workload
 
+# Pay-per-use pricings: break-even points are computed against these.
+PAY_PER_USE = ("on_demand", "spot", "capacity_block")
+
 
 def _best(ev: Evaluation, kind: str, pricings: tuple[str, ...] | None = None) -> int | None:
-    best, best_cost = None, math.inf
+    """The cheapest row of `kind` at its chosen node count; among rows within the node tie tolerance of
+    the cheapest, the one with the fewest nodes."""
+    candidates = []
     for o, row in enumerate(ev.rows):
         k = ev.chosen[o]
         if row.kind != kind or k < 0 or not ev.convertible[o] or (pricings and row.pricing not in pricings):
             continue
-        cost = ev.run_cost[o, k]
-        if cost < best_cost:
-            best, best_cost = o, cost
-    return best
-
-
-def side_word(side: str) -> str:
-    """'build' / 'cloud' in the active language, inside a sentence (the Side values stay English)."""
-    return {"build": _("build"), "cloud": _("cloud")}.get(side, side)
+        candidates.append((float(ev.run_cost[o, k]), float(ev.nodes[k]), o))
+    if not candidates:
+        return None
+    cheapest = min(c for c, _n, _o in candidates)
+    tie = ev.defaults.decision().node_tie_tolerance
+    ties = [c for c in candidates if c[0] <= cheapest * (1.0 + tie)]
+    return min(ties, key=lambda c: (c[1], c[0]))[2]
 
 
 def _money(value: float, ccy: str) -> str:
@@ -49,7 +52,7 @@ def _sweep_winners(ev: Evaluation, cloud_rows: list[int], onprem_rows: list[int]
     for k, _n in enumerate(ev.nodes):
 
         def cheapest(rows: list[int], k: int = k) -> float:
-            costs = [ev.run_cost[o, k] for o in rows if ev.perf.infeasible[o, k] == 0 and ev.convertible[o]]
+            costs = [ev.run_cost[o, k] for o in rows if ev.feasible(o, k) and ev.convertible[o]]
             return min(costs) if costs else math.inf
 
         c, b = cheapest(cloud_rows), cheapest(onprem_rows)
@@ -87,11 +90,9 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "build",
-                _(
-                    "data must stay on premises (org.data_residency: on-prem): cloud options are shown for "
-                    "comparison only"
-                ),
-                _("data must stay on premises"),
+                "data must stay on premises (org.data_residency: on-prem): "
+                "cloud options are shown for comparison only",
+                "data must stay on premises",
             )
         )
     elif org.data_residency == "region":
@@ -99,11 +100,9 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "cloud",
-                _(
-                    "data residency 'region' can be met in the cloud by renting in that region only; check "
-                    "each offer's region"
-                ),
-                _("data residency in one region"),
+                "data residency 'region' can be met in the cloud by renting in that region only; "
+                "check each offer's region",
+                "data residency in one region",
             )
         )
     if org.compliance:
@@ -111,11 +110,10 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.COMPLIANCE,
                 "build",
-                _(
-                    "compliance requirements ({join}): physical isolation is simpler on owned hardware "
-                    "(source docs); confirm what your cloud certifies"
-                ).format(join=", ".join(org.compliance)),
-                _("compliance requirements ({join})").format(join=", ".join(org.compliance)),
+                f"compliance requirements ({', '.join(org.compliance)}): "
+                "physical isolation is simpler on owned hardware (source docs); "
+                "confirm what your cloud certifies",
+                f"compliance requirements ({', '.join(org.compliance)})",
                 {"requirements": float(len(org.compliance))},
             )
         )
@@ -128,45 +126,34 @@ def _context_reasons(
     """Demand shape, horizon, team and deadline (the source documents' selection logic)."""
     reasons = []
     if org.burstiness >= t.bursty_peak_ratio:
-        label = _("bursty demand (peak {burstiness:g}× average)").format(burstiness=org.burstiness)
+        label = f"bursty demand (peak {org.burstiness:g}× average)"
         reasons.append(
             Reason(
                 K.BURSTINESS,
                 "cloud",
-                _(
-                    "{label}: an owned fleet sized for the peak is busy at most {value:.0%} of the time"
-                ).format(label=label, value=1 / org.burstiness),
+                f"{label}: an owned fleet sized for the peak is busy at most {1 / org.burstiness:.0%} of the time",
                 label,
                 {"burstiness": org.burstiness, "threshold": t.bursty_peak_ratio},
             )
         )
     if org.horizon_years < t.long_horizon_years:
-        label = (
-            _("short horizon ({years:g} year)")
-            if org.horizon_years == 1
-            else _("short horizon ({years:g} years)")
-        ).format(years=org.horizon_years)
+        label = f"short horizon ({org.horizon_years:g} year{'s' if org.horizon_years != 1 else ''})"
         reasons.append(
             Reason(
                 K.HORIZON,
                 "cloud",
-                _(
-                    "{label}: building pays back over {long_horizon_years:g}+ years of steady load (source "
-                    "docs)"
-                ).format(label=label, long_horizon_years=t.long_horizon_years),
+                f"{label}: building pays back over {t.long_horizon_years:g}+ years of steady load (source docs)",
                 label,
                 {"horizon_years": org.horizon_years, "threshold": t.long_horizon_years},
             )
         )
     elif org.utilisation >= t.steady_utilisation and org.burstiness < t.bursty_peak_ratio:
-        label = _("steady load ({utilisation:.0%} busy, {years:g}-year horizon)").format(
-            utilisation=org.utilisation, years=org.horizon_years
-        )
+        label = f"steady load ({org.utilisation:.0%} busy, {org.horizon_years:g}-year horizon)"
         reasons.append(
             Reason(
                 K.STEADY_LOAD,
                 "build",
-                _("{label}: the source documents' case for building").format(label=label),
+                f"{label}: the source documents' case for building",
                 label,
                 {"utilisation": org.utilisation, "horizon_years": org.horizon_years},
             )
@@ -176,8 +163,8 @@ def _context_reasons(
             Reason(
                 K.OPS_TEAM,
                 "build",
-                _("an ops team is available to run a cluster"),
-                _("an ops team is available to run a cluster"),
+                "an ops team is available to run a cluster",
+                "an ops team is available to run a cluster",
             )
         )
     else:
@@ -185,20 +172,18 @@ def _context_reasons(
             Reason(
                 K.OPS_TEAM,
                 "cloud",
-                _("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
-                _("no ops team"),
+                "no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures",
+                "no ops team",
             )
         )
     if wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days:
-        label = _("deadline {days:g} days").format(days=wl.deadline_days)
+        label = f"deadline {wl.deadline_days:g} days"
         reasons.append(
             Reason(
                 K.DEADLINE,
                 "cloud",
-                _(
-                    "{label}: the build needs {lead_time_days:.0f} days lead time + {ttt_b_days:.1f} days "
-                    "training; the cloud can start now"
-                ).format(label=label, lead_time_days=rb.lead_time_days, ttt_b_days=ttt_b_days),
+                f"{label}: the build needs {rb.lead_time_days:.0f} days lead time + {ttt_b_days:.1f} days "
+                "training; the cloud can start now",
                 label,
                 {
                     "deadline_days": wl.deadline_days,
@@ -210,29 +195,68 @@ def _context_reasons(
     return reasons
 
 
+def _missing(ev: Evaluation, side: str) -> Reason:
+    """Why no cloud offer (side "cloud") or no build (side "build") can be costed, as a typed reason;
+    numbers["settled"] = 1 when the other side can be recommended anyway (left out on purpose, or it
+    cannot run the workload), 0 when the comparison is missing data."""
+    if side == "cloud":
+        text, label, numbers, settled = explain.no_cloud(ev)
+        return Reason(K.NO_CLOUD_OPTION, "build", text, label, {**numbers, "settled": float(settled)})
+    text, label, numbers, settled = explain.no_build(ev)
+    return Reason(K.NO_BUILD_OPTION, "cloud", text, label, {**numbers, "settled": float(settled)})
+
+
 def decide(ev: Evaluation) -> Decision:
     org, wl = ev.workload.org, ev.workload
     t = ev.defaults.decision()
     ccy = ev.currency
-    cloud = _best(ev, "cloud", ("on_demand", "spot"))
+    cloud = _best(ev, "cloud", PAY_PER_USE)
     cloud_any = _best(ev, "cloud")
     build = _best(ev, "onprem")
     flips: list[Flip] = []
+    rent = explain.pick(ev, cloud_any) if cloud_any is not None else None
+    buy = explain.pick(ev, build) if build is not None else None
 
-    if cloud is None and build is None:
+    if cloud_any is None and build is None:
+        missing = [_missing(ev, "cloud"), _missing(ev, "build")]
         return Decision(
-            "undecided", _("no option can run this workload (see the reasons per option)"), None, None
+            "undecided",
+            "no option can be costed: " + "; ".join(r.label for r in missing),
+            None,
+            None,
+            missing,
         )
     reasons = _constraint_reasons(org)
     if build is None:
-        return Decision("cloud", _("rent: no on-prem build can run this workload"), cloud_any, None, reasons)
-    if cloud is None and cloud_any is None:
-        why = (
-            _("data residency rules out the cloud")
-            if org.data_residency == "on-prem"
-            else _("no cloud option qualifies")
+        why = _missing(ev, "build")
+        if why.numbers["settled"]:
+            return Decision(
+                "cloud", f"{rent.text()}: {why.label}", cloud_any, None, [*reasons, why], rent=rent
+            )
+        return Decision(
+            "undecided",
+            f"cannot compare ({why.label}); the best cloud option: {rent.text()}",
+            cloud_any,
+            None,
+            [*reasons, why],
+            rent=rent,
         )
-        return Decision("build", _("build: {why}").format(why=why), None, build, reasons)
+    if cloud_any is None:
+        if org.data_residency == "on-prem":
+            return Decision(
+                "build", f"{buy.text()}: data residency rules out the cloud", None, build, reasons, buy=buy
+            )
+        why = _missing(ev, "cloud")
+        if why.numbers["settled"]:
+            return Decision("build", f"{buy.text()}: {why.label}", None, build, [*reasons, why], buy=buy)
+        return Decision(
+            "undecided",
+            f"cannot compare ({why.label}); the best build: {buy.text()}",
+            None,
+            build,
+            [*reasons, why],
+            buy=buy,
+        )
     payg = cloud if cloud is not None else cloud_any  # break-even points are against pay-per-use capacity
     cloud = cloud_any  # the cost comparison takes the cheapest cloud pricing, reserved included
     assert cloud is not None and payg is not None
@@ -243,30 +267,34 @@ def decide(ev: Evaluation) -> Decision:
     rb, rc = ev.rows[build], ev.rows[cloud]
     cheaper: Side = "build" if cost_b < cost_c else "cloud"
     gap = abs(cost_b - cost_c) / max(cost_b, cost_c)
-    label = _("cost per run at {utilisation:.0%} utilisation").format(utilisation=org.utilisation)
+    b_low, b_high = float(ev.run_cost_low[build, kb]), float(ev.run_cost_high[build, kb])
+    best, worst = explain.saving(b_low, cost_c), explain.saving(b_high, cost_c)
+    label = f"cost per run at {org.utilisation:.0%} utilisation"
+    billed = ev.billed_hours[cloud, kc]
+    billed_days = round(billed / 24)
+    billed_txt = (
+        f", billed {billed_days} day{'s' if billed_days != 1 else ''}" if billed > hours_c * 1.001 else ""
+    )
     reasons.append(
         Reason(
             K.COST,
             cheaper,
-            _(
-                "{label}: {build} x{build_nodes} nodes {build_cost} ({build_days:.1f} days) vs {cloud} "
-                "{pricing} x{cloud_nodes} {cloud_cost} ({cloud_days:.1f} days): {cheaper} is {gap:.0%} cheaper"
-            ).format(
-                label=label,
-                build=rb.label,
-                build_nodes=int(ev.nodes[kb]),
-                build_cost=_money(cost_b, ccy),
-                build_days=hours_b / 24,
-                cloud=rc.label,
-                pricing=rc.pricing,
-                cloud_nodes=int(ev.nodes[kc]),
-                cloud_cost=_money(cost_c, ccy),
-                cloud_days=hours_c / 24,
-                cheaper=side_word(cheaper),
-                gap=gap,
-            ),
+            f"{label}: "
+            f"{rb.label} x{int(ev.nodes[kb])} nodes {_money(cost_b, ccy)} "
+            f"(range {_money(b_low, '').strip()}–{_money(b_high, ccy)}; {hours_b / 24:.1f} days) "
+            f"vs {rc.label} {rc.pricing.replace('_', '-')} x{int(ev.nodes[kc])} {_money(cost_c, ccy)} "
+            f"({hours_c / 24:.1f} days{billed_txt}): "
+            + explain.range_phrase(best, worst, explain.drivers(ev, build)),
             label,
-            {"build_cost_per_run": float(cost_b), "cloud_cost_per_run": float(cost_c), "gap": float(gap)},
+            {
+                "build_cost_per_run": float(cost_b),
+                "build_cost_per_run_low": b_low,
+                "build_cost_per_run_high": b_high,
+                "cloud_cost_per_run": float(cost_c),
+                "gap": float(gap),
+                "saving_best": best,
+                "saving_worst": worst,
+            },
         )
     )
 
@@ -282,14 +310,13 @@ def decide(ev: Evaluation) -> Decision:
     }
     payg_name = f"{rp.label} {rp.pricing}"
     if u_star == u_star:
-        label = _("break-even utilisation vs {option} {u_star:.0%}").format(option=payg_name, u_star=u_star)
+        label = f"break-even utilisation vs {payg_name} {u_star:.0%}"
         reasons.append(
             Reason(
                 K.BREAK_EVEN_UTILISATION,
                 "build" if u_eff > u_star else "cloud",
-                _(
-                    "{label}; expected {u_eff:.0%} (utilisation {utilisation:.0%}, burstiness {burstiness:g})"
-                ).format(label=label, u_eff=u_eff, utilisation=org.utilisation, burstiness=org.burstiness),
+                f"{label}; expected {u_eff:.0%} "
+                f"(utilisation {org.utilisation:.0%}, burstiness {org.burstiness:g})",
                 label,
                 {"break_even_utilisation": u_star, "effective_utilisation": u_eff},
             )
@@ -297,14 +324,9 @@ def decide(ev: Evaluation) -> Decision:
         flips.append(
             Flip(
                 FlipKind.UTILISATION,
-                _("utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation").format(
-                    payg_name=payg_name, u_star=u_star
-                )
+                f"utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation"
                 if u_star <= 1
-                else _("utilisation: owning does not beat {payg_name} even at {full} utilisation").format(
-                    full="100%",  # "% u" in a msgid would read as a printf placeholder to Babel's checks
-                    payg_name=payg_name,
-                ),
+                else f"utilisation: owning does not beat {payg_name} even at 100% utilisation",
                 {"break_even_utilisation": u_star},
             )
         )
@@ -312,10 +334,8 @@ def decide(ev: Evaluation) -> Decision:
             flips.append(
                 Flip(
                     FlipKind.RESERVED_UTILISATION,
-                    _(
-                        "utilisation does not move the comparison with {label} {pricing}: reserved and owned "
-                        "capacity both pay for idle hours"
-                    ).format(label=rc.label, pricing=rc.pricing),
+                    f"utilisation does not move the comparison with {rc.label} {rc.pricing}: "
+                    "reserved and owned capacity both pay for idle hours",
                 )
             )
     if math.isfinite(m_star):
@@ -323,11 +343,9 @@ def decide(ev: Evaluation) -> Decision:
             Reason(
                 K.BREAK_EVEN_MONTHS,
                 "build" if m_star / 12 <= org.horizon_years else "cloud",
-                _(
-                    "break-even after {m_star:.0f} months of steady use (capex, no resale credit) vs a "
-                    "{horizon_years:g}-year horizon"
-                ).format(m_star=m_star, horizon_years=org.horizon_years),
-                _("break-even after {m_star:.0f} months").format(m_star=m_star),
+                f"break-even after {m_star:.0f} months of steady use (capex, no resale credit) "
+                f"vs a {org.horizon_years:g}-year horizon",
+                f"break-even after {m_star:.0f} months",
                 {"break_even_months": m_star, "horizon_years": org.horizon_years},
             )
         )
@@ -336,25 +354,30 @@ def decide(ev: Evaluation) -> Decision:
             Reason(
                 K.BREAK_EVEN_MONTHS,
                 "cloud",
-                _("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
-                _("owning never breaks even"),
+                "owning never breaks even: monthly opex exceeds the cloud bill for the same work",
+                "owning never breaks even",
                 {"break_even_months": m_star, "horizon_years": org.horizon_years},
             )
         )
     cloud_change, onprem_change = abs(1 - cost_b / cost_c), abs(1 - cost_c / cost_b)
+    # The same move at the two ends of the on-prem cost range (a range that crosses zero is said in the
+    # cost reason: then one end already flips it).
+    ends = sorted(abs(1 - b / cost_c) for b in (b_low, b_high))
+    same_side = (b_low < cost_c) == (b_high < cost_c)
+    across = f" ({ends[0] * 100:.0f}–{ends[1]:.0%} across the on-prem cost range)" if same_side else ""
     flips.append(
         Flip(
             FlipKind.PRICE,
-            _(
-                "price: cloud prices would have to {value} {cloud_change:.0%} (or on-prem costs {value2} "
-                "{onprem_change:.0%}) to flip the cost comparison"
-            ).format(
-                value=_("fall") if cheaper == "build" else _("rise"),
-                cloud_change=cloud_change,
-                value2=_("rise") if cheaper == "build" else _("fall"),
-                onprem_change=onprem_change,
-            ),
-            {"cloud_price_change": float(cloud_change), "onprem_cost_change": float(onprem_change)},
+            "price: "
+            f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {cloud_change:.0%}{across} "
+            f"or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%} "
+            "to flip the cost comparison",
+            {
+                "cloud_price_change": float(cloud_change),
+                "onprem_cost_change": float(onprem_change),
+                "cloud_price_change_low": ends[0],
+                "cloud_price_change_high": ends[1],
+            },
         )
     )
 
@@ -366,23 +389,20 @@ def decide(ev: Evaluation) -> Decision:
         [o for o, r in enumerate(ev.rows) if r.kind == "cloud"],
         [o for o, r in enumerate(ev.rows) if r.kind == "onprem"],
     )
-    changes = [f"{int(n)}: {side_word(w)}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
+    changes = [f"{int(n)}: {w}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
     if len({w for w in winners if w != "-"}) > 1:
         flips.append(
             Flip(
                 FlipKind.NODE_COUNT,
-                _("node count: the cheaper side changes across the sweep ({changes})").format(
-                    changes=", ".join(changes)
-                ),
+                "node count: the cheaper side changes across the sweep (" + ", ".join(changes) + ")",
             )
         )
     elif changes:
         flips.append(
             Flip(
                 FlipKind.NODE_COUNT,
-                _("node count: {value} stays cheaper at every node count swept").format(
-                    value=side_word(winners[-1] if winners[-1] != "-" else cheaper)
-                ),
+                f"node count: {winners[-1] if winners[-1] != '-' else cheaper} "
+                "stays cheaper at every node count swept",
             )
         )
 
@@ -397,57 +417,51 @@ def decide(ev: Evaluation) -> Decision:
         float(u_star) if u_star == u_star else None,
         float(m_star) if math.isfinite(m_star) else None,
         per_option,
+        rent=rent,
+        buy=buy,
     )
 
 
 def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> tuple[Verdict, str]:
     """Cost decides unless the context (demand shape, horizon, team, deadline) clearly points the other way.
+    A cost range that crosses zero (cheaper at the low end of on-prem costs, dearer at the high end) is a
+    close call, decided by the context like a gap within the model's uncertainty.
 
     Reads each reason's kind, side and numbers only, never its wording."""
     if org.data_residency == "on-prem":
-        return "build", _("build: data residency rules out the cloud")
+        return "build", "build: data residency rules out the cloud"
     cost = next(r for r in reasons if r.kind == K.COST)
     cheaper, gap = cost.favours, cost.numbers["gap"]
+    best, worst = cost.numbers["saving_best"], cost.numbers["saving_worst"]
+    straddles = best > 0 > worst
+    span = explain.range_phrase(best, worst, [])
     kinds = {r.kind for r in reasons}
     late = K.DEADLINE in kinds
     context = [r for r in reasons if r.is_context]
     lean = sum(1 if r.favours == "build" else -1 for r in context)  # > 0: context favours building
     against = "; ".join(r.label for r in context if r.favours == "cloud")
-    if cheaper == "build" and gap >= t.close_cost_margin:
+    if cheaper == "build" and gap >= t.close_cost_margin and not straddles:
         if lean <= -t.context_votes_override_cost:
-            return "cloud", _(
-                "rent: building is {gap:.0%} cheaper per run on paper, but the context points to cloud ({against})"
-            ).format(gap=gap, against=against)
+            return "cloud", f"rent: on paper {span} per run, but the context points to cloud ({against})"
         if late:
             return (
                 "hybrid",
-                _("rent for this run (the build would miss the deadline), then build for the steady load"),
+                "rent for this run (the build would miss the deadline), then build for the steady load",
             )
         if K.BURSTINESS in kinds:
             return (
                 "hybrid",
-                _(
-                    "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty"
-                ),
+                "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty",
             )
-        return "build", _("build: {gap:.0%} cheaper per run at the expected utilisation").format(gap=gap)
-    if cheaper == "build":  # within the model's uncertainty: context decides
+        return "build", f"build: {span} per run at the expected utilisation"
+    if cheaper == "build":  # within the model's uncertainty or the cost range: context decides
         if lean > 0 and not late:
-            return "build", _(
-                "build, narrowly: {gap:.0%} cheaper per run and the context favours owning"
-            ).format(gap=gap)
+            return "build", f"build, narrowly: {span} per run and the context favours owning"
         return (
             "cloud",
-            _(
-                "rent: building is only {gap:.0%} cheaper per run (within the model's uncertainty) "
-                "and the context favours cloud"
-            ).format(gap=gap),
+            f"rent: {span} per run, within the model's uncertainty or the cost range, "
+            "and the context favours cloud",
         )
-    if gap < t.close_cost_margin and lean >= t.context_votes_tip_close_call and not late:
-        return (
-            "build",
-            _(
-                "build, narrowly: cloud is only {gap:.0%} cheaper per run and the context favours owning"
-            ).format(gap=gap),
-        )
-    return "cloud", _("rent: cloud is {gap:.0%} cheaper per run at the expected utilisation").format(gap=gap)
+    if (gap < t.close_cost_margin or straddles) and lean >= t.context_votes_tip_close_call and not late:
+        return "build", f"build, narrowly: {span} per run and the context favours owning"
+    return "cloud", f"rent: {span} per run at the expected utilisation"

@@ -28,6 +28,9 @@ class ReasonKind(StrEnum):
     STEADY_LOAD = "steady_load"
     OPS_TEAM = "ops_team"
     DEADLINE = "deadline"
+    GROWTH = "growth"  # inference plans: demand growth a fixed fleet must be sized for
+    NO_CLOUD_OPTION = "no_cloud_option"  # no cloud offer can be costed: says which and why
+    NO_BUILD_OPTION = "no_build_option"
 
 
 COST_KINDS = frozenset({ReasonKind.COST, ReasonKind.BREAK_EVEN_UTILISATION, ReasonKind.BREAK_EVEN_MONTHS})
@@ -38,6 +41,8 @@ class FlipKind(StrEnum):
     RESERVED_UTILISATION = "reserved_utilisation"  # utilisation cannot move owned vs reserved
     PRICE = "price"
     NODE_COUNT = "node_count"
+    PEAK_TO_VALLEY = "peak_to_valley"  # inference plans: the traffic shape
+    GROWTH = "growth"
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,34 @@ class BreakEven:
     months: float
 
 
+@dataclass(frozen=True)
+class Pick:
+    """The exact thing to rent (provider, instance, region, pricing model, nodes) or to buy (build, nodes)."""
+
+    side: Side
+    name: str  # "aws p5.48xlarge" or the build's name
+    provider: str | None
+    instance_type: str | None
+    region: str | None
+    pricing: str  # on_demand, spot, reserved_1y, reserved_3y, capacity_block, owned
+    nodes: int
+    gpus_per_node: int
+    gpu: str
+    cost_per_run: float
+    cost_per_run_low: float
+    cost_per_run_high: float
+    billed_hours: float  # hours paid for (whole days for capacity blocks)
+    run_hours: float
+    currency: str
+
+    def text(self) -> str:
+        what = f"{self.nodes} × {self.name} ({self.gpus_per_node}× {self.gpu} per node)"
+        if self.side == "build":
+            return f"buy {what}"
+        where = f"in {self.region}" if self.region else "region not listed in the offer"
+        return f"rent {what}, {self.pricing.replace('_', '-')}, {where}"
+
+
 @dataclass
 class Decision:
     verdict: Verdict
@@ -80,16 +113,32 @@ class Decision:
     break_even_utilisation: float | None = None
     break_even_months: float | None = None
     per_option: dict[str, BreakEven] = field(default_factory=dict)  # cloud row key -> vs the best build
+    rent: Pick | None = None  # the cloud option the comparison used
+    buy: Pick | None = None  # the build the comparison used
 
 
 def _finite(x: float) -> float | None:
     return round(x, 6) if math.isfinite(x) else None
 
 
+def pick_to_json(p: Pick | None) -> dict | None:
+    if p is None:
+        return None
+    out = {k: getattr(p, k) for k in ("side", "name", "provider", "instance_type", "region", "pricing")}
+    out.update(nodes=p.nodes, gpus_per_node=p.gpus_per_node, gpu=p.gpu, currency=p.currency, text=p.text())
+    out["cost_per_run"] = _finite(p.cost_per_run)
+    out["cost_per_run_range"] = [_finite(p.cost_per_run_low), _finite(p.cost_per_run_high)]
+    out["billed_hours"] = _finite(p.billed_hours)
+    out["run_hours"] = _finite(p.run_hours)
+    return out
+
+
 def decision_to_json(d: Decision) -> dict:
     return {
         "verdict": d.verdict,
         "summary": d.summary,
+        "rent": pick_to_json(d.rent),
+        "buy": pick_to_json(d.buy),
         "reasons": [
             {
                 "kind": str(r.kind),
@@ -101,11 +150,11 @@ def decision_to_json(d: Decision) -> dict:
         ],
         "flips": [f.text for f in d.flips],
         "break_even_utilisation": d.break_even_utilisation,
-        "break_even_months": d.break_even_months,
+        "break_even_months": None if d.break_even_months is None else _finite(d.break_even_months),
         "break_even_per_cloud_option": {
-            k: {
-                "break_even_utilisation": None if be.utilisation != be.utilisation else be.utilisation,
-                "break_even_months": None if be.months != be.months else be.months,
+            k: {  # strict JSON has no NaN or infinity: "cannot flip" and "never pays back" are null
+                "break_even_utilisation": _finite(be.utilisation),
+                "break_even_months": _finite(be.months),
             }
             for k, be in d.per_option.items()
         },

@@ -59,6 +59,7 @@ class DecisionThresholds:
     steady_utilisation: float  # utilisation at or above which a long, non-bursty load is "steady"
     context_votes_override_cost: float  # net cloud votes that overturn a clearly cheaper build
     context_votes_tip_close_call: float  # net build votes that tip a close call to building
+    node_tie_tolerance: float  # relative cost within which node counts tie and the fewest nodes win
 
 
 @dataclass

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuwise.plan import commitments
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.defaults import PlanDefaults
-from gpuwise.plan.options import OptionRow
+from gpuwise.plan.options import OptionRow, UnpricedOffer
 from gpuwise.plan.perf import PerfResult
+from gpuwise.plan.region import Exclusion
 from gpuwise.plan.workload import Workload
 
 
@@ -25,6 +27,8 @@ class Evaluation:
     nodes: np.ndarray  # (K,)
     perf: PerfResult
     run_cost: np.ndarray  # (O, K) at the org's utilisation, plan currency (NaN: no exchange rate)
+    run_cost_low: np.ndarray  # (O, K) with every on-prem input at its low-cost end (cloud: = run_cost)
+    run_cost_high: np.ndarray  # (O, K) with every on-prem input at its high-cost end
     year_cost: np.ndarray  # (O, K)
     eff_gpu_hour_cost: np.ndarray  # (O, K)
     chosen: np.ndarray  # (O,) index into nodes, -1 = nothing feasible
@@ -32,8 +36,33 @@ class Evaluation:
     convertible: np.ndarray  # (O,) bool: the price converts to the plan currency
     calibration: Calibration | None
     defaults: PlanDefaults
+    blocked: np.ndarray  # (O, K) commitments.* flags: cannot be bought for this run (0 = can)
+    billed_hours: np.ndarray  # (O, K) hours paid for (whole blocks where a provider sells blocks)
+    unpriced: list[UnpricedOffer] = field(default_factory=list)
+    cloud_compared: bool = True  # False: the options file left the cloud out (cloud.include: false)
+    builds_compared: bool = True  # False: the options file gave `onprem: []`  # matched offers with no price
     shown: list[int] = field(default_factory=list)  # row indices worth showing, best first
     notes: list[str] = field(default_factory=list)
+    excluded: list[Exclusion] = field(default_factory=list)  # options the org cannot buy, with reasons
+    # (low, high) scaling efficiency at the ends of each option's network achieved-fraction range, (O, K)
+    efficiency_range: tuple[np.ndarray, np.ndarray] | None = None
+
+    def efficiency_bounds(self, o: int, k: int) -> tuple[float, float] | None:
+        """(low, high) efficiency for one cell when the network range moves it by a point or more."""
+        if self.efficiency_range is None:
+            return None
+        low, high = (float(e[o, k]) for e in self.efficiency_range)
+        return (low, high) if high - low >= 0.01 else None
 
     def hours(self, o: int, k: int) -> float:
         return float(self.perf.time_to_train_s[o, k] / 3600.0)
+
+    def feasible(self, o: int, k: int) -> bool:
+        """Can run (perf model) and can be bought for this run (commitments)."""
+        return self.perf.infeasible[o, k] == 0 and self.blocked[o, k] == 0
+
+    def short_reasons(self, o: int, k: int) -> list[str]:
+        return self.perf.short_reasons(o, k) + commitments.short_reasons(int(self.blocked[o, k]))
+
+    def reasons(self, o: int, k: int) -> list[str]:
+        return self.perf.reasons(o, k) + commitments.reasons(int(self.blocked[o, k]))

@@ -12,10 +12,14 @@ ASSUMPTION_KEYS = (
     "mfu.mfu_over_mamf",
     "mfu.fallback_mfu",
     "compute.recompute_factor",
-    "communication.overlap_fraction",
     "communication.intra_node_busbw_fraction",
     "communication.nvlink_latency_us",
-    "communication.default_network_achieved_fraction",
+    "network_achieved_fraction.tcp.low",
+    "network_achieved_fraction.tcp.typical",
+    "network_achieved_fraction.tcp.high",
+    "network_achieved_fraction.rdma.low",
+    "network_achieved_fraction.rdma.typical",
+    "network_achieved_fraction.rdma.high",
     "communication.default_rdma_latency_us",
     "communication.default_network_latency_us",
     "stragglers.compute_cv",
@@ -30,6 +34,7 @@ ASSUMPTION_KEYS = (
     "decision.steady_utilisation",
     "decision.context_votes_override_cost",
     "decision.context_votes_tip_close_call",
+    "decision.node_tie_tolerance",
 )
 
 
@@ -38,6 +43,13 @@ def _num(x, digits: int = 6):
         return None
     x = float(x)
     return None if math.isnan(x) or math.isinf(x) else round(x, digits)
+
+
+def _range(plan: Plan, o: int, k: int) -> list[float | None] | None:
+    """[low, high] efficiency over the network's achieved-fraction range (NCCL over TCP or RDMA)."""
+    if plan.efficiency_range is None:
+        return None
+    return [_num(e[o, k], 4) for e in plan.efficiency_range]
 
 
 def assumptions(plan: Plan) -> list[dict]:
@@ -49,13 +61,13 @@ def option_json(plan: Plan, o: int) -> dict:
     row, perf = plan.rows[o], plan.perf
     per_nodes = []
     for k, n in enumerate(plan.nodes):
-        ok = perf.infeasible[o, k] == 0
+        ok = plan.feasible(o, k)
         per_nodes.append(
             {
                 "nodes": int(n),
                 "gpus": int(n * row.numbers.gpus_per_node),
                 "feasible": bool(ok),
-                "reasons": perf.reasons(o, k),
+                "reasons": plan.reasons(o, k),
                 "step_s": _num(perf.step_s[o, k]) if ok else None,
                 "compute_s": _num(perf.compute_s[o, k]) if ok else None,
                 "comm_s": _num(perf.comm_s[o, k]) if ok else None,
@@ -63,9 +75,14 @@ def option_json(plan: Plan, o: int) -> dict:
                 "straggler_s": _num(perf.straggler_s[o, k]) if ok else None,
                 "data_s": _num(perf.data_s[o, k]) if ok else None,
                 "scaling_efficiency": _num(perf.efficiency[o, k], 4) if ok else None,
+                "scaling_efficiency_range": _range(plan, o, k) if ok else None,
                 "time_to_train_days": _num(perf.time_to_train_s[o, k] / 86400, 3) if ok else None,
                 "memory_per_gpu_gib": _num(perf.memory_per_gpu_bytes[o, k] / 2**30, 2),
                 "cost_per_run": _num(plan.run_cost[o, k], 2) if ok else None,
+                "cost_per_run_range": [_num(plan.run_cost_low[o, k], 2), _num(plan.run_cost_high[o, k], 2)]
+                if ok
+                else None,
+                "billed_hours": _num(plan.billed_hours[o, k], 3) if ok else None,
                 "cost_per_year": _num(plan.year_cost[o, k], 0),
                 "cost_per_effective_gpu_hour": _num(plan.eff_gpu_hour_cost[o, k], 4) if ok else None,
             }
@@ -93,6 +110,9 @@ def option_json(plan: Plan, o: int) -> dict:
     }
     if row.onprem is not None:
         out["onprem_costs"] = {key: _num(v, 2) for key, v in row.onprem.breakdown().items()}
+        if row.onprem_cases:  # the same breakdown at the low- and high-cost ends of every default
+            low, _typical, high = (c.breakdown() for c in row.onprem_cases)
+            out["onprem_costs_range"] = {key: [_num(low[key], 2), _num(high[key], 2)] for key in low}
     return out
 
 
@@ -120,7 +140,25 @@ def plan_to_json(plan: Plan) -> dict:
         "decision": decision_to_json(plan.decision),
         "calibration": None
         if cal is None
-        else {"gpu": cal.gpu_name, "used": cal.used, "ignored": cal.ignored},
+        else {
+            "gpu": cal.gpu_name,
+            "used": cal.used,
+            "ignored": cal.ignored,
+            "network": None
+            if cal.network is None
+            else {
+                "nodes": cal.network.nodes,
+                "ranks_per_node": cal.network.ranks_per_node,
+                "latency_us": _num(cal.network.latency_s * 1e6, 3),
+                "fit_bandwidth_gb_s": _num(1 / cal.network.seconds_per_byte / 1e9, 4),
+                "busbw_plateau_gb_s": _num(cal.network.busbw_plateau_gb_s, 4),
+                "transport": cal.network.transport,
+                "source": cal.network.source,
+            },
+            "compute_cv": _num(cal.compute_cv, 4) if cal.compute_cv is not None else None,
+            "network_cv": _num(cal.network_cv, 4) if cal.network_cv is not None else None,
+        },
         "assumptions": assumptions(plan),
         "notes": plan.notes,
+        "excluded": [e.to_json() for e in plan.excluded],
     }

@@ -1,10 +1,14 @@
 """On-prem builds: nodes of one GPU class joined by a fabric, costed with the catalog's TCO defaults.
 
 Cost inputs resolve per field: the options file's `costs:` value, else the catalog's on-prem
-default, else an error that names the field (never a silent guess).
+default, else an error that names the field (never a silent guess). Each build is costed three
+times, from the low, typical and high ends of every sourced default (`cost_inputs`), so the plan can
+say "build is 30-55% cheaper" and which inputs the range comes from (`range_drivers`).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from gpuwise.errors import DataValidationError
 from gpuwise.i18n import _
@@ -20,22 +24,38 @@ from gpuwise.plan.workload import Workload
 # Our field -> the catalog's on-prem default (gpuwise/catalog/data/onprem_costs.yaml) it comes from.
 CATALOG_NAMES = {
     "network_cost_fraction": "interconnect_cost_fraction",
+    "management_network_cost_per_node": "management_network_cost_per_node",
+    "storage_cost_per_node": "storage_cost_per_node",
     "spares_fraction": "spares_fraction",
     "load_fraction": "average_load_fraction",
     "pue": "pue",
     "electricity_per_kwh": "electricity_price_per_kwh",
     "colo_per_kw_month": "colocation_price_per_kw_month",
-    "staff_per_year": "staff_cost_per_year",
-    "support_fraction_per_year": "support_fraction_per_year",
+    "staff_fte_per_node": "staff_fte_per_node",
+    "staff_cost_per_fte_year": "staff_cost_per_fte_year",
+    "support_per_gpu_year": "support_per_gpu_year",
     "lifetime_years": "depreciation_years",
-    "residual_fraction": "residual_value_fraction",
+    "interest_rate": "interest_rate",
+    "residual_fraction_quoted": "residual_value_fraction",
+    "residual_quoted_years": "residual_value_quoted_years",
 }
-# Inputs no source gives a default for: counted as 0 and said so, rather than blocking every plan.
-OPTIONAL_ZERO = {
-    "storage_cost_per_node": "not costed: no sourced default (set costs.storage_cost_per_node)",
-    "support_fraction_per_year": "not costed: no sourced default (set costs.support_fraction_per_year)",
-    "interest_rate": "0: straight-line depreciation (set costs.interest_rate for a capital-recovery factor)",
+# Inputs for which a larger number means a cheaper build (the low-cost case takes their high end).
+CHEAPER_WHEN_HIGHER = {"lifetime_years", "residual_fraction_quoted", "residual_fraction"}
+# What the user can set instead of the per-node defaults (a cluster-wide staff bill, support as % of capex).
+ZERO_UNLESS_GIVEN = {
+    "staff_per_year": "0: staff costed per node (staff_fte_per_node × staff_cost_per_fte_year)",
+    "support_fraction_per_year": "0: support costed per GPU (support_per_gpu_year)",
 }
+
+Triple = tuple[float, float, float]  # (low-cost case, typical, high-cost case)
+
+
+def _triple(name: str, low: float | None, value: float, high: float | None) -> Triple:
+    lo = value if low is None else low
+    hi = value if high is None else high
+    if name in CHEAPER_WHEN_HIGHER:
+        lo, hi = hi, lo
+    return (float(lo), float(value), float(hi))
 
 
 def gpu_class(spec: GpuSpec) -> str:
@@ -43,61 +63,57 @@ def gpu_class(spec: GpuSpec) -> str:
     return spec.key.upper()
 
 
-def catalog_defaults_for(
-    build: OnpremBuild, spec: GpuSpec, rdma: bool
-) -> tuple[dict[str, float | str], dict[str, str]]:
-    """(values, provenance) from the catalog's on-prem defaults for this build's GPU class and fabric."""
+def catalog_defaults_for(build: OnpremBuild, spec: GpuSpec, rdma: bool) -> tuple[dict, dict[str, str]]:
+    """(values, provenance) from the catalog's on-prem defaults for this build's GPU class and fabric.
+    Numbers are (low-cost, typical, high-cost) triples; "currency" is a string."""
     raw = cat.onprem_defaults()
     cls = gpu_class(spec)
-    vals: dict[str, float | str] = {"currency": raw.currency}
+    vals: dict = {"currency": raw.currency}
     prov: dict[str, str] = {"currency": "catalog on-prem defaults"}
 
-    def take(ours, value, source):
-        if value is not None:
-            vals[ours], prov[ours] = value, source
+    def take(ours, entry, source, scale: float = 1.0):
+        if entry is not None and entry.value is not None:
+            vals[ours] = tuple(v * scale for v in _triple(ours, entry.low, entry.value, entry.high))
+            prov[ours] = source
 
     for ours, theirs in CATALOG_NAMES.items():
         entry = raw.entry(theirs)
-        take(ours, entry.value if entry else None, f"catalog {theirs}: {entry.source}" if entry else "")
+        take(ours, entry, f"catalog {theirs}: {entry.source}" if entry else "")
     price = raw.entry("server_price_per_node", cls)
-    take(
-        "server_price_per_node",
-        price.value if price else None,
-        f"catalog server price {cls}: {price.source}" if price else "",
-    )
+    take("server_price_per_node", price, f"catalog server price {cls}: {price.source}" if price else "")
     power = raw.node_power_kw(cls, build.gpus_per_node, spec.tdp_watts)
-    take("power_kw_per_node", power, f"catalog node power for {cls} ({build.gpus_per_node} GPUs)")
-    fabric_entry = raw.entry("infiniband_fabric_cost_per_node" if rdma else "ethernet_fabric_cost_per_node")
-    if fabric_entry and fabric_entry.value is not None:
-        take(
-            "network_cost_per_node",
-            fabric_entry.value * build.gpus_per_node / 8,
-            f"catalog: {fabric_entry.source}",
-        )
+    if power is not None:
+        vals["power_kw_per_node"] = (power, power, power)
+        prov["power_kw_per_node"] = f"catalog node power for {cls} ({build.gpus_per_node} GPUs)"
+    fabric = raw.entry("infiniband_fabric_cost_per_node" if rdma else "ethernet_fabric_cost_per_node")
+    take(
+        "network_cost_per_node",
+        fabric,
+        f"catalog: {fabric.source}" if fabric else "",
+        build.gpus_per_node / 8,
+    )
     return vals, prov
 
 
 def cost_inputs(
     build: OnpremBuild, spec: GpuSpec, rdma: bool, d: PlanDefaults
-) -> tuple[OnpremCostInputs, float, dict[str, str]]:
-    """(cost inputs, lead time days, provenance) for one build: options file > catalog > error."""
+) -> tuple[tuple[OnpremCostInputs, OnpremCostInputs, OnpremCostInputs], float, dict[str, str]]:
+    """((low-cost, typical, high-cost) inputs, lead time days, provenance) for one build:
+    options file > catalog > error. A number from the options file is a point: low = typical = high."""
     given = {k: v for k, v in build.costs.model_dump().items() if v is not None}
     base, base_prov = catalog_defaults_for(build, spec, rdma)
     prov: dict[str, str] = {}
 
-    def pick(name, fallback=None):
+    def pick(name) -> Triple:
         if name in given:
             prov[name] = "options file"
-            return given[name]
+            return (float(given[name]),) * 3
         if name in base:
             prov[name] = base_prov[name]
             return base[name]
-        if name in OPTIONAL_ZERO:
-            prov[name] = OPTIONAL_ZERO[name]
-            return 0.0
-        if fallback is not None:
-            prov[name] = fallback[1]
-            return fallback[0]
+        if name in ZERO_UNLESS_GIVEN:
+            prov[name] = ZERO_UNLESS_GIVEN[name]
+            return (0.0, 0.0, 0.0)
         raise DataValidationError(
             _(
                 "on-prem build '{name}': no value for costs.{name2} and the catalog has no default for "
@@ -110,30 +126,76 @@ def cost_inputs(
     if "network_cost_per_node" in given or "network_cost_per_node" in base:
         network_cost = pick("network_cost_per_node")
     else:
-        frac = pick("network_cost_fraction")
-        network_cost = server * frac / (1.0 - frac)  # network = frac of (server + network)
-        prov["network_cost_per_node"] = f"{frac:.0%} of cluster capex ({prov['network_cost_fraction']})"
-    inputs = OnpremCostInputs(
-        server_price_per_node=server,
-        network_cost_per_node=network_cost,
-        storage_cost_per_node=pick("storage_cost_per_node"),
-        spares_fraction=pick("spares_fraction"),
-        power_kw_per_node=pick("power_kw_per_node"),
-        load_fraction=pick("load_fraction"),
-        pue=pick("pue"),
-        electricity_per_kwh=pick("electricity_per_kwh"),
-        colo_per_kw_month=pick("colo_per_kw_month"),
-        staff_per_year=pick("staff_per_year"),
-        support_fraction_per_year=pick("support_fraction_per_year"),
-        lifetime_years=pick("lifetime_years"),
-        interest_rate=pick("interest_rate"),
-        residual_fraction=pick("residual_fraction"),
-        currency=str(pick("currency")).upper(),
-    )
-    lead = pick(
-        "lead_time_days", (d.value("lead_time_days.onprem_build"), d.source("lead_time_days.onprem_build"))
-    )
-    return inputs, float(lead), prov
+        frac = pick("network_cost_fraction")  # network = frac of (server + network)
+        network_cost = tuple(s * f / (1.0 - f) for s, f in zip(server, frac, strict=True))
+        prov["network_cost_per_node"] = f"{frac[1]:.0%} of cluster capex ({prov['network_cost_fraction']})"
+    staff_cluster = pick("staff_per_year")
+    if "staff_per_year" in given:  # the user's cluster-wide figure replaces the per-node default
+        staff_node: Triple = (0.0, 0.0, 0.0)
+        prov["staff_per_node_year"] = "0: the options file gives staff_per_year for the whole cluster"
+    else:
+        fte, cost = pick("staff_fte_per_node"), pick("staff_cost_per_fte_year")
+        staff_node = tuple(f * c for f, c in zip(fte, cost, strict=True))
+    support_fraction = pick("support_fraction_per_year")
+    if "support_fraction_per_year" in given:
+        support_node: Triple = (0.0, 0.0, 0.0)
+    else:
+        support_node = tuple(v * build.gpus_per_node for v in pick("support_per_gpu_year"))
+    life = pick("lifetime_years")
+    if "residual_fraction" in given:
+        residual = pick("residual_fraction")
+    else:  # quoted at `residual_quoted_years`: a constant yearly decline to the end of the life
+        quoted, at_years = pick("residual_fraction_quoted"), pick("residual_quoted_years")
+        residual = tuple(q ** (lv / y) for q, lv, y in zip(quoted, life, at_years, strict=True))
+        prov["residual_fraction"] = (
+            f"{quoted[1]:.0%} at {at_years[1]:g} years, {residual[1]:.0%} at {life[1]:g} "
+            f"({prov['residual_fraction_quoted']})"
+        )
+    fields = {
+        "server_price_per_node": server,
+        "network_cost_per_node": network_cost,
+        "management_network_per_node": pick("management_network_cost_per_node"),
+        "storage_cost_per_node": pick("storage_cost_per_node"),
+        "spares_fraction": pick("spares_fraction"),
+        "power_kw_per_node": pick("power_kw_per_node"),
+        "load_fraction": pick("load_fraction"),
+        "pue": pick("pue"),
+        "electricity_per_kwh": pick("electricity_per_kwh"),
+        "colo_per_kw_month": pick("colo_per_kw_month"),
+        "staff_per_year": staff_cluster,
+        "staff_per_node_year": staff_node,
+        "support_fraction_per_year": support_fraction,
+        "support_per_node_year": support_node,
+        "lifetime_years": life,
+        "interest_rate": pick("interest_rate"),
+        "residual_fraction": residual,
+    }
+    ccy = str(given.get("currency") or base["currency"]).upper()
+    cases = tuple(OnpremCostInputs(**{k: v[i] for k, v in fields.items()}, currency=ccy) for i in range(3))
+    if "lead_time_days" in given:
+        lead, prov["lead_time_days"] = float(given["lead_time_days"]), "options file"
+    else:
+        lead = float(d.value("lead_time_days.onprem_build"))
+        prov["lead_time_days"] = d.source("lead_time_days.onprem_build")
+    return cases, lead, prov
+
+
+def range_drivers(cases: tuple[OnpremCostInputs, ...], nodes: int = 1) -> list[tuple[str, float]]:
+    """Which inputs move the yearly cost most between the low- and high-cost cases: (field, swing),
+    largest first. Each input moves from its low-cost to its high-cost value with the rest typical."""
+    low, typical, high = cases
+    base = typical.annual_per_node() * nodes + typical.staff_per_year
+    out = []
+    for name in typical.as_dict():
+        a, b = getattr(low, name), getattr(high, name)
+        if name == "currency" or a == b:
+            continue
+        lo = replace(typical, **{name: a})
+        hi = replace(typical, **{name: b})
+        swing = (hi.annual_per_node() - lo.annual_per_node()) * nodes + hi.staff_per_year - lo.staff_per_year
+        if base > 0 and swing > 0:
+            out.append((name, swing / base))
+    return sorted(out, key=lambda x: -x[1])
 
 
 def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibration | None) -> OptionRow:
@@ -162,7 +224,8 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     )
     prov: dict[str, str] = {}
     nums = node_numbers(wl, hw, d, cal, net, build.storage, 0.0, prov)
-    inputs, lead, cost_prov = cost_inputs(build, spec, net.rdma, d)
+    cases, lead, cost_prov = cost_inputs(build, spec, net.rdma, d)
+    inputs = cases[1]
     prov.update({f"cost.{k}": v for k, v in cost_prov.items()})
     return OptionRow(
         key=f"onprem {build.name}",
@@ -174,7 +237,8 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
         numbers=nums,
         pays_idle=True,
         onprem=inputs,
+        onprem_cases=cases,
         lead_time_days=lead,
-        network=net.description,
+        network=prov["network"],
         provenance=prov,
     )

@@ -40,13 +40,25 @@ class OptionRow:
     numbers: NodeNumbers  # what the perf model needs about this option's nodes
     node_hour_price: float = NAN
     pays_idle: bool = False
-    onprem: OnpremCostInputs | None = None
+    onprem: OnpremCostInputs | None = None  # typical
+    onprem_cases: tuple[OnpremCostInputs, ...] | None = None  # (low-cost, typical, high-cost)
     lead_time_days: float = 0.0
     provider: str | None = None
     instance_type: str | None = None
     region: str | None = None
     network: str = ""
     provenance: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UnpricedOffer:
+    """An offer that matched the selection but has no price for any pricing asked for: said, not dropped."""
+
+    provider: str
+    instance_type: str
+    gpu: str
+    region: str | None
+    currency: str
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,8 @@ class NetworkLink:
     latency_s: float  # NaN = unknown
     rdma: bool
     description: str
+    bytes_s_low: float = 0.0  # the same at the low / high end of the transport's achieved-fraction range
+    bytes_s_high: float = 0.0
 
 
 @dataclass
@@ -127,6 +141,16 @@ def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[
     )
 
 
+def transport(rdma: bool) -> str:
+    return "rdma" if rdma else "tcp"
+
+
+def achieved_range(d: PlanDefaults, rdma: bool) -> tuple[float, float, float]:
+    """(low, typical, high) large-message all-reduce busbw / NIC line rate for NCCL over TCP or RDMA."""
+    key = f"network_achieved_fraction.{transport(rdma)}"
+    return tuple(float(d.value(f"{key}.{end}")) for end in ("low", "typical", "high"))  # type: ignore[return-value]
+
+
 def network(
     gbps: float | None,
     fabric_key: str | None,
@@ -136,26 +160,26 @@ def network(
     rdma: bool | None = None,
     label: str | None = None,
 ) -> NetworkLink:
-    """A node's inter-node network: achieved bytes/s per node, latency, RDMA or not, and a description."""
+    """A node's inter-node network: achieved bytes/s per node (with its range), latency, RDMA or not."""
     fab = cat.get_fabric(fabric_key)
     kind = fab.kind if fab else None
-    is_rdma = rdma if rdma is not None else kind in RDMA_KINDS
+    is_rdma = bool(rdma if rdma is not None else kind in RDMA_KINDS)
     if gbps is None and fab is not None:
         gbps = fab.bandwidth_gbps
     if not gbps:
-        return NetworkLink(0.0, NAN, bool(is_rdma), "no network bandwidth known")
-    frac = (
-        achieved
-        or (fab.achieved_fraction if fab else None)
-        or d.value("communication.default_network_achieved_fraction")
-    )
+        return NetworkLink(0.0, NAN, is_rdma, "no network bandwidth known")
+    low, typical, high = achieved_range(d, is_rdma)
+    frac = achieved or (fab.achieved_fraction if fab else None) or typical
     lat_key = (
         "communication.default_rdma_latency_us" if is_rdma else "communication.default_network_latency_us"
     )
     lat_us = latency_us or (fab.latency_us if fab else None) or d.value(lat_key)
     name = fabric_key or label or ("RDMA" if is_rdma else "TCP")
-    desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved, {lat_us:g} us"
-    return NetworkLink(gbps / 8.0 * frac * 1e9, lat_us * 1e-6, bool(is_rdma), desc)
+    desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved ({transport(is_rdma)} range {low:g}–{high:g}), {lat_us:g} us"
+    line = gbps / 8.0 * 1e9
+    return NetworkLink(
+        line * frac, lat_us * 1e-6, is_rdma, desc, line * min(low, frac), line * max(high, frac)
+    )
 
 
 def node_numbers(
@@ -177,6 +201,15 @@ def node_numbers(
     st = d.storage(storage)
     prov["storage"] = f"{storage}: {st.source}"
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
+    compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
+    net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
+    if cal and _gpu_matches(hw.spec, cal.gpu_name):
+        if cal.compute_cv is not None:
+            compute_cv = cal.compute_cv
+            prov["compute_cv"] = f"calibrated: per-node step-time spread cv {compute_cv:.3f}"
+        if cal.network_cv is not None:
+            network_cv = cal.network_cv
+            prov["network_cv"] = f"calibrated: per-rank all-reduce time spread cv {network_cv:.3f}"
     return NodeNumbers(
         gpus_per_node=hw.gpus_per_node,
         peak_flops=peak or NAN,
@@ -186,15 +219,42 @@ def node_numbers(
         intra_latency_s=intra_lat,
         inter_bytes_s=net.bytes_s,
         inter_latency_s=net.latency_s if not math.isnan(net.latency_s) else 0.0,
-        compute_cv=d.value("stragglers.compute_cv"),
-        network_cv=d.value(cv_key),
+        compute_cv=compute_cv,
+        network_cv=network_cv,
         storage_bytes_s=st.read_gb_s * 1e9,
         storage_iops=st.iops,
         storage_shared=st.shared,
         time_overhead=time_overhead,
-        overlap=d.value("communication.overlap_fraction"),
         usable_memory_fraction=d.value("memory.usable_fraction"),
+        inter_bytes_s_low=net.bytes_s_low,
+        inter_bytes_s_high=net.bytes_s_high,
     )
+
+
+def calibrated_network(
+    net: NetworkLink,
+    hw: Hardware,
+    cal: Calibration | None,
+    intra_bytes_s: float,
+    intra_latency_s: float,
+    prov: dict[str, str],
+    bucket_bytes: float | None = None,
+) -> NetworkLink:
+    """The measured inter-node all-reduce in place of the nominal network, for options it describes: the
+    same GPU, and the same transport (RDMA or TCP) when the measurement says which."""
+    fit = cal.network if cal else None
+    if fit is None or not _gpu_matches(hw.spec, cal.gpu_name):
+        return net
+    if fit.transport is not None and fit.transport != transport(net.rdma):
+        return net
+    bytes_s, latency_s = fit.inter_for(intra_bytes_s, intra_latency_s, bucket_bytes)
+    at = f" at the {bucket_bytes / 2**20:g} MiB bucket size" if bucket_bytes else ""
+    desc = (
+        f"calibrated: {bytes_s / 1e9:.2f} GB/s per node{at}, {latency_s * 1e6:.1f} us per step, "
+        f"from {fit.describe()}"
+    )
+    prov["network"] = desc
+    return NetworkLink(bytes_s, latency_s, net.rdma, desc, bytes_s, bytes_s)
 
 
 def _wanted(offer: Offer, sel: CloudSelection) -> bool:
@@ -235,12 +295,19 @@ def offer_price(offer: Offer, pricing: Pricing, derive: bool) -> tuple[float | N
 
 
 def cloud_rows(
-    wl: Workload, sel: CloudSelection, d: PlanDefaults, cal: Calibration | None
+    wl: Workload,
+    sel: CloudSelection,
+    d: PlanDefaults,
+    cal: Calibration | None,
+    unpriced: list[UnpricedOffer] | None = None,
 ) -> list[OptionRow]:
-    """One row per (offer, pricing) with a price; offers without GPUs are skipped."""
+    """One row per (offer, pricing) with a price; offers without GPUs are skipped. Offers that match but
+    have no price are appended to `unpriced` so the decision can say why no cloud option qualifies.
+    Providers that sell blocks (plan_defaults.yaml `block_billing:`) give one row priced per block."""
     rows: list[OptionRow] = []
     if not sel.include:
         return rows
+    blocks = d.data.get("block_billing") or {}
     for offer in cat.load_offers(sel.offers_dirs):
         if not offer.accelerator_count or not _wanted(offer, sel):
             continue
@@ -253,18 +320,26 @@ def cloud_rows(
         else:
             net = network(offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
+        block = blocks.get(str(offer.provider).lower())
+        priced = 0
         for pricing in sel.pricing:
+            if block is not None and pricing != "on_demand":
+                continue  # a block's price is its only price: no spot, no reserved derived from it
             price, price_src = offer_price(offer, pricing, sel.derive_missing_prices)
             if price is None:
                 continue
+            priced += 1
+            model = str(block["pricing_model"]) if block is not None else pricing
             prov = {"price": price_src}
+            if block is not None:
+                prov["billing"] = block["source"]
             overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
             nums = node_numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
             rows.append(
                 OptionRow(
-                    key=f"{where} {pricing}",
+                    key=f"{where} {model}",
                     kind="cloud",
-                    pricing=pricing,
+                    pricing=model,
                     label=f"{offer.provider} {offer.instance_type}",
                     gpu_name=offer.accelerator_name,
                     currency=(offer.currency or "USD").upper(),
@@ -275,8 +350,18 @@ def cloud_rows(
                     provider=offer.provider,
                     instance_type=offer.instance_type,
                     region=offer.region,
-                    network=net.description,
+                    network=prov["network"],
                     provenance=prov,
+                )
+            )
+        if not priced and unpriced is not None:
+            unpriced.append(
+                UnpricedOffer(
+                    offer.provider,
+                    offer.instance_type,
+                    offer.accelerator_name or "?",
+                    offer.region,
+                    (offer.currency or "USD").upper(),
                 )
             )
     return rows

@@ -53,17 +53,29 @@ class OnpremCosts(_Strict):
         None, ge=0, lt=1, description="network as share of cluster cost"
     )
     storage_cost_per_node: float | None = Field(None, ge=0)
+    management_network_cost_per_node: float | None = Field(
+        None, ge=0, description="front-end and out-of-band Ethernet per node"
+    )
     spares_fraction: float | None = Field(None, ge=0, le=1)
     power_kw_per_node: float | None = Field(None, gt=0)
     load_fraction: float | None = Field(None, gt=0, le=1)
     pue: float | None = Field(None, ge=1, le=3)
     electricity_per_kwh: float | None = Field(None, ge=0)
     colo_per_kw_month: float | None = Field(None, ge=0)
-    staff_per_year: float | None = Field(None, ge=0, description="whole cluster: FTE × loaded salary")
-    support_fraction_per_year: float | None = Field(None, ge=0, le=1)
+    staff_per_year: float | None = Field(
+        None, ge=0, description="whole cluster: FTE × loaded salary; replaces the per-node staff default"
+    )
+    staff_fte_per_node: float | None = Field(None, ge=0, le=10)
+    staff_cost_per_fte_year: float | None = Field(None, ge=0)
+    support_fraction_per_year: float | None = Field(
+        None, ge=0, le=1, description="support as a share of capex; replaces support_per_gpu_year"
+    )
+    support_per_gpu_year: float | None = Field(None, ge=0)
     lifetime_years: float | None = Field(None, gt=0, le=15)
     interest_rate: float | None = Field(None, ge=0, le=1)
-    residual_fraction: float | None = Field(None, ge=0, le=1)
+    residual_fraction: float | None = Field(
+        None, ge=0, le=1, description="resale value at the end of lifetime_years, share of capex"
+    )
     lead_time_days: float | None = Field(None, ge=0)
     currency: str | None = None
 

@@ -6,9 +6,12 @@ All inputs per option are numpy arrays of shape (O,), node counts shape (K,); ev
 * compute per step  = FLOPs/sample · global batch / (GPUs · peak · MFU)
 * DP gradient sync  = hierarchical all-reduce: reduce-scatter + all-gather over NVLink inside a node,
   all-reduce of the node's shards over the node's NICs between nodes (α-β), once per optimizer step,
-  in buckets (each bucket pays the latency terms); ZeRO-3/FSDP moves 1.5× the bytes
-* overlap           = only the last micro-batch's backward can hide the sync (gradient accumulation)
-* stragglers        = synchronous steps wait for the slowest of N nodes: E[max] ≈ cv·sqrt(2 ln N)
+  in buckets (each bucket pays the latency terms); ZeRO-3/FSDP moves 1.5× the bytes. Gradients are
+  reduced in their own dtype (`reduce_bytes`): fp32 under DDP + autocast, whatever the compute precision
+* overlap           = DDP's bucket schedule (overlap.py): only the last micro-batch's backward can hide
+  the sync; buckets become ready in reverse layer order and are reduced one after another
+* stragglers        = synchronous steps wait for the slowest of N nodes: E[max] ≈ cv·sqrt(2 ln N); the
+  cvs are 0 unless calibrated from measured step-time spread (plan --calibrate FLEET_DIR)
 * data loading      = overlapped by prefetch: step = max(GPU time, read time)
 * memory fit        = weights, gradients, optimizer states per ZeRO stage, activations (Korthikanti 2022)
 """
@@ -19,28 +22,28 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from gpuwise.i18n import N_, _
+from gpuwise.plan.overlap import DDP_FIRST_BUCKET_BYTES, exposed_after_backward
 
 # Reasons an (option, node count) is infeasible: bit flags, explained by `reasons()`.
 NO_PEAK, TP_TOO_WIDE, NOT_DIVISIBLE, BATCH_TOO_SMALL, NO_FIT, DP_MISMATCH, NO_NETWORK = 1, 2, 4, 8, 16, 32, 64
 REASON_TEXT = {
-    NO_PEAK: N_("no peak FLOPS known for this GPU at this precision"),
-    TP_TOO_WIDE: N_("tensor parallel degree exceeds GPUs per node (cross-node TP is not modelled)"),
-    NOT_DIVISIBLE: N_("GPU count is not a multiple of tp·pp"),
-    BATCH_TOO_SMALL: N_("global batch is smaller than data-parallel degree × micro batch"),
-    NO_FIT: N_("does not fit in GPU memory"),
-    DP_MISMATCH: N_("dp fixed in the workload does not match this GPU count"),
-    NO_NETWORK: N_("no inter-node network bandwidth known for this option"),
+    NO_PEAK: "no peak FLOPS known for this GPU at this precision",
+    TP_TOO_WIDE: "tensor parallel degree exceeds GPUs per node (cross-node TP is not modelled)",
+    NOT_DIVISIBLE: "GPU count is not a multiple of tp·pp",
+    BATCH_TOO_SMALL: "global batch is smaller than data-parallel degree × micro batch",
+    NO_FIT: "does not fit in GPU memory",
+    DP_MISMATCH: "dp fixed in the workload does not match this GPU count",
+    NO_NETWORK: "no inter-node network bandwidth known for this option",
 }
 
 REASON_SHORT = {
-    NO_PEAK: N_("no peak"),
-    TP_TOO_WIDE: N_("tp > node"),
-    NOT_DIVISIBLE: N_("tp·pp ∤ GPUs"),
-    BATCH_TOO_SMALL: N_("batch < dp"),
-    NO_FIT: N_("no memory fit"),
-    DP_MISMATCH: N_("dp fixed"),
-    NO_NETWORK: N_("no network"),
+    NO_PEAK: "no peak",
+    TP_TOO_WIDE: "tp > node",
+    NOT_DIVISIBLE: "tp·pp ∤ GPUs",
+    BATCH_TOO_SMALL: "batch < dp",
+    NO_FIT: "no memory fit",
+    DP_MISMATCH: "dp fixed",
+    NO_NETWORK: "no network",
 }
 
 
@@ -54,7 +57,7 @@ class WorkloadNumbers:
     micro_batch: float
     params: float
     weight_bytes: float
-    grad_bytes: float
+    grad_bytes: float  # bytes per gradient value held in memory
     optimizer_bytes: float
     zero_stage: int
     tp: int
@@ -72,10 +75,12 @@ class WorkloadNumbers:
     recompute_factor: float
     random_reads: bool
     avg_read_bytes: float
+    reduce_bytes: float = 4.0  # bytes per gradient value as all-reduced (fp32 under DDP + autocast)
+    first_bucket_bytes: float = DDP_FIRST_BUCKET_BYTES
 
     @classmethod
     def from_workload(cls, wl, recompute_factor: float = 4.0 / 3.0) -> WorkloadNumbers:
-        from gpuwise.plan.workload import GRAD_BYTES, OPTIMIZER_BYTES
+        from gpuwise.plan.workload import GRAD_BYTES, OPTIMIZER_BYTES, reduce_bytes
 
         tr, m = wl.training, wl.model
         mixed = tr.precision not in ("fp32", "tf32")
@@ -96,7 +101,7 @@ class WorkloadNumbers:
             tp=par.tp,
             pp=par.pp,
             fixed_dp=0 if par.dp == "auto" else int(par.dp),
-            bucket_bytes=tr.bucket_mb * 1e6,
+            bucket_bytes=tr.bucket_mb * 2**20,  # DDP: bucket_cap_mb * 1024 * 1024
             layers=float(m.layers or 0),
             hidden=float(m.hidden or 0),
             heads=float(m.heads or 0),
@@ -108,6 +113,7 @@ class WorkloadNumbers:
             recompute_factor=recompute_factor,
             random_reads=wl.data.read_pattern == "random",
             avg_read_bytes=wl.data.avg_read_kb * 1024.0,
+            reduce_bytes=float(reduce_bytes(tr)),
         )
 
 
@@ -129,8 +135,9 @@ class NodeNumbers:
     storage_iops: float
     storage_shared: bool
     time_overhead: float  # e.g. spot preemption restarts, fraction of wall time
-    overlap: float
     usable_memory_fraction: float
+    inter_bytes_s_low: float = 0.0  # the ends of the network's achieved-bandwidth range; 0 = inter_bytes_s
+    inter_bytes_s_high: float = 0.0
 
 
 @dataclass
@@ -151,13 +158,22 @@ class OptionArrays:
     storage_iops: np.ndarray
     storage_shared: np.ndarray  # 1.0 = shared
     time_overhead: np.ndarray
-    overlap: np.ndarray
     usable_memory_fraction: np.ndarray
+    inter_bytes_s_low: np.ndarray
+    inter_bytes_s_high: np.ndarray
 
     @classmethod
     def stack(cls, rows: list[NodeNumbers]) -> OptionArrays:
         return cls(
             **{f.name: np.asarray([getattr(r, f.name) for r in rows], dtype=float) for f in fields(cls)}
+        )
+
+    def with_network_end(self, end: str) -> OptionArrays:
+        """The same options with inter_bytes_s at the "low" or "high" end of each one's range."""
+        other = getattr(self, f"inter_bytes_s_{end}")
+        chosen = np.where(other > 0, other, self.inter_bytes_s)
+        return OptionArrays(
+            **{**{f.name: getattr(self, f.name) for f in fields(self)}, "inter_bytes_s": chosen}
         )
 
     def as_column(self) -> OptionArrays:
@@ -181,11 +197,11 @@ class PerfResult:
 
     def short_reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
-        return [_(text) for bit, text in REASON_SHORT.items() if flags & bit]
+        return [text for bit, text in REASON_SHORT.items() if flags & bit]
 
     def reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
-        return [_(text) for bit, text in REASON_TEXT.items() if flags & bit]
+        return [text for bit, text in REASON_TEXT.items() if flags & bit]
 
 
 def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:
@@ -248,24 +264,30 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
         tp_comm = 4.0 * (w.layers / w.pp) * accum * per_ar
 
     # Data-parallel gradient sync, hierarchical. k = DP ranks of one group inside a node, m = nodes in it.
-    grad_rank = w.params * w.grad_bytes / model_par
+    grad_rank = w.params * w.reduce_bytes / model_par
     m = np.maximum(n / w.pp, 1.0)
     k = np.maximum(dp / m, 1.0)
     groups_per_node = g / k
-    buckets = np.ceil(grad_rank / w.bucket_bytes)
-    intra = 2.0 * (k - 1) / k * grad_rank / col.intra_bytes_s + buckets * 2.0 * (k - 1) * col.intra_latency_s
+    first = min(w.first_bucket_bytes, grad_rank)
+    buckets = 1.0 + np.ceil(max(grad_rank - first, 0.0) / w.bucket_bytes)
     inter_bw = np.where(col.inter_bytes_s > 0, col.inter_bytes_s, np.nan)
-    inter_bytes = groups_per_node * 2.0 * (m - 1) / m * grad_rank
     steps_lat = np.minimum(2.0 * (m - 1), 2.0 * np.ceil(np.log2(m)))  # ring vs NCCL double binary tree
     infeasible |= np.where((m > 1) & np.isnan(inter_bw), NO_NETWORK, 0)
     inter_bw = np.where(np.isnan(inter_bw), 1.0, inter_bw)
-    inter = np.where(m > 1, inter_bytes / inter_bw + buckets * steps_lat * col.inter_latency_s, 0.0)
     zero_factor = 1.5 if w.zero_stage == 3 else 1.0  # all-gather fwd + all-gather bwd + reduce-scatter
-    comm = zero_factor * (intra + inter)
-    # Only the last micro-batch's backward can hide the sync, and never the last bucket: it is
-    # reduced after backward ends (DDP reduces buckets in order as their gradients become ready).
-    hideable = np.minimum(col.overlap * (2.0 / 3.0) * compute / accum, comm * (buckets - 1) / buckets)
-    exposed = np.maximum(comm - hideable, 0.0)
+    # Seconds per gradient byte and per bucket, intra-node (NVLink) plus inter-node (NICs).
+    per_byte = zero_factor * (
+        2.0 * (k - 1) / k / col.intra_bytes_s
+        + np.where(m > 1, groups_per_node * 2.0 * (m - 1) / m / inter_bw, 0.0)
+    )
+    per_bucket = zero_factor * (
+        2.0 * (k - 1) * col.intra_latency_s + np.where(m > 1, steps_lat * col.inter_latency_s, 0.0)
+    )
+    comm = per_byte * grad_rank + per_bucket * buckets
+    # Only the last micro-batch's backward can hide the sync (earlier ones run under no_sync()); with
+    # activation checkpointing the backward also re-runs the forward: 3 of 4 units instead of 2 of 3.
+    backward = (1.0 - 1.0 / (3.0 * recompute)) * compute / accum
+    exposed = exposed_after_backward(grad_rank, first, w.bucket_bytes, per_byte, per_bucket, backward)
 
     spread = np.sqrt(2.0 * np.log(np.maximum(n, 1.0)))  # E[max of N normals] ≈ mean + σ·sqrt(2 ln N)
     straggler = spread * (col.compute_cv * (compute + bubble + tp_comm) + col.network_cv * comm)

@@ -13,18 +13,18 @@ from pathlib import Path
 import numpy as np
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
-from gpuwise.plan.calibrate import load_calibration
+from gpuwise.plan import commitments, currency, region
+from gpuwise.plan.calibrate import Calibration, load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
 from gpuwise.plan.decide import decide
 from gpuwise.plan.decision import Decision
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.onprem import gpu_class, onprem_row
-from gpuwise.plan.options import cloud_rows
+from gpuwise.plan.options import OptionRow, UnpricedOffer, cloud_rows
 from gpuwise.plan.options_file import OnpremBuild, OptionsFile, load_options
-from gpuwise.plan.perf import OptionArrays, PerfResult, WorkloadNumbers, evaluate
+from gpuwise.plan.perf import OptionArrays, WorkloadNumbers, evaluate
 from gpuwise.plan.workload import load_workload
 
 PLAN_SCHEMA = "gpuwise-plan/1"
@@ -56,43 +56,36 @@ def default_builds(d: PlanDefaults, notes: list[str]) -> list[OnpremBuild]:
     return builds
 
 
-def currency_factor(currency: str, plan_currency: str, rates: dict[str, float]) -> float:
-    if currency.upper() == plan_currency.upper():
-        return 1.0
-    rate = {k.upper(): v for k, v in rates.items()}.get(currency.upper())
-    return float(rate) if rate else float("nan")
+def _build_gpu_key(build: OnpremBuild) -> str | None:
+    spec = cat.match_gpu(build.gpu)
+    return spec.key if spec is not None else None
 
 
 def parse_sweep(text: str | None) -> list[int]:
     """`nodes=1,2,4` -> [1, 2, 4]."""
     if not text:
         return list(DEFAULT_NODES)
-    key, _eq, values = text.partition("=")
+    key, _, values = text.partition("=")
     if key.strip() != "nodes" or not values:
-        raise UserInputError(
-            _("--sweep {text!r} is not understood").format(text=text), _("use --sweep nodes=1,2,4,8,16,32")
-        )
+        raise UserInputError(f"--sweep {text!r} is not understood", "use --sweep nodes=1,2,4,8,16,32")
     try:
         nodes = sorted({int(v) for v in values.split(",") if v.strip()})
     except ValueError:
         raise UserInputError(
-            _("--sweep {text!r}: node counts must be whole numbers").format(text=text),
-            _("use --sweep nodes=1,2,4,8"),
+            f"--sweep {text!r}: node counts must be whole numbers", "use --sweep nodes=1,2,4,8"
         ) from None
     if not nodes or nodes[0] < 1 or nodes[-1] > 100000:
         raise UserInputError(
-            _("--sweep {text!r}: node counts must be between 1 and 100000").format(text=text),
-            _("use --sweep nodes=1,2,4,8"),
+            f"--sweep {text!r}: node counts must be between 1 and 100000", "use --sweep nodes=1,2,4,8"
         )
     return nodes
 
 
 def choose_nodes(
-    perf: PerfResult, run_cost: np.ndarray, deadline_days: float | None, lead_days: np.ndarray
+    feasible: np.ndarray, days: np.ndarray, run_cost: np.ndarray, deadline_days: float | None, tie: float
 ) -> np.ndarray:
-    """Per option: the cheapest node count that meets the deadline; else the fastest; -1 if none feasible."""
-    feasible = perf.infeasible == 0
-    days = perf.time_to_train_s / 86400.0
+    """Per option: the cheapest node count that meets the deadline, the fewest nodes among counts within
+    `tie` (relative) of the cheapest; else the fastest; -1 if none is feasible."""
     cost = np.where(np.isnan(run_cost), np.inf, run_cost)
     chosen = np.full(days.shape[0], -1)
     for o in range(days.shape[0]):
@@ -100,10 +93,48 @@ def choose_nodes(
         if ok.size == 0:
             continue
         meets = ok[days[o, ok] <= deadline_days] if deadline_days else ok
-        pool = meets if meets.size else ok
-        key = days[o, pool] if not meets.size else cost[o, pool] + days[o, pool] * 1e-9  # ties -> faster
-        chosen[o] = pool[int(np.argmin(key))]
+        if not meets.size:
+            chosen[o] = ok[int(np.argmin(days[o, ok]))]
+            continue
+        best = float(np.min(cost[o, meets]))
+        ties = meets[cost[o, meets] <= best * (1.0 + tie)] if np.isfinite(best) else meets
+        chosen[o] = int(ties[0])  # node counts ascend: the fewest nodes
     return chosen
+
+
+def _cost_arrays(rows: list[OptionRow], case: int, fx: np.ndarray) -> CostArrays:
+    """The cost arrays with on-prem inputs from one case (0 low-cost, 1 typical, 2 high-cost)."""
+
+    def onp(r: OptionRow):
+        return r.onprem_cases[case] if r.onprem_cases else r.onprem
+
+    return CostArrays(
+        node_hour_price=np.array([r.node_hour_price for r in rows]),
+        pays_idle=np.array([1.0 if r.pays_idle else 0.0 for r in rows]),
+        annual_per_node=np.array([onp(r).annual_per_node() if r.onprem else np.nan for r in rows]),
+        fixed_per_year=np.array([onp(r).staff_per_year if r.onprem else 0.0 for r in rows]),
+        capex_per_node=np.array([onp(r).capex_per_node() if r.onprem else np.nan for r in rows]),
+        opex_per_node_year=np.array(
+            [sum(onp(r).opex_per_year().values()) if r.onprem else np.nan for r in rows]
+        ),
+        currency_factor=np.where(np.isnan(fx), 1.0, fx),  # unconvertible rows keep their own currency
+    )
+
+
+def _commitment_notes(rows: list[OptionRow], blocked: np.ndarray, unpriced: list[UnpricedOffer]) -> list[str]:
+    notes = []
+    terms = {r.pricing for o, r in enumerate(rows) if (blocked[o] & commitments.TERM_LONGER_THAN_RUN).all()}
+    if terms:
+        notes.append(
+            f"{' and '.join(sorted(t.replace('_', '-') for t in terms))} prices are not options for this run: "
+            "the commitment outlasts it; set org.reuse_capacity: true if the capacity is used afterwards"
+        )
+    if unpriced:
+        notes.append(
+            f"{len(unpriced)} matching cloud offer(s) have no price and were not costed "
+            f"(e.g. {unpriced[0].provider} {unpriced[0].instance_type})"
+        )
+    return notes
 
 
 def make_plan(
@@ -112,23 +143,32 @@ def make_plan(
     calibrate_path: str | Path | None = None,
     nodes: list[int] | None = None,
     options: OptionsFile | None = None,
+    calibration: Calibration | None = None,
 ) -> Plan:
-    """Evaluate every option at every node count and decide. Raises GpuwiseError subclasses on bad input."""
+    """Evaluate every option at every node count and decide. Raises GpuwiseError subclasses on bad input.
+
+    `calibration` is an already-built Calibration (e.g. from a fleet directory); `calibrate_path` a file."""
     wl = load_workload(workload_path)
     opts = options or load_options(options_path)
     d = PlanDefaults().with_overrides(opts.model_overrides)
     kind = "transformer" if wl.model.is_transformer else "cnn"
-    cal = load_calibration(calibrate_path, wl.training.precision, kind) if calibrate_path else None
+    cal = calibration or (
+        load_calibration(calibrate_path, wl.training.precision, kind) if calibrate_path else None
+    )
     nodes_arr = np.asarray(nodes or DEFAULT_NODES, dtype=float)
     notes: list[str] = []
 
-    rows = cloud_rows(wl, opts.cloud, d, cal)
+    unpriced: list[UnpricedOffer] = []
+    rows = cloud_rows(wl, opts.cloud, d, cal, unpriced)
     builds = default_builds(d, notes) if opts.onprem is None else opts.onprem
+    rows, builds, excluded = region.exclude(wl.org, rows, builds, _build_gpu_key)
     rows += [onprem_row(wl, b, d, cal) for b in builds]
     if not rows:
+        why = f" ({len(excluded)} excluded for org.jurisdiction {wl.org.jurisdiction}: " if excluded else ""
+        why += "; ".join(f"{e.name}: {e.rule}" for e in excluded[:3]) + ")" if excluded else ""
         raise UserInputError(
-            _("no options to compare: no cloud offer matched and no on-prem build was given"),
-            _("widen the cloud filters in the options file or add an 'onprem:' build"),
+            f"no options to compare: no cloud offer matched and no on-prem build was given{why}",
+            "widen the cloud filters in the options file or add an 'onprem:' build",
         )
 
     if (
@@ -137,45 +177,46 @@ def make_plan(
         and not any("calibrated" in " ".join(r.provenance.values()) for r in rows)
     ):
         notes.append(f"calibration from {cal.gpu_name} matched no option's GPU: nothing was applied")
-    perf = evaluate(
-        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
-        OptionArrays.stack([r.numbers for r in rows]),
-        nodes_arr,
+    numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"))
+    arrays = OptionArrays.stack([r.numbers for r in rows])
+    perf = evaluate(numbers, arrays, nodes_arr)
+    # The same at both ends of each network's achieved-bandwidth range (NCCL over TCP vs RDMA).
+    efficiency_range = tuple(
+        evaluate(numbers, arrays.with_network_end(end), nodes_arr).efficiency for end in ("low", "high")
     )
     plan_ccy = wl.org.currency.upper()
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
-    fx = np.array([currency_factor(r.currency, plan_ccy, rates) for r in rows])
+    conversions = {r.currency: currency.conversion(r.currency, plan_ccy, rates) for r in rows}
+    fx = np.array([conversions[r.currency].value if conversions[r.currency] else np.nan for r in rows])
+    notes += [currency.describe(c) for c in conversions.values() if c is not None and c.value != 1.0]
     missing = sorted({r.currency for r, f in zip(rows, fx, strict=False) if math.isnan(f)})
     if missing:
         notes.append(
             f"prices in {', '.join(missing)} are shown in their own currency and left out of the decision: "
             f"add exchange_rates (e.g. {missing[0]}: 0.14 = 1 {missing[0]} in {plan_ccy}) to compare them"
         )
-    costs = CostArrays(
-        node_hour_price=np.array([r.node_hour_price for r in rows]),
-        pays_idle=np.array([1.0 if r.pays_idle else 0.0 for r in rows]),
-        annual_per_node=np.array([r.onprem.annual_per_node() if r.onprem else np.nan for r in rows]),
-        fixed_per_year=np.array([r.onprem.staff_per_year if r.onprem else 0.0 for r in rows]),
-        capex_per_node=np.array([r.onprem.capex_per_node() if r.onprem else np.nan for r in rows]),
-        opex_per_node_year=np.array(
-            [sum(r.onprem.opex_per_year().values()) if r.onprem else np.nan for r in rows]
-        ),
-        currency_factor=np.where(np.isnan(fx), 1.0, fx),  # unconvertible rows keep their own currency
-    )
     hours = perf.time_to_train_s / 3600.0
+    blocked = commitments.blocked(rows, nodes_arr, hours, wl.org, d)
+    billed = commitments.billed_hours(rows, hours, d)
     u = np.array([wl.org.utilisation])
-    run_cost = cost_per_run(costs, nodes_arr, hours, u, wl.org.burstiness)[:, :, 0]
+    run_cost_low, run_cost, run_cost_high = (
+        cost_per_run(_cost_arrays(rows, case, fx), nodes_arr, billed, u, wl.org.burstiness)[:, :, 0]
+        for case in range(3)
+    )
+    costs = _cost_arrays(rows, 1, fx)
     year_cost = cost_per_year(costs, nodes_arr, u, wl.org.burstiness)[:, :, 0]
     gpus = np.array([r.numbers.gpus_per_node for r in rows])
     eff_cost = cost_per_effective_gpu_hour(costs, nodes_arr, gpus, perf.efficiency, u, wl.org.burstiness)[
         :, :, 0
     ]
     chosen = choose_nodes(
-        perf,
+        (perf.infeasible == 0) & (blocked == 0),
+        perf.time_to_train_s / 86400.0,
         np.where(np.isnan(fx)[:, None], np.nan, run_cost),
         wl.deadline_days,
-        np.array([r.lead_time_days for r in rows]),
+        d.decision().node_tie_tolerance,
     )
+    notes += _commitment_notes(rows, blocked, unpriced)
 
     ev = Evaluation(
         workload=wl,
@@ -184,6 +225,8 @@ def make_plan(
         nodes=nodes_arr,
         perf=perf,
         run_cost=run_cost,
+        run_cost_low=run_cost_low,
+        run_cost_high=run_cost_high,
         year_cost=year_cost,
         eff_gpu_hour_cost=eff_cost,
         chosen=chosen,
@@ -191,7 +234,14 @@ def make_plan(
         convertible=~np.isnan(fx),
         calibration=cal,
         defaults=d,
+        blocked=blocked,
+        billed_hours=billed,
+        unpriced=unpriced,
+        cloud_compared=opts.cloud.include,
+        builds_compared=opts.onprem is None or bool(opts.onprem),
         notes=notes,
+        excluded=excluded,
+        efficiency_range=efficiency_range,
     )
     ev.shown = _rows_to_show(ev, opts.cloud.max_offers)
     return Plan(**{f.name: getattr(ev, f.name) for f in fields(ev)}, decision=decide(ev))
@@ -208,5 +258,11 @@ def _rows_to_show(ev: Evaluation, max_cloud: int) -> list[int]:
         (o for o, r in enumerate(ev.rows) if r.kind == "cloud"),
         key=lambda o: (ev.chosen[o] < 0, not ev.convertible[o], run_cost(o)),
     )
+    seen: set[tuple[str, str]] = set()
+    best_region = []  # the same instance and pricing in another region is shown once, at its cheapest
+    for o in cloud:
+        if (ev.rows[o].label, ev.rows[o].pricing) not in seen:
+            seen.add((ev.rows[o].label, ev.rows[o].pricing))
+            best_region.append(o)
     onprem = [o for o, r in enumerate(ev.rows) if r.kind == "onprem"]
-    return cloud[:max_cloud] + onprem
+    return best_region[:max_cloud] + onprem

@@ -8,18 +8,26 @@ them the same way. Sizes in the file use plain units: counts (params, tokens, sa
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import validate_file
+from gpuwise.plan import region
 
 Precision = Literal["bf16", "fp16", "fp32", "tf32", "fp8"]
 
-# Bytes per value for gradients as they are all-reduced. fp8 training keeps bf16 gradients
-# (Transformer Engine / torchao practice), so fp8 reduces like bf16.
+# Bytes per gradient value held in memory (the memory-fit check; the optimizer's fp32 master copy is in
+# OPTIMIZER_BYTES). fp8 training keeps bf16 gradients (Transformer Engine / torchao practice).
 GRAD_BYTES = {"bf16": 2, "fp16": 2, "fp8": 2, "fp32": 4, "tf32": 4}
+# Bytes per gradient value as all-reduced. Separate from the compute precision: DDP with autocast keeps
+# fp32 parameters, so the gradients it all-reduces are fp32 (autocast casts ops, not parameters:
+# https://docs.pytorch.org/docs/stable/amp.html); bf16/fp16 only with a compression hook
+# (https://docs.pytorch.org/docs/stable/ddp_comm_hooks.html) or bf16 parameters (FSDP
+# MixedPrecision(reduce_dtype=torch.bfloat16), Megatron/DeepSpeed bf16 gradient reduction).
+REDUCE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 # Bytes per parameter of optimizer state incl. fp32 master weights (Transformer Math 101; ZeRO paper):
 # AdamW mixed precision 12, 8-bit Adam 6 (4 master + 2), SGD with momentum 8 (4 master + 4).
 OPTIMIZER_BYTES = {"adamw": 12, "adamw-8bit": 6, "sgd": 8}
@@ -104,7 +112,12 @@ class Training(_Strict):
     activation_checkpointing: bool = False
     flash_attention: bool = Field(True, description="attention kernels that never store the s×s score matrix")
     bucket_mb: float = Field(
-        25.0, gt=0, description="gradient bucket size (PyTorch DDP default bucket_cap_mb=25)"
+        25.0, gt=0, description="gradient bucket size in MiB (PyTorch DDP default bucket_cap_mb=25)"
+    )
+    grad_reduce_dtype: Literal["auto", "fp32", "bf16", "fp16"] = Field(
+        "auto",
+        description="dtype of the gradient all-reduce: auto = fp32 (DDP with autocast keeps fp32 "
+        "parameters); bf16/fp16 with a compression hook (bf16_compress_hook) or bf16 parameters",
     )
     parallelism: Parallelism = Field(default_factory=Parallelism)
 
@@ -132,10 +145,34 @@ class OrgContext(_Strict):
     data_residency: Literal["none", "region", "on-prem"] = "none"
     compliance: list[str] = Field(default_factory=list)
     ops_team: bool = False
+    jurisdiction: str | None = Field(
+        None,
+        description="where the organisation buys and keeps data (us, cn, eu, ...): applies export rules "
+        "and data_residency; see plan/data/region_rules.yaml",
+    )
+    reuse_capacity: bool = Field(
+        False,
+        description="capacity reserved for this run is used by other work afterwards, so a 1- or 3-year "
+        "reserved price is an option when the horizon covers its term",
+    )
     currency: str = "USD"
     exchange_rates: dict[str, float] = Field(
         default_factory=dict, description="1 unit of KEY = value units of currency"
     )
+
+    @field_validator("jurisdiction")
+    @classmethod
+    def _known_jurisdiction(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        known = region.known_jurisdictions()
+        if value.strip().lower() not in known:
+            close = difflib.get_close_matches(value.strip().lower(), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"{value!r} is not a jurisdiction gpuwise knows{hint}; use one of {', '.join(known)}"
+            )
+        return value.strip().lower()
 
 
 class Workload(_Strict):
@@ -184,6 +221,12 @@ class Workload(_Strict):
         if self.data.samples is not None:
             return self.data.size_gb * 1e9 / self.data.samples
         return 2.0 * (self.model.seq_len or 1)  # uint16 token ids, the usual pretokenised format
+
+
+def reduce_bytes(training: Training) -> int:
+    """Bytes per parameter the gradient all-reduce moves: 4 unless the workload says bf16/fp16."""
+    dtype = training.grad_reduce_dtype
+    return REDUCE_BYTES["fp32" if dtype == "auto" else dtype]
 
 
 def load_workload(path: str | Path) -> Workload:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise.profile.attribute import Breakdown
-from gpuwise.profile.model import ProfileFinding
+from gpuwise.profile.model import ProfileFinding, ProfileResult
 
 DATA_FRACTION = 0.05  # torch-tb-profiler's DataLoader recommendation threshold
 COMM_FRACTION = 0.10  # torch-tb-profiler: communication above 10 % of the step deserves bucket/overlap tuning
@@ -42,14 +42,15 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
             )
         )
     gpu = b.gpu
-    if device == "cuda" and gpu:
-        if gpu["busy_fraction"] < BUSY_FRACTION and gpu["short_kernel_fraction"] > 0.5:
+    if device == "cuda" and gpu and b.step_ms > 0:
+        if gpu.get("busy_fraction", 1.0) < BUSY_FRACTION and gpu.get("short_kernel_fraction", 0.0) > 0.5:
             out.append(
                 ProfileFinding(
                     id="launch-bound",
                     severity="warning",
                     title=f"GPU kernels are busy {gpu['busy_fraction']:.0%} of the step, most shorter than 10 us",
-                    evidence=f"{gpu['kernels_per_step']:.0f} kernels per step, median {gpu['median_kernel_us']:.1f} us",
+                    evidence=f"{gpu.get('kernels_per_step', 0):.0f} kernels per step, "
+                    f"median {gpu.get('median_kernel_us', 0):.1f} us",
                     recommendation="torch.compile (mode='reduce-overhead' uses CUDA Graphs) or a larger batch",
                     source="https://hta.readthedocs.io/en/latest/source/features/cuda_kernel_launch_stats.html ; "
                     + TUNING_GUIDE,
@@ -70,3 +71,15 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
                 )
             )
     return out
+
+
+def judge(result: ProfileResult) -> list[ProfileFinding]:
+    """The findings for a profile read back from its JSON, by today's thresholds (doctor --profile)."""
+    b = Breakdown(
+        steps=result.active_steps,
+        step_ms=result.step_ms,
+        phases=list(result.phases),
+        top_ops=list(result.top_ops),
+        gpu=dict(result.gpu_kernels),
+    )
+    return findings(b, result.device)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -40,9 +41,9 @@ class ProfileResult(BaseModel):
     batch_size: int
     wait_steps: int
     warmup_steps: int
-    active_steps: int
+    active_steps: int = Field(ge=1)
     trace_path: str
-    step_ms: float
+    step_ms: float = Field(gt=0)
     samples_per_s: float
     phases: list[Phase]
     top_ops: list[TopOp] = Field(default_factory=list)
@@ -65,17 +66,40 @@ class ProfileResult(BaseModel):
         return None
 
 
+@dataclass(frozen=True)
+class LoadedProfile:
+    """A profile and the file it came from (findings cite it; the tune command passes it back)."""
+
+    source: str
+    result: ProfileResult
+
+
+MAX_PROFILE_BYTES = 64 << 20  # a profile JSON is a few KB; the trace it summarises is a separate file
+
+
 def read_profile(path: Path) -> ProfileResult:
     """Load a gpuwise-profile/1 JSON; a wrong or broken file becomes a UserInputError."""
     from gpuwise.errors import UserInputError
 
     fix = "pass the JSON written by `gpuwise profile --format json -o FILE`"
     try:
+        if Path(path).stat().st_size > MAX_PROFILE_BYTES:
+            raise UserInputError(
+                f"{path} is larger than {MAX_PROFILE_BYTES >> 20} MiB: not a gpuwise-profile/1 document "
+                "(a profiler trace?)",
+                fix=fix,
+            )
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
             _("cannot read profile {path}: {exc}").format(path=path, exc=exc), fix=fix
         ) from None
+    if isinstance(data, dict) and "traceEvents" in data:
+        raise UserInputError(
+            f"{path} is a Chrome/Kineto trace, not a {SCHEMA} document",
+            fix="profile with `gpuwise profile ... --format json -o profile.json` and pass profile.json "
+            "(the trace stays for Perfetto)",
+        )
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise UserInputError(
@@ -93,3 +117,8 @@ def read_profile(path: Path) -> ProfileResult:
             ),
             fix=fix,
         ) from None
+
+
+def read_profiles(paths: list[Path]) -> list[LoadedProfile]:
+    """Read each gpuwise-profile/1 file (doctor --profile, repeatable); the first bad one stops with why."""
+    return [LoadedProfile(source=str(p), result=read_profile(p)) for p in paths]

@@ -1,4 +1,4 @@
-"""Alibaba Cloud ECS: how gpuwise recognises its machines (DMI)."""
+"""Alibaba Cloud ECS: how gpuwise recognises its machines (DMI) and the shipped GPU offers (cn-shanghai list prices)."""
 
 from gpuwise.providers import DmiRule, Provider
 
@@ -18,4 +18,5 @@ PROVIDER = Provider(
             source="cloud_dmi.md: insights-core DMIDECODE_ALIBABA sys_vendor (recorded) @43cbb25f",
         ),
     ),
+    offers_files=("alibaba.csv",),
 )

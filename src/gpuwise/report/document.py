@@ -95,11 +95,17 @@ class Series:
     x: list
     y: list[float | None]
     err: list[float | None] | None = None
+    labels: list[str] | None = None  # per point, named in its tooltip (e.g. the node a value came from)
 
 
 @dataclass
 class Chart:
-    """Drawn by graphical formats (html); text and md skip it, so its numbers must also be in a Table."""
+    """Drawn by graphical formats (html); text and md skip it, so its numbers must also be in a Table.
+
+    horizontal (bars only): categories run down the chart and values along it, as in a tornado chart;
+    `x_label` names the categories and `y_label` the values either way. `base`: bars grow from this
+    value instead of 0 and every series shares its category's row (a tornado's low and high bar).
+    `rules`: reference lines across the value axis, each with a label (a baseline, a flip point)."""
 
     kind: Literal["bar", "line", "scatter"]
     title: str
@@ -107,6 +113,9 @@ class Chart:
     y_label: str
     series: list[Series]
     band: tuple[float, float] | None = None  # e.g. a typical-range band
+    horizontal: bool = False
+    base: float | None = None
+    rules: list[tuple[float, str]] = field(default_factory=list)
 
 
 Block = Heading | Paragraph | KeyValues | Table | Code | Bullets | Chart

@@ -4,6 +4,11 @@ bench (gpuwise-bench/1): one metric per benchmark that measured (status ok): its
 min/max of its repeats; the facts are the run's `environment` without what changes every run
 (clocks, warnings). doctor (gpuwise-report/1): the software stack, GPU models and kernel from its
 facts, the finding counts per status, and the measurements it carries when it ran a bench.
+tune (gpuwise-tune/1): the baseline's and the best trial's throughput and the winner's speedup, with
+their 95% intervals, named tune/<workload>/...; the facts are the search's settings (the command adds
+the software it ran with). fleet (gpuwise-fleet/1): the fleet's median of every metric with the
+nodes' min and max, the counts of odd nodes, outliers and drift, the all-reduce busbw; the facts are
+the majority value of whatever drifted. A fleet's identity is its set of node names (masked).
 """
 
 from __future__ import annotations
@@ -57,3 +62,72 @@ def doctor_metrics(document: dict) -> list[Metric]:
 
 def hostname_of(document: dict) -> str:
     return str(document.get("hostname") or (document.get("environment") or {}).get("hostname") or "unknown")
+
+
+def tune_metrics(document: dict) -> list[Metric]:
+    prefix = f"tune/{document.get('workload') or 'unknown'}"
+    trials = {t.get("number"): t for t in document.get("trials") or [] if isinstance(t, dict)}
+    baseline = next((t for t in trials.values() if t.get("role") == "baseline"), None)
+    metrics = []
+    for label, trial in (("baseline", baseline), ("best", trials.get(document.get("winner")))):
+        if trial and isinstance(trial.get("samples_per_s"), (int, float)):
+            metrics.append(
+                Metric(f"{prefix}/{label}_samples_per_s", float(trial["samples_per_s"]), "samples/s",
+                       trial.get("samples_per_s_low"), trial.get("samples_per_s_high"))
+            )  # fmt: skip
+    best = trials.get(document.get("winner"))
+    if best and isinstance(best.get("speedup"), (int, float)):
+        metrics.append(
+            Metric(f"{prefix}/speedup", float(best["speedup"]), "x", best.get("speedup_low"),
+                   best.get("speedup_high"))
+        )  # fmt: skip
+    return metrics
+
+
+TUNE_FACTS = ("workload", "device", "nproc", "batch_size", "warmup_steps", "timed_steps", "keep_numerics")
+
+
+def tune_facts(document: dict) -> dict:
+    return {k: document.get(k) for k in TUNE_FACTS}
+
+
+def fleet_metrics(document: dict) -> list[Metric]:
+    metrics = []
+    for d in document.get("distributions") or []:
+        values = [v["value"] for v in d.get("values") or [] if isinstance(v.get("value"), (int, float))]
+        if values and isinstance(d.get("median"), (int, float)):
+            metrics.append(
+                Metric(f"fleet/{d['metric']}", float(d["median"]), d.get("unit") or "", min(values),
+                       max(values), len(values))
+            )  # fmt: skip
+    outliers = document.get("outliers") or []
+    odd = {o.get("node") for o in outliers} | {
+        n for d in document.get("drift") or [] for nodes in (d.get("odd") or {}).values() for n in nodes
+    }
+    metrics += [
+        Metric("fleet/nodes", float(len(document.get("nodes") or [])), "count"),
+        Metric("fleet/odd_nodes", float(len(odd)), "count"),
+        Metric("fleet/outliers", float(len(outliers)), "count"),
+        Metric("fleet/drift", float(len(document.get("drift") or [])), "count"),
+    ]
+    busbw = (document.get("collective") or {}).get("busbw_gb_s")
+    if isinstance(busbw, (int, float)):
+        metrics.append(Metric("fleet/allreduce_busbw", float(busbw), "GB/s"))
+    return metrics
+
+
+def fleet_facts(document: dict) -> dict:
+    return {f"{d.get('group')}: {d.get('key')}": d.get("majority") for d in document.get("drift") or []}
+
+
+def fleet_identity(document: dict) -> str:
+    """The fleet's name for masking: its sorted node names (the same nodes are the same fleet)."""
+    return "fleet:" + ",".join(sorted(str(n.get("node")) for n in document.get("nodes") or []))
+
+
+RECORDS = {  # kind -> (facts, metrics) of its JSON document
+    "bench": (bench_facts, bench_metrics),
+    "doctor": (doctor_facts, doctor_metrics),
+    "tune": (tune_facts, tune_metrics),
+    "fleet": (fleet_facts, fleet_metrics),
+}

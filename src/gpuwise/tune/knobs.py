@@ -26,6 +26,7 @@ class Knob:
     why: str
     source: str
     priority: int
+    offered: str = "always"  # always | memory-short (only once a trial ran out of memory or used most of it)
 
     @property
     def baseline(self):
@@ -72,6 +73,7 @@ def catalogue() -> tuple[Knob, ...]:
             why=r["why"],
             source=r["source"],
             priority=int(r["priority"]),
+            offered=r.get("offered", "always"),
         )
         for r in rows
     )
@@ -104,6 +106,8 @@ def value_skip_reason(knob: Knob, value, m: Machine) -> str | None:
     cuda, cc = m.device == "cuda", m.capability or (0, 0)
     if knob.category == "ddp" and m.world_size < 2:
         return "one process: DDP settings need --nproc 2 or more"
+    if knob.name == "sharding" and m.world_size < 2:
+        return "one process: sharding splits state across data-parallel ranks, --nproc 2 or more"
     if knob.category == "nccl":
         if not cuda or m.world_size < 2:
             return "NCCL runs only between GPU ranks (this run uses gloo or one process)"
@@ -137,11 +141,20 @@ def value_skip_reason(knob: Knob, value, m: Machine) -> str | None:
     return None
 
 
-def search_space(m: Machine, keep_numerics: bool) -> tuple[dict[str, tuple], list[Skipped]]:
-    """{knob name: values to try (baseline first)} and what was left out with why."""
+MEMORY_SHORT_REASON = "offered only when memory is short (a trial ran out of memory or used most of it)"
+
+
+def search_space(
+    m: Machine, keep_numerics: bool, memory_short: bool = False
+) -> tuple[dict[str, tuple], list[Skipped]]:
+    """{knob name: values to try (baseline first)} and what was left out with why. Knobs offered only
+    when memory is short (sharding) are in the space only with `memory_short`."""
     space: dict[str, tuple] = {}
     skipped: list[Skipped] = []
     for knob in catalogue():
+        if knob.offered == "memory-short" and not memory_short:
+            skipped.append(Skipped(knob.name, "*", MEMORY_SHORT_REASON))
+            continue
         if keep_numerics and knob.numerics in CHANGES_RESULTS:
             skipped.append(Skipped(knob.name, "*", f"--keep-numerics: it changes results ({knob.why})"))
             continue

@@ -9,7 +9,9 @@ from pydantic import BaseModel, Field
 
 class TrialRecord(BaseModel):
     number: int
-    role: Literal["baseline", "baseline-end", "probe", "search"]
+    role: Literal[
+        "baseline", "baseline-end", "probe", "search", "neighbour"
+    ]  # neighbour: of the best, see policy
     changes: dict[str, object] = Field(
         default_factory=dict, description="knob values that differ from the baseline"
     )
@@ -54,6 +56,7 @@ class TuneResult(BaseModel):
     keep_numerics: bool
     search_order: list[str] = Field(default_factory=list, description="knob categories, first searched first")
     order_reason: str = ""
+    memory_short: str | None = Field(None, description="why sharding was offered (a trial short of memory)")
     baseline_samples_per_s: float | None = None
     baseline_drift: float | None = None
     trials: list[TrialRecord] = Field(default_factory=list)

@@ -54,6 +54,9 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
         spec = build(opts.target, SpecConfig(device=opts.device, seed=opts.seed, batch_size=opts.batch_size))
         machine = knobs.detect_machine(spec, opts.device, opts.nproc)
     space, skipped = knobs.search_space(machine, opts.keep_numerics)
+    # offered once a trial runs out of memory or uses most of it (sharding): searched from then on
+    with_memory, _unused = knobs.search_space(machine, opts.keep_numerics, memory_short=True)
+    memory_space = {k: v for k, v in with_memory.items() if k not in space}
     if opts.only:
         unknown = [k for k in opts.only if k not in knobs.by_name()]
         if unknown:
@@ -62,11 +65,13 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
                 fix=_("use knob names: {join}").format(join=", ".join(knobs.by_name())),
             )
         space = {k: v for k, v in space.items() if k in opts.only}
+        memory_space = {k: v for k, v in memory_space.items() if k in opts.only}
     if not space:
         raise UserInputError(
             _("no knob can be searched here (all skipped)"), fix=_("see the skipped knobs with --only unset")
         )
-    study = run_search(opts, space, progress or (lambda event, data: None))
+    study = run_search(opts, space, progress or (lambda event, data: None), memory_space)
+    skipped = [s for s in skipped if s.knob not in space]  # a memory knob the search came to offer
     return summarize(study, opts, space, skipped, spec.tokens_per_sample if spec else None)
 
 

@@ -1,4 +1,5 @@
-"""The search: baseline, prior-ordered one-knob probes, Optuna TPE, then the baseline again.
+"""The search: baseline, prior-ordered one-knob probes, Optuna TPE (and an unmeasured neighbour of the best
+setting when TPE proposes a measured one: gpuwise.tune.policy), then the baseline again.
 
 Every trial is an Optuna trial in a SQLite study, with its step times, losses and failure kept as user
 attributes, so the result is always computed from the storage: `--study NAME` after an interruption
@@ -16,11 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.i18n import _
-from gpuwise.tune import knobs
+from gpuwise.tune import knobs, policy
+from gpuwise.tune.policy import baseline_params, category_order, suggest
 from gpuwise.tune.trial import TrialOutcome, run_trial
 
-# T4 search order by expected impact (DeepSpeed Autotuning's lesson); profile priors move a category first.
-DEFAULT_ORDER = ["precision", "batch", "compile", "optimizer", "memory", "data", "ddp", "nccl"]
+# heuristic: a trial that used more than this share of its memory leaves too little for a longer sequence,
+# a larger batch or allocator fragmentation, so sharding (ZeRO-1 / FSDP2) is offered from then on
+MEMORY_SHORT_FRACTION = 0.85
+MAX_REPEATS = 1  # measured settings TPE may propose in a row before the search steps to a neighbour
 DATA_BOUND_FRACTION = (
     0.05  # torch-tb-profiler recommends data-loading fixes above 5 % of the step in DataLoader
 )
@@ -47,6 +51,7 @@ class TuneOptions:
     only: list[str] = field(default_factory=list)  # restrict the search to these knobs
     env: dict[str, str] = field(default_factory=dict)  # for every trial, e.g. GLOO_SOCKET_IFNAME
     command: list[str] | None = None  # command mode: run this instead of a spec (it reads its knobs)
+    memory_short_fraction: float = MEMORY_SHORT_FRACTION
 
 
 Progress = Callable[[str, dict], None]
@@ -92,51 +97,6 @@ def _check_identity(study, opts: TuneOptions) -> None:
             ),
             fix=_("re-run with the same options, or pass a new --study NAME"),
         )
-
-
-def baseline_params(space: dict[str, tuple]) -> dict:
-    params = {name: values[0] for name, values in space.items()}
-    if params.get("num_workers", 0) == 0:
-        params.pop("prefetch_factor", None)
-        params.pop("persistent_workers", None)
-    return params
-
-
-def category_order(prior: str | None) -> tuple[list[str], str]:
-    if prior == "data":
-        return ["data"] + [c for c in DEFAULT_ORDER if c != "data"], "the baseline step is data-loader bound"
-    if prior == "communication":
-        first = ["ddp", "nccl"]
-        return first + [c for c in DEFAULT_ORDER if c not in first], "communication is exposed in the step"
-    return list(DEFAULT_ORDER), "expected impact: precision > batch > compile > data > DDP > NCCL"
-
-
-def probes(space: dict[str, tuple], order: list[str]) -> list[dict]:
-    """One-knob changes from the baseline, categories in `order` (the most promising value per knob)."""
-    base = baseline_params(space)
-    by_name = knobs.by_name()
-    out = []
-    for category in order:
-        for name, values in space.items():
-            if by_name[name].category != category or name in ("prefetch_factor", "persistent_workers"):
-                continue
-            pick = max(values) if name in ("num_workers", "bucket_cap_mb") else values[1]
-            params = {**base, name: pick}
-            if name == "num_workers":
-                params.update(
-                    {k: space[k][0] for k in ("prefetch_factor", "persistent_workers") if k in space}
-                )
-            out.append(params)
-    return out
-
-
-def suggest(trial, space: dict[str, tuple]) -> dict:
-    params: dict = {}
-    for name, values in space.items():
-        if name in ("prefetch_factor", "persistent_workers") and params.get("num_workers", 0) == 0:
-            continue
-        params[name] = trial.suggest_categorical(name, list(values))
-    return params
 
 
 def warmup_for(opts: TuneOptions, params: dict) -> int:
@@ -227,7 +187,11 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
 
     trial = study.ask()
     role = trial.user_attrs.get("queued_role", "search")
-    params = suggest(trial, space)
+    params = suggest(trial, space, trial.user_attrs.get("queued_params"))
+    earlier = measured(study).get(policy.key(params)) if role != "baseline" else None
+    if earlier is not None:
+        _repeat(study, trial, earlier)
+        return None
     samples = opts.batch_size * opts.nproc
     progress("trial-start", {"number": trial.number, "role": role, "params": params, "total": total})
     seconds: list[float] = []
@@ -261,6 +225,9 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
     if outcome.status == "ok" and len(outcome.steps) <= warmup:
         outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
     _record(trial, outcome, role, opts, warmup)
+    short = memory_short(outcome, trial.number, opts.memory_short_fraction)
+    if short and "memory_short" not in study.user_attrs:
+        study.set_user_attr("memory_short", short)
     if outcome.status == "pruned":
         study.tell(trial, state=optuna.trial.TrialState.PRUNED)
     elif outcome.status == "failed":
@@ -273,6 +240,12 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
         {"number": trial.number, "role": role, "outcome": outcome, "params": params, "warmup": warmup},
     )
     return trial.number
+
+
+def _enqueue(study, params: dict, role: str) -> None:
+    """Queue a setting to run next; knobs it does not name run at their baseline, even a knob that joined
+    the space after it was queued (sharding, once memory is short), rather than at a sampled value."""
+    study.enqueue_trial(params, user_attrs={"queued_role": role, "queued_params": params})
 
 
 def _recover(study) -> None:
@@ -289,20 +262,87 @@ def _recover(study) -> None:
         if t.number not in requeued:
             requeued.add(t.number)
             role = t.user_attrs.get("role") or t.user_attrs.get("queued_role", "search")
-            study.enqueue_trial(dict(t.params), user_attrs={"queued_role": role})
+            _enqueue(study, dict(t.params), role)
     study.set_user_attr("requeued", sorted(requeued))
 
 
 def counted(study) -> list:
-    """Trials that count toward the budget: finished, not interrupted."""
+    """Trials that count toward the budget: finished, not interrupted, not a repeat of a measured one."""
     import optuna
 
     done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
-    return [t for t in study.get_trials(deepcopy=False) if t.state in done]
+    return [
+        t
+        for t in study.get_trials(deepcopy=False)
+        if t.state in done and t.user_attrs.get("role") != "repeat"
+    ]
 
 
-def run_search(opts: TuneOptions, space: dict[str, tuple], progress: Progress) -> object:
-    """Run (or continue) the study until `opts.trials` trials finished, then re-measure the baseline."""
+def measured(study) -> dict[str, object]:
+    """{setting key: the trial that measured it} over the counted trials."""
+    return {policy.key(t.params): t for t in counted(study)}
+
+
+def _repeat(study, trial, earlier) -> None:
+    """A setting measured before: Optuna gets the stored result back, and nothing runs (no budget used)."""
+    import optuna
+
+    trial.set_user_attr("role", "repeat")
+    trial.set_user_attr("repeat_of", earlier.number)
+    if earlier.state == optuna.trial.TrialState.PRUNED:
+        study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        return
+    trial.set_constraint("failed", 1.0 if earlier.user_attrs.get("status") == "failed" else 0.0)
+    study.tell(trial, earlier.value)
+
+
+def _queue_neighbour(study, space, order: list[str]) -> bool:
+    """The first unmeasured one-knob change of the best settings so far; False when there is none."""
+    seen = measured(study)
+    ranked = sorted(
+        (t for t in seen.values() if t.value is not None and t.user_attrs.get("status") == "ok"),
+        key=lambda t: -t.value,
+    )
+    for t in ranked:
+        for params in policy.neighbours(dict(t.params), space, order):
+            if policy.key(params) not in seen:
+                _enqueue(study, params, "neighbour")
+                return True
+    return False
+
+
+def memory_short(outcome: TrialOutcome, number: int, fraction: float) -> str | None:
+    """Why memory is short after this trial (it ran out, or used over `fraction` of it), or None."""
+    if outcome.failure == "oom":
+        return f"trial {number} ran out of memory"
+    peak, total = (
+        (outcome.info or {}).get("peak_memory_bytes"),
+        (outcome.info or {}).get("memory_total_bytes"),
+    )
+    if peak and total and peak / total > fraction:
+        return f"trial {number} used {peak / total:.0%} of the memory a rank may use (over {fraction:.0%})"
+    return None
+
+
+def _offer_memory_knobs(study, space: dict, memory_space: dict) -> None:
+    """Once memory is short: the memory knobs join the space, each value probed from the baseline."""
+    if not study.user_attrs.get("memory_short") or all(k in space for k in memory_space):
+        return
+    space.update(memory_space)
+    if study.user_attrs.get("memory_probes_queued"):
+        return  # a resumed study: the space grows again, the probes ran (or wait in the queue)
+    base = baseline_params(space)
+    for name, values in memory_space.items():
+        for value in values[1:]:
+            _enqueue(study, policy.valid({**base, name: value}), "probe")
+    study.set_user_attr("memory_probes_queued", True)
+
+
+def run_search(
+    opts: TuneOptions, space: dict[str, tuple], progress: Progress, memory_space: dict | None = None
+) -> object:
+    """Run (or continue) the study until `opts.trials` trials finished, then re-measure the baseline.
+    `memory_space` (sharding) joins `space`, in place, once a trial ran out of memory or used most of it."""
     study = _study(opts)
     _check_identity(study, opts)
     _recover(study)
@@ -313,14 +353,23 @@ def run_search(opts: TuneOptions, space: dict[str, tuple], progress: Progress) -
     roles = lambda: [t.user_attrs.get("role") for t in counted(study)]  # noqa: E731
     queued = [t.user_attrs.get("queued_role") for t in _waiting(study)]
     if "baseline" not in roles() and "baseline" not in queued:
-        study.enqueue_trial(baseline_params(space), user_attrs={"queued_role": "baseline"})
+        _enqueue(study, baseline_params(space), "baseline")
+    order, repeats = category_order(opts.prior or _baseline_prior(study, opts))[0], 0
     while len(roles()) < opts.trials:
+        _offer_memory_knobs(study, space, memory_space or {})  # first: an OOM-ing step needs memory relief
         if not study.user_attrs.get("probes_queued") and "baseline" in roles():
             order, _why = category_order(opts.prior or _baseline_prior(study, opts))
-            for params in probes(space, order):
-                study.enqueue_trial(params, user_attrs={"queued_role": "probe"})
+            for params in policy.probes(space, order):
+                _enqueue(study, params, "probe")
             study.set_user_attr("probes_queued", True)
-        _run_one(study, opts, space, folder, progress, opts.trials)
+        if _run_one(study, opts, space, folder, progress, opts.trials) is not None:
+            repeats = 0
+            continue
+        repeats += 1
+        if repeats >= MAX_REPEATS:
+            repeats = 0
+            if not _queue_neighbour(study, space, order):
+                break  # every setting around every measured one is measured: the space is done
     if "baseline_end" not in study.user_attrs:
         _run_baseline_end(study, opts, space, folder, progress)
     return study

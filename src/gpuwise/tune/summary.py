@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gpuwise.tune import knobs, snippet, stats
 from gpuwise.tune.model import SkippedKnob, TrialRecord, TuneResult
-from gpuwise.tune.search import TuneOptions, category_order, counted
+from gpuwise.tune.policy import category_order
+from gpuwise.tune.search import TuneOptions, counted
 
 
 def _changes(params: dict, space: dict) -> dict:
@@ -84,6 +85,7 @@ def summarize(
         keep_numerics=opts.keep_numerics,
         search_order=order,
         order_reason=why,
+        memory_short=study.user_attrs.get("memory_short"),
         baseline_samples_per_s=stats.throughput(base_s, opts.batch_size * opts.nproc).samples_per_s
         if base_s
         else None,

@@ -37,6 +37,7 @@ class LoopSettings:
     gradient_as_bucket_view: bool = False
     static_graph: bool = False
     comm_hook: str = "none"  # none | fp16 | bf16 | powersgd-1 | powersgd-4
+    sharding: str = "none"  # none | zero1 (ZeroRedundancyOptimizer over DDP) | fsdp (FSDP2 fully_shard)
     env: dict[str, str] = field(default_factory=dict)  # environment (NCCL_*) set by the launcher
 
 
@@ -132,6 +133,36 @@ def _ddp(torch, model, s: LoopSettings, device: str):
     return ddp
 
 
+def _fully_shard(model, blocks: list[str]) -> None:
+    """FSDP2: shard each marked block, then the root (ZeRO-3 style: parameters, gradients, optimizer state)."""
+    from torch.distributed.fsdp import fully_shard
+
+    modules = dict(model.named_modules())
+    for name in blocks:
+        if name in modules:
+            fully_shard(modules[name])
+    fully_shard(model)
+
+
+def _zero1(opt):
+    """ZeRO-1: the spec's optimizer (class, hyper-parameters, groups) with its state split over the ranks."""
+    import inspect
+
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    accepted = inspect.signature(type(opt).__init__).parameters  # defaults may hold internal keys
+    defaults = {k: v for k, v in opt.defaults.items() if k in accepted}
+    return ZeroRedundancyOptimizer([dict(g) for g in opt.param_groups], optimizer_class=type(opt), **defaults)
+
+
+def _memory_total_bytes(torch, device: str) -> int:
+    """What this rank may use: the GPU's memory, or its share of the host's RAM among local ranks."""
+    if device == "cuda":
+        return int(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // max(1, local)
+
+
 def _to_device(batch, device: str, non_blocking: bool, channels_last: bool):
     import torch
 
@@ -176,9 +207,19 @@ def train(
 
         convert_to_float8_training(model)
     impl = {"default": {}, "foreach": {"foreach": True}, "fused": {"fused": True}}[s.optimizer_impl]
+    if s.sharding != "none" and world < 2:
+        raise ValueError(f"sharding={s.sharding} needs two or more data-parallel ranks")
+    fsdp = s.sharding == "fsdp"
+    if fsdp:
+        _fully_shard(
+            model, spec.checkpoint_blocks
+        )  # parameters become DTensors before the optimizer sees them
     opt = spec.optimizer(model.parameters(), **impl)
-    if world > 1:
+    if s.sharding == "zero1":
+        opt = _zero1(opt)
+    if world > 1 and not fsdp:
         model = _ddp(torch, model, s, device)
+    info["sharding"] = s.sharding
     run_model = (
         torch.compile(model, mode=None if s.compile == "default" else s.compile)
         if s.compile != "off"
@@ -201,6 +242,8 @@ def train(
                 batch = _to_device(batch, device, s.pin_memory, s.channels_last)
             wait += time.perf_counter() - t0
             last = micro_i == s.accumulation - 1
+            if fsdp:
+                model.set_requires_gradient_sync(last)  # FSDP2's no_sync: reduce-scatter once per step
             no_sync = (
                 run_model.no_sync() if world > 1 and not last and hasattr(run_model, "no_sync") else None
             )
@@ -224,6 +267,7 @@ def train(
         on_step(StepRecord(index, time.perf_counter() - start, wait, total))
         if after_step:
             after_step()
+    info["memory_total_bytes"] = _memory_total_bytes(torch, device)
     if device == "cuda":
         info["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated())
         info["memory_kind"] = "CUDA max_memory_allocated"

@@ -13,6 +13,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     monitoring,
     nccl_logs,
     network,
+    profiles,
     storage,
     toolchain,
 )

@@ -18,6 +18,7 @@ WIDTH, HEIGHT = 720, 340
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 44, 56
 MAX_LABEL = 28  # longer x labels are cut (the full name is in the tooltip and in the view's table)
 # Colour-blind-safe palette (Okabe & Ito, "Color Universal Design", https://jfly.uni-koeln.de/color/)
+SPREAD = [0, 1, -1, 2, -2, 3, -3]  # a categorical scatter's offsets within a slot, in steps of 6% of it
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
 
@@ -64,6 +65,10 @@ def _y_extent(chart: Chart) -> tuple[float, float]:
 
 def chart_svg(chart: Chart) -> str:
     """One self-contained <svg> element for `chart`."""
+    if chart.horizontal:
+        from gpuwise.report.formats._svg_bars import horizontal_bars_svg
+
+        return horizontal_bars_svg(chart)
     all_x = [x for s in chart.series for x in s.x]
     numeric_x = chart.kind != "bar" and bool(all_x) and all(_is_number(x) for x in all_x)
     categories = list(dict.fromkeys(str(x) for x in all_x)) if not numeric_x else []
@@ -160,18 +165,25 @@ def _marks(chart: Chart, sx, sy, base: float, slot: float) -> list[str]:
         color = PALETTE[i % len(PALETTE)]
         name = escape(series.name)
         errs = series.err or [None] * len(series.y)
-        points = [(x, y, e) for x, y, e in zip(series.x, series.y, errs, strict=False) if _is_number(y)]
+        tags = series.labels or [None] * len(series.y)
+        points = [
+            (x, y, e, t) for x, y, e, t in zip(series.x, series.y, errs, tags, strict=False) if _is_number(y)
+        ]
         out.append(f'<g class="series" data-series="{name}" fill="{color}" stroke="{color}">')
         if chart.kind == "line" and len(points) > 1:
-            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _err in points)
+            path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _err, _label in points)
             out.append(f'<polyline points="{path}" fill="none" stroke-width="2"/>')
-        for x, y, err in points:
+        seen: dict[str, int] = {}  # points so far per category, to spread a scatter's column of points
+        for x, y, err, tag in points:
             tip = (
-                f"<title>{name} · {escape(str(x))}: {_fmt(y)}"
+                f"<title>{name} · {escape(str(x))}{f' · {escape(tag)}' if tag else ''}: {_fmt(y)}"
                 + (f" ± {_fmt(err)}" if err else "")
                 + "</title>"
             )
             cx = sx(x) if chart.kind != "bar" else sx(x) - slot * 0.4 + bar_w * (i + 0.5)
+            if chart.kind == "scatter" and slot:  # categorical: spread a column of points sideways
+                k = seen[str(x)] = seen.get(str(x), -1) + 1
+                cx += slot * 0.06 * SPREAD[k % len(SPREAD)]
             if chart.kind == "bar":
                 zero = min(sy(0.0), base)  # bars grow from zero (from the axis when zero is below it)
                 top, bot = min(sy(y), zero), max(sy(y), zero)

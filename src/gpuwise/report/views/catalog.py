@@ -208,6 +208,11 @@ def _offer_rows(offer: Offer) -> list[tuple[str, str | Styled]]:
             "reserved 1 yr / 3 yr",
             f"{units.money(offer.reserved_1y_price, c)} / {units.money(offer.reserved_3y_price, c)}",
         ),
+        *(
+            [("monthly subscription", f"{units.money(offer.monthly_price, c)} per instance-month")]
+            if offer.monthly_price is not None
+            else []
+        ),
         ("region / zone", f"{offer.region or 'any'} / {offer.zone or 'any'}"),
         ("status", offer.status or units.UNKNOWN),
         ("price source", offer.price_source or "none"),

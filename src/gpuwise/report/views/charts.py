@@ -5,7 +5,10 @@ every number a chart draws is also in a table of the same view, so text and md l
   bench:   % of peak per benchmark, error bars from the repeats' min..max, and the typically
            achievable % beside it where the catalog knows it (a band when it knows it for every bar);
   compare: A vs B as paired bars, B as % of A (units differ: TFLOP/s and GB/s share no axis);
-  plan:    cost of the run vs node count, one line per option shown.
+  plan:    cost of the run vs node count, one line per option shown (more in plan_charts.py);
+  serving: the daily traffic profile against each option's capacity (inference plans);
+  fleet:   every node's value per metric as % of the fleet median, the outliers as their own series
+           (the view's table has each metric's min, median and max; the JSON has every value).
 """
 
 from __future__ import annotations
@@ -67,12 +70,11 @@ def compare_charts(comparison) -> list[Chart]:
 
 def plan_cost_chart(plan) -> list[Chart]:
     """plan: plan.planner.Plan; one line per shown option, cost of the run at each node count."""
-    nodes = [int(n) for n in plan.nodes]
+    nodes = [str(int(n)) for n in plan.nodes]  # one slot per count: a sweep 1, 2, 4, ... 32 spaced evenly
     series = []
     for o in plan.shown:
         costs = [  # an infeasible setup (too little memory, capacity, ...) has no cost to draw
-            None if plan.perf.short_reasons(o, k) else _finite(float(c))
-            for k, c in enumerate(plan.run_cost[o])
+            None if plan.short_reasons(o, k) else _finite(float(c)) for k, c in enumerate(plan.run_cost[o])
         ]
         if any(c is not None for c in costs):
             series.append(Series(f"{plan.rows[o].label} ({plan.rows[o].pricing})", nodes, costs))
@@ -83,3 +85,54 @@ def plan_cost_chart(plan) -> list[Chart]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def serving_capacity_chart(plan) -> list[Chart]:
+    """plan: plan.serving.planner.ServingPlan; the daily traffic profile against the capacity of each
+    option shown (means over the week by hour of day, first-year growth), requests/s."""
+    hours = list(range(24))
+    growth = plan.demand.first_year_mean_growth()
+    series = [Series("traffic", hours, [_finite(float(v * growth)) for v in plan.demand.daily_profile()])]
+    for s in plan.shown()[:4]:
+        cap = s.capacity_rps.reshape(7, 24).mean(axis=0)
+        series.append(
+            Series(f"{s.name} {s.hardware.gpu}", hours, [_finite(float(v)) for v in cap])
+        )  # short: legend
+    return [Chart("line", "Daily traffic vs each option's capacity", "hour of day", "requests/s", series)]
+
+
+MAX_POINTS = 200  # per metric: a large fleet draws the outliers and 200 evenly spaced ranks of the rest
+
+
+def fleet_distribution_chart(report) -> list[Chart]:
+    """report: fleet.model.FleetReport. Every node's value per metric as % of the fleet median (one axis
+    for all units), the outliers drawn apart; each point's tooltip names its node (and GPU). Past
+    MAX_POINTS values a metric draws every outlier and MAX_POINTS evenly spaced ranks of the others
+    (min and max included), so the page stays small for thousands of GPUs."""
+    flagged = {(o.metric, o.node, o.device) for o in report.outliers}
+    normal, odd = Series("nodes", [], [], labels=[]), Series("outliers (bad side)", [], [], labels=[])
+    for d in report.distributions:
+        if not d.median or len(d.values) < 2:
+            continue
+        usual = sorted(
+            (v for v in d.values if (d.metric, v.node, v.device) not in flagged), key=lambda v: v.value
+        )
+        if len(usual) > MAX_POINTS:
+            usual = [usual[round(i * (len(usual) - 1) / (MAX_POINTS - 1))] for i in range(MAX_POINTS)]
+        outliers = [v for v in d.values if (d.metric, v.node, v.device) in flagged]
+        for series, values in ((normal, usual), (odd, outliers)):
+            for v in values:
+                series.x.append(d.metric)
+                series.y.append(v.value / d.median * 100)
+                series.labels.append(v.node + (f" {v.device}" if v.device and d.scope == "gpu" else ""))
+    if not normal.x:
+        return []
+    return [
+        Chart(
+            "scatter",
+            "Every node's value per metric (fleet median = 100%)",
+            "metric",
+            "% of the fleet median",
+            [normal, odd] if odd.x else [normal],
+        )
+    ]

@@ -33,6 +33,7 @@ def compare_view(c: Comparison) -> Document:
                 ),
             ]
         ),
+        *compare_charts(c),  # drawn by html only, first: the measurements' B/A at a glance (table below)
     ]
     if reports and c.facts:
         for layer in sorted({d.layer for d in c.facts}):
@@ -57,7 +58,6 @@ def compare_view(c: Comparison) -> Document:
             for m in c.measurements
         ]
         blocks.append(Table(cols, rows, title=_("Measurements")))
-        blocks += compare_charts(c)  # drawn by html only
     else:
         blocks.append(Paragraph(_("measurements: none in either file")))
     if reports and c.findings:

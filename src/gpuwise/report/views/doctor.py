@@ -128,6 +128,8 @@ def doctor_view(report: Report) -> Document:
     if actionable:
         blocks.append(Heading(_("Top actions ({n})").format(n=min(TOP_ACTIONS, len(actionable))), level=2))
         blocks.append(Bullets([_action(n, f) for n, f in enumerate(actionable[:TOP_ACTIONS], 1)]))
+    chart, table = _measured(report)
+    blocks += chart  # html draws it under the top actions; its numbers are in the table at the end
     n = 0
     for status, label in SECTIONS:
         group = [f for f in actionable if f.status == status]
@@ -142,8 +144,32 @@ def doctor_view(report: Report) -> Document:
         blocks.append(
             Bullets([Styled(_("{title}  ({id})").format(title=f.title, id=f.id), "ok") for f in passes])
         )
+    blocks += table
     return Document(
         title=title,
         blocks=blocks,
         data=report.to_json_dict(),
     )
+
+
+def _measured(report: Report) -> tuple[list[Block], list[Block]]:
+    """The bench results the findings read (--bench, --bench-results): the % of peak chart, and a table."""
+    if not report.measurements or not report.measurements.get("results"):
+        return [], []
+    from pydantic import ValidationError
+
+    from gpuwise.bench.models import BenchReport
+    from gpuwise.report.views.bench import layer_table
+    from gpuwise.report.views.charts import bench_peak_chart
+
+    try:
+        bench = BenchReport.model_validate(report.measurements)
+    except ValidationError:  # the JSON keeps them as read; the findings already quote what they use
+        return [], []
+    measured = [m for m in bench.results if m.status == "ok"]
+    if not measured:
+        return [], []
+    return list(bench_peak_chart(bench)), [
+        Heading("Measured vs peak", level=2),
+        layer_table("measured", measured),
+    ]

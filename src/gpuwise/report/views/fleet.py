@@ -7,6 +7,7 @@ import re
 from gpuwise.fleet.healthcheck import HealthResult
 from gpuwise.fleet.model import FleetReport
 from gpuwise.report.document import (
+    Block,
     Bullets,
     Code,
     Column,
@@ -17,6 +18,7 @@ from gpuwise.report.document import (
     Styled,
     Table,
 )
+from gpuwise.report.views.charts import fleet_distribution_chart
 
 HEALTH_SCHEMA = "gpuwise-fleet-health/1"
 
@@ -89,6 +91,7 @@ def fleet_view(r: FleetReport) -> Document:
                 "dim",
             )
         )
+    blocks += _spread_blocks(r)
     if r.collective is not None:
         blocks += _collective_blocks(r)
     blocks.append(Heading("Findings by reach", 2))
@@ -113,6 +116,30 @@ def fleet_view(r: FleetReport) -> Document:
     if r.not_compared:
         blocks += [Heading("Not compared", 2), Bullets(list(r.not_compared))]
     return Document(title="gpuwise fleet report", blocks=blocks, data=r.to_json_dict())
+
+
+def _spread_blocks(r: FleetReport) -> list[Block]:
+    """Each metric's spread over the nodes (every value is in the JSON's distributions), and its chart."""
+    if not r.distributions:
+        return []
+    flagged: dict[str, int] = {}
+    for o in r.outliers:
+        flagged[o.metric] = flagged.get(o.metric, 0) + 1
+    rows = []
+    for d in r.distributions:
+        values = [v.value for v in d.values]
+        n = flagged.get(d.metric, 0)
+        rows.append([d.metric, d.unit, str(len(values)), _num(min(values)), _num(d.median), _num(max(values)),
+                     Styled(str(n), "fail") if n else "0"])  # fmt: skip
+    columns = [Column("metric"), Column("unit"), Column("values", "right"), Column("min", "right"),
+               Column("median", "right"), Column("max", "right"), Column("outliers", "right")]  # fmt: skip
+    return [
+        Heading("Spread per metric", 2),
+        Table(
+            columns, rows, caption="values: one per node (per GPU for GPU metrics, per direction for links)"
+        ),
+        *fleet_distribution_chart(r),
+    ]
 
 
 def _odd_text(odd: dict[str, list[str]]) -> str:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import N_, _
-from gpuwise.plan.decide import side_word
+from gpuwise.plan.decision import Pick, ReasonKind
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
 from gpuwise.report.document import (
@@ -19,14 +18,14 @@ from gpuwise.report.document import (
     Table,
 )
 from gpuwise.report.views.charts import plan_cost_chart
+from gpuwise.report.views.plan_charts import (
+    plan_break_even_chart,
+    plan_time_chart,
+    sensitivity_table,
+    tornado_chart,
+)
 
 VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
-VERDICT_WORD = {
-    "cloud": N_("CLOUD"),
-    "build": N_("BUILD"),
-    "hybrid": N_("HYBRID"),
-    "undecided": N_("UNDECIDED"),
-}
 
 
 def _ccy(plan: Plan, o: int) -> str:
@@ -51,29 +50,29 @@ def _label(plan: Plan, o: int, gpus: bool = False) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _in_ccy(title: str, one_ccy: str) -> str:
-    return _("{title} in {currency}").format(title=title, currency=one_ccy) if one_ccy else title
+def _title_ccy(one_ccy: str) -> str:
+    return f" in {one_ccy}" if one_ccy else ""
 
 
 def sweep_table(plan: Plan, one_ccy: str) -> Table:
     """One row per option; each node-count cell: scaling efficiency, time to train, cost per run."""
-    cols = [Column(_("option"))] + [
-        Column((_("{n} nodes") if n > 1 else _("{n} node")).format(n=int(n)), "right") for n in plan.nodes
-    ]
+    cols = [Column("option")] + [Column(f"{int(n)} node{'s' if n > 1 else ''}", "right") for n in plan.nodes]
     deadline = plan.workload.deadline_days
     rows = []
     for o in plan.shown:
         cells: list[Cell] = [_label(plan, o, gpus=True)]
         for k in range(len(plan.nodes)):
-            reasons = plan.perf.short_reasons(o, k)
+            reasons = plan.short_reasons(o, k)
             if reasons:
                 cells.append(Styled("✗ " + "\n✗ ".join(reasons), "dim"))
                 continue
             secs = plan.perf.time_to_train_s[o, k]
             late = deadline is not None and secs / 86400 > deadline
             mark = "▶ " if plan.chosen[o] == k else ""
+            bounds = plan.efficiency_bounds(o, k)
+            spread = f" ({bounds[0] * 100:.0f}–{bounds[1] * 100:.0f}%)" if bounds else ""
             text = (
-                f"{mark}{units.percent(plan.perf.efficiency[o, k])}\n{units.duration(secs)}"
+                f"{mark}{units.percent(plan.perf.efficiency[o, k])}{spread}\n{units.duration(secs)}"
                 f"\n{_money(plan, o, plan.run_cost[o, k], one_ccy)}"
             )
             cells.append(Styled(text, "fail") if late else text)
@@ -81,13 +80,11 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
     return Table(
         cols,
         rows,
-        title=_in_ccy(
-            _("Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"), one_ccy
-        ),
-        caption=_(
-            "▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
-            "✗ = cannot run (see the JSON's 'reasons')"
-        ),
+        title="Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"
+        + _title_ccy(one_ccy),
+        caption="▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
+        "✗ = cannot run (see the JSON's 'reasons'); (a–b%) = efficiency over the sourced range of "
+        "achieved network bandwidth for NCCL over TCP or RDMA",
     )
 
 
@@ -97,18 +94,16 @@ def _break_even(plan: Plan, key: str) -> tuple[str, str]:
         return "", ""
     u, m = be.utilisation, be.months
     u_txt = units.UNKNOWN if u != u else (units.percent(u) if u <= 1 else ">100%")
-    return u_txt, units.number(m, 0, "mo") if m != float("inf") else _("never")
+    return u_txt, units.number(m, 0, "mo") if m != float("inf") else "never"
 
 
 def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
     """The chosen node count per option, in two narrow tables: where the step time goes, and the cost."""
-    step_cols = [Column(_("option"))] + [
-        Column(h, "right")
-        for h in (_("step"), _("compute"), _("comm"), _("exposed"), _("stragg."), _("data"), _("mem/GPU"))
+    step_cols = [Column("option")] + [
+        Column(h, "right") for h in ("step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU")
     ]
-    cost_cols = [Column(_("option"))] + [
-        Column(h, "right")
-        for h in (_("nodes"), _("time"), _("per run"), _("per year"), "GPU-h", "U*", _("months"), _("lead"))
+    cost_cols = [Column("option")] + [
+        Column(h, "right") for h in ("nodes", "time", "per run", "per year", "GPU-h", "U*", "months", "lead")
     ]
     steps, costs = [], []
     p = plan.perf
@@ -118,8 +113,8 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
         name = _label(plan, o)
         lead = units.number(row.lead_time_days, 0, "d")
         if k < 0:  # the reason is in the sweep table and the JSON
-            steps.append([name, Styled(_("none"), "fail"), *[""] * 6])
-            costs.append([name, Styled(_("none"), "fail"), *[""] * 6, lead])
+            steps.append([name, Styled("none", "fail"), *[""] * 6])
+            costs.append([name, Styled("none", "fail"), *[""] * 6, lead])
             continue
         s = units.seconds
         steps.append(
@@ -150,53 +145,74 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
         Table(
             step_cols,
             steps,
-            title=_("Chosen setup per option: where a step's time goes"),
-            caption=_("exposed = communication not hidden behind backward; stragg. = straggler wait"),
+            title="Chosen setup per option: where a step's time goes",
+            caption="exposed = communication not hidden behind backward; stragg. = straggler wait",
         ),
         Table(
             cost_cols,
             costs,
-            title=_in_ccy(_("Chosen setup per option: time and cost"), one_ccy),
-            caption=_(
-                "per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
-                "U* and months = break-even utilisation and time vs the best build; lead = lead time"
-            ),
+            title="Chosen setup per option: time and cost" + _title_ccy(one_ccy),
+            caption="per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
+            "U* and months = break-even utilisation and time vs the best build; lead = lead time",
         ),
     )
+
+
+def _pick_line(p: Pick) -> str:
+    """'rent 4 × aws p5.48xlarge (...), on-demand, us-east-1: 90,588 USD per run' (+ the on-prem range)."""
+    cost = units.money(p.cost_per_run, p.currency, compact=True)
+    if p.cost_per_run_low != p.cost_per_run_high:
+        low = units.money(p.cost_per_run_low, p.currency, compact=True)
+        cost += f" ({low}–{units.money(p.cost_per_run_high, p.currency, compact=True)})"
+    billed = ""
+    if p.billed_hours > p.run_hours * 1.001:
+        days = round(p.billed_hours / 24)
+        billed = f", billed {days} whole day{'s' if days != 1 else ''}"
+    return f"{p.text()}: {cost} per run{billed}"
 
 
 def _decision(plan: Plan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
-        Heading(
-            _("Recommendation: {verdict}").format(verdict=_(VERDICT_WORD.get(d.verdict, d.verdict))), level=2
-        ),
+        Heading(f"Recommendation: {d.verdict.upper()}", level=2),
         Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
     ]
+    picks = [p for p in ((d.rent, d.buy) if d.verdict != "build" else (d.buy, d.rent)) if p is not None]
+    if picks:
+        blocks.append(Bullets([_pick_line(p) for p in picks]))
     if d.reasons:
-        blocks.append(
-            Bullets(
-                [
-                    Styled(f"+{side_word(r.favours)}  {r.text}", "ok" if r.favours == "build" else "info")
-                    for r in d.reasons
-                ]
-            )
-        )
+        missing = (ReasonKind.NO_CLOUD_OPTION, ReasonKind.NO_BUILD_OPTION)  # a gap, not a vote
+        marks = [
+            ("!" if r.kind in missing else "+build" if r.favours == "build" else "+cloud", r.text)
+            for r in d.reasons
+        ]
+        style = {"!": "warn", "+build": "ok", "+cloud": "info"}
+        blocks.append(Bullets([Styled(f"{m}  {text}", style[m]) for m, text in marks]))
     if d.flips:
-        blocks += [Heading(_("What would flip it"), level=3), Bullets([f.text for f in d.flips])]
+        blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
+    blocks += [*sensitivity_table(plan), *tornado_chart(plan), *plan_break_even_chart(plan)]
     return blocks
 
 
+def _exclusions(plan: Plan) -> list[Block]:
+    """One row per option left out for the org's jurisdiction, then each rule once with its source."""
+    rows = [[e.name, e.rule, e.detail] for e in plan.excluded]
+    title = f"Options the organisation cannot use (jurisdiction {plan.workload.org.jurisdiction})"
+    rules = {e.rule: e for e in plan.excluded}
+    why = [f"{r}: {e.reason}" + (f". Source: {e.source}" if e.source else "") for r, e in rules.items()]
+    return [Table([Column("left out"), Column("rule"), Column("because")], rows, title=title), Bullets(why)]
+
+
 def _notes(plan: Plan, verbose: bool) -> list[Block]:
-    blocks: list[Block] = [Heading(_("Notes"), level=2)]
+    blocks: list[Block] = [Heading("Notes", level=2)]
     cal = plan.calibration
     if cal is not None:
-        blocks.append(
-            Paragraph(_("Calibration from {gpu}:").format(gpu=cal.gpu_name or _("unknown GPU")), "bold")
-        )
-        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or [_("(nothing usable)")]
+        blocks.append(Paragraph(f"Calibration from {cal.gpu_name or 'unknown GPU'}:", "bold"))
+        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or ["(nothing usable)"]
         blocks.append(Bullets(used + [Styled(i, "dim") for i in cal.ignored[:8]]))
-    blocks += [Paragraph(_("note: {warning}").format(warning=n), "warn") for n in plan.notes]
+    blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    if plan.excluded:
+        blocks += _exclusions(plan)
     if verbose:
         rows = [
             [str(a["key"]), units.value(a["value"]), Styled(str(a["source"]), "dim")]
@@ -204,14 +220,14 @@ def _notes(plan: Plan, verbose: bool) -> list[Block]:
         ]
         blocks.append(
             Table(
-                [Column(_("assumption")), Column(_("value"), "right"), Column(_("source"))],
+                [Column("assumption"), Column("value", "right"), Column("source")],
                 rows,
-                title=_("Assumptions (override in the options file under model_overrides)"),
+                title="Assumptions (override in the options file under model_overrides)",
             )
         )
     else:
         blocks.append(
-            Paragraph(_('Model assumptions and their sources: --json ("assumptions") or --verbose.'), "dim")
+            Paragraph('Model assumptions and their sources: --json ("assumptions") or --verbose.', "dim")
         )
     return blocks
 
@@ -220,23 +236,18 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
     """The plan: workload line, sweep table, chosen setups, recommendation, then notes."""
     wl = plan.workload
     one_ccy = _one_currency(plan)
-    title = _("gpuwise plan — {name}").format(name=wl.name or plan.workload_path)
-    head = _("{params:.3g}B params, {flops:.3g} FLOPs, {steps} steps of {batch} samples, {precision}").format(
-        params=wl.model.param_count() / 1e9,
-        flops=wl.total_train_flops(),
-        steps=units.number(wl.steps(), 0),
-        batch=wl.training.global_batch,
-        precision=wl.training.precision,
-    )
-    if wl.deadline_days:
-        head = _("{head}, deadline {days:g} days").format(head=head, days=wl.deadline_days)
-    head = _("{head}; {evaluated} options evaluated, {shown} shown").format(
-        head=head, evaluated=len(plan.rows), shown=len(plan.shown)
+    title = f"gpuwise plan — {wl.name or plan.workload_path}"
+    head = (
+        f"{wl.model.param_count() / 1e9:.3g}B params, {wl.total_train_flops():.3g} FLOPs, "
+        f"{units.number(wl.steps(), 0)} steps of {wl.training.global_batch} samples, {wl.training.precision}"
+        + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
+        + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"
     )
     blocks: list[Block] = [
         Heading(title),
         Paragraph(head),
         sweep_table(plan, one_ccy),
+        *plan_time_chart(plan),
         *plan_cost_chart(plan),
     ]
     blocks += [*chosen_tables(plan, one_ccy), *_decision(plan), *_notes(plan, verbose)]

@@ -105,6 +105,7 @@ def view(result: TuneResult) -> Document:
                 ("search order", f"{' > '.join(result.search_order)} ({result.order_reason})"),
                 ("study", f"{result.study} in {result.storage}"),
             ]
+            + ([("memory short", f"{result.memory_short}: sharding searched")] if result.memory_short else [])
         ),
         trials_table(result),
     ]

@@ -1,0 +1,153 @@
+"""`gpuwise launch`: the plan's choice -> a running, checked, monitored training job (Slurm, SkyPilot, Tencent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+
+LAUNCH_HELP = (
+    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or Tencent Cloud, with a preflight (doctor --expect) "
+    "on every node, the exporter beside the job, a migration check, a data-transfer estimate and a cost guard."
+    "\n\nThe default is a dry run: it prints what would be created and what it would cost, and writes the "
+    "script / task / request into the output folder. --yes creates it. Every created resource is listed with "
+    "the command that deletes it (gpuwise launch --down ID).\n\nExit codes: 0 = planned or created; "
+    "1 = the job ran and failed (--wait); 3 = could not run (bad file, over --max-cost, tool missing)."
+)
+
+
+def launch(
+    job: Path = typer.Argument(
+        None, metavar="JOB.yaml", help="The job: command, nodes, GPUs, image, dataset, env."
+    ),
+    target: str = typer.Option(None, "--target", help="slurm, skypilot or tencent."),
+    plan: Path = typer.Option(None, "--plan", help="A `gpuwise plan --format json` file: launch its choice."),
+    offer: str = typer.Option(
+        None, "--offer", metavar="PROVIDER:INSTANCE", help="A catalog offer, e.g. tencent:GT4.41XLARGE948."
+    ),
+    yes: bool = typer.Option(False, "--yes", help="Create it (without --yes nothing is created)."),
+    max_cost: float = typer.Option(
+        None, "--max-cost", min=0, help="Refuse when the estimated cost is above this (or unknown)."
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="Output folder (preflight reports, monitoring, scripts); default ./launch-NAME. Slurm: on a shared filesystem.",
+    ),
+    wait: bool = typer.Option(
+        False, "--wait", help="slurm: wait until the job ends and exit with its result."
+    ),
+    wait_timeout: float = typer.Option(
+        None, "--wait-timeout", min=1, help="With --wait: cancel the job after this many seconds."
+    ),
+    textfile: bool = typer.Option(
+        False, "--textfile", help="Run the exporter as `export --textfile` (no listening port)."
+    ),
+    source: Path = typer.Option(
+        None,
+        "--source",
+        help="Capture of the source environment for the migration check (default: this machine).",
+    ),
+    target_capture: Path = typer.Option(
+        None, "--target-capture", help="Capture of a target node (instead of the job's image_versions)."
+    ),
+    warn_share: float = typer.Option(
+        0.10,
+        "--transfer-warn-share",
+        min=0,
+        max=10,
+        help="Warn when moving the dataset takes more than this share of the training time.",
+    ),
+    partition: str = typer.Option(None, "--partition", help="slurm: partition."),
+    account: str = typer.Option(None, "--account", help="slurm: account."),
+    time_limit: str = typer.Option(None, "--time", help="slurm: time limit (sbatch --time)."),
+    gres: bool = typer.Option(
+        True,
+        "--gres/--no-gres",
+        help="slurm: ask for the GPUs as GRES (--gpus-per-node); --no-gres where the cluster has no GPU GRES.",
+    ),
+    zone: str = typer.Option(
+        None, "--zone", help="tencent: availability zone, e.g. ap-guangzhou-6 (default: the offer's)."
+    ),
+    image_id: str = typer.Option(
+        None,
+        "--image-id",
+        help="tencent: CVM image with the GPU driver (img-...), if JOB.yaml's image is not one.",
+    ),
+    hpc_cluster: str = typer.Option(
+        None, "--hpc-cluster", help="tencent: HpcClusterId for RDMA (HCC) instances."
+    ),
+    gpuwise_pip: str = typer.Option(
+        "gpuwise",
+        "--gpuwise-pip",
+        help="skypilot/tencent: what the nodes `pip install` to get gpuwise (a name, wheel URL or git URL).",
+    ),
+    down: str = typer.Option(
+        None,
+        "--down",
+        metavar="ID",
+        help="Delete what a launch created: slurm:JOBID, skypilot:CLUSTER, tencent:REGION/ins-ID.",
+    ),
+    fmt: str = FormatOpt,
+    output: Path = OutputOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    import sys
+
+    from gpuwise.commands.output import check_output, emit, output_format
+    from gpuwise.errors import UserInputError
+
+    if down is not None:
+        if job is not None or yes:
+            raise UserInputError(
+                "--down takes only the launch ID", "run `gpuwise launch --down ID` on its own"
+            )
+        from gpuwise.launch.targets import down as take_down
+
+        typer.echo(take_down(down))
+        return
+    if job is None or target is None:
+        raise UserInputError(
+            "launch needs JOB.yaml and --target", "e.g. gpuwise launch examples/job-cpu.yaml --target slurm"
+        )
+    fmt = output_format(fmt, as_json)
+    check_output(output)
+    from gpuwise.launch.build import LaunchOptions, check_out_folder, plan_launch, write_files
+
+    options = LaunchOptions(
+        job_path=job, target=target, plan_path=plan, offer=offer, out=out, max_cost=max_cost, source=source,
+        target_capture=target_capture, textfile=textfile, warn_share=warn_share,
+        slurm={"partition": partition, "account": account, "time": time_limit, "gres": gres},
+        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "gpuwise_pip": gpuwise_pip},
+    )  # fmt: skip
+    launch_plan = plan_launch(options)
+    check_out_folder(launch_plan)
+    if yes and launch_plan.over_budget:
+        r = launch_plan.resources
+        cost = "unknown" if r.run_cost is None else f"{r.run_cost:,.2f} {r.currency or ''}".strip()
+        raise UserInputError(
+            f"refused: the estimated cost {cost} ({r.cost_source}) is above --max-cost {max_cost:g}; nothing created",
+            "raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)",
+        )
+    write_files(launch_plan)
+    if yes:
+        from gpuwise.launch.targets import create
+
+        launch_plan.submitted = create(launch_plan, options, wait, wait_timeout)
+        write_files(launch_plan)
+    from gpuwise.report.views.launch import launch_view
+
+    emit(launch_view(launch_plan), fmt, output)
+    code = (launch_plan.submitted or {}).get("exit_code")
+    if code:
+        typer.echo(
+            f"gpuwise launch: the job ended with exit code {code}; see {launch_plan.submitted.get('log')}",
+            err=True,
+        )
+        sys.exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("launch", help=LAUNCH_HELP)(launch)

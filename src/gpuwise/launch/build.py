@@ -1,0 +1,133 @@
+"""Build a launch: resolve where it runs and what it costs, add the checks, and let the target write its files.
+
+`plan_launch(options)` is the dry run (nothing is created; the target's files are written to the
+output folder so they can be read or submitted by hand). `create(plan)` is what --yes does, after
+the cost guard has passed. `down(id)` deletes what a launch created.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuwise.atomic import write_text_atomic
+from gpuwise.errors import UserInputError
+from gpuwise.launch import resources, steps, transfer
+from gpuwise.launch.job import Job, load_job
+from gpuwise.launch.migration import check_migration, target_software
+from gpuwise.launch.model import TARGETS, LaunchPlan
+
+
+@dataclass
+class LaunchOptions:
+    job_path: Path
+    target: str
+    plan_path: Path | None = None
+    offer: str | None = None
+    out: Path | None = None
+    max_cost: float | None = None
+    source: Path | None = None  # capture of the source environment (default: this machine)
+    target_capture: Path | None = None  # capture of a target node
+    textfile: bool = False
+    warn_share: float = transfer.DEFAULT_WARN_SHARE
+    slurm: dict = field(default_factory=dict)  # partition, account, time, gres
+    cloud: dict[str, str | None] = field(default_factory=dict)  # per-target extras (zone, image, ...)
+
+
+def _facts(path: Path | None):
+    from gpuwise.capture.host import CaptureHost, LiveHost
+    from gpuwise.facts.collect import collect_facts
+
+    return collect_facts(CaptureHost(path) if path else LiveHost())
+
+
+def _resolve(job: Job, o: LaunchOptions):
+    if o.plan_path and o.offer:
+        raise UserInputError(
+            "--plan and --offer both given", "use one: the plan's choice, or an offer you pick"
+        )
+    if o.plan_path:
+        res, implied = resources.from_plan(o.plan_path, job)
+        if implied == "slurm" and o.target != "slurm":
+            raise UserInputError(
+                f"the plan recommends building (on-prem), but --target is {o.target}",
+                "launch it with --target slurm on your cluster, or pass --offer PROVIDER:INSTANCE",
+            )
+        if implied == "cloud" and o.target == "slurm":
+            res.notes.append("the plan recommends a cloud offer; launching on your Slurm cluster instead")
+        return res
+    if o.offer:
+        return resources.from_offer(o.offer, job)
+    if o.target != "slurm":
+        raise UserInputError(
+            f"--target {o.target} needs an instance type: --plan PLAN.json or --offer PROVIDER:INSTANCE",
+            "e.g. --offer tencent:GT4.41XLARGE948 (list them with `gpuwise catalog offers`)",
+        )
+    return resources.for_own_cluster(job)
+
+
+def plan_launch(o: LaunchOptions) -> LaunchPlan:
+    if o.target not in TARGETS:
+        raise UserInputError(f"--target {o.target!r} is not one of {', '.join(TARGETS)}", "pick one of them")
+    job = load_job(o.job_path)
+    res = _resolve(job, o)
+    if res.gpus_per_node is not None and res.gpus_per_node != job.gpus_per_node and o.target != "slurm":
+        raise UserInputError(
+            f"the job wants {job.gpus_per_node} GPUs per node, {res.instance_type} has {res.gpus_per_node}",
+            f"set gpus_per_node: {res.gpus_per_node} in {o.job_path}, or pick an offer with {job.gpus_per_node}",
+        )
+    if o.plan_path and res.nodes != job.nodes:
+        res.notes.append(f"nodes: {res.nodes} from the plan (the job file says {job.nodes})")
+        job = job.model_copy(update={"nodes": res.nodes})
+    out = (o.out or Path(f"launch-{job.name}")).expanduser().absolute()
+    source = _facts(o.source)
+    target_facts = _facts(o.target_capture) if o.target_capture else None
+    plan = LaunchPlan(
+        job=job,
+        job_path=str(o.job_path),
+        target=o.target,
+        resources=res,
+        out=out,
+        preflight=f"gpuwise doctor --expect {job.preflight_expect()} --no-history --format json",
+        exporter=steps.exporter(job, o.textfile).removeprefix("exec ").replace('"$GPUWISE"', "gpuwise"),
+        scrape_config="",
+        transfer=transfer.estimate(job.dataset, res, o.target, o.warn_share) if job.dataset else None,
+        migration=check_migration(source, target_software(job.image_versions, target_facts)),
+        max_cost=o.max_cost,
+    )
+    from gpuwise.launch import targets
+
+    targets.build(plan, o)
+    return plan
+
+
+def check_out_folder(plan: LaunchPlan) -> None:
+    """Never overwrite the record of a launch that created something: its launch.json holds the ID to delete."""
+    import json
+
+    record = plan.out / "launch.json"
+    try:
+        previous = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return
+    made = (previous.get("submitted") or {}).get("id") if isinstance(previous, dict) else None
+    if made:
+        raise UserInputError(
+            f"{plan.out} holds the record of launch {made}, which created resources; nothing was written",
+            f"use another --out, or delete that folder once `gpuwise launch --down {made}` has removed them",
+        )
+
+
+def write_files(plan: LaunchPlan) -> list[Path]:
+    """The target's files (script, task YAML, request) and launch.json, atomically, in the output folder."""
+    import json
+
+    written = []
+    for name, text in {
+        **plan.files,
+        "launch.json": json.dumps(plan.to_json(), indent=2, default=str),
+    }.items():
+        path = plan.out / name
+        write_text_atomic(path, text)
+        written.append(path)
+    return written

@@ -1,0 +1,168 @@
+"""JOB.yaml: what to run (a torchrun command), on how many nodes and GPUs, in which image, with which data.
+
+`load_job(path)` validates the file with pydantic; every mistake names file:line (catalog/yamlfile.py).
+The command is the one a user runs on one node (`torchrun ... train.py`, or `python train.py`): each
+target adds the multi-node flags (--nnodes, --nproc-per-node, c10d rendezvous) itself, so the file
+stays the same whichever target it goes to.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpuwise.catalog.yamlfile import validate_file
+
+SEE_ALSO = "see examples/job-cpu.yaml and examples/job-llm.yaml"
+# flags each target sets: a job that sets them too would fight the target's rendezvous
+TARGET_FLAGS = ("--nnodes", "--nproc-per-node", "--nproc_per_node", "--rdzv-backend", "--rdzv_backend",
+                "--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--node-rank", "--node_rank",
+                "--master-addr", "--master_addr", "--master-port", "--master_port", "--standalone")  # fmt: skip
+_TORCHRUN = ("torchrun", "python -m torch.distributed.run", "python3 -m torch.distributed.run")
+_NAME = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Dataset(Strict):
+    """Where the training data is and where the job sees it."""
+
+    source: str  # a local path, an object-store URL (s3://, cos://, gs://) or an NFS export (host:/path)
+    mount: str = "/data"  # where the job reads it on every node
+    size_gb: float | None = Field(default=None, gt=0)  # required unless `source` is a local path (measured)
+    link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / object-store bandwidth
+    egress_price_per_gb: float | None = Field(default=None, ge=0)  # what the source charges to send it out
+
+    @field_validator("mount")
+    @classmethod
+    def _absolute(cls, v: str) -> str:
+        if not v.startswith("/"):
+            raise ValueError("the mount point must be an absolute path such as /data")
+        return v
+
+    @property
+    def kind(self) -> Literal["local", "object-store", "nfs"]:
+        if re.match(r"^(s3|cos|gs|gcs|r2|oss|az|https?)://", self.source):
+            return "object-store"
+        if self.source.startswith("nfs://") or re.match(r"^[A-Za-z0-9.\-]+:/", self.source):
+            return "nfs"
+        return "local"
+
+    @property
+    def scheme(self) -> str:
+        return self.source.split("://", 1)[0] if "://" in self.source else self.kind
+
+    @property
+    def nfs_export(self) -> str:
+        """host:/path for mount -t nfs (nfs://host:/path and host:/path both accepted)."""
+        return self.source.removeprefix("nfs://")
+
+
+class ImageVersions(Strict):
+    """The software of the target image, as its documentation lists it (for the migration check)."""
+
+    driver: str | None = None
+    cuda: str | None = None
+    nccl: str | None = None
+    torch: str | None = None
+
+
+class Job(Strict):
+    name: str
+    command: str
+    nodes: int = Field(default=1, ge=1, le=4096)
+    gpus_per_node: int = Field(default=8, ge=0, le=64)
+    procs_per_node: int | None = Field(default=None, ge=1, le=256)  # default: gpus_per_node (1 without GPUs)
+    image: str | None = (
+        None  # a container image (skypilot: image_id docker:...; tencent: a CVM ImageId img-...)
+    )
+    image_versions: ImageVersions | None = None
+    setup: list[str] = Field(default_factory=list)  # shell commands run once per node before training
+    workdir: str | None = None  # a folder synced to every node (skypilot); the job's working directory
+    dataset: Dataset | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    hours: float | None = Field(default=None, gt=0)  # expected training time (else from --plan)
+    expect: dict[str, int | str] = Field(default_factory=dict)  # more preflight expectations, e.g. {ib: 4}
+    rdzv_port: int = Field(default=29500, ge=1024, le=65535)
+    exporter_port: int = Field(default=9401, ge=1024, le=65535)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(
+                "use 2-40 lowercase letters, digits and '-', starting with a letter (a cluster name)"
+            )
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in v if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not an environment variable name")
+        return {k: str(x) for k, x in v.items()}
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        try:
+            words = shlex.split(v)
+        except ValueError as exc:
+            raise ValueError(f"the command is not valid shell words ({exc})") from None
+        if not words:
+            raise ValueError("the command is empty")
+        clash = [w.split("=")[0] for w in words if w.split("=")[0] in TARGET_FLAGS]
+        if clash:
+            raise ValueError(f"remove {clash[0]}: each target sets the node count and rendezvous itself")
+        return v.strip()
+
+    @model_validator(mode="after")
+    def _expect_keys(self) -> Job:
+        from gpuwise.fleet.expect import CHECKS
+
+        unknown = [k for k in self.expect if k not in CHECKS or k == "gpus"]
+        if unknown:
+            raise ValueError(
+                f"expect: {unknown[0]!r} is not one of {', '.join(k for k in CHECKS if k != 'gpus')} "
+                "(gpus comes from gpus_per_node)"
+            )
+        return self
+
+    @property
+    def nproc_per_node(self) -> int:
+        return self.procs_per_node or max(self.gpus_per_node, 1)
+
+    def script_args(self) -> list[str]:
+        """The training script and its arguments: the command without its launcher (torchrun or python)."""
+        words = shlex.split(self.command)
+        for launcher in _TORCHRUN:
+            n = len(launcher.split())
+            if words[:n] == launcher.split():
+                return words[n:]
+        if words[0] in ("python", "python3"):
+            return words[1:]
+        return words  # a script path, run by torchrun directly
+
+    def torchrun(self, nnodes: str, endpoint: str, rdzv_id: str, torchrun: str = "torchrun") -> str:
+        """The multi-node launcher line every target runs once per node (c10d rendezvous)."""
+        flags = (
+            f"--nnodes {nnodes} --nproc-per-node {self.nproc_per_node} --rdzv-backend c10d "
+            f"--rdzv-endpoint {endpoint} --rdzv-id {rdzv_id}"
+        )
+        return f"{torchrun} {flags} {shlex.join(self.script_args())}"
+
+    def preflight_expect(self) -> str:
+        """The `gpuwise doctor --expect` value: gpus per node, then the job's own expectations."""
+        return ",".join([f"gpus={self.gpus_per_node}", *(f"{k}={v}" for k, v in self.expect.items())])
+
+
+def load_job(path: str | Path) -> Job:
+    """Validate JOB.yaml; DataValidationError (file:line, did-you-mean) on any mistake."""
+    return validate_file(Job, path, SEE_ALSO)

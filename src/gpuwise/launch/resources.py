@@ -1,0 +1,184 @@
+"""Where the job runs and what it costs: from `--plan PLAN.json`, `--offer PROVIDER:INSTANCE`, or the job alone.
+
+The cost is plan's model (plan/cost.py `cost_per_run`): an on-demand or spot node is paid while it runs,
+price x nodes x hours. With --plan the figure is the plan's own `cost_per_run` for the chosen option.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuwise.catalog.offers import Offer, find_offer
+from gpuwise.datafiles import read_json
+from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.launch.job import Job
+
+PLAN_FIX = "pass a file written by `gpuwise plan WORKLOAD.yaml --format json -o PLAN.json`"
+
+
+@dataclass
+class Resources:
+    """The machines one launch asks for, and the facts about them the checks use."""
+
+    provider: str | None = None  # aws, tencent, ... (None: your own Slurm cluster)
+    instance_type: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    accelerator: str | None = None  # the offer's GPU name, e.g. A100
+    gpus_per_node: int | None = None
+    nodes: int = 1
+    spot: bool = False
+    node_hour_price: float | None = None
+    currency: str | None = None
+    price_source: str | None = None
+    network_gbps: float | None = None  # per node, the catalogued private network bandwidth
+    fabric: str | None = None  # vpc-tcp | roce | infiniband | efa
+    hours: float | None = None
+    hours_source: str = ""
+    run_cost: float | None = None
+    cost_source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rdma(self) -> bool:
+        return self.fabric in ("roce", "infiniband", "efa")
+
+
+def parse_offer(text: str) -> tuple[str, str]:
+    provider, sep, instance = text.partition(":")
+    if not sep or not provider.strip() or not instance.strip():
+        raise UserInputError(
+            f"--offer {text!r} is not PROVIDER:INSTANCE",
+            "write it like --offer tencent:GT4.41XLARGE948 (see `gpuwise catalog offers`)",
+        )
+    return provider.strip().lower(), instance.strip()
+
+
+def from_offer(text: str, job: Job, offers: list[Offer] | None = None) -> Resources:
+    provider, instance = parse_offer(text)
+    found = [o for o in find_offer(instance, offers) if o.provider == provider]
+    if not found:
+        raise UserInputError(
+            f"--offer {text}: no {instance} offer from {provider} in the catalog",
+            "pick one from `gpuwise catalog offers --provider " + provider + "`, or add it to an offers CSV",
+        )
+    priced = [o for o in found if o.price is not None]
+    o = min(priced, key=lambda x: x.price) if priced else found[0]
+    r = _from_catalog_offer(o, job)
+    r.hours, r.hours_source = job.hours, "the job's `hours`" if job.hours else ""
+    r.run_cost, r.cost_source = on_demand_cost(r)
+    return r
+
+
+def _from_catalog_offer(o: Offer, job: Job) -> Resources:
+    return Resources(
+        provider=o.provider,
+        instance_type=o.instance_type,
+        region=o.region,
+        zone=o.zone,
+        accelerator=o.accelerator_name,
+        gpus_per_node=int(o.accelerator_count) if o.accelerator_count and o.accelerator_count >= 1 else None,
+        nodes=job.nodes,
+        node_hour_price=o.price,
+        currency=o.currency,
+        price_source=o.price_source or None,
+        network_gbps=o.network_gbps,
+        fabric=o.fabric,
+    )
+
+
+def on_demand_cost(r: Resources) -> tuple[float | None, str]:
+    """plan/cost.py's cost_per_run for one on-demand option: price x nodes x hours."""
+    if r.node_hour_price is None or r.hours is None:
+        missing = (
+            f"no price in the catalog (`gpuwise catalog fetch {r.provider}` may fetch one)"
+            if r.node_hour_price is None
+            else "no training time (`hours` in JOB.yaml)"
+        )
+        return None, f"unknown: {missing}"
+    import numpy as np
+
+    from gpuwise.plan.cost import CostArrays, cost_per_run
+
+    nan = np.array([np.nan])
+    costs = CostArrays(
+        node_hour_price=np.array([r.node_hour_price]),
+        pays_idle=np.array([0.0]),
+        annual_per_node=nan,
+        fixed_per_year=np.array([0.0]),
+        capex_per_node=nan,
+        opex_per_node_year=nan,
+        currency_factor=np.array([1.0]),
+    )
+    cost = float(cost_per_run(costs, [r.nodes], np.array([[r.hours]]), np.array([1.0]), 1.0)[0, 0, 0])
+    return cost, f"{r.node_hour_price:g} {r.currency}/node-hour x {r.nodes} nodes x {r.hours:g} h"
+
+
+def from_plan(path: Path, job: Job, offers: list[Offer] | None = None) -> tuple[Resources, str]:
+    """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud')."""
+    try:
+        plan = read_json(path, "plan", PLAN_FIX)
+    except DataValidationError as exc:
+        raise UserInputError(f"{path}: not readable JSON ({exc.reason})", PLAN_FIX) from None
+    if not isinstance(plan, dict) or plan.get("schema") != "gpuwise-plan/1":
+        raise UserInputError(f"{path}: not a gpuwise-plan/1 document", PLAN_FIX)
+    options = [o for o in plan.get("options") or [] if isinstance(o, dict) and o.get("chosen_nodes")]
+    verdict = str((plan.get("decision") or {}).get("verdict", "undecided"))
+    kind = "onprem" if verdict == "build" else "cloud"
+    best = _cheapest([o for o in options if o.get("kind") == kind])
+    if best is None:
+        raise UserInputError(
+            f"{path}: the plan has no feasible {kind} option to launch (verdict {verdict})",
+            "rerun `gpuwise plan` with options that fit the workload, or use --offer PROVIDER:INSTANCE",
+        )
+    nodes = int(best["chosen_nodes"])
+    row = next((p for p in best.get("per_nodes", []) if p.get("nodes") == nodes), {})
+    r = Resources(
+        provider=best.get("provider"),
+        instance_type=best.get("instance_type"),
+        region=best.get("region"),
+        accelerator=best.get("gpu"),
+        gpus_per_node=best.get("gpus_per_node"),
+        nodes=nodes,
+        spot=best.get("pricing") == "spot",
+        node_hour_price=best.get("node_hour_price"),
+        currency=best.get("currency"),
+        price_source=(best.get("provenance") or {}).get("price")
+        if isinstance(best.get("provenance"), dict)
+        else None,
+    )
+    if kind == "cloud" and r.instance_type:
+        catalogued = [o for o in find_offer(r.instance_type, offers) if o.provider == r.provider]
+        if catalogued:
+            r.network_gbps, r.fabric, r.zone = (
+                catalogued[0].network_gbps,
+                catalogued[0].fabric,
+                catalogued[0].zone,
+            )
+    days = row.get("time_to_train_days")
+    r.hours = days * 24 if days else job.hours
+    r.hours_source = f"the plan's time to train ({path})" if days else "the job's `hours`"
+    r.run_cost = row.get("cost_per_run")
+    r.cost_source = (
+        f"the plan's cost per run for {best.get('label', best.get('key'))} x {nodes} nodes ({path})"
+    )
+    r.notes.append(f"plan verdict: {verdict}; chosen: {best.get('label') or best.get('key')} x {nodes} nodes")
+    return r, "slurm" if kind == "onprem" else "cloud"
+
+
+def _cheapest(options: list[dict]) -> dict | None:
+    def cost(o: dict) -> float:
+        row = next((p for p in o.get("per_nodes", []) if p.get("nodes") == o.get("chosen_nodes")), {})
+        c = row.get("cost_per_run")
+        return float(c) if isinstance(c, (int, float)) else float("inf")
+
+    return min(options, key=cost) if options else None
+
+
+def for_own_cluster(job: Job) -> Resources:
+    """Slurm without a plan: your own nodes, no catalogued price."""
+    r = Resources(nodes=job.nodes, gpus_per_node=job.gpus_per_node, hours=job.hours)
+    r.hours_source = "the job's `hours`" if job.hours else ""
+    r.cost_source = "unknown: your own cluster has no price in the catalog (use --plan for its TCO)"
+    return r

@@ -1,0 +1,168 @@
+"""Target skypilot: a SkyPilot task YAML; with --yes, `sky launch` (SkyPilot provisions, mounts, runs).
+
+The task: resources (cloud, instance type, accelerators, region, spot, image), num_nodes, file_mounts
+for the dataset (a bucket mounted, or a local folder uploaded), `setup` installs gpuwise and runs the
+preflight on every node (a critical finding fails the setup, so training never starts), `run` starts the
+exporter beside torchrun, with the multi-node environment SkyPilot provides (SKYPILOT_NODE_IPS,
+SKYPILOT_NUM_NODES, SKYPILOT_TASK_ID). Field names: https://docs.skypilot.co/en/latest/reference/yaml-spec.html
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from gpuwise.errors import MissingDependencyError, UserInputError
+from gpuwise.launch import steps
+from gpuwise.launch.model import Created, LaunchPlan
+
+TASK = "task.yaml"
+# gpuwise provider -> SkyPilot cloud name (https://docs.skypilot.co/en/latest/getting-started/installation.html)
+SKY_CLOUDS = {"aws": "aws", "aws-capacity-blocks": "aws", "gcp": "gcp", "azure": "azure", "oracle": "oci", "digitalocean": "do",
+              "lambda": "lambda", "runpod": "runpod", "nebius": "nebius", "vast": "vast"}  # fmt: skip
+NODE_OUT = "~/gpuwise-launch"
+
+
+def cluster_name(plan: LaunchPlan) -> str:
+    return f"gw-{plan.job.name}"
+
+
+def _file_mounts(plan: LaunchPlan) -> tuple[dict, list[str]]:
+    ds = plan.job.dataset
+    if ds is None:
+        return {}, []
+    if ds.kind == "object-store":
+        return {ds.mount: {"source": ds.source, "mode": "MOUNT"}}, []
+    if ds.kind == "local":
+        return {ds.mount: str(Path(ds.source).expanduser().absolute())}, []
+    # NFS: SkyPilot has no NFS file mount; the setup mounts it on every node
+    return {}, [f"sudo mkdir -p {shlex.quote(ds.mount)}",
+                f"sudo mount -t nfs {shlex.quote(ds.nfs_export)} {shlex.quote(ds.mount)}"]  # fmt: skip
+
+
+def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
+    job, r = plan.job, plan.resources
+    cloud = SKY_CLOUDS.get(r.provider or "")
+    if cloud is None:
+        raise UserInputError(
+            f"SkyPilot does not launch on {r.provider or 'an unnamed provider'}",
+            "use --target tencent for Tencent Cloud, --target slurm for your cluster, or an offer from "
+            + ", ".join(sorted(SKY_CLOUDS)),
+        )
+    resources: dict = {"cloud": cloud, "instance_type": r.instance_type}
+    if r.provider == "aws-capacity-blocks":
+        plan.notes.append("the price is an AWS Capacity Block's: reserve the block first, else the nodes are "
+                          "billed on demand")  # fmt: skip
+    if r.accelerator and job.gpus_per_node:
+        resources["accelerators"] = f"{r.accelerator}:{job.gpus_per_node}"
+    if r.region:
+        resources["region"] = r.region
+    if r.spot:
+        resources["use_spot"] = True
+    if job.image:
+        resources["image_id"] = f"docker:{job.image}"
+    mounts, nfs_setup = _file_mounts(plan)
+    out = f"{NODE_OUT}/{job.name}"
+    common = [f"export OUT={out} GPUWISE=gpuwise PYTHON=python3 NODE=$(hostname)", 'mkdir -p "$OUT"']
+    setup = [
+        "set -e",
+        f"pip install -q {shlex.quote(gpuwise_pip)}",
+        *nfs_setup,
+        *job.setup,
+        "set +e",
+        *common,
+        steps.preflight(job),
+    ]
+    train = job.torchrun("$SKYPILOT_NUM_NODES", f'"$HEAD:{job.rdzv_port}"', '"$SKYPILOT_TASK_ID"')
+    run = [
+        *common,
+        f"bash -c {shlex.quote(steps.exporter(job, textfile))} &",
+        "EXPORTER=$!",
+        steps.exporter_check(job, textfile),
+        'HEAD=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
+        train,
+        "rc=$?",
+        'kill "$EXPORTER" 2>/dev/null',
+        "exit $rc",
+    ]
+    config: dict = {"name": cluster_name(plan), "num_nodes": job.nodes, "resources": resources}
+    if job.workdir:
+        config["workdir"] = job.workdir
+    if mounts:
+        config["file_mounts"] = mounts
+    envs = dict(job.env)
+    if job.dataset is not None:
+        envs["GPUWISE_DATASET"] = job.dataset.mount
+    if envs:
+        config["envs"] = envs
+    config["setup"] = "\n".join(setup) + "\n"
+    config["run"] = "\n".join(run) + "\n"
+    return config
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (setup, run) as YAML literal blocks, the way SkyPilot's docs write them."""
+
+
+_BlockDumper.add_representer(
+    str,
+    lambda dumper, value: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None
+    ),
+)
+
+
+def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
+    config = task_config(plan, textfile, cloud.get("gpuwise_pip") or "gpuwise")
+    plan.files[TASK] = yaml.dump(config, Dumper=_BlockDumper, sort_keys=False, width=1000)
+    name = cluster_name(plan)
+    plan.creates.append(
+        Created(
+            "SkyPilot cluster",
+            f"{name} ({plan.job.nodes} x {plan.resources.instance_type})",
+            f"gpuwise launch --down skypilot:{name}  (or: sky down {name})",
+        )  # fmt: skip
+    )
+    if plan.job.dataset is not None and plan.job.dataset.kind == "local":
+        plan.notes.append(
+            f"SkyPilot uploads {plan.job.dataset.source} to every node ({plan.job.dataset.mount})"
+        )
+    plan.notes.append(f"launch by hand: sky launch -c {name} {plan.out / TASK}")
+    plan.notes.append(f"preflight reports stay on each node in {NODE_OUT}/{plan.job.name}/preflight "
+                      f"(fetch: rsync -Pavz {name}:{NODE_OUT}/ .)")  # fmt: skip
+
+
+def _sky() -> str:
+    found = shutil.which("sky")
+    if found is None:
+        raise MissingDependencyError(
+            "the `sky` command is not installed: --target skypilot --yes runs `sky launch`",
+            "pip install 'gpuwise[skypilot]' (or skypilot) and set up cloud credentials (`sky check`), "
+            "or drop --yes and run the printed `sky launch` yourself",
+        )
+    return found
+
+
+def create(plan: LaunchPlan) -> dict:
+    name = cluster_name(plan)
+    p = subprocess.run([_sky(), "launch", "-y", "-c", name, str(plan.out / TASK)], text=True)
+    if p.returncode != 0:
+        raise UserInputError(
+            f"sky launch failed (exit {p.returncode}); whatever SkyPilot created is listed by `sky status`",
+            f"read SkyPilot's message above; delete a half-made cluster with: gpuwise launch --down skypilot:{name}",
+        )
+    plan.creates[0].id = f"skypilot:{name}"
+    return {"id": f"skypilot:{name}", "cluster": name}
+
+
+def down(name: str) -> str:
+    p = subprocess.run([_sky(), "down", "-y", name], capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise UserInputError(
+            f"sky down {name} failed: {p.stderr.strip()[-300:]}", "check the name with `sky status`"
+        )
+    return f"deleted SkyPilot cluster {name}"

@@ -1,0 +1,200 @@
+"""Target slurm: an sbatch script (preflight step, exporter per node, one torchrun launcher per node).
+
+Two files in the output folder, which must be on a filesystem every node sees (the usual shared home
+or project folder): `job.sbatch` (standard Slurm only: sbatch directives, srun, scontrol) and
+`node.sh`, what each srun step runs on a node:
+1. `node.sh preflight` (the job's prolog step): the dataset check and `gpuwise doctor --expect` on every
+   node; a critical finding ends the job before training, each node's report in OUT/preflight/<node>.json;
+2. `node.sh exporter`: `gpuwise export` beside the job (an --overlap step that shares the nodes with
+   training), `node.sh check-exporter` records one answer per node (OUT/monitoring/<node>.prom), and
+   OUT/monitoring/targets.json lists the exporters for Prometheus (file_sd format);
+3. `node.sh train`: one torchrun per node, c10d rendezvous on the first node of the allocation.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.launch import steps
+from gpuwise.launch.model import Created, LaunchPlan
+
+SCRIPT, NODE_SCRIPT = "job.sbatch", "node.sh"
+
+
+def _gpuwise() -> str:
+    beside = Path(sys.executable).parent / "gpuwise"
+    found = str(beside) if beside.exists() else shutil.which("gpuwise")
+    return str(Path(found).absolute()) if found else "gpuwise"
+
+
+def _dataset_path(plan: LaunchPlan) -> str | None:
+    ds = plan.job.dataset
+    if ds is None:
+        return None
+    return ds.mount if ds.kind == "nfs" else ds.source
+
+
+def _file_sd_code(port: int, name: str) -> str:
+    """Python that turns host names (stdin) into a Prometheus file_sd targets list."""
+    return (
+        f'import json, sys; print(json.dumps([{{"targets": [h + ":{port}" for h in sys.stdin.read().split()], '
+        f'"labels": {{"job": "gpuwise-{name}"}}}}]))'
+    )
+
+
+def node_script(plan: LaunchPlan, textfile: bool) -> str:
+    job, q = plan.job, shlex.quote
+    data = _dataset_path(plan)
+    check_data = steps.dataset_check(job, data) if data and job.dataset.kind != "object-store" else ":"
+    workdir = str(Path(job.workdir or ".").expanduser().absolute())
+    train = job.torchrun("$SLURM_JOB_NUM_NODES", f'"$HEAD:{job.rdzv_port}"', '"gw-$SLURM_JOB_ID"')
+    setup = "\n".join(job.setup) or ":"
+    return "\n".join(
+        [
+            "#!/bin/bash",
+            "# Written by `gpuwise launch --target slurm`: what each step of job.sbatch runs on a node.",
+            "set -uo pipefail",
+            "NODE=${SLURMD_NODENAME:-$(hostname)}",
+            'case "$1" in',
+            "setup)\nset -e",
+            setup,
+            ";;",
+            "preflight)",
+            check_data,
+            steps.preflight(job),
+            ";;",
+            "exporter)",
+            steps.exporter(job, textfile),
+            ";;",
+            "check-exporter)",
+            steps.exporter_check(job, textfile),
+            ";;",
+            "targets)",
+            f'scontrol show hostnames "$SLURM_JOB_NODELIST" | "$PYTHON" -c {q(_file_sd_code(job.exporter_port, job.name))}',
+            ";;",
+            "train)",
+            f"cd {q(workdir)} || exit 1",
+            f"exec {train}",
+            ";;",
+            '*) echo "usage: node.sh setup|preflight|exporter|check-exporter|targets|train" >&2; exit 2 ;;',
+            "esac",
+            "",
+        ]
+    )
+
+
+def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
+    job, out, q = plan.job, str(plan.out), shlex.quote
+    directives = [f"--job-name=gw-{job.name}", f"--nodes={job.nodes}", "--ntasks-per-node=1",
+                  f"--output={out}/slurm-%j.out"]  # fmt: skip
+    options = dict(sbatch_options)
+    if job.gpus_per_node and options.pop("gres", True):  # --no-gres: a cluster without GPU GRES configured
+        directives.append(f"--gpus-per-node={job.gpus_per_node}")
+    directives += [f"--{k}={v}" for k, v in options.items() if v and k != "gres"]
+    # a container image runs the training step through pyxis/enroot, NVIDIA's Slurm container plugin
+    container = f" --container-image={q(job.image)}" if job.image else ""
+    node = f'bash "$OUT/{NODE_SCRIPT}"'
+    lines = ["#!/bin/bash", *(f"#SBATCH {d}" for d in directives)]
+    lines += [
+        "# Written by `gpuwise launch --target slurm`. Standard Slurm only: sbatch, srun, scontrol.",
+        "set -uo pipefail",
+        f"OUT={q(out)}",
+        f"GPUWISE={q(_gpuwise())}",
+        f"PYTHON={q(str(Path(sys.executable).absolute()))}",
+        'HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
+        "export OUT GPUWISE PYTHON HEAD",
+        *steps.env_exports(job, _dataset_path(plan)),
+        'mkdir -p "$OUT/preflight" "$OUT/monitoring"',
+        "",
+    ]
+    if job.setup:
+        lines += ["# 0. setup, once per node", f"srun --ntasks-per-node=1 {node} setup || "
+                  '{ echo "gpuwise launch: setup failed; job aborted" >&2; exit 1; }', ""]  # fmt: skip
+    lines += [
+        "# 1. prolog step: the preflight on every node; a critical finding aborts before training",
+        f"if ! srun --ntasks-per-node=1 {node} preflight; then",
+        '  echo "gpuwise launch: preflight failed; job aborted before training; reports in $OUT/preflight" >&2',
+        "  exit 1",
+        "fi",
+        "",
+        "# 2. the exporter beside the job on every node, one check that each answers, targets for Prometheus",
+        f"srun --ntasks-per-node=1 --overlap {node} exporter &",
+        "EXPORTER=$!",
+        f"srun --ntasks-per-node=1 --overlap {node} check-exporter",
+        f'{node} targets > "$OUT/monitoring/targets.json"',
+        "",
+        "# 3. training: one torchrun launcher per node, c10d rendezvous on the first node",
+        f"srun --ntasks-per-node=1{container} {node} train",
+        "rc=$?",
+        'kill "$EXPORTER" 2>/dev/null; wait "$EXPORTER" 2>/dev/null',
+        'echo "gpuwise launch: training exit code $rc"',
+        "exit $rc",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
+    plan.files[SCRIPT] = job_script(plan, sbatch_options)
+    plan.files[NODE_SCRIPT] = node_script(plan, textfile)
+    plan.creates.append(
+        Created(
+            "Slurm job",
+            f"gw-{plan.job.name} ({plan.job.nodes} nodes)",
+            "gpuwise launch --down slurm:JOBID  (or: scancel JOBID)",
+        )  # fmt: skip
+    )
+    plan.notes.append(f"submit by hand: sbatch {plan.out / SCRIPT}")
+
+
+def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict:
+    """sbatch OUT/job.sbatch (written by the dry run step); with wait, until the job ends."""
+    if shutil.which("sbatch") is None:
+        raise MissingDependencyError(
+            "sbatch not found: --target slurm submits through Slurm",
+            "run gpuwise launch on a Slurm login node (or drop --yes to see the script)",
+        )
+    cmd = ["sbatch", "--parsable", *(["--wait"] if wait else []), str(plan.out / SCRIPT)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, _ = proc.communicate()
+        job_id = stdout.strip().split(";")[0]
+        if job_id:
+            subprocess.run(["scancel", job_id], capture_output=True, timeout=30)
+        raise EnvironmentProblem(
+            f"the Slurm job {job_id or '(not yet submitted)'} did not end within {timeout_s:.0f}s; cancelled",
+            "give it more time with --wait-timeout, or submit without --wait and follow it with squeue",
+        ) from None
+    job_id = stdout.strip().split(";")[0]
+    if not job_id.isdigit():
+        raise UserInputError(
+            f"sbatch refused the job: {stderr.strip()[-500:] or 'no message'}",
+            "check nodes, --partition, --account and --time against `sinfo`, then rerun",
+        )
+    plan.creates[0].id = f"slurm:{job_id}"
+    plan.creates[0].delete = f"gpuwise launch --down slurm:{job_id}  (or: scancel {job_id})"
+    result: dict = {"id": f"slurm:{job_id}", "job_id": job_id, "log": str(plan.out / f"slurm-{job_id}.out")}
+    if wait:
+        result["exit_code"] = proc.returncode
+    return result
+
+
+def down(job_id: str) -> str:
+    if shutil.which("scancel") is None:
+        raise MissingDependencyError(
+            "scancel not found", "run --down on the Slurm login node the job came from"
+        )
+    p = subprocess.run(["scancel", job_id], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise UserInputError(
+            f"scancel {job_id} failed: {p.stderr.strip()[-300:]}", "check the id with squeue"
+        )
+    return f"cancelled Slurm job {job_id}"

@@ -1,0 +1,101 @@
+"""The shell every target runs on each node: preflight, exporter, exporter check, dataset check.
+
+Written once here and embedded by each target (the sbatch script, SkyPilot's setup/run, Tencent's
+user data), so the three targets run the same checks. Each snippet expects these variables:
+GPUWISE (the gpuwise command), PYTHON, OUT (the folder for reports, shared or per node) and NODE.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from gpuwise.launch.job import Job
+
+DASHBOARD = "dashboards/gpuwise.json (Grafana; import it, its panels use dcgm-exporter's metric names)"
+EXPORTER_WAIT_S = 60
+
+
+def preflight(job: Job) -> str:
+    """`gpuwise doctor --expect` on this node; a critical finding (exit 2) or a failed run aborts."""
+    expect = shlex.quote(job.preflight_expect())
+    return "\n".join(
+        [
+            'mkdir -p "$OUT/preflight" && rm -f "$OUT/preflight/$NODE.json"',
+            f'"$GPUWISE" doctor --expect {expect} --no-history --format json -o "$OUT/preflight/$NODE.json"',
+            "rc=$?",
+            'if [ "$rc" -ge 2 ]; then',
+            '  echo "gpuwise preflight: $NODE is not fit to train (doctor exit $rc); '
+            'report: $OUT/preflight/$NODE.json" >&2',
+            "  exit 1",
+            "fi",
+            'echo "gpuwise preflight: $NODE ok (doctor exit $rc)"',
+        ]
+    )
+
+
+def dataset_check(job: Job, path: str) -> str:
+    """The dataset must be readable on the node before hours of allocation start."""
+    p = shlex.quote(path)
+    return f'if [ ! -r {p} ]; then echo "gpuwise preflight: dataset {path} is not readable on $NODE" >&2; exit 1; fi'
+
+
+def exporter(job: Job, textfile: bool) -> str:
+    """The exporter command (serves :PORT on every interface, or writes a textfile for node_exporter)."""
+    if textfile:
+        return (
+            'mkdir -p "$OUT/monitoring/textfile-$NODE" && exec "$GPUWISE" export --textfile '
+            '"$OUT/monitoring/textfile-$NODE" --interval 15'
+        )
+    return f'exec "$GPUWISE" export --listen :{job.exporter_port}'
+
+
+def exporter_check(job: Job, textfile: bool) -> str:
+    """Wait until this node's exporter answers, and keep what it said (proof, and a first sample)."""
+    if textfile:
+        target = '"$OUT/monitoring/textfile-$NODE/gpuwise.prom"'
+        return "\n".join(
+            [
+                f"for i in $(seq {EXPORTER_WAIT_S * 2}); do [ -s {target} ] && break; sleep 0.5; done",
+                f'if [ -s {target} ]; then cp {target} "$OUT/monitoring/$NODE.prom"; '
+                'echo "gpuwise monitoring: $NODE textfile written"; '
+                'else echo "gpuwise monitoring: no textfile from $NODE" >&2; fi',
+            ]
+        )
+    url = f"http://127.0.0.1:{job.exporter_port}/metrics"
+    fetch = (
+        "import sys, time, urllib.request\n"
+        f"for _ in range({EXPORTER_WAIT_S * 2}):\n"
+        "    try:\n"
+        f'        sys.stdout.write(urllib.request.urlopen("{url}", timeout=2).read().decode()); break\n'
+        "    except OSError: time.sleep(0.5)\n"
+        "else: sys.exit(1)\n"
+    )
+    return "\n".join(
+        [
+            'mkdir -p "$OUT/monitoring"',
+            f'if "$PYTHON" -c {shlex.quote(fetch)} > "$OUT/monitoring/$NODE.prom"; then',
+            f'  echo "gpuwise monitoring: exporter on $NODE answered on :{job.exporter_port}"',
+            "else",
+            f'  echo "gpuwise monitoring: exporter on $NODE did not answer on :{job.exporter_port}" >&2',
+            "fi",
+        ]
+    )
+
+
+def scrape_config(job: Job, targets: list[str] | None, file_sd: str | None = None) -> str:
+    """A Prometheus scrape_configs entry for the job's exporters."""
+    lines = ["scrape_configs:", f"  - job_name: gpuwise-{job.name}", "    scrape_interval: 15s"]
+    if file_sd:
+        lines += ["    file_sd_configs:", f"      - files: [{file_sd}]"]
+    else:
+        shown = ", ".join(f'"{t}:{job.exporter_port}"' for t in targets or [])
+        lines += ["    static_configs:", f"      - targets: [{shown}]"]
+    return "\n".join(lines)
+
+
+def env_exports(job: Job, dataset_path: str | None) -> list[str]:
+    """The job's environment, plus GPUWISE_DATASET: where the training script finds the data on this target."""
+    out = [f"export {k}={shlex.quote(v)}" for k, v in job.env.items()]
+    if dataset_path:
+        out.append(f"export GPUWISE_DATASET={shlex.quote(dataset_path)}")
+    return out

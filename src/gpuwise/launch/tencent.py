@@ -1,0 +1,239 @@
+"""Target tencent: a CVM RunInstances request built from tencentcloud-sdk-python's models.
+
+InstanceType and Placement.Zone from the offer (or --zone), HpcClusterId for the RDMA (HCC) families,
+ImageId (a CVM image with the GPU driver), InstanceCount = nodes, and base64 UserData: a boot script that
+mounts the dataset (CFS/NFS), installs gpuwise, runs the preflight and starts the exporter. Without --yes
+the request is sent with DryRun=True when credentials are found (Tencent checks parameters, permissions
+and quota and creates nothing), else only written. Credentials come only from the SDK's own chain
+(TENCENTCLOUD_SECRET_ID/TENCENTCLOUD_SECRET_KEY, the ~/.tencentcloud/credentials profile, a CVM role):
+never written, never printed. API reference: https://www.tencentcloud.com/document/api/213/33237
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+
+from gpuwise.errors import MissingDependencyError, UserInputError
+from gpuwise.launch import steps
+from gpuwise.launch.model import Created, LaunchPlan
+
+REQUEST, USER_DATA = "run-instances.json", "user-data.sh"
+NODE_OUT = "/var/log/gpuwise-launch"
+HCC_PREFIX = "HCC"  # high-performance computing cluster families: RDMA only inside an HPC cluster
+
+
+def _models():
+    try:
+        from tencentcloud.cvm.v20170312 import models
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"--target tencent needs tencentcloud-sdk-python ({exc})", "pip install 'gpuwise[tencent]'"
+        ) from exc
+    return models
+
+
+def user_data(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> str:
+    """The boot script (cloud-init runs it as root on every instance)."""
+    job, ds, q = plan.job, plan.job.dataset, shlex.quote
+    lines = [
+        "#!/bin/bash",
+        f"# Written by `gpuwise launch --target tencent` for {job.name}: mount, preflight, exporter.",
+        "set -uo pipefail",
+        f"OUT=${{GPUWISE_LAUNCH_OUT:-{NODE_OUT}/{job.name}}}",
+        "NODE=$(hostname)",
+        "export OUT NODE GPUWISE=gpuwise PYTHON=python3",
+        'mkdir -p "$OUT"',
+        *steps.env_exports(job, ds.mount if ds is not None and ds.kind != "object-store" else (ds.source if ds else None)),
+    ]  # fmt: skip
+    if ds is not None and ds.kind == "nfs":
+        mount = f"mount -t nfs -o vers=4.0,noresvport {q(ds.nfs_export)} {q(ds.mount)}"  # CFS's documented options
+        lines += [
+            "# the dataset: a CFS (NFS) file system",
+            'if [ -n "${GPUWISE_LAUNCH_SKIP_MOUNT:-}" ]; then',
+            f'  echo "gpuwise launch: dataset mount skipped ({mount}): $GPUWISE_LAUNCH_SKIP_MOUNT"',
+            "else",
+            f"  mkdir -p {q(ds.mount)} && {mount} || {{ echo \"gpuwise launch: cannot mount {ds.nfs_export}\" >&2; "
+            'touch "$OUT/preflight-failed"; exit 1; }',
+            "fi",
+        ]  # fmt: skip
+    lines += [
+        f"command -v gpuwise >/dev/null || pip3 install -q {q(gpuwise_pip)} || "
+        '{ echo "gpuwise launch: cannot install gpuwise" >&2; exit 1; }',
+        "preflight() {",
+        steps.preflight(job),
+        "}",
+        'if ! (preflight); then touch "$OUT/preflight-failed"; exit 1; fi',
+        f'nohup sh -c {q(steps.exporter(job, textfile))} > "$OUT/exporter.log" 2>&1 &',
+        'echo $! > "$OUT/exporter.pid"',
+        steps.exporter_check(job, textfile),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _zone(plan: LaunchPlan, cloud: dict) -> str:
+    zone = cloud.get("zone") or plan.resources.zone
+    if not zone:
+        raise UserInputError(
+            f"--target tencent needs an availability zone for {plan.resources.instance_type}",
+            "add --zone, e.g. --zone ap-guangzhou-6 (the zones that sell it: Tencent's CVM console or "
+            "DescribeZoneInstanceConfigInfos)",
+        )
+    return zone
+
+
+def region_of(zone: str) -> str:
+    """ap-guangzhou-6 -> ap-guangzhou (a zone name is its region plus a number)."""
+    head, _, tail = zone.rpartition("-")
+    return head if tail.isdigit() and head else zone
+
+
+def _image(plan: LaunchPlan, cloud: dict) -> str:
+    image = cloud.get("image_id") or (plan.job.image if (plan.job.image or "").startswith("img-") else None)
+    if not image:
+        raise UserInputError(
+            "--target tencent needs a CVM image with the GPU driver (ImageId img-...)",
+            "add --image-id img-... (a public GPU image from DescribeImages, or your own), "
+            "or write image: img-... in JOB.yaml",
+        )
+    return image
+
+
+def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool):
+    """The RunInstancesRequest (SDK model) for the plan."""
+    m = _models()
+    r, job = plan.resources, plan.job
+    req = m.RunInstancesRequest()
+    req.InstanceType = r.instance_type
+    req.Placement = m.Placement()
+    req.Placement.Zone = _zone(plan, cloud)
+    req.ImageId = _image(plan, cloud)
+    req.InstanceCount = job.nodes
+    req.InstanceName = f"gw-{job.name}"
+    req.InstanceChargeType = "SPOTPAID" if r.spot else "POSTPAID_BY_HOUR"
+    hpc = cloud.get("hpc_cluster")
+    if (r.instance_type or "").upper().startswith(HCC_PREFIX):
+        if not hpc:
+            raise UserInputError(
+                f"{r.instance_type} is an HCC (RDMA) family: without an HPC cluster it gets no RDMA network",
+                "create one in the zone (CreateHpcCluster) and pass --hpc-cluster hpc-...",
+            )
+        req.HpcClusterId = hpc
+    elif hpc:
+        req.HpcClusterId = hpc
+    req.UserData = base64.b64encode(
+        user_data(plan, textfile, cloud.get("gpuwise_pip") or "gpuwise").encode()
+    ).decode()
+    req.DryRun = dry_run
+    return req
+
+
+def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
+    req = request(plan, textfile, cloud, dry_run=True)
+    plan.files[REQUEST] = json.dumps(_without_nulls(json.loads(req.to_json_string())), indent=2) + "\n"
+    plan.resources.zone = req.Placement.Zone
+    plan.files[USER_DATA] = base64.b64decode(req.UserData).decode()
+    region = region_of(req.Placement.Zone)
+    plan.creates.append(
+        Created(
+            f"CVM instance x {plan.job.nodes}",
+            f"gw-{plan.job.name} ({plan.resources.instance_type}, {req.Placement.Zone})",
+            f"gpuwise launch --down tencent:{region}/INSTANCE_IDS  (or: TerminateInstances)",
+        )  # fmt: skip
+    )
+    if plan.job.image and not plan.job.image.startswith("img-"):
+        plan.notes.append(f"the container image {plan.job.image} is not started by this target: {req.ImageId} runs "
+                          "the job (use --target skypilot to run a container)")  # fmt: skip
+    head = "<private IP of the first instance>"
+    plan.notes += [
+        "instances use the zone's default VPC and subnet; the security group must allow TCP "
+        f"{plan.job.rdzv_port} (rendezvous) and {plan.job.exporter_port} (exporter) inside the VPC",
+        f"training: once every instance passed its preflight (no {NODE_OUT}/{plan.job.name}/preflight-failed), "
+        f"run on each: {plan.job.torchrun(str(plan.job.nodes), f'{head}:{plan.job.rdzv_port}', plan.job.name)}",
+    ]
+    plan.cloud_check = _send_dry_run(req, region)
+
+
+def _without_nulls(value):
+    """The request as the SDK sends it: fields left at None are not sent."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _client(region: str):
+    from tencentcloud.common import credential
+    from tencentcloud.cvm.v20170312 import cvm_client
+
+    try:
+        cred = credential.DefaultCredentialProvider().get_credential()
+    except Exception:  # the SDK raises its own exception type when no source has credentials
+        return None
+    return cvm_client.CvmClient(cred, region)
+
+
+def _send_dry_run(req, region: str) -> str:
+    """Send the DryRun request when credentials are found; what Tencent said (never the credentials)."""
+    client = _client(region)
+    if client is None:
+        return ("not sent: no Tencent Cloud credentials (TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY, "
+                "or ~/.tencentcloud/credentials)")  # fmt: skip
+    from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
+
+    try:
+        client.RunInstances(req)
+    except TencentCloudSDKException as exc:
+        if exc.get_code() == "DryRunOperation":
+            return "Tencent accepted the dry run (parameters, permissions and quota checked; nothing created)"
+        return f"Tencent refused the dry run: {exc.get_code()}: {exc.get_message()}"
+    return "Tencent answered the dry run without its DryRunOperation code: check the console"
+
+
+def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
+    req = request(plan, textfile, cloud, dry_run=False)
+    region = region_of(req.Placement.Zone)
+    client = _client(region)
+    if client is None:
+        raise UserInputError(
+            "no Tencent Cloud credentials found; nothing created",
+            "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY, or write ~/.tencentcloud/credentials",
+        )
+    from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
+
+    try:
+        resp = client.RunInstances(req)
+    except TencentCloudSDKException as exc:
+        raise UserInputError(f"RunInstances failed: {exc.get_code()}: {exc.get_message()}",
+                             "fix what Tencent names (zone, image, quota), then rerun") from None  # fmt: skip
+    ids = list(resp.InstanceIdSet or [])
+    launch_id = f"tencent:{region}/{','.join(ids)}"
+    plan.creates[0].id = launch_id
+    plan.creates[0].delete = f"gpuwise launch --down {launch_id}"
+    return {"id": launch_id, "instances": ids, "request_id": resp.RequestId}
+
+
+def down(rest: str) -> str:
+    region, sep, ids = rest.partition("/")
+    instances = [i for i in ids.split(",") if i]
+    if not sep or not region or not instances or not all(i.startswith("ins-") for i in instances):
+        raise UserInputError(f"--down tencent:{rest} is not REGION/ins-ID[,ins-ID]",
+                             "e.g. --down tencent:ap-guangzhou/ins-abc123,ins-def456")  # fmt: skip
+    m = _models()
+    client = _client(region)
+    if client is None:
+        raise UserInputError("no Tencent Cloud credentials found; nothing deleted",
+                             "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY, then rerun")  # fmt: skip
+    req = m.TerminateInstancesRequest()
+    req.InstanceIds = instances
+    from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
+
+    try:
+        client.TerminateInstances(req)
+    except TencentCloudSDKException as exc:
+        raise UserInputError(f"TerminateInstances failed: {exc.get_code()}: {exc.get_message()}",
+                             "check the ids in the CVM console") from None  # fmt: skip
+    return f"terminated {len(instances)} CVM instance(s) in {region}: {', '.join(instances)}"

@@ -1,0 +1,1 @@
+"""Inference serving plans (`kind: inference` workloads): traffic, capacity per GPU, options, decision."""

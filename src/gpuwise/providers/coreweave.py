@@ -1,0 +1,5 @@
+"""CoreWeave (GPU neocloud): the shipped on-demand offers. No DMI rule: no recorded DMI dump was found."""
+
+from gpuwise.providers import Provider
+
+PROVIDER = Provider(name="coreweave", label="CoreWeave", offers_files=("coreweave.csv",))

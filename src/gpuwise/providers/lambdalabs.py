@@ -1,0 +1,5 @@
+"""Lambda (GPU neocloud): the shipped on-demand offers. No DMI rule: no recorded DMI dump was found."""
+
+from gpuwise.providers import Provider
+
+PROVIDER = Provider(name="lambda", label="Lambda", offers_files=("lambda.csv",))

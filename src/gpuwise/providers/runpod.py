@@ -1,0 +1,5 @@
+"""RunPod (GPU neocloud): the shipped on-demand offers. No DMI rule: no recorded DMI dump was found."""
+
+from gpuwise.providers import Provider
+
+PROVIDER = Provider(name="runpod", label="RunPod", offers_files=("runpod.csv",))

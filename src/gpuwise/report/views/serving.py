@@ -1,0 +1,226 @@
+"""`gpuwise plan` for an inference workload: capacity per node type, options with cost ranges, the
+hourly capacity-versus-traffic table, the recommendation with what would flip it, and the check of the
+capacity model against published benchmarks."""
+
+from __future__ import annotations
+
+from gpuwise import units
+from gpuwise.plan.serving.export import break_even_utilisation, per_million, serving_plan_to_json
+from gpuwise.plan.serving.planner import ServingPlan
+from gpuwise.report.document import Block, Bullets, Column, Document, Heading, Paragraph, Styled, Table
+from gpuwise.report.views.charts import serving_capacity_chart
+from gpuwise.report.views.plan import VERDICT_STYLE
+
+HOURLY_OPTIONS = 3  # options shown as columns of the hourly table
+
+
+def _rng(values, ccy: str = "") -> str:
+    lo, typ, hi = (units.money(v, ccy, compact=True) for v in values)
+    return f"{typ}\n{lo}–{hi}" if lo != hi else typ
+
+
+def _pct(x: float | None) -> str:
+    return units.UNKNOWN if x is None else (units.percent(x, 1) if x <= 1 else ">100%")
+
+
+def capacity_table(plan: ServingPlan) -> Table:
+    rows = []
+    for h in plan.hardware:
+        c = h.capacity
+        if not c.feasible:
+            rows.append([h.label, Styled(f"✗ {c.reason}", "dim"), "", "", "", ""])
+            continue
+        layout = f"tp {c.tp} × {c.replicas_per_node}" + (f"\nbatch {c.batch}" if c.batch else "")
+        latency = (
+            f"{units.number(c.ttft_s * 1e3, 0, 'ms')}\n{units.number(c.tpot_s * 1e3, 1, 'ms')}"
+            if plan.workload.is_llm
+            else "given"
+        )
+        rows.append(
+            [
+                h.label,
+                layout,
+                latency,
+                units.number(c.rps_per_node, 1),
+                units.number(c.planned_rps_per_node, 1),
+                c.limit,
+            ]
+        )
+    return Table(
+        [
+            Column("node type"),
+            Column("layout"),
+            Column("TTFT\nTPOT" if plan.workload.is_llm else "p95", "right"),
+            Column("req/s", "right"),
+            Column("planned", "right"),
+            Column("limited by"),
+        ],  # fmt: skip
+        rows,
+        title="Capacity per node (model at the service target)",
+        caption="planned = modelled × max_load_fraction (headroom for the p95); options divide it further by "
+        "the model's measured optimism (see Notes); ✗ = cannot serve it",
+    )
+
+
+def options_table(plan: ServingPlan) -> Table:
+    ccy = plan.currency
+    rows = []
+    for s in plan.shown():
+        per_req, per_tok = per_million(plan, s)
+        nodes = f"{s.base_nodes}–{s.peak_nodes}" if s.base_nodes != s.peak_nodes else str(s.peak_nodes)
+        slo = units.percent(s.slo_attainment, 1)
+        rows.append(
+            [
+                f"{s.title}\n{s.hardware.label}",
+                nodes,
+                _rng(s.cost_month),
+                _rng(per_tok if per_tok else per_req),
+                Styled(slo, "fail") if s.slo_attainment + 1e-9 < plan.slo_target else slo,
+                units.percent(s.utilisation),
+                _pct(break_even_utilisation(plan, s)),
+            ]
+        )
+    unit = "per M tokens" if plan.workload.is_llm else "per M req."
+    return Table(
+        [
+            Column("option"),
+            Column("nodes", "right"),
+            Column("per month", "right"),
+            Column(unit, "right"),
+            Column("SLO", "right"),
+            Column("util.", "right"),
+            Column("U*", "right"),
+        ],  # fmt: skip
+        rows,
+        title=f"Options, cheapest first (in {ccy}; typical, then low–high)",
+        caption="typical, low–high: capacity corrected by the model's median, smallest and largest error "
+        "against published throughput benchmarks (see Notes); "
+        "SLO = share of hours capacity meets the target (red: below target); util. = demand / capacity "
+        "paid for; U* = break-even utilisation vs renting the cheapest on-demand node",
+    )
+
+
+def hourly_table(plan: ServingPlan) -> Table:
+    shown = plan.shown()[:HOURLY_OPTIONS]
+    demand = plan.demand.daily_profile() * plan.demand.first_year_mean_growth()
+    caps = [s.capacity_rps.reshape(7, 24).mean(axis=0) for s in shown]
+    rows = []
+    for h in range(24):
+        cells = [f"{h:02d}:00", units.number(float(demand[h]), 1)]
+        for cap in caps:
+            text = units.number(float(cap[h]), 0)
+            cells.append(Styled(text, "fail") if cap[h] + 1e-9 < demand[h] else text)
+        rows.append(cells)
+    cols = [Column("hour"), Column("demand", "right")] + [
+        Column(f"{i + 1}. {s.title}", "right") for i, s in enumerate(shown)
+    ]
+    return Table(
+        cols,
+        rows,
+        title="Capacity vs traffic by hour (requests/s, mean over the week, first-year growth)",
+        caption="columns 1.. = the first options above; red = capacity below demand "
+        "(scale-up delay not shown here: it is in SLO)",
+    )
+
+
+def _decision(plan: ServingPlan) -> list[Block]:
+    d = plan.decision
+    blocks: list[Block] = [
+        Heading(f"Recommendation: {d.verdict.upper()}", level=2),
+        Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
+    ]
+    if d.reasons:
+        blocks.append(
+            Bullets(
+                [
+                    Styled(
+                        f"{'+build' if r.favours == 'build' else '+cloud'}  {r.text}",
+                        "ok" if r.favours == "build" else "info",
+                    )
+                    for r in d.reasons
+                ]  # fmt: skip
+            )
+        )
+    if d.flips:
+        blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
+    return blocks
+
+
+def benchmark_table(plan: ServingPlan) -> Table:
+    fmt = {"ttft_ms": ("TTFT", "ms"), "itl_ms": ("ITL", "ms"), "output_tokens_s": ("output", "tok/s")}
+    rows = []
+    for c in plan.checks:
+        what, unit = fmt.get(c.metric, (c.metric, ""))
+        rows.append(
+            [
+                c.id,
+                what,
+                units.number(c.published, 1, unit),
+                units.number(c.predicted, 1, unit),
+                f"{c.error:+.0%}",
+            ]  # fmt: skip
+        )
+    return Table(
+        [
+            Column("published benchmark"),
+            Column("metric"),
+            Column("published", "right"),
+            Column("model", "right"),
+            Column("error", "right"),
+        ],  # fmt: skip
+        rows,
+        title="Capacity model vs published serving benchmarks (sources: --json 'capacity_model_check')",
+        caption="error = (model − published) / published: + on throughput and − on latency mean optimistic. "
+        "Options use capacity × "
+        + ", ".join(
+            f"{f:.2f}" for f in (plan.capacity_factors[1], plan.capacity_factors[0], plan.capacity_factors[2])
+        )
+        + " (typical, low cost, high cost) = 1 / (1 + median, smallest, largest throughput error)",
+    )
+
+
+def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
+    wl, dem = plan.workload, plan.demand
+    title = f"gpuwise plan (inference) — {wl.name or plan.workload_path}"
+    m = wl.model
+    model = (
+        f"{m.params / 1e9:.3g}B params {m.precision}, {m.prompt_tokens} prompt + {m.output_tokens} output "
+        f"tokens, target TTFT {wl.service.ttft_p95_ms:g} ms / TPOT {wl.service.tpot_p95_ms:g} ms (p95)"
+        if wl.is_llm
+        else f"{m.name or 'model'}: {m.throughput_per_gpu or 'calibrated'} req/s per GPU, "
+        f"p95 {wl.service.latency_p95_ms:g} ms"
+    )
+    traffic = (
+        f"traffic ({dem.source}): peak {units.number(dem.peak, 1)}, valley {units.number(dem.valley, 1)}, "
+        f"mean {units.number(dem.mean, 1)} req/s "
+        f"(peak/valley {dem.peak_to_valley:.3g}×), growth {dem.growth_per_year:.0%}/year; "
+        f"scale-up delay {plan.delay_min:g} min; SLO target {plan.slo_target:.0%} of hours"
+    )
+    blocks: list[Block] = [
+        Heading(title),
+        Paragraph(model),
+        Paragraph(traffic),
+        capacity_table(plan),
+        options_table(plan),
+        *serving_capacity_chart(plan),
+        hourly_table(plan),
+        *_decision(plan),
+        Heading("Notes", level=2),
+        *([benchmark_table(plan)] if wl.is_llm else []),
+    ]
+    blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    if verbose:
+        d = plan.defaults
+        rows = [[f"serving.{k}", units.value(d.value(k)), Styled(d.source(k), "dim")] for k in d.names()]
+        blocks.append(
+            Table(
+                [Column("assumption"), Column("value", "right"), Column("source")],
+                rows,
+                title="Assumptions (override in the options file under model_overrides)",
+            )  # fmt: skip
+        )
+    else:
+        blocks.append(
+            Paragraph('Model assumptions and their sources: --json ("assumptions") or --verbose.', "dim")
+        )
+    return Document(title=title, blocks=blocks, data=serving_plan_to_json(plan))

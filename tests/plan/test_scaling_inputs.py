@@ -1,0 +1,65 @@
+"""Scaling-model inputs: gradient all-reduce dtype, DDP bucket defaults, straggler and network defaults."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from gpuwise.plan.defaults import PlanDefaults
+from gpuwise.plan.options import achieved_range, network
+from gpuwise.plan.perf import WorkloadNumbers
+from gpuwise.plan.workload import load_workload
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM7B = ROOT / "examples" / "llm-7b-pretrain-1t.yaml"
+
+
+def test_autocast_ddp_reduces_fp32_gradients_and_a_hook_halves_them(tmp_path):
+    wl = load_workload(LLM7B)
+    assert wl.training.precision == "bf16"
+    w = WorkloadNumbers.from_workload(wl)
+    assert w.reduce_bytes == 4.0 and w.grad_bytes == 2.0  # compute in bf16, all-reduce in fp32
+    assert w.bucket_bytes == 25 * 2**20 and w.first_bucket_bytes == 2**20  # DDP's MiB, not MB
+    text = LLM7B.read_text().replace("precision: bf16", "precision: bf16\n  grad_reduce_dtype: bf16")
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    assert WorkloadNumbers.from_workload(load_workload(path)).reduce_bytes == 2.0
+
+
+def test_straggler_terms_default_to_zero():
+    d = PlanDefaults()
+    for key in ("stragglers.compute_cv", "stragglers.network_cv_rdma", "stragglers.network_cv_ethernet"):
+        assert d.value(key) == 0.0 and "calibrat" in d.source(key)
+
+
+def test_tcp_and_rdma_ranges_are_ordered_and_sourced():
+    d = PlanDefaults()
+    tcp, rdma = achieved_range(d, rdma=False), achieved_range(d, rdma=True)
+    assert tcp[0] < tcp[1] < tcp[2] < rdma[2] and rdma[0] < rdma[1] < rdma[2] <= 1.0
+    for transport in ("tcp", "rdma"):
+        for end in ("low", "typical", "high"):
+            assert d.source(f"network_achieved_fraction.{transport}.{end}").startswith("https://")
+    link = network(100.0, None, d, rdma=False)
+    assert link.bytes_s_low < link.bytes_s < link.bytes_s_high
+    assert link.bytes_s == pytest.approx(100e9 / 8 * tcp[1])
+    # an override moves the typical value and the plan says so
+    d2 = d.with_overrides({"network_achieved_fraction.tcp.typical": 0.55})
+    assert network(100.0, None, d2, rdma=False).bytes_s == pytest.approx(100e9 / 8 * 0.55)
+
+
+def test_published_comparison_runs_and_computes_published_efficiency():
+    spec = importlib.util.spec_from_file_location(
+        "vps", ROOT / "benchmarks" / "validate_published_scaling.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    import yaml
+
+    cases = yaml.safe_load(mod.DATA.read_text())["cases"]
+    assert len(cases) >= 3 and all(c["source"].startswith("https://") for c in cases)
+    r = mod.predict_case(cases[0])
+    assert r["published"][0] == pytest.approx(2632.95 / (2 * 2697.29))
+    for i in range(len(r["nodes"])):
+        assert 0 < r["low"][i] <= r["typical"][i] <= r["high"][i] <= 1.0
