@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from gpuwise.i18n import _
 from gpuwise.report.document import Chart, Series
 
 
@@ -28,19 +29,19 @@ def bench_peak_chart(report) -> list[Chart]:
         for m in rows
     ]
     series = [
-        Series("measured (median; bars: min..max of repeats)", [m.name for m in rows],
+        Series(_("measured (median; bars: min..max of repeats)"), [m.name for m in rows],
                [m.percent_of_peak for m in rows], err=errs)
     ]  # fmt: skip
     typical = [m.achievable_fraction * 100 if m.achievable_fraction else None for m in rows]
     if any(t is not None for t in typical):  # the typical fraction is known per benchmark, not for all
-        series.append(Series("typically achievable", [m.name for m in rows], typical))
+        series.append(Series(_("typically achievable"), [m.name for m in rows], typical))
     known = [t for t in typical if t is not None]
     return [
         Chart(
             "bar",
-            "Measured % of peak per benchmark",
-            "benchmark",
-            "% of peak",
+            _("Measured {percent_sign} of peak per benchmark").format(percent_sign="%"),
+            _("benchmark"),
+            _("{percent_sign} of peak").format(percent_sign="%"),
             series,
             band=(min(known), max(known)) if len(known) == len(rows) else None,  # one band fits all bars
         )

@@ -170,6 +170,6 @@ def _measured(report: Report) -> tuple[list[Block], list[Block]]:
     if not measured:
         return [], []
     return list(bench_peak_chart(bench)), [
-        Heading("Measured vs peak", level=2),
+        Heading(_("Measured vs peak"), level=2),
         layer_table("measured", measured),
     ]
