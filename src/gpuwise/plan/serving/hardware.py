@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuwise.plan import catalog_bridge as cat
+from gpuwise.plan.commitments import block_billing
 from gpuwise.plan.cost import HOURS_PER_YEAR
 from gpuwise.plan.currency import conversion, describe
 from gpuwise.plan.defaults import PlanDefaults
@@ -64,14 +65,24 @@ def cloud_hardware(
     rates: dict[str, float],
     rps_per_gpu: float | None,
     notes: list[str],
+    plan_defaults: PlanDefaults,
 ) -> list[Hardware]:
     sel = opts.cloud
     out: list[Hardware] = []
     if not sel.include:
         return out
+    booked_ahead = block_billing(plan_defaults)  # capacity sold in whole days, booked in advance
     for offer in cat.load_offers(sel.offers_dirs):
         gpus = int(offer.accelerator_count or 0)
         if gpus < 1 or not _wanted(offer, sel) or not (offer.gpu_key or offer.accelerator_name):
+            continue
+        if offer.provider.lower() in booked_ahead:
+            line = (
+                f"{offer.provider}: left out; blocks are booked days ahead and billed in whole days, "
+                "so they cannot follow traffic hour by hour"
+            )
+            if line not in notes:
+                notes.append(line)
             continue
         wanted = set(sel.pricing)  # the options file's pricing filter applies here too
         od, od_src = (

@@ -87,7 +87,7 @@ def make_serving_plan(
         )
     demand = demand_week(wl.traffic, Path(workload_path).resolve().parent)
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
-    hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes)
+    hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
     hardware += owned_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
     if not any(h.capacity.feasible for h in hardware):
         reasons = (
