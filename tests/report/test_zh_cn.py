@@ -19,14 +19,14 @@ import pytest
 from rich.cells import cell_len
 
 from gpuwise import i18n
-from gpuwise.report.document import Bullets, Chart, Code, Heading, KeyValues, Paragraph, Table, cell_text
+from gpuwise.report.document import Code
 from gpuwise.report.formats import render
 from gpuwise.report.views.doctor import doctor_view
 from tests.advise.capture_kit import doctor_report, make_capture
 from tests.advise.test_doctor_golden import _real_gpu_outputs
 from tests.conftest import CAPTURES, REAL, capture_dirs
+from tests.report.zh_check import english_runs, written_texts
 
-ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'\-]*(?: +[A-Za-z][A-Za-z'\-]*){3,}")
 BENCH_FILE = CAPTURES / "h200-1gpu-kvm-vm.bench-quick.json"
 GOLDEN_SOURCE = "nvidia_smi_text/azhpc-diagnostics_nvidia-smi-q_8x-a100-sxm4-40gb.out"
 
@@ -39,7 +39,7 @@ def zh():
 
 
 def _quoted(report) -> list[str]:
-    """What findings quote rather than write: evidence values and citations (longest first)."""
+    """What findings quote rather than write: evidence values and citations (english_runs removes the longest first)."""
     out: list[str] = []
     for f in report.findings:
         out += [f.source, *f.references]
@@ -48,44 +48,11 @@ def _quoted(report) -> list[str]:
     # the bench results doctor read are quoted as recorded (their peak sources are in the bench run's language)
     for m in (report.measurements or {}).get("results") or []:
         out += [str((m.get("peak_source") or {}).get("text") or ""), str(m.get("reason") or "")]
-    return sorted({q for q in out if q}, key=len, reverse=True)
-
-
-def _written_texts(doc, charts: bool = False) -> list[str]:
-    """Every text of the Document that gpuwise wrote, minus commands and evidence rows."""
-    evidence_keys = {i18n._("fact"), i18n._("measured")}
-    citation_keys = {i18n._("source"), i18n._("reference")}
-    texts: list[str] = []
-    for block in doc.blocks:
-        if isinstance(block, (Heading, Paragraph)):
-            texts.append(block.text)
-        elif isinstance(block, KeyValues):
-            for key, value in block.rows:
-                texts.append(key)
-                if key not in evidence_keys | citation_keys:
-                    texts.append(cell_text(value))
-        elif isinstance(block, Bullets):
-            texts += [cell_text(item) for item in block.items]
-        elif isinstance(block, Table):
-            texts += [c.header for c in block.columns] + [cell_text(c) for row in block.rows for c in row]
-        elif isinstance(block, Chart):  # drawn by html only; the text formats skip it
-            texts += (
-                [block.title, block.x_label, block.y_label] + [s.name for s in block.series] if charts else []
-            )
-        else:
-            assert isinstance(block, Code), type(block)  # commands stay as they are
-    return texts
+    return [q for q in out if q]
 
 
 def _english_runs(report) -> list[str]:
-    quoted = _quoted(report)
-    runs = []
-    for text in _written_texts(doctor_view(report), charts=True):
-        for q in quoted:
-            text = text.replace(q, " ")
-        text = re.sub(r"`[^`]*`|https?://\S+", " ", text)
-        runs += ENGLISH_RUN.findall(text)
-    return runs
+    return english_runs(doctor_view(report), _quoted(report))
 
 
 def _recorded_reports(tmp: Path) -> list[tuple[str, object]]:
@@ -175,9 +142,9 @@ def test_chinese_text_fits_the_width_and_nothing_is_cut(zh, tmp_path, width):
                 assert cell_len(line) <= width, (name, line)
         assert "…" not in out
         flat = re.sub(r"\s+", "", out)
-        for text in _written_texts(doc):
+        for text in written_texts(doc):
             assert re.sub(r"\s+", "", text) in flat, (name, text)  # every character, in order
-        texts = [re.sub(r"https?://\S+", " ", t) for t in _written_texts(doc)]  # URLs fold anyway
+        texts = [re.sub(r"https?://\S+", " ", t) for t in written_texts(doc)]  # URLs fold anyway
         words = {w for t in texts for w in re.findall(r"[A-Za-z][A-Za-z0-9_.\-]{3,}", t)}
         lines_words = {w for line in out.splitlines() for w in re.findall(r"[A-Za-z][A-Za-z0-9_.\-]*", line)}
         broken = {w for w in words if cell_len(w) < width - 20 and w not in lines_words}
