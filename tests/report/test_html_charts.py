@@ -4,6 +4,7 @@ and opened in headless Chromium; one screenshot per report type stays in pytest'
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,51 @@ def test_report_charts_draw_in_headless_chromium(tmp_path):
         assert_page_drawn(dom, png, charts=len(charts))
         for chart in charts:  # every drawn number is readable in the page as a tooltip too
             assert all(f"{y:.6g}" in html for y in chart_numbers(chart)[:5])
+
+
+# Sets data-overflow on the page: the chart texts (titles, legend entries) whose drawn box leaves the SVG.
+_MEASURE = """<script>
+addEventListener('load', () => {
+  const out = [];
+  for (const svg of document.querySelectorAll('svg.chart-svg')) {
+    const width = svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text.chart-title, text.legend-label')) {
+      const b = t.getBBox();
+      if (b.x < 0 || b.x + b.width > width) out.push(t.textContent);
+    }
+  }
+  document.body.dataset.overflow = JSON.stringify(out);
+});
+</script>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/install-system-deps.sh)")
+def test_long_titles_and_legends_stay_inside_the_chart(tmp_path):
+    """A long title wraps onto more lines (in English and in Chinese, whose characters are twice as wide)
+    and the legend and plot move down, measured by the browser's own text boxes."""
+    from gpuwise.report.document import Series
+
+    english = "What would flip it: 8x NVIDIA H100 80GB HBM3 own build (4 nodes) vs aws p5.48xlarge on-demand"
+    chinese = "什么会改变结论：自建 8x NVIDIA H100 80GB HBM3（4 个节点）对比 aws p5.48xlarge 按量计费，每次运行的成本"
+    series = [
+        Series("输入降低 20%", ["a", "b"], [90.0, 95.0]),
+        Series("input 20% higher", ["a", "b"], [110, 105]),
+    ]
+    charts = [
+        Chart("bar", english, "input", "% of cloud", series, horizontal=True, base=100.0),
+        Chart("bar", chinese, "输入", "占云的 %", series),
+        Chart(
+            "line", "short", "nodes", "USD", [Series("a" * 60, [1, 2], [1, 2]), Series("b", [1, 2], [2, 3])]
+        ),
+    ]
+    html = get_renderer("html")(_page("gpuwise long titles", charts))
+    # the page's CSP forbids scripts; this test page drops it to run its measuring script
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace(
+        "</body>", _MEASURE + "</body>"
+    )
+    assert html.count('class="chart-title"') >= 5  # both long titles wrapped onto a second line
+    dom, png = open_in_chromium(html, tmp_path, "long-titles")
+    assert_page_drawn(dom, png, charts=3)
+    overflow = re.search(r'data-overflow="([^"]*)"', dom)
+    assert overflow is not None, "the measuring script did not run"
+    assert json.loads(overflow.group(1).replace("&quot;", '"')) == []

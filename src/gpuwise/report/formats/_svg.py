@@ -8,14 +8,22 @@ categorical (one slot per distinct x, in order of first appearance).
 
 from __future__ import annotations
 
+import itertools
 import math
 from html import escape
 
+from rich.cells import cell_len
+
 from gpuwise.i18n import _
 from gpuwise.report.document import Chart
+from gpuwise.report.formats._cjk import break_offsets
 
 WIDTH, HEIGHT = 720, 340
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 44, 56
+TITLE_CELLS = (
+    88  # a 14 px bold title fits ~88 cells across WIDTH (~7.8 px per cell; a CJK character is 2 cells)
+)
+TITLE_LINE = 18  # px per title line; a longer title wraps and moves the legend and plot down
 MAX_LABEL = 28  # longer x labels are cut (the full name is in the tooltip and in the view's table)
 # Colour-blind-safe palette (Okabe & Ito, "Color Universal Design", https://jfly.uni-koeln.de/color/)
 SPREAD = [0, 1, -1, 2, -2, 3, -3]  # a categorical scatter's offsets within a slot, in steps of 6% of it
@@ -73,8 +81,9 @@ def chart_svg(chart: Chart) -> str:
     numeric_x = chart.kind != "bar" and bool(all_x) and all(_is_number(x) for x in all_x)
     categories = list(dict.fromkeys(str(x) for x in all_x)) if not numeric_x else []
     rotate = len(categories) > 6 or any(len(c) > 10 for c in categories)
-    legend, legend_rows = _legend(chart)
-    top = TOP + 16 * (legend_rows - 1)  # a long legend wraps onto more lines above the plot
+    heading, shift = title_svg(chart.title)
+    legend, legend_rows = _legend(chart, shift)
+    top = TOP + shift + 16 * (legend_rows - 1)  # a long title or legend wraps onto more lines above the plot
     labels = [c if len(c) <= MAX_LABEL else c[: MAX_LABEL - 1] + "…" for c in categories]
     # a label turned by -35° reaches ~3.8 px down and ~5.4 px left per character (11 px font)
     extra = int(max(map(len, labels), default=0) * 3.8) - 16 if rotate else 0
@@ -108,7 +117,7 @@ def chart_svg(chart: Chart) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{title}" class="chart-svg">',
         f"<title>{title}</title>",
-        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" class="chart-title">{title}</text>',
+        *heading,
     ]
     if chart.band:
         top, bot = sy(max(chart.band)), sy(min(chart.band))
@@ -203,18 +212,31 @@ def _marks(chart: Chart, sx, sy, base: float, slot: float) -> list[str]:
     return out
 
 
-def _legend(chart: Chart) -> tuple[list[str], int]:
-    """The legend's SVG elements and its number of lines (entries wrap at the chart's right edge)."""
+def title_svg(title: str) -> tuple[list[str], int]:
+    """The title as centred <text> lines, wrapped at TITLE_CELLS, and the px its extra lines take."""
+    cuts = [0, *break_offsets(title, TITLE_CELLS), len(title)]
+    lines = [part for a, b in itertools.pairwise(cuts) if (part := title[a:b].strip())] or [""]
+    out = [
+        f'<text x="{WIDTH / 2}" y="{18 + i * TITLE_LINE}" text-anchor="middle" class="chart-title">'
+        f"{escape(line)}</text>"
+        for i, line in enumerate(lines)
+    ]
+    return out, TITLE_LINE * (len(lines) - 1)
+
+
+def _legend(chart: Chart, shift: int = 0) -> tuple[list[str], int]:
+    """The legend's SVG elements, `shift` px below a one-line title, and its number of lines (entries wrap
+    at the chart's right edge)."""
     entries = [(PALETTE[i % len(PALETTE)], "1", s.name) for i, s in enumerate(chart.series)]
     if chart.band:
         entries.append(("#999", "0.3", _("typical range")))
-    out, x, y = ['<g class="legend">'], LEFT, 28
+    out, x, y = ['<g class="legend">'], LEFT, 28 + shift
     for color, opacity, name in entries:
-        width = 24 + 6.5 * len(name)  # about 6.5 px per character at 12 px
+        width = 24 + 6.5 * cell_len(name)  # about 6.5 px per cell at 12 px (a CJK character is 2 cells)
         if x > LEFT and x + width > WIDTH - RIGHT:
             x, y = LEFT, y + 16
         out.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{color}" fill-opacity="{opacity}"/>')
         out.append(f'<text x="{x + 14}" y="{y + 9}" class="legend-label">{escape(name)}</text>')
         x += width
     out.append("</g>")
-    return out, (y - 28) // 16 + 1
+    return out, (y - 28 - shift) // 16 + 1

@@ -11,7 +11,16 @@ from __future__ import annotations
 from html import escape
 
 from gpuwise.report.document import Chart
-from gpuwise.report.formats._svg import PALETTE, RIGHT, WIDTH, _fmt, _is_number, _legend, nice_ticks
+from gpuwise.report.formats._svg import (
+    PALETTE,
+    RIGHT,
+    WIDTH,
+    _fmt,
+    _is_number,
+    _legend,
+    nice_ticks,
+    title_svg,
+)
 
 ROW_H = 30  # pixels per category
 TOP, BOTTOM = 60, 50
@@ -28,8 +37,9 @@ def _extent(chart: Chart) -> tuple[float, float]:
 def horizontal_bars_svg(chart: Chart) -> str:
     categories = list(dict.fromkeys(str(x) for s in chart.series for x in s.x))
     labels = [c if len(c) <= MAX_LABEL else c[: MAX_LABEL - 1] + "…" for c in categories]
-    legend, legend_rows = _legend(chart)
-    top = TOP + 16 * (legend_rows - 1) + (14 if chart.rules else 0)
+    heading, shift = title_svg(chart.title)
+    legend, legend_rows = _legend(chart, shift)
+    top = TOP + shift + 16 * (legend_rows - 1) + (14 if chart.rules else 0)
     left = max(90, int(max(map(len, labels), default=0) * 6.2) + 16)  # ~6.2 px per character at 11 px
     plot_w = WIDTH - left - RIGHT
     plot_h = ROW_H * max(len(categories), 1)
@@ -48,7 +58,7 @@ def horizontal_bars_svg(chart: Chart) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{title}" class="chart-svg">',
         f"<title>{title}</title>",
-        f'<text x="{WIDTH / 2}" y="18" text-anchor="middle" class="chart-title">{title}</text>',
+        *heading,
     ]
     base_y = top + plot_h
     for tick in ticks:  # vertical grid and value labels
