@@ -277,3 +277,16 @@ def test_environment_overrides_of_the_caps_are_checked(sandbox):
     env = sandbox.env(GPUWISE_CAPTURE_MAX_FILES="many")
     sandbox.run("probe", "--from", "cap", env=env).check(EXIT_COULD_NOT_RUN, "GPUWISE_CAPTURE_MAX_FILES")
     assert os.environ.get("GPUWISE_CAPTURE_MAX_FILES") is None
+
+
+def test_a_key_set_twice_in_a_yaml_file_is_refused_at_its_line(sandbox):
+    """PyYAML keeps the last of two equal keys without a word: `params` written twice would plan a model
+    the user did not mean. The error names both lines."""
+    lines = b.WORKLOAD.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "params: 25.6e6" in line)
+    lines.insert(at + 1, lines[at].replace("25.6e6", "25.6e9"))
+    (sandbox.work / "w.yaml").write_text("\n".join(lines) + "\n")
+    sandbox.freeze_inputs()
+    sandbox.run("plan", "w.yaml").check(
+        EXIT_COULD_NOT_RUN, f"w.yaml:{at + 2}:", f"'model.params' is set twice (first on line {at + 1})"
+    )

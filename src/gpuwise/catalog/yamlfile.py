@@ -28,17 +28,27 @@ M = TypeVar("M", bound=BaseModel)
 KeyPath = tuple[str | int, ...]
 
 
-def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: Path) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
             child = (*path, key)
+            if child in lines:  # PyYAML keeps the last value silently; the user meant one of them
+                field = ".".join(map(str, child))
+                raise DataValidationError(
+                    _("'{field}' is set twice (first on line {first})").format(
+                        field=field, first=lines[child]
+                    ),
+                    _("keep one of the two lines: YAML would silently use only the last one"),
+                    path=str(file),
+                    line=key_node.start_mark.line + 1,
+                )
             lines[child] = key_node.start_mark.line + 1  # the key's line is where the user looks
-            _walk(value_node, child, lines)
+            _walk(value_node, child, lines, file)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, (*path, i), lines)
+            _walk(item, (*path, i), lines, file)
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -61,7 +71,7 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
     """Read a YAML file; return (data, {key path: 1-based line}).
 
     Bounded: the file is read through datafiles.read_input_text (regular files, size cap, UTF-8),
-    aliases are refused, nesting deeper than Python's recursion limit is an error, and a number that
+    aliases and a key set twice in one mapping are refused, nesting deeper than Python's recursion limit is an error, and a number that
     is NaN or infinite (`.nan`, `.inf`) is an error at its line.
     """
     p = Path(path)
@@ -97,7 +107,7 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
         loader.dispose()
     lines: dict[KeyPath, int] = {}
     if node is not None:
-        _walk(node, (), lines)
+        _walk(node, (), lines, p)
     _refuse_non_finite(data, (), lines, p)
     return data, lines
 
