@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpuwise.plan.decision import Flip, Reason
 from gpuwise.plan.serving import decide as decide_module
@@ -14,10 +15,10 @@ from gpuwise.plan.serving.planner import make_serving_plan
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 ORGS = {
-    "as-shipped": "",
-    "ops-team-long": "  ops_team: true\n  horizon_years: 6\n",
-    "on-prem": "  data_residency: on-prem\n",
-    "short-no-team": "  ops_team: false\n  horizon_years: 1\n",
+    "as-shipped": {},
+    "ops-team-long": {"ops_team": True, "horizon_years": 6},
+    "on-prem": {"data_residency": "on-prem"},
+    "short-no-team": {"ops_team": False, "horizon_years": 1},
 }
 
 
@@ -34,12 +35,13 @@ class LoudFlip(Flip):
         object.__setattr__(self, "text", "REWORDED " + self.text.upper())
 
 
-def _variant(src: Path, extra: str, tmp_path: Path) -> Path:
-    if not extra:
+def _variant(src: Path, org: dict, tmp_path: Path) -> Path:
+    if not org:
         return src
-    text = src.read_text().replace("org:\n", "org:\n" + extra, 1)
+    data = yaml.safe_load(src.read_text())
+    data["org"].update(org)  # the example's own org keys are replaced, not repeated
     out = tmp_path / src.name
-    out.write_text(text)
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
     return out
 
 
