@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 # A cell that means "no value". "nan" is not one: a NaN price is an error, not an unknown price.
 _EMPTY = {"", "none", "null", "-"}
@@ -40,9 +40,11 @@ def max_input_bytes() -> int:
     return DEFAULT_MAX_INPUT_BYTES
 
 
-def read_input_text(path: str | Path, kind: str = "file", encoding: str = "utf-8") -> str:
-    """The text of a user's input file; DataValidationError (naming the file and the fix) otherwise."""
+def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "utf-8") -> str:
+    """The text of a user's input file; DataValidationError (naming the file and the fix) otherwise.
+    `kind` names the file in the messages ("YAML file"): mark it with N_() where it is written."""
     path = Path(path)
+    kind = _(kind)
     limit = max_input_bytes()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: opening a FIFO must not hang
@@ -109,12 +111,16 @@ def _no_constants(name: str):
     raise ValueError(f"{name} is not a number gpuwise accepts (NaN and Infinity are not valid JSON)")
 
 
-def read_json(path: str | Path, kind: str = "JSON file", fix: str = "pass a valid JSON file") -> object:
+def read_json(
+    path: str | Path, kind: str = N_("JSON file"), fix: str = N_("pass a valid JSON file")
+) -> object:
     """Parse a user's JSON file within read_input_text's limits; NaN/Infinity and runaway nesting
-    are errors naming the file and, where known, the line."""
+    are errors naming the file and, where known, the line. `kind` and `fix` are translated here (an
+    already translated text passes through unchanged)."""
     import json
 
     text = read_input_text(path, kind)
+    kind, fix = _(kind), _(fix)
     try:
         return json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
@@ -252,7 +258,7 @@ def read_rows(
     "Prise" must not silently drop the prices) or a column twice, or a row has more cells than the header.
     """
     path = Path(path)
-    text = read_input_text(path, "CSV file", encoding="utf-8-sig")
+    text = read_input_text(path, N_("CSV file"), encoding="utf-8-sig")
     lines = text.splitlines()
     # Comment lines may also precede the header (a data file explaining its columns). They are skipped
     # as text, before CSV parsing, so a quote in a comment cannot open a field; `skipped` keeps the

@@ -12,7 +12,7 @@ from pathlib import Path
 from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 
 def _fix() -> str:
@@ -33,7 +33,7 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
     if not p.exists() and not p.is_symlink():
         raise UserInputError(_("{option} {p}: no such file").format(option=option, p=p), _fix())
     try:
-        raw = read_json(p, "bench report", _fix())  # size cap, no FIFOs, NaN/Infinity refused
+        raw = read_json(p, N_("bench report"), _fix())  # size cap, no FIFOs, NaN/Infinity refused
     except DataValidationError as exc:
         fix = _fix() if exc.fix == _fix() else f"{exc.fix} ({_fix()})"
         raise DataValidationError(

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuwise.datafiles import read_input_text
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 M = TypeVar("M", bound=BaseModel)
 KeyPath = tuple[str | int, ...]
@@ -75,7 +75,7 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
     is NaN or infinite (`.nan`, `.inf`) is an error at its line.
     """
     p = Path(path)
-    text = read_input_text(p, "YAML file")
+    text = read_input_text(p, N_("YAML file"))
     loader = _NoAliasLoader(text)
     try:
         node = loader.get_single_node()
