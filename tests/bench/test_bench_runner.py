@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from gpuwise import i18n
 from gpuwise.bench import registry
 from gpuwise.bench.context import BenchContext, BenchOptions
 from gpuwise.bench.models import Measurement
@@ -97,6 +98,18 @@ def test_exception_and_oom_become_failed_with_reason(ctx):
 def test_skip_becomes_skipped(ctx):
     [m] = run_inline(ctx, fake("skips"))
     assert (m.status, m.reason, m.layer) == ("skipped", "no CUDA GPU: this needs one", "fake")
+
+
+def test_isolated_worker_writes_its_reason_in_the_run_language(ctx):
+    """A worker is a forkserver child, which never saw --lang: the runner hands it the language."""
+    i18n.set_language("zh-CN")
+    try:
+        [m] = run_isolated(ctx, fake("skips_translated"))
+    finally:
+        i18n.set_language("en")
+    assert (m.status, m.reason) == ("skipped", "错误：x")
+    [m] = run_isolated(ctx, fake("skips_translated"))
+    assert m.reason == "error: x"
 
 
 def test_run_benchmarks_goes_on_after_a_failure_and_flags_invalid(ctx):

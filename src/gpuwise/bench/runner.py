@@ -28,6 +28,7 @@ import traceback
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+from gpuwise import i18n
 from gpuwise.bench.context import BenchContext, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
@@ -103,7 +104,8 @@ def _raise_interrupt(_signum, _frame) -> None:
     raise KeyboardInterrupt
 
 
-def _child_main(conn, ctx: BenchContext, entry: BenchEntry) -> None:
+def _child_main(conn, ctx: BenchContext, entry: BenchEntry, lang: str = i18n.DEFAULT) -> None:
+    i18n.set_language(lang)  # the reasons and notes a benchmark records are in the run's language
     os.setsid()  # own process group: a timeout kills fio / rank processes this benchmark started
     signal.signal(signal.SIGTERM, _raise_interrupt)  # the runner's SIGTERM runs our `finally` blocks
     signal.signal(signal.SIGINT, _raise_interrupt)
@@ -209,7 +211,9 @@ def _run_child(
 ) -> list[Measurement]:
     mpc = _mp_context()
     parent_conn, child_conn = mpc.Pipe(duplex=False)
-    proc = mpc.Process(target=_child_main, args=(child_conn, ctx, entry), name=f"gpuwise-bench-{entry.name}")
+    proc = mpc.Process(
+        target=_child_main, args=(child_conn, ctx, entry, i18n.language()), name=f"gpuwise-bench-{entry.name}"
+    )
     proc.start()
     child_conn.close()
     deadline = time.monotonic() + timeout_s

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from gpuwise.bench.context import Skip
 from gpuwise.bench.models import Measurement
+from gpuwise.i18n import _
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,10 @@ def raises(ctx, spec):
 
 def skips(ctx, spec):
     raise Skip("no CUDA GPU: this needs one")
+
+
+def skips_in_the_run_language(ctx, spec):
+    raise Skip(_("error: {message}").format(message="x"))  # an existing message of the catalog
 
 
 def litter(ctx, spec):
