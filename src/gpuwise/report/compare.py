@@ -60,7 +60,9 @@ def load_any(path: str | Path) -> tuple[str, dict]:
             ),
         )
     try:
-        data = read_json(p, N_("report"), N_("pass a gpuwise report or bench JSON file"))  # size cap, NaN refused
+        data = read_json(
+            p, N_("report"), N_("pass a gpuwise report or bench JSON file")
+        )  # size cap, NaN refused
     except DataValidationError as exc:
         raise UserInputError(
             _("{p}: not readable JSON ({reason})").format(p=p, reason=exc.reason), exc.fix
