@@ -48,7 +48,7 @@ def capacity_table(plan: ServingPlan) -> Table:
                 latency,
                 units.number(c.rps_per_node, 1),
                 units.number(c.planned_rps_per_node, 1),
-                _(c.limit),
+                _(c.limit) if c.limit else "",
             ]
         )
     return Table(
