@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuwise.i18n import N_, _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.catalog_bridge import GpuSpec
 from gpuwise.plan.defaults import PlanDefaults
@@ -29,6 +30,11 @@ from gpuwise.plan.serving.defaults import ServingDefaults
 from gpuwise.plan.serving.workload import COMPUTE_DTYPE, InferenceWorkload, ServedModel
 
 ACTIVATION_BYTES = 2.0  # bf16/fp16 activations travel between tensor-parallel GPUs, also for fp8 weights
+# What limits a node's batch (Capacity.limit): kept in English in the JSON, translated where shown
+LIMIT_KV_MEMORY = N_("KV-cache memory")
+LIMIT_TPOT = N_("time-per-token target")
+LIMIT_TTFT = N_("TTFT target")
+LIMIT_GIVEN = N_("given throughput")
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,9 @@ def gpu_figures(spec: GpuSpec, precision: str, d: ServingDefaults) -> GpuFigures
         peak = cat.peak_flops(spec, "fp16")
         sources["peak"] = "no fp8 peak: fp8 weights computed at the fp16 rate"
     if memory is None or not spec.memory_bandwidth_gb_s or peak is None:
-        return f"the catalog has no memory size, bandwidth or {dtype} peak for {spec.key}"
+        return _("the catalog has no memory size, bandwidth or {dtype} peak for {gpu}").format(
+            dtype=dtype, gpu=spec.key
+        )
     if spec.memcpy_fraction:
         bw_frac = spec.memcpy_fraction
         sources["bandwidth_fraction"] = f"catalog {spec.key} memcpy_fraction (measured)"
@@ -150,7 +158,11 @@ def llm_capacity(
     choices = tp_choices(wl.model, g, gpus_per_node, d.value("memory_usable_fraction"))
     if not choices:
         weights_gb = wl.model.weight_bytes() / 1e9
-        return Capacity(g.key, gpus_per_node, reason=f"{weights_gb:.0f} GB of weights do not fit in one node")
+        return Capacity(
+            g.key,
+            gpus_per_node,
+            reason=_("{gb} GB of weights do not fit in one node").format(gb=f"{weights_gb:.0f}"),
+        )
     results = [replica_capacity(wl, g, tp, gpus_per_node, d, targets) for tp in choices]
     return max(results, key=lambda c: (c.rps_per_node, -c.tp))
 
@@ -165,7 +177,7 @@ def replica_capacity(
     kv_room = tp * g.memory_bytes * d.value("memory_usable_fraction") - m.weight_bytes()
     max_batch = int(kv_room // (context * m.kv_bytes_per_token()))
     if max_batch < 1:
-        return Capacity(g.key, gpus_per_node, tp=tp, reason="no room for one sequence's KV cache")
+        return Capacity(g.key, gpus_per_node, tp=tp, reason=_("no room for one sequence's KV cache"))
     batches = np.arange(1, max_batch + 1, dtype=float)
     t_prefill = prefill_s(m, g, tp, prompt)
     step = decode_step_s(m, g, tp, batches, context)
@@ -175,21 +187,23 @@ def replica_capacity(
     if targets:
         ok = (tpot <= wl.service.tpot_p95_ms / 1e3) & (ttft <= wl.service.ttft_p95_ms / 1e3)
     if not ok.any():
-        what = (
-            f"TTFT {ttft[0] * 1e3:.0f} ms > target {wl.service.ttft_p95_ms:g} ms"
+        reason = (
+            _("even one request: TTFT {ms} ms > target {target} ms").format(
+                ms=f"{ttft[0] * 1e3:.0f}", target=f"{wl.service.ttft_p95_ms:g}"
+            )
             if ttft[0] > wl.service.ttft_p95_ms / 1e3
-            else f"time per token {tpot[0] * 1e3:.1f} ms > target {wl.service.tpot_p95_ms:g} ms"
+            else _("even one request: time per token {ms} ms > target {target} ms").format(
+                ms=f"{tpot[0] * 1e3:.1f}", target=f"{wl.service.tpot_p95_ms:g}"
+            )
         )
-        return Capacity(
-            g.key, gpus_per_node, tp=tp, max_batch_memory=max_batch, reason=f"even one request: {what}"
-        )
+        return Capacity(g.key, gpus_per_node, tp=tp, max_batch_memory=max_batch, reason=reason)
     i = int(np.flatnonzero(ok)[-1])
     if i + 1 == max_batch:
-        limit = "KV-cache memory"
+        limit = LIMIT_KV_MEMORY
     elif tpot[i + 1] > wl.service.tpot_p95_ms / 1e3:
-        limit = "time-per-token target"
+        limit = LIMIT_TPOT
     else:
-        limit = "TTFT target"
+        limit = LIMIT_TTFT
     replicas = gpus_per_node // tp
     rps_node = (i + 1) / (out * tpot[i]) * replicas
     return Capacity(
@@ -213,11 +227,11 @@ def other_capacity(
 ) -> Capacity:
     """A non-LLM model: the given requests/s per GPU, when its memory fits."""
     if rps_per_gpu is None:
-        return Capacity(spec.key, gpus_per_node, reason="no throughput per GPU (model.throughput_per_gpu)")
+        return Capacity(spec.key, gpus_per_node, reason=_("no throughput per GPU (model.throughput_per_gpu)"))
     memory = cat.gpu_memory_bytes(spec)
     need = wl.model.memory_gb
     if need is not None and memory is not None and need * 1e9 > memory * d.value("memory_usable_fraction"):
-        return Capacity(spec.key, gpus_per_node, reason=f"needs {need:g} GB per replica")
+        return Capacity(spec.key, gpus_per_node, reason=_("needs {gb} GB per replica").format(gb=f"{need:g}"))
     rps = rps_per_gpu * gpus_per_node
     return Capacity(
         spec.key,
@@ -227,5 +241,5 @@ def other_capacity(
         batch=0,
         rps_per_node=rps,
         planned_rps_per_node=rps * d.value("max_load_fraction"),
-        limit="given throughput",
+        limit=LIMIT_GIVEN,
     )

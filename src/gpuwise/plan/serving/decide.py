@@ -10,12 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuwise.i18n import C_, _
 from gpuwise.plan.decision import Decision, Flip, FlipKind, Reason, ReasonKind
 from gpuwise.plan.defaults import DecisionThresholds
 from gpuwise.plan.serving.strategies import Strategy
 from gpuwise.plan.serving.workload import InferenceWorkload
 
 FAST_GROWTH_PER_YEAR = 0.5  # a fleet sized today is 1.5× short within a year (see the growth reason)
+
+
+def verdict_name(verdict: str) -> str:
+    """The verdict as shown (the Decision and the JSON keep the enum value)."""
+    names = {
+        "cloud": C_("verdict", "CLOUD"),
+        "build": C_("verdict", "BUILD"),
+        "hybrid": C_("verdict", "HYBRID"),
+        "undecided": C_("verdict", "UNDECIDED"),
+    }
+    return names.get(verdict, verdict.upper())
 
 
 def best_by_side(strategies: list[Strategy], slo_target: float) -> dict[str, Strategy]:
@@ -39,32 +51,41 @@ def context_reasons(
     org, out = wl.org, []
     if peak_to_valley >= bursty:
         out.append(Reason(ReasonKind.BURSTINESS, "cloud",
-            f"traffic peaks at {peak_to_valley:.1f}× its valley: a fleet sized for the peak idles in the valley, "
-            "and the source documents send production inference with peaks and valleys to the cloud "
-            "(load balancing and autoscaling)", "peaky traffic", {"peak_to_valley": peak_to_valley}))  # fmt: skip
+            _("traffic peaks at {ratio}× its valley: a fleet sized for the peak idles in the valley, "
+              "and the source documents send production inference with peaks and valleys to the cloud "
+              "(load balancing and autoscaling)").format(ratio=f"{peak_to_valley:.1f}"),
+            _("peaky traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
     else:
         out.append(Reason(ReasonKind.STEADY_LOAD, "build",
-            f"traffic is flat (peak {peak_to_valley:.1f}× the valley): owned capacity stays busy",
-            "flat traffic", {"peak_to_valley": peak_to_valley}))  # fmt: skip
+            _("traffic is flat (peak {ratio}× the valley): owned capacity stays busy").format(
+                ratio=f"{peak_to_valley:.1f}"),
+            _("flat traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
     growth = wl.traffic.growth_per_year
     if growth >= FAST_GROWTH_PER_YEAR:
         out.append(Reason(ReasonKind.GROWTH, "cloud",
-            f"demand grows {growth:.0%} a year: owned capacity bought now is short within a year "
-            "(expansion takes weeks to months)", "fast growth", {"growth_per_year": growth}))  # fmt: skip
+            _("demand grows {pct} a year: owned capacity bought now is short within a year "
+              "(expansion takes weeks to months)").format(pct=f"{growth:.0%}"),
+            _("fast growth"), {"growth_per_year": growth}))  # fmt: skip
     if org.horizon_years < long_years:
         out.append(Reason(ReasonKind.HORIZON, "cloud",
-            f"horizon {org.horizon_years:g} years < {long_years:g}: owning pays back over longer horizons",
-            "short horizon", {"horizon_years": org.horizon_years}))  # fmt: skip
+            _("horizon {years} years < {long}: owning pays back over longer horizons").format(
+                years=f"{org.horizon_years:g}", long=f"{long_years:g}"),
+            _("short horizon"), {"horizon_years": org.horizon_years}))  # fmt: skip
     if org.data_residency == "on-prem":
-        out.append(Reason(ReasonKind.RESIDENCY, "build", "data must stay on premises", "on-prem residency"))
+        out.append(
+            Reason(ReasonKind.RESIDENCY, "build", _("data must stay on premises"), _("on-prem residency"))
+        )
     if org.compliance:
         out.append(Reason(ReasonKind.COMPLIANCE, "build",
-            f"compliance ({', '.join(org.compliance)}): physical isolation is simpler on owned hardware",
-            "compliance"))  # fmt: skip
+            _("compliance ({rules}): physical isolation is simpler on owned hardware").format(
+                rules=", ".join(org.compliance)),
+            _("compliance")))  # fmt: skip
     out.append(
-        Reason(ReasonKind.OPS_TEAM, "build", "an ops team can run owned servers", "ops team")
+        Reason(ReasonKind.OPS_TEAM, "build", _("an ops team can run owned servers"), _("ops team"))
         if org.ops_team
-        else Reason(ReasonKind.OPS_TEAM, "cloud", "no ops team: the cloud runs the servers", "no ops team")
+        else Reason(
+            ReasonKind.OPS_TEAM, "cloud", _("no ops team: the cloud runs the servers"), _("no ops team")
+        )
     )
     return out
 
@@ -86,7 +107,7 @@ def decide(
     reasons = context_reasons(wl, peak_to_valley, bursty, t.long_horizon_years)
     if not best:
         return Decision(
-            "undecided", "no option meets the service target in enough hours", None, None, reasons
+            "undecided", _("no option meets the service target in enough hours"), None, None, reasons
         )
     ranked = sorted(best.values(), key=lambda s: s.cost_month[1])
     winner = ranked[0]
@@ -97,12 +118,18 @@ def decide(
         cheaper, dearer = sorted((cloud, owned), key=lambda s: s.cost_month[1])
         gap = (dearer.cost_month[1] - cheaper.cost_month[1]) / cheaper.cost_month[1]
         favours = "cloud" if cheaper is cloud else "build"
-        reasons.insert(0, Reason(ReasonKind.COST, favours,
-            f"{cheaper.title} on {cheaper.hardware.label}: {_money(cheaper.cost_month[1], currency)}/month; "
-            f"the best {'owned' if favours == 'cloud' else 'cloud'} option, {dearer.title}, costs {gap:.0%} more "
-            f"({_money(dearer.cost_month[1], currency)})",
-            "cost", {"cost_month": float(cheaper.cost_month[1]), "other_side_cost_month": float(dearer.cost_month[1]),
-                     "gap": gap}))  # fmt: skip
+        text = (
+            _("{option} on {hardware}: {cost}/month; the best owned option, {other}, costs {gap} more "
+              "({other_cost})")
+            if favours == "cloud"
+            else _("{option} on {hardware}: {cost}/month; the best cloud option, {other}, costs {gap} more "
+                   "({other_cost})")
+        ).format(option=cheaper.title, hardware=cheaper.hardware.label,
+                 cost=_money(cheaper.cost_month[1], currency), other=dearer.title, gap=f"{gap:.0%}",
+                 other_cost=_money(dearer.cost_month[1], currency))  # fmt: skip
+        numbers = {"cost_month": float(cheaper.cost_month[1]),
+                   "other_side_cost_month": float(dearer.cost_month[1]), "gap": gap}  # fmt: skip
+        reasons.insert(0, Reason(ReasonKind.COST, favours, text, _("cost"), numbers))
         if gap < close_margin and net_cloud != 0:  # a close call: the context decides
             family = "cloud" if net_cloud > 0 else "own"
         elif gap >= close_margin and favours == "build" and net_cloud >= t.context_votes_override_cost:
@@ -110,22 +137,32 @@ def decide(
     if wl.org.data_residency == "on-prem":
         family = "own"
     if family == "own" and owned is None:
-        return Decision("undecided", "no owned option meets the target, and the data must stay on premises",
-                        None, None, reasons)  # fmt: skip
+        summary = _("no owned option meets the target, and the data must stay on premises")
+        return Decision("undecided", summary, None, None, reasons)
     chosen = cloud if family == "cloud" and cloud is not None else (owned or winner)
     verdict = chosen.side
     low, typical, high = (_money(c, currency) for c in chosen.cost_month)
-    cost = f"{typical}/month" + (f" (range {low} to {high})" if low != high else "")
-    summary = (
-        f"{verdict.upper()}: {chosen.title} on {chosen.hardware.label}, {cost}; capacity meets the "
-        f"target in {chosen.slo_attainment:.1%} of hours"
+    cost = (
+        _("{typical}/month (range {low} to {high})").format(typical=typical, low=low, high=high)
+        if low != high
+        else _("{typical}/month").format(typical=typical)
+    )
+    summary = _(
+        "{verdict}: {option} on {hardware}, {cost}; capacity meets the target in {slo} of hours"
+    ).format(
+        verdict=verdict_name(verdict),
+        option=chosen.title,
+        hardware=chosen.hardware.label,
+        cost=cost,
+        slo=f"{chosen.slo_attainment:.1%}",
     )
     flips = _flips(winner, best, peak_to_valley, wl.traffic.growth_per_year, rerun)
     return Decision(verdict, summary, None, None, reasons, flips)
 
 
 def _change(fraction: float) -> str:
-    return f"{abs(fraction):.0%} {'higher' if fraction > 0 else 'lower'}"
+    pct = f"{abs(fraction):.0%}"
+    return _("{pct} higher").format(pct=pct) if fraction > 0 else _("{pct} lower").format(pct=pct)
 
 
 def _cost_side(best: dict[str, Strategy]) -> str | None:
@@ -137,20 +174,23 @@ def _cost_side(best: dict[str, Strategy]) -> str | None:
 def _flips(winner, best, ptv, growth, rerun) -> list[Flip]:
     flips: list[Flip] = []
     now = "cloud" if winner.side == "cloud" else "own"
-    other = "owning" if now == "cloud" else "the cloud"
+    other = _("owning") if now == "cloud" else _("the cloud")
     for ratio in (1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0):
         if (ratio > ptv) == (now == "cloud"):
             continue  # peakier traffic only helps the cloud, flatter only helps owning
         if _cost_side(rerun(ratio, None)) not in (now, None):
             flips.append(Flip(FlipKind.PEAK_TO_VALLEY,
-                f"peak/valley {ratio:g}× instead of {ptv:.1f}× makes {other} cheaper",
+                _("peak/valley {ratio}× instead of {now}× makes {other} cheaper").format(
+                    ratio=f"{ratio:g}", now=f"{ptv:.1f}", other=other),
                 {"peak_to_valley": ratio, "now": ptv}))  # fmt: skip
             break
     for g in (0.0, 0.25, 0.5, 1.0, 2.0):
         if abs(g - growth) < 1e-9:
             continue
         if _cost_side(rerun(None, g)) not in (now, None):
-            flips.append(Flip(FlipKind.GROWTH, f"growth of {g:.0%} a year (now {growth:.0%}) makes {other} cheaper",
+            flips.append(Flip(FlipKind.GROWTH,
+                              _("growth of {pct} a year (now {now}) makes {other} cheaper").format(
+                                  pct=f"{g:.0%}", now=f"{growth:.0%}", other=other),
                               {"growth_per_year": g, "now": growth}))  # fmt: skip
             break
     rival = [s for s in best.values() if (s.side == "cloud") != (winner.side == "cloud")]
@@ -158,9 +198,13 @@ def _flips(winner, best, ptv, growth, rerun) -> list[Flip]:
         r = min(rival, key=lambda s: s.cost_month[1])
         if winner.side == "cloud":
             change = r.cost_month[1] / winner.cost_month[1] - 1.0
-            text = f"cloud prices {_change(change)} (all else equal) make {r.title} as cheap"
+            text = _("cloud prices {change} (all else equal) make {option} as cheap").format(
+                change=_change(change), option=r.title
+            )
         else:
             change = winner.cost_month[1] / r.cost_month[1] - 1.0
-            text = f"cloud prices {_change(change)} (all else equal) make {r.title} as cheap as owning"
+            text = _("cloud prices {change} (all else equal) make {option} as cheap as owning").format(
+                change=_change(change), option=r.title
+            )
         flips.append(Flip(FlipKind.PRICE, text, {"cloud_price_change": change}))
     return flips

@@ -13,8 +13,10 @@ from importlib import resources
 import yaml
 
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import N_, _
 
 PREFIX = "serving."
+OVERRIDDEN = N_("options file (model_overrides)")  # the source of an overridden value
 
 
 def _packaged() -> dict:
@@ -35,7 +37,7 @@ class ServingDefaults:
 
     def source(self, key: str) -> str:
         if key in self.overridden:
-            return "options file (model_overrides)"
+            return OVERRIDDEN
         return str(self.data[key]["source"])
 
     def with_overrides(self, overrides: dict[str, float]) -> ServingDefaults:
@@ -47,13 +49,15 @@ class ServingDefaults:
             key = dotted[len(PREFIX) :]
             if key not in out.names():
                 raise DataValidationError(
-                    f"model_overrides: unknown key '{dotted}'",
-                    f"use one of: {', '.join(PREFIX + k for k in out.names())}",
+                    _("model_overrides: unknown key '{key}'").format(key=dotted),
+                    _("use one of: {keys}").format(keys=", ".join(PREFIX + k for k in out.names())),
                 )
             if isinstance(val, bool) or not isinstance(val, int | float) or val < 0:
                 raise DataValidationError(
-                    f"model_overrides: '{dotted}' is {val!r}, not a number of 0 or more",
-                    f"give a number for '{dotted}'",
+                    _("model_overrides: '{key}' is {value!r}, not a number of 0 or more").format(
+                        key=dotted, value=val
+                    ),
+                    _("give a number for '{key}'").format(key=dotted),
                 )
             out.data[key]["value"] = val
             out.overridden.add(key)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.commitments import block_billing
 from gpuwise.plan.cost import HOURS_PER_YEAR
@@ -46,11 +47,15 @@ def _capacity(
 ) -> Capacity:
     spec = cat.match_gpu(gpu)
     if spec is None:
-        return Capacity(gpu, gpus_per_node, reason=f"GPU '{gpu}' is not in the catalog")
+        return Capacity(gpu, gpus_per_node, reason=_("GPU '{gpu}' is not in the catalog").format(gpu=gpu))
     if not wl.is_llm:
         measured_on = cat.match_gpu(wl.model.gpu) if wl.model.gpu else None
         if wl.model.gpu and (measured_on is None or measured_on.key != spec.key):
-            return Capacity(spec.key, gpus_per_node, reason=f"throughput is given for {wl.model.gpu} only")
+            return Capacity(
+                spec.key,
+                gpus_per_node,
+                reason=_("throughput is given for {gpu} only").format(gpu=wl.model.gpu),
+            )
         return other_capacity(wl, spec, gpus_per_node, rps_per_gpu, d)
     figures = gpu_figures(spec, wl.model.precision, d)
     if isinstance(figures, str):
@@ -77,10 +82,10 @@ def cloud_hardware(
         if gpus < 1 or not _wanted(offer, sel) or not (offer.gpu_key or offer.accelerator_name):
             continue
         if offer.provider.lower() in booked_ahead:
-            line = (
-                f"{offer.provider}: left out; blocks are booked days ahead and billed in whole days, "
+            line = _(
+                "{provider}: left out; blocks are booked days ahead and billed in whole days, "
                 "so they cannot follow traffic hour by hour"
-            )
+            ).format(provider=offer.provider)
             if line not in notes:
                 notes.append(line)
             continue
@@ -102,7 +107,9 @@ def cloud_hardware(
         fx = _rate(offer.currency, wl.org.currency, rates, notes)
         if fx is None:
             notes.append(
-                f"{offer.provider} {offer.instance_type}: prices in {offer.currency} left out (no exchange rate)"
+                _("{provider} {instance}: prices in {currency} left out (no exchange rate)").format(
+                    provider=offer.provider, instance=offer.instance_type, currency=offer.currency
+                )
             )
             continue
         od, reserved, spot = (None if p is None else p * fx for p in (od, reserved, spot))
@@ -138,7 +145,11 @@ def owned_hardware(
     for build in builds:
         spec = cat.match_gpu(build.gpu)
         if spec is None:
-            notes.append(f"on-prem build {build.name}: GPU '{build.gpu}' is not in the catalog")
+            notes.append(
+                _("on-prem build {name}: GPU '{gpu}' is not in the catalog").format(
+                    name=build.name, gpu=build.gpu
+                )
+            )
             continue
         fabric = cat.get_fabric(build.fabric)
         rdma = build.rdma if fabric is None else fabric.kind in ("infiniband", "roce", "efa")
@@ -147,13 +158,15 @@ def owned_hardware(
         fx = _rate(inputs.currency, wl.org.currency, rates, notes)
         if fx is None:
             notes.append(
-                f"on-prem build {build.name}: costs in {inputs.currency} left out (no exchange rate)"
+                _("on-prem build {name}: costs in {currency} left out (no exchange rate)").format(
+                    name=build.name, currency=inputs.currency
+                )
             )
             continue
         out.append(
             Hardware(
                 key=f"owned {build.name}",
-                label=f"owned {build.name}",
+                label=_("owned {name}").format(name=build.name),
                 kind="owned",
                 gpu=spec.key,
                 capacity=_capacity(wl, spec.key, build.gpus_per_node, d, rps_per_gpu),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 from gpuwise.plan.decision import Decision
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options_file import OptionsFile, load_options
@@ -74,7 +75,7 @@ def make_serving_plan(
     if calibrate_path is not None:
         if wl.is_llm:
             notes.append(
-                "--calibrate is used for non-LLM throughput only; the LLM model uses catalog figures"
+                _("--calibrate is used for non-LLM throughput only; the LLM model uses catalog figures")
             )
         else:
             rps_per_gpu, gpu, note = calibrated_throughput(calibrate_path, wl.model.bench_result)
@@ -82,25 +83,27 @@ def make_serving_plan(
             notes.append(note)
     if not wl.is_llm and rps_per_gpu is None:
         raise UserInputError(
-            "a non-LLM model needs its throughput per GPU",
-            "set model.throughput_per_gpu (with model.gpu) or pass --calibrate with a bench result",
+            _("a non-LLM model needs its throughput per GPU"),
+            _("set model.throughput_per_gpu (with model.gpu) or pass --calibrate with a bench result"),
         )
     demand = demand_week(wl.traffic, Path(workload_path).resolve().parent)
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
     hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
     hardware += owned_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
     if not any(h.capacity.feasible for h in hardware):
-        reasons = (
-            "; ".join(sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or "no offers or builds"
+        reasons = "; ".join(sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or _(
+            "no offers or builds"
         )
         raise UserInputError(
-            f"no GPU option can serve this model within the target ({reasons})",
-            "relax the service target, quantise the model, or add larger GPUs in the options file",
+            _("no GPU option can serve this model within the target ({reasons})").format(reasons=reasons),
+            _("relax the service target, quantise the model, or add larger GPUs in the options file"),
         )
     if any(h.kind == "owned" and h.capacity.feasible and not h.staff_per_month for h in hardware):
         notes.append(
-            "owned costs include no staff (catalog staff_cost_per_year is 0): set costs.staff_per_year for "
-            "the build in an options file (FTE × loaded salary) before trusting an owned verdict"
+            _(
+                "owned costs include no staff (catalog staff_cost_per_year is 0): set costs.staff_per_year "
+                "for the build in an options file (FTE × loaded salary) before trusting an owned verdict"
+            )
         )
     checks = compare(d)
     factors = capacity_factors(checks) if wl.is_llm else (1.0, 1.0, 1.0)
@@ -111,8 +114,8 @@ def make_serving_plan(
     strategies = _all_strategies(hardware, x)
     if not strategies:
         raise UserInputError(
-            "no priced option: the offers that can serve the model have no usable price",
-            "add prices with an offers file (cloud.offers_dirs) or an on-prem build with costs",
+            _("no priced option: the offers that can serve the model have no usable price"),
+            _("add prices with an offers file (cloud.offers_dirs) or an on-prem build with costs"),
         )
 
     def rerun(ratio: float | None, growth: float | None) -> dict[str, Strategy]:
@@ -127,8 +130,10 @@ def make_serving_plan(
     )  # fmt: skip
     if not wl.is_llm:
         notes.append(
-            f"capacity is the given {rps_per_gpu:g} requests/s per GPU, assumed to meet the "
-            f"{wl.service.latency_p95_ms:g} ms p95 target; costs have no capacity range (the throughput is an input)"
+            _(
+                "capacity is the given {rps} requests/s per GPU, assumed to meet the {ms} ms p95 target; "
+                "costs have no capacity range (the throughput is an input)"
+            ).format(rps=f"{rps_per_gpu:g}", ms=f"{wl.service.latency_p95_ms:g}")
         )
     return ServingPlan(
         wl, str(workload_path), demand, hardware, strategies, decision, checks, factors, slo, delay,

@@ -23,20 +23,34 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuwise.i18n import C_, N_, _
 from gpuwise.plan.serving.hardware import HOURS_PER_MONTH, Hardware
 from gpuwise.plan.serving.traffic import HOURS_PER_WEEK, DemandWeek
 
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
 SIDE = {"autoscale": "cloud", "reserved+od": "cloud", "reserved+spot": "cloud", "reserved-peak": "cloud",
         "owned-peak": "build", "hybrid": "hybrid"}  # fmt: skip
-TITLES = {
-    "autoscale": "on-demand autoscaling",
-    "reserved+od": "reserved base + on-demand burst",
-    "reserved+spot": "reserved base + spot burst",
-    "reserved-peak": "reserved for the peak",
-    "owned-peak": "owned for the peak",
-    "hybrid": "owned base + cloud burst",
+TITLES = {  # shown in the active language (Strategy.title); the JSON's "strategy" is the key
+    "autoscale": N_("on-demand autoscaling"),
+    "reserved+od": N_("reserved base + on-demand burst"),
+    "reserved+spot": N_("reserved base + spot burst"),
+    "reserved-peak": N_("reserved for the peak"),
+    "owned-peak": N_("owned for the peak"),
+    "hybrid": N_("owned base + cloud burst"),
 }
+
+
+def short_name(name: str) -> str:
+    """A strategy's key as a chart legend shows it (its key in English)."""
+    names = {
+        "autoscale": C_("strategy", "autoscale"),
+        "reserved+od": C_("strategy", "reserved+od"),
+        "reserved+spot": C_("strategy", "reserved+spot"),
+        "reserved-peak": C_("strategy", "reserved-peak"),
+        "owned-peak": C_("strategy", "owned-peak"),
+        "hybrid": C_("strategy", "hybrid"),
+    }
+    return names.get(name, name)
 
 
 @dataclass
@@ -57,7 +71,7 @@ class Strategy:
 
     @property
     def title(self) -> str:
-        return TITLES[self.name]
+        return _(TITLES[self.name])
 
 
 def _nodes(demand: np.ndarray, per_node: float) -> np.ndarray:
@@ -108,7 +122,7 @@ def cost_strategies(hw: Hardware, burst: Hardware | None, x: Inputs) -> list[Str
                 keep = result
         if keep is None or len(costs) != 3:
             continue
-        _, base, peak, slo, util, cap = keep
+        _cost, base, peak, slo, util, cap = keep
         out.append(
             Strategy(
                 name, hw, burst if name == "hybrid" else None, base, peak, np.array(costs), slo, util, cap

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import N_, _
 from gpuwise.plan.workload import OrgContext
 
 WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
@@ -21,7 +22,7 @@ WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
 BYTES_PER_VALUE = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 # The tensor-core rate prefill runs at: fp8 models compute in fp8; weight-only int8/int4 dequantise to fp16.
 COMPUTE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "fp16", "int4": "fp16"}
-SEE_ALSO = "see examples/llm-chat-serving.yaml and examples/image-api-flat.yaml"
+SEE_ALSO = N_("see examples/llm-chat-serving.yaml and examples/image-api-flat.yaml")
 
 
 class _Strict(BaseModel):
@@ -61,12 +62,14 @@ class ServedModel(_Strict):
             ]
             if missing:
                 raise ValueError(
-                    f"an llm needs {', '.join(missing)} (weights, KV cache and token counts size it)"
+                    _("an llm needs {fields} (weights, KV cache and token counts size it)").format(
+                        fields=", ".join(missing)
+                    )
                 )
             if self.hidden % self.heads:
-                raise ValueError("hidden must be a multiple of heads (head size = hidden / heads)")
+                raise ValueError(_("hidden must be a multiple of heads (head size = hidden / heads)"))
             if self.kv_heads is not None and self.kv_heads > self.heads:
-                raise ValueError("kv_heads cannot exceed heads")
+                raise ValueError(_("kv_heads cannot exceed heads"))
         return self
 
     @property
@@ -113,17 +116,19 @@ class Traffic(_Strict):
         ]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one traffic shape: hourly_rps (24 values), peak_rps+valley_rps+peak_hours, "
-                f"or csv (got {', '.join(given) or 'none'})"
+                _(
+                    "give exactly one traffic shape: hourly_rps (24 values), peak_rps+valley_rps+peak_hours, "
+                    "or csv (got {given})"
+                ).format(given=", ".join(given) or _("none"))
             )
         if self.peak_rps is not None or self.valley_rps is not None:
             if self.peak_rps is None or self.valley_rps is None or self.peak_hours is None:
-                raise ValueError("a peak/valley profile needs peak_rps, valley_rps and peak_hours")
+                raise ValueError(_("a peak/valley profile needs peak_rps, valley_rps and peak_hours"))
             if self.valley_rps > self.peak_rps:
-                raise ValueError("valley_rps is above peak_rps")
+                raise ValueError(_("valley_rps is above peak_rps"))
             first, end = self.peak_hours
             if not (0 <= first <= 23 and 1 <= end <= 24 and first != end):
-                raise ValueError("peak_hours is [first, end) with 0 <= first <= 23, 1 <= end <= 24")
+                raise ValueError(_("peak_hours is [first, end) with 0 <= first <= 23, 1 <= end <= 24"))
         return self
 
     @field_validator("hourly_rps")
@@ -132,16 +137,16 @@ class Traffic(_Strict):
         if values is None:
             return values
         if len(values) != 24:
-            raise ValueError(f"hourly_rps needs 24 values (hour 0..23), not {len(values)}")
+            raise ValueError(_("hourly_rps needs 24 values (hour 0..23), not {n}").format(n=len(values)))
         if any(v < 0 for v in values) or max(values) <= 0:
-            raise ValueError("hourly_rps values must be 0 or more, and not all 0")
+            raise ValueError(_("hourly_rps values must be 0 or more, and not all 0"))
         return values
 
     @field_validator("weekly")
     @classmethod
     def _week(cls, values: list[float]) -> list[float]:
         if len(values) != 7 or any(w < 0 for w in values) or max(values) <= 0:
-            raise ValueError("weekly needs 7 factors (Monday..Sunday), each 0 or more, not all 0")
+            raise ValueError(_("weekly needs 7 factors (Monday..Sunday), each 0 or more, not all 0"))
         return values
 
 
@@ -172,9 +177,9 @@ class InferenceWorkload(_Strict):
     def _target_fits_model(self) -> InferenceWorkload:
         s = self.service
         if self.model.type == "llm" and (s.ttft_p95_ms is None or s.tpot_p95_ms is None):
-            raise ValueError("an llm service target needs ttft_p95_ms and tpot_p95_ms")
+            raise ValueError(_("an llm service target needs ttft_p95_ms and tpot_p95_ms"))
         if self.model.type == "other" and s.latency_p95_ms is None:
-            raise ValueError("a non-llm service target needs latency_p95_ms")
+            raise ValueError(_("a non-llm service target needs latency_p95_ms"))
         return self
 
     @property
@@ -184,7 +189,7 @@ class InferenceWorkload(_Strict):
 
 def workload_kind(path: str | Path) -> str:
     """'inference' or 'training' (a file without `kind:` is a training workload, as before)."""
-    data, _ = load_yaml_with_lines(path)
+    data, _lines = load_yaml_with_lines(path)
     return str(data.get("kind", "training")) if isinstance(data, dict) else "training"
 
 
@@ -193,9 +198,9 @@ def load_inference_workload(path: str | Path) -> InferenceWorkload:
     data, lines = load_yaml_with_lines(path)
     if not isinstance(data, dict):
         raise DataValidationError(
-            "the file must be a YAML mapping (key: value lines) at the top level",
-            "start the file with 'kind: inference' and 'model:'",
+            _("the file must be a YAML mapping (key: value lines) at the top level"),
+            _("start the file with 'kind: inference' and 'model:'"),
             path=str(path),
             line=1,
         )
-    return validate_data(InferenceWorkload, data, lines, path, SEE_ALSO)
+    return validate_data(InferenceWorkload, data, lines, path, _(SEE_ALSO))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from gpuwise.i18n import _
+from gpuwise.i18n import C_, _
 from gpuwise.report.document import Chart, Series
 
 
@@ -91,15 +91,26 @@ def _finite(value: float) -> float | None:
 def serving_capacity_chart(plan) -> list[Chart]:
     """plan: plan.serving.planner.ServingPlan; the daily traffic profile against the capacity of each
     option shown (means over the week by hour of day, first-year growth), requests/s."""
+    from gpuwise.plan.serving.strategies import short_name
+
     hours = list(range(24))
     growth = plan.demand.first_year_mean_growth()
-    series = [Series("traffic", hours, [_finite(float(v * growth)) for v in plan.demand.daily_profile()])]
+    profile = plan.demand.daily_profile()
+    series = [Series(C_("demand", "traffic"), hours, [_finite(float(v * growth)) for v in profile])]
     for s in plan.shown()[:4]:
         cap = s.capacity_rps.reshape(7, 24).mean(axis=0)
         series.append(
-            Series(f"{s.name} {s.hardware.gpu}", hours, [_finite(float(v)) for v in cap])
+            Series(f"{short_name(s.name)} {s.hardware.gpu}", hours, [_finite(float(v)) for v in cap])
         )  # short: legend
-    return [Chart("line", "Daily traffic vs each option's capacity", "hour of day", "requests/s", series)]
+    return [
+        Chart(
+            "line",
+            _("Daily traffic vs each option's capacity"),
+            _("hour of day"),
+            _("requests/s"),
+            series,
+        )
+    ]
 
 
 MAX_POINTS = 200  # per metric: a large fleet draws the outliers and 200 evenly spaced ranks of the rest

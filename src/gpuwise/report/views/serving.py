@@ -5,6 +5,9 @@ capacity model against published benchmarks."""
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.i18n import C_, _
+from gpuwise.plan.serving.decide import verdict_name
+from gpuwise.plan.serving.defaults import OVERRIDDEN
 from gpuwise.plan.serving.export import break_even_utilisation, per_million, serving_plan_to_json
 from gpuwise.plan.serving.planner import ServingPlan
 from gpuwise.report.document import Block, Bullets, Column, Document, Heading, Paragraph, Styled, Table
@@ -30,11 +33,13 @@ def capacity_table(plan: ServingPlan) -> Table:
         if not c.feasible:
             rows.append([h.label, Styled(f"✗ {c.reason}", "dim"), "", "", "", ""])
             continue
-        layout = f"tp {c.tp} × {c.replicas_per_node}" + (f"\nbatch {c.batch}" if c.batch else "")
+        layout = f"tp {c.tp} × {c.replicas_per_node}" + (
+            "\n" + _("batch {n}").format(n=c.batch) if c.batch else ""
+        )
         latency = (
             f"{units.number(c.ttft_s * 1e3, 0, 'ms')}\n{units.number(c.tpot_s * 1e3, 1, 'ms')}"
             if plan.workload.is_llm
-            else "given"
+            else C_("latency", "given")
         )
         rows.append(
             [
@@ -43,22 +48,24 @@ def capacity_table(plan: ServingPlan) -> Table:
                 latency,
                 units.number(c.rps_per_node, 1),
                 units.number(c.planned_rps_per_node, 1),
-                c.limit,
+                _(c.limit) if c.limit else "",
             ]
         )
     return Table(
         [
-            Column("node type"),
-            Column("layout"),
+            Column(_("node type")),
+            Column(_("layout")),
             Column("TTFT\nTPOT" if plan.workload.is_llm else "p95", "right"),
             Column("req/s", "right"),
-            Column("planned", "right"),
-            Column("limited by"),
+            Column(_("planned"), "right"),
+            Column(_("limited by")),
         ],  # fmt: skip
         rows,
-        title="Capacity per node (model at the service target)",
-        caption="planned = modelled × max_load_fraction (headroom for the p95); options divide it further by "
-        "the model's measured optimism (see Notes); ✗ = cannot serve it",
+        title=_("Capacity per node (model at the service target)"),
+        caption=_(
+            "planned = modelled × max_load_fraction (headroom for the p95); options divide it further by "
+            "the model's measured optimism (see Notes); ✗ = cannot serve it"
+        ),
     )
 
 
@@ -80,23 +87,25 @@ def options_table(plan: ServingPlan) -> Table:
                 _pct(break_even_utilisation(plan, s)),
             ]
         )
-    unit = "per M tokens" if plan.workload.is_llm else "per M req."
+    unit = _("per M tokens") if plan.workload.is_llm else _("per M req.")
     return Table(
         [
-            Column("option"),
-            Column("nodes", "right"),
-            Column("per month", "right"),
+            Column(_("option")),
+            Column(_("nodes"), "right"),
+            Column(_("per month"), "right"),
             Column(unit, "right"),
             Column("SLO", "right"),
-            Column("util.", "right"),
+            Column(_("util."), "right"),
             Column("U*", "right"),
         ],  # fmt: skip
         rows,
-        title=f"Options, cheapest first (in {ccy}; typical, then low–high)",
-        caption="typical, low–high: capacity corrected by the model's median, smallest and largest error "
-        "against published throughput benchmarks (see Notes); "
-        "SLO = share of hours capacity meets the target (red: below target); util. = demand / capacity "
-        "paid for; U* = break-even utilisation vs renting the cheapest on-demand node",
+        title=_("Options, cheapest first (in {currency}; typical, then low–high)").format(currency=ccy),
+        caption=_(
+            "typical, low–high: capacity corrected by the model's median, smallest and largest error "
+            "against published throughput benchmarks (see Notes); "
+            "SLO = share of hours capacity meets the target (red: below target); util. = demand / capacity "
+            "paid for; U* = break-even utilisation vs renting the cheapest on-demand node"
+        ),
     )
 
 
@@ -111,43 +120,38 @@ def hourly_table(plan: ServingPlan) -> Table:
             text = units.number(float(cap[h]), 0)
             cells.append(Styled(text, "fail") if cap[h] + 1e-9 < demand[h] else text)
         rows.append(cells)
-    cols = [Column("hour"), Column("demand", "right")] + [
+    cols = [Column(_("hour")), Column(_("demand"), "right")] + [
         Column(f"{i + 1}. {s.title}", "right") for i, s in enumerate(shown)
     ]
     return Table(
         cols,
         rows,
-        title="Capacity vs traffic by hour (requests/s, mean over the week, first-year growth)",
-        caption="columns 1.. = the first options above; red = capacity below demand "
-        "(scale-up delay not shown here: it is in SLO)",
+        title=_("Capacity vs traffic by hour (requests/s, mean over the week, first-year growth)"),
+        caption=_(
+            "columns 1.. = the first options above; red = capacity below demand "
+            "(scale-up delay not shown here: it is in SLO)"
+        ),
     )
 
 
 def _decision(plan: ServingPlan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
-        Heading(f"Recommendation: {d.verdict.upper()}", level=2),
+        Heading(_("Recommendation: {verdict}").format(verdict=verdict_name(d.verdict)), level=2),
         Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
     ]
     if d.reasons:
+        sides = {"build": (_("+build"), "ok"), "cloud": (_("+cloud"), "info")}
         blocks.append(
-            Bullets(
-                [
-                    Styled(
-                        f"{'+build' if r.favours == 'build' else '+cloud'}  {r.text}",
-                        "ok" if r.favours == "build" else "info",
-                    )
-                    for r in d.reasons
-                ]  # fmt: skip
-            )
+            Bullets([Styled(f"{sides[r.favours][0]}  {r.text}", sides[r.favours][1]) for r in d.reasons])
         )
     if d.flips:
-        blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
+        blocks += [Heading(_("What would flip it"), level=3), Bullets([f.text for f in d.flips])]
     return blocks
 
 
 def benchmark_table(plan: ServingPlan) -> Table:
-    fmt = {"ttft_ms": ("TTFT", "ms"), "itl_ms": ("ITL", "ms"), "output_tokens_s": ("output", "tok/s")}
+    fmt = {"ttft_ms": ("TTFT", "ms"), "itl_ms": ("ITL", "ms"), "output_tokens_s": (_("output"), "tok/s")}
     rows = []
     for c in plan.checks:
         what, unit = fmt.get(c.metric, (c.metric, ""))
@@ -162,39 +166,62 @@ def benchmark_table(plan: ServingPlan) -> Table:
         )
     return Table(
         [
-            Column("published benchmark"),
-            Column("metric"),
-            Column("published", "right"),
-            Column("model", "right"),
-            Column("error", "right"),
+            Column(_("published benchmark")),
+            Column(_("metric")),
+            Column(_("published"), "right"),
+            Column(C_("capacity model", "model"), "right"),
+            Column(_("error"), "right"),
         ],  # fmt: skip
         rows,
-        title="Capacity model vs published serving benchmarks (sources: --json 'capacity_model_check')",
-        caption="error = (model − published) / published: + on throughput and − on latency mean optimistic. "
-        "Options use capacity × "
-        + ", ".join(
-            f"{f:.2f}" for f in (plan.capacity_factors[1], plan.capacity_factors[0], plan.capacity_factors[2])
-        )
-        + " (typical, low cost, high cost) = 1 / (1 + median, smallest, largest throughput error)",
+        title=_("Capacity model vs published serving benchmarks (sources: --json 'capacity_model_check')"),
+        caption=_(
+            "error = (model − published) / published: + on throughput and − on latency mean optimistic. "
+            "Options use capacity × {factors} (typical, low cost, high cost) = 1 / (1 + median, smallest, "
+            "largest throughput error)"
+        ).format(
+            factors=", ".join(
+                f"{f:.2f}"
+                for f in (plan.capacity_factors[1], plan.capacity_factors[0], plan.capacity_factors[2])
+            )
+        ),
     )
 
 
 def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
     wl, dem = plan.workload, plan.demand
-    title = f"gpuwise plan (inference) — {wl.name or plan.workload_path}"
+    title = _("gpuwise plan (inference) — {name}").format(name=wl.name or plan.workload_path)
     m = wl.model
     model = (
-        f"{m.params / 1e9:.3g}B params {m.precision}, {m.prompt_tokens} prompt + {m.output_tokens} output "
-        f"tokens, target TTFT {wl.service.ttft_p95_ms:g} ms / TPOT {wl.service.tpot_p95_ms:g} ms (p95)"
+        _(
+            "{params}B params {precision}, {prompt} prompt + {output} output tokens, "
+            "target TTFT {ttft} ms / TPOT {tpot} ms (p95)"
+        ).format(
+            params=f"{m.params / 1e9:.3g}",
+            precision=m.precision,
+            prompt=m.prompt_tokens,
+            output=m.output_tokens,
+            ttft=f"{wl.service.ttft_p95_ms:g}",
+            tpot=f"{wl.service.tpot_p95_ms:g}",
+        )
         if wl.is_llm
-        else f"{m.name or 'model'}: {m.throughput_per_gpu or 'calibrated'} req/s per GPU, "
-        f"p95 {wl.service.latency_p95_ms:g} ms"
+        else _("{name}: {rps} req/s per GPU, p95 {ms} ms").format(
+            name=m.name or C_("served", "model"),
+            rps=m.throughput_per_gpu or _("calibrated"),
+            ms=f"{wl.service.latency_p95_ms:g}",
+        )
     )
-    traffic = (
-        f"traffic ({dem.source}): peak {units.number(dem.peak, 1)}, valley {units.number(dem.valley, 1)}, "
-        f"mean {units.number(dem.mean, 1)} req/s "
-        f"(peak/valley {dem.peak_to_valley:.3g}×), growth {dem.growth_per_year:.0%}/year; "
-        f"scale-up delay {plan.delay_min:g} min; SLO target {plan.slo_target:.0%} of hours"
+    traffic = _(
+        "traffic ({source}): peak {peak}, valley {valley}, mean {mean} req/s (peak/valley {ratio}×), "
+        "growth {growth}/year; scale-up delay {delay} min; SLO target {slo} of hours"
+    ).format(
+        source=dem.source,
+        peak=units.number(dem.peak, 1),
+        valley=units.number(dem.valley, 1),
+        mean=units.number(dem.mean, 1),
+        ratio=f"{dem.peak_to_valley:.3g}",
+        growth=f"{dem.growth_per_year:.0%}",
+        delay=f"{plan.delay_min:g}",
+        slo=f"{plan.slo_target:.0%}",
     )
     blocks: list[Block] = [
         Heading(title),
@@ -205,22 +232,29 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
         *serving_capacity_chart(plan),
         hourly_table(plan),
         *_decision(plan),
-        Heading("Notes", level=2),
+        Heading(_("Notes"), level=2),
         *([benchmark_table(plan)] if wl.is_llm else []),
     ]
-    blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    blocks += [Paragraph(_("note: {note}").format(note=n), "warn") for n in plan.notes]
     if verbose:
         d = plan.defaults
-        rows = [[f"serving.{k}", units.value(d.value(k)), Styled(d.source(k), "dim")] for k in d.names()]
+        rows = [
+            [
+                f"serving.{k}",
+                units.value(d.value(k)),
+                Styled(_(OVERRIDDEN) if k in d.overridden else d.source(k), "dim"),
+            ]
+            for k in d.names()
+        ]  # the packaged sources cite English documents: quoted as written
         blocks.append(
             Table(
-                [Column("assumption"), Column("value", "right"), Column("source")],
+                [Column(_("assumption")), Column(_("value"), "right"), Column(_("source"))],
                 rows,
-                title="Assumptions (override in the options file under model_overrides)",
+                title=_("Assumptions (override in the options file under model_overrides)"),
             )  # fmt: skip
         )
     else:
         blocks.append(
-            Paragraph('Model assumptions and their sources: --json ("assumptions") or --verbose.', "dim")
+            Paragraph(_('Model assumptions and their sources: --json ("assumptions") or --verbose.'), "dim")
         )
     return Document(title=title, blocks=blocks, data=serving_plan_to_json(plan))
