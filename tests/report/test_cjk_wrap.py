@@ -44,3 +44,14 @@ def test_widest_piece_and_offsets():
     assert widest_piece("显存带宽") == 2  # one CJK character is two cells
     assert break_offsets("显存带宽", 4) == [2]
     assert break_offsets("short", 80) == []
+
+
+def test_opening_punctuation_never_ends_a_line():
+    text = "按量计费的峰值折减（见下文的 p95 与峰谷比）以及《说明》中的「预留」容量"
+    for width in range(6, 40):
+        lines = _lines(text, width)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert not any(line.endswith(("（", "《", "「")) for line in lines), (width, lines)
+    assert break_offsets("一二三（四五）", 8) == [
+        3
+    ]  # "一二三" | "（四五）": the bracket goes with what it opens
