@@ -61,6 +61,16 @@ def break_offsets(line: str, width: int) -> list[int]:
 class WrapText(Text):
     """A Rich Text that may also break between CJK characters (see the module docstring)."""
 
+    # Rich's copies (a + b, join, split) are plain Text; these keep the CJK line breaking on what they build
+    def blank_copy(self, plain: str = "") -> Text:
+        return WrapText(plain, style=self.style, justify=self.justify, overflow=self.overflow,
+                        no_wrap=self.no_wrap, end=self.end, tab_size=self.tab_size)  # fmt: skip
+
+    def copy(self) -> Text:
+        out = self.blank_copy(self.plain)
+        out._spans[:] = self._spans
+        return out
+
     def wrap(self, console, width, *, justify=None, overflow=None, tab_size=8, no_wrap=None) -> Lines:
         if no_wrap or not HAS_CJK.search(self.plain):
             return super().wrap(
