@@ -3,7 +3,7 @@
 Rich breaks lines only at spaces, so a Chinese sentence is one "word" to it: it either moves whole to the
 next line or is folded at the column edge, even through a Latin word inside it ("Dat|aLoader"). CJK text
 may break between any two characters (except before closing punctuation, which stays on the line it
-closes), and Latin words inside it keep breaking at spaces. WrapText applies that rule and measures such
+closes, and after opening punctuation, which goes with what it opens), and Latin words inside it keep breaking at spaces. WrapText applies that rule and measures such
 text by its longest unbreakable piece; text without CJK characters takes Rich's own path unchanged.
 Widths are terminal cells (Rich's cell_len: a CJK character takes two).
 """
@@ -19,10 +19,14 @@ from rich.text import Lines, Text
 # CJK ideographs, kana, Hangul, and the full-width forms and punctuation that go with them
 _CJK = "\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
 _CLOSING = "，。、；：？！）》」』】〉”’%,.;:?!)]}"  # never starts a line
+_OPENING = "（《「『【〈“‘"  # never ends a line
 HAS_CJK = re.compile(f"[{_CJK}]")
-# one unbreakable piece and the spaces after it: a CJK character (with any closing punctuation that
-# follows it), or a run of other non-space characters
-_PIECE = re.compile(f"[{_CJK}][{re.escape(_CLOSING)}]*\\s*|[^\\s{_CJK}]+\\s*|\\s+")
+# one unbreakable piece and the spaces after it: a CJK character, or a run of other non-space characters,
+# with the opening punctuation before it and the closing punctuation after it
+_PIECE = re.compile(
+    f"[{_OPENING}]*[{_CJK}][{re.escape(_CLOSING)}]*\\s*"
+    f"|[{_OPENING}]*[^\\s{_CJK}]+[{re.escape(_CLOSING)}]*\\s*|\\s+"
+)
 
 
 def pieces(line: str) -> list[str]:
