@@ -139,6 +139,8 @@ def test_launch_report_in_chinese_leaves_no_english_sentence(zh, offline, tmp_pa
     assert any(p.transfer and p.transfer.warning for _, p in plans)
     assert any(p.cloud_check for _, p in plans) and any(p.submitted for _, p in plans)
     assert any(p.over_budget for _, p in plans) and any(p.max_cost and not p.over_budget for _, p in plans)
+    created = render(launch_view(next(p for _, p in plans if p.submitted)), "text", width=100)
+    assert "已提交" in created and "启动 ID（用于 --down）: slurm:4242" in created and "作业日志" in created
 
 
 def test_the_check_finds_the_english_report_english(offline, tmp_path, plan_json):

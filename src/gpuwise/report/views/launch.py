@@ -126,10 +126,23 @@ def launch_view(p: LaunchPlan) -> Document:
     if p.submitted:
         blocks += [
             Heading(C_("launch", "Submitted"), 2),
-            KeyValues([(k, str(v)) for k, v in p.submitted.items()]),
+            KeyValues([(_submitted_label(k), str(v)) for k, v in p.submitted.items()]),
         ]
     title = _("gpuwise launch: {job} -> {target}").format(job=job.name, target=p.target)
     return Document(title=title, blocks=blocks, data=p.to_json())
+
+
+def _submitted_label(key: str) -> str:
+    """A key of what --yes recorded (a JSON key in launch.json, shown as it is in English)."""
+    return {
+        "id": C_("submitted", "id"),
+        "job_id": C_("submitted", "job_id"),
+        "log": C_("submitted", "log"),
+        "exit_code": C_("submitted", "exit_code"),
+        "cluster": C_("submitted", "cluster"),
+        "instances": C_("submitted", "instances"),
+        "request_id": C_("submitted", "request_id"),
+    }.get(key, key)
 
 
 def _shown(text: str) -> str:
