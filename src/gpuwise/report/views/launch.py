@@ -212,4 +212,8 @@ def _transfer_block(p: LaunchPlan) -> KeyValues:
 
 def _transfer_kind(kind: str) -> str:
     """The dataset's kind (an enum in the JSON: local | object-store | nfs) as the report shows it."""
-    return {"local": C_("launch", "local"), "object-store": _("object store"), "nfs": "NFS"}.get(kind, kind)
+    return {
+        "local": C_("launch", "local"),
+        "object-store": C_("launch", "object-store"),
+        "nfs": C_("launch", "nfs"),
+    }.get(kind, kind)
