@@ -52,6 +52,41 @@ def test_opening_punctuation_never_ends_a_line():
         lines = _lines(text, width)
         assert "".join(lines).replace(" ", "") == text.replace(" ", "")
         assert not any(line.endswith(("（", "《", "「")) for line in lines), (width, lines)
-    assert break_offsets("一二三（四五）", 8) == [
-        3
-    ]  # "一二三" | "（四五）": the bracket goes with what it opens
+    # "一二三" | "（四五）": the bracket goes with what it opens
+    assert break_offsets("一二三（四五）", 8) == [3]
+
+
+def test_opening_punctuation_never_ends_a_line_and_closing_stays_after_a_latin_word():
+    text = "预估费用未知（用 --plan 获取其 TCO）：删除命令 gpuwise launch --down slurm:JOBID（或：scancel JOBID）"
+    for width in range(12, 60):
+        lines = _lines(text, width)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", ""), width
+        assert not any(line.endswith("（") for line in lines), (width, lines)
+        assert not any(line.startswith(("）", "：")) for line in lines), (width, lines)
+
+
+def test_rich_copies_of_chinese_text_keep_breaking_between_characters():
+    """Text + Text, join and copy build new texts (the text renderer's table records do): they must still
+    break Chinese between characters, not move a whole sentence to the next line or fold a URL."""
+    item = WrapText("原因与依据: ") + WrapText(
+        "源环境没有可比较的版本。https://docs.nvidia.com/deploy/cuda-compatibility/"
+    )
+    assert isinstance(item, WrapText) and isinstance(WrapText(" ").join([item, item]), WrapText)
+    buf = StringIO()
+    Console(file=buf, width=60, no_color=True).print(Padding(item, 0))
+    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    assert lines == [
+        "原因与依据: 源环境没有可比较的版本。",
+        "https://docs.nvidia.com/deploy/cuda-compatibility/",
+    ]
+
+
+def test_a_chinese_table_column_is_not_squeezed_to_a_character_a_line():
+    from gpuwise.report.document import Column, Document, Table
+    from gpuwise.report.formats import render
+
+    url = "https://docs.nvidia.com/deeplearning/nccl/release-notes/index.html"
+    table = Table([Column(h) for h in ("检查结果", "项目", "源环境", "目标环境", "原因与依据")],
+                  [["未知", "NCCL（torch 自带）", "—", "2.21.5", f"源环境没有可比较的版本。{url}"]])  # fmt: skip
+    out = render(Document(title="", blocks=[table]), "text", width=100)
+    assert "目标环境" in out and "NCCL（torch 自带）" in out, out  # one piece each, or one record per row

@@ -98,11 +98,12 @@ def launch(
 
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
+    from gpuwise.i18n import _
 
     if down is not None:
         if job is not None or yes:
             raise UserInputError(
-                "--down takes only the launch ID", "run `gpuwise launch --down ID` on its own"
+                _("--down takes only the launch ID"), _("run `gpuwise launch --down ID` on its own")
             )
         from gpuwise.launch.targets import down as take_down
 
@@ -110,7 +111,8 @@ def launch(
         return
     if job is None or target is None:
         raise UserInputError(
-            "launch needs JOB.yaml and --target", "e.g. gpuwise launch examples/job-cpu.yaml --target slurm"
+            _("launch needs JOB.yaml and --target"),
+            _("e.g. {command}").format(command="gpuwise launch examples/job-cpu.yaml --target slurm"),
         )
     fmt = output_format(fmt, as_json)
     check_output(output)
@@ -126,10 +128,12 @@ def launch(
     check_out_folder(launch_plan)
     if yes and launch_plan.over_budget:
         r = launch_plan.resources
-        cost = "unknown" if r.run_cost is None else f"{r.run_cost:,.2f} {r.currency or ''}".strip()
+        cost = _("unknown") if r.run_cost is None else f"{r.run_cost:,.2f} {r.currency or ''}".strip()
         raise UserInputError(
-            f"refused: the estimated cost {cost} ({r.cost_source}) is above --max-cost {max_cost:g}; nothing created",
-            "raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)",
+            _(
+                "refused: the estimated cost {cost} ({source}) is above --max-cost {limit}; nothing created"
+            ).format(cost=cost, source=r.cost_source, limit=f"{max_cost:g}"),
+            _("raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)"),
         )
     write_files(launch_plan)
     if yes:
@@ -143,7 +147,9 @@ def launch(
     code = (launch_plan.submitted or {}).get("exit_code")
     if code:
         typer.echo(
-            f"gpuwise launch: the job ended with exit code {code}; see {launch_plan.submitted.get('log')}",
+            _("gpuwise launch: the job ended with exit code {code}; see {log}").format(
+                code=code, log=launch_plan.submitted.get("log")
+            ),
             err=True,
         )
         sys.exit(1)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 from gpuwise.launch import resources, steps, transfer
 from gpuwise.launch.job import Job, load_job
 from gpuwise.launch.migration import check_migration, target_software
@@ -44,40 +45,57 @@ def _facts(path: Path | None):
 def _resolve(job: Job, o: LaunchOptions):
     if o.plan_path and o.offer:
         raise UserInputError(
-            "--plan and --offer both given", "use one: the plan's choice, or an offer you pick"
+            _("--plan and --offer both given"), _("use one: the plan's choice, or an offer you pick")
         )
     if o.plan_path:
         res, implied = resources.from_plan(o.plan_path, job)
         if implied == "slurm" and o.target != "slurm":
             raise UserInputError(
-                f"the plan recommends building (on-prem), but --target is {o.target}",
-                "launch it with --target slurm on your cluster, or pass --offer PROVIDER:INSTANCE",
+                _("the plan recommends building (on-prem), but --target is {target}").format(target=o.target),
+                _("launch it with --target slurm on your cluster, or pass --offer PROVIDER:INSTANCE"),
             )
         if implied == "cloud" and o.target == "slurm":
-            res.notes.append("the plan recommends a cloud offer; launching on your Slurm cluster instead")
+            res.notes.append(_("the plan recommends a cloud offer; launching on your Slurm cluster instead"))
         return res
     if o.offer:
         return resources.from_offer(o.offer, job)
     if o.target != "slurm":
         raise UserInputError(
-            f"--target {o.target} needs an instance type: --plan PLAN.json or --offer PROVIDER:INSTANCE",
-            "e.g. --offer tencent:GT4.41XLARGE948 (list them with `gpuwise catalog offers`)",
+            _(
+                "--target {target} needs an instance type: --plan PLAN.json or --offer PROVIDER:INSTANCE"
+            ).format(target=o.target),
+            _("e.g. {option} (list them with `gpuwise catalog offers`)").format(
+                option="--offer tencent:GT4.41XLARGE948"
+            ),
         )
     return resources.for_own_cluster(job)
 
 
 def plan_launch(o: LaunchOptions) -> LaunchPlan:
     if o.target not in TARGETS:
-        raise UserInputError(f"--target {o.target!r} is not one of {', '.join(TARGETS)}", "pick one of them")
+        raise UserInputError(
+            _("--target {target!r} is not one of {targets}").format(
+                target=o.target, targets=", ".join(TARGETS)
+            ),
+            _("pick one of them"),
+        )
     job = load_job(o.job_path)
     res = _resolve(job, o)
     if res.gpus_per_node is not None and res.gpus_per_node != job.gpus_per_node and o.target != "slurm":
         raise UserInputError(
-            f"the job wants {job.gpus_per_node} GPUs per node, {res.instance_type} has {res.gpus_per_node}",
-            f"set gpus_per_node: {res.gpus_per_node} in {o.job_path}, or pick an offer with {job.gpus_per_node}",
+            _("the job wants {want} GPUs per node, {instance} has {has}").format(
+                want=job.gpus_per_node, instance=res.instance_type, has=res.gpus_per_node
+            ),
+            _("set {line} in {path}, or pick an offer with {want}").format(
+                line=f"gpus_per_node: {res.gpus_per_node}", path=o.job_path, want=job.gpus_per_node
+            ),
         )
     if o.plan_path and res.nodes != job.nodes:
-        res.notes.append(f"nodes: {res.nodes} from the plan (the job file says {job.nodes})")
+        res.notes.append(
+            _("nodes: {nodes} from the plan (the job file says {job_nodes})").format(
+                nodes=res.nodes, job_nodes=job.nodes
+            )
+        )
         job = job.model_copy(update={"nodes": res.nodes})
     out = (o.out or Path(f"launch-{job.name}")).expanduser().absolute()
     source = _facts(o.source)
@@ -113,8 +131,12 @@ def check_out_folder(plan: LaunchPlan) -> None:
     made = (previous.get("submitted") or {}).get("id") if isinstance(previous, dict) else None
     if made:
         raise UserInputError(
-            f"{plan.out} holds the record of launch {made}, which created resources; nothing was written",
-            f"use another --out, or delete that folder once `gpuwise launch --down {made}` has removed them",
+            _("{out} holds the record of launch {id}, which created resources; nothing was written").format(
+                out=plan.out, id=made
+            ),
+            _("use another --out, or delete that folder once `{command}` has removed them").format(
+                command=f"gpuwise launch --down {made}"
+            ),
         )
 
 

@@ -16,8 +16,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import validate_file
+from gpuwise.i18n import N_, _
 
-SEE_ALSO = "see examples/job-cpu.yaml and examples/job-llm.yaml"
+SEE_ALSO = N_("see examples/job-cpu.yaml and examples/job-llm.yaml")
 # flags each target sets: a job that sets them too would fight the target's rendezvous
 TARGET_FLAGS = ("--nnodes", "--nproc-per-node", "--nproc_per_node", "--rdzv-backend", "--rdzv_backend",
                 "--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--node-rank", "--node_rank",
@@ -43,7 +44,7 @@ class Dataset(Strict):
     @classmethod
     def _absolute(cls, v: str) -> str:
         if not v.startswith("/"):
-            raise ValueError("the mount point must be an absolute path such as /data")
+            raise ValueError(_("the mount point must be an absolute path such as /data"))
         return v
 
     @property
@@ -97,7 +98,7 @@ class Job(Strict):
     def _name(cls, v: str) -> str:
         if not _NAME.match(v):
             raise ValueError(
-                "use 2-40 lowercase letters, digits and '-', starting with a letter (a cluster name)"
+                _("use 2-40 lowercase letters, digits and '-', starting with a letter (a cluster name)")
             )
         return v
 
@@ -106,7 +107,7 @@ class Job(Strict):
     def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
         bad = [k for k in v if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k)]
         if bad:
-            raise ValueError(f"{bad[0]!r} is not an environment variable name")
+            raise ValueError(_("{name!r} is not an environment variable name").format(name=bad[0]))
         return {k: str(x) for k, x in v.items()}
 
     @field_validator("command")
@@ -115,12 +116,16 @@ class Job(Strict):
         try:
             words = shlex.split(v)
         except ValueError as exc:
-            raise ValueError(f"the command is not valid shell words ({exc})") from None
+            raise ValueError(_("the command is not valid shell words ({error})").format(error=exc)) from None
         if not words:
-            raise ValueError("the command is empty")
+            raise ValueError(_("the command is empty"))
         clash = [w.split("=")[0] for w in words if w.split("=")[0] in TARGET_FLAGS]
         if clash:
-            raise ValueError(f"remove {clash[0]}: each target sets the node count and rendezvous itself")
+            raise ValueError(
+                _("remove {flag}: each target sets the node count and rendezvous itself").format(
+                    flag=clash[0]
+                )
+            )
         return v.strip()
 
     @model_validator(mode="after")
@@ -130,8 +135,9 @@ class Job(Strict):
         unknown = [k for k in self.expect if k not in CHECKS or k == "gpus"]
         if unknown:
             raise ValueError(
-                f"expect: {unknown[0]!r} is not one of {', '.join(k for k in CHECKS if k != 'gpus')} "
-                "(gpus comes from gpus_per_node)"
+                _("expect: {key!r} is not one of {keys} (gpus comes from gpus_per_node)").format(
+                    key=unknown[0], keys=", ".join(k for k in CHECKS if k != "gpus")
+                )
             )
         return self
 
@@ -165,4 +171,4 @@ class Job(Strict):
 
 def load_job(path: str | Path) -> Job:
     """Validate JOB.yaml; DataValidationError (file:line, did-you-mean) on any mistake."""
-    return validate_file(Job, path, SEE_ALSO)
+    return validate_file(Job, path, _(SEE_ALSO))

@@ -12,21 +12,24 @@ from dataclasses import dataclass
 
 from gpuwise.facts.diff import diff_facts
 from gpuwise.facts.models import Facts
+from gpuwise.i18n import N_, _
 from gpuwise.launch.job import ImageVersions
 
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/ (minor version compatibility)"
 TORCH_NUMERICS = "https://pytorch.org/docs/stable/notes/numerical_accuracy.html"
 NCCL_NOTES = "https://docs.nvidia.com/deeplearning/nccl/release-notes/index.html"
 
-# Facts.software field -> what the user calls it, and the source of why a change matters
+# Facts.software field -> what the user calls it (English in the JSON, translated where shown), and the
+# source of why a change matters
 FIELDS = {
-    "driver_version": ("NVIDIA driver", CUDA_COMPAT),
-    "cuda_driver_version": ("CUDA (driver)", CUDA_COMPAT),
+    "driver_version": (N_("NVIDIA driver"), CUDA_COMPAT),
+    "cuda_driver_version": (N_("CUDA (driver)"), CUDA_COMPAT),
     "torch_version": ("torch", TORCH_NUMERICS),
-    "torch_cuda": ("CUDA (torch build)", CUDA_COMPAT),
-    "torch_nccl": ("NCCL (torch)", NCCL_NOTES),
-    "nccl_system_version": ("NCCL (system)", NCCL_NOTES),
+    "torch_cuda": (N_("CUDA (torch build)"), CUDA_COMPAT),
+    "torch_nccl": (N_("NCCL (torch)"), NCCL_NOTES),
+    "nccl_system_version": (N_("NCCL (system)"), NCCL_NOTES),
 }
+TARGET_SOFTWARE, DRIVER_VS_TORCH = N_("target software"), N_("driver vs torch CUDA")
 FROM_IMAGE = {
     "driver": "driver_version",
     "cuda": "torch_cuda",
@@ -76,10 +79,10 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
     if not target:
         return [
             MigrationFinding(
-                "unknown", "target software", None, None,
-                "the target's versions are not known, so they were not compared",
-                "To check: add image_versions (driver, cuda, nccl, torch) to JOB.yaml, "
-                "or pass --target-capture with a `gpuwise capture` of a target node",
+                "unknown", TARGET_SOFTWARE, None, None,
+                _("the target's versions are not known, so they were not compared"),
+                _("To check: add image_versions (driver, cuda, nccl, torch) to JOB.yaml, "
+                  "or pass --target-capture with a `gpuwise capture` of a target node"),
             )
         ]  # fmt: skip
     differing = {d.path.split(".", 1)[1]: d for d in diff_facts({"software": src}, {"software": target})}
@@ -89,11 +92,11 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
             continue
         a, b = src.get(field), target.get(field)
         if b is None:
-            out.append(MigrationFinding("unknown", what, a, b, "the target does not say", url))
+            out.append(MigrationFinding("unknown", what, a, b, _("the target does not say"), url))
         elif field not in differing:
-            out.append(MigrationFinding("pass", what, a, b, "same version on both sides", url))
+            out.append(MigrationFinding("pass", what, a, b, _("same version on both sides"), url))
         elif a is None:
-            out.append(MigrationFinding("unknown", what, a, b, "the source has none to compare with", url))
+            out.append(MigrationFinding("unknown", what, a, b, _("the source has none to compare with"), url))
         else:
             out.append(_judge(field, what, a, b, url))
     out += _driver_supports_cuda(target)
@@ -103,15 +106,18 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
 def _judge(field: str, what: str, a: str, b: str, url: str) -> MigrationFinding:
     ma, mb = _major_minor(a), _major_minor(b)
     if field in ("torch_version", "torch_cuda", "cuda_driver_version") and ma and mb and ma[:1] != mb[:1]:
-        text = f"major version changes ({a} -> {b}): rebuild the image and rerun a short validation first"
-        return MigrationFinding("fail", what, a, b, text, url)
+        text = _("major version changes ({a} -> {b}): rebuild the image and rerun a short validation first")
+        return MigrationFinding("fail", what, a, b, text.format(a=a, b=b), url)
+    same_nccl = N_("every node must run the same NCCL; collective algorithms change between releases")
     text = {
-        "torch_version": "kernels and defaults change between releases: compare the loss curve of a short run",
-        "torch_nccl": "every node must run the same NCCL; collective algorithms change between releases",
-        "nccl_system_version": "every node must run the same NCCL; collective algorithms change between releases",
-        "driver_version": "the driver must support the CUDA the image's torch was built with",
-    }.get(field, "check that the image's libraries match it")
-    return MigrationFinding("warn", what, a, b, f"{a} -> {b}: {text}", url)
+        "torch_version": N_(
+            "kernels and defaults change between releases: compare the loss curve of a short run"
+        ),
+        "torch_nccl": same_nccl,
+        "nccl_system_version": same_nccl,
+        "driver_version": N_("the driver must support the CUDA the image's torch was built with"),
+    }.get(field, N_("check that the image's libraries match it"))
+    return MigrationFinding("warn", what, a, b, _("{a} -> {b}: {why}").format(a=a, b=b, why=_(text)), url)
 
 
 def _driver_supports_cuda(target: dict) -> list[MigrationFinding]:
@@ -121,9 +127,10 @@ def _driver_supports_cuda(target: dict) -> list[MigrationFinding]:
         return []
     return [
         MigrationFinding(
-            "fail", "driver vs torch CUDA", target.get("cuda_driver_version"), target.get("torch_cuda"),
-            f"the target driver supports CUDA {target['cuda_driver_version']}, torch needs "
-            f"CUDA {target['torch_cuda']}: install a newer driver or an image built for the driver's CUDA",
+            "fail", DRIVER_VS_TORCH, target.get("cuda_driver_version"), target.get("torch_cuda"),
+            _("the target driver supports CUDA {driver}, torch needs CUDA {torch}: install a newer driver "
+              "or an image built for the driver's CUDA").format(
+                driver=target["cuda_driver_version"], torch=target["torch_cuda"]),
             CUDA_COMPAT,
         )
     ]  # fmt: skip

@@ -12,9 +12,10 @@ from pathlib import Path
 from gpuwise.catalog.offers import Offer, find_offer
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.i18n import N_, _
 from gpuwise.launch.job import Job
 
-PLAN_FIX = "pass a file written by `gpuwise plan WORKLOAD.yaml --format json -o PLAN.json`"
+PLAN_FIX = N_("pass a file written by `gpuwise plan WORKLOAD.yaml --format json -o PLAN.json`")
 
 
 @dataclass
@@ -49,8 +50,10 @@ def parse_offer(text: str) -> tuple[str, str]:
     provider, sep, instance = text.partition(":")
     if not sep or not provider.strip() or not instance.strip():
         raise UserInputError(
-            f"--offer {text!r} is not PROVIDER:INSTANCE",
-            "write it like --offer tencent:GT4.41XLARGE948 (see `gpuwise catalog offers`)",
+            _("--offer {text!r} is not PROVIDER:INSTANCE").format(text=text),
+            _("write it like {option} (see `gpuwise catalog offers`)").format(
+                option="--offer tencent:GT4.41XLARGE948"
+            ),
         )
     return provider.strip().lower(), instance.strip()
 
@@ -60,13 +63,17 @@ def from_offer(text: str, job: Job, offers: list[Offer] | None = None) -> Resour
     found = [o for o in find_offer(instance, offers) if o.provider == provider]
     if not found:
         raise UserInputError(
-            f"--offer {text}: no {instance} offer from {provider} in the catalog",
-            "pick one from `gpuwise catalog offers --provider " + provider + "`, or add it to an offers CSV",
+            _("--offer {text}: no {instance} offer from {provider} in the catalog").format(
+                text=text, instance=instance, provider=provider
+            ),
+            _("pick one from `{command}`, or add it to an offers CSV").format(
+                command=f"gpuwise catalog offers --provider {provider}"
+            ),
         )
     priced = [o for o in found if o.price is not None]
     o = min(priced, key=lambda x: x.price) if priced else found[0]
     r = _from_catalog_offer(o, job)
-    r.hours, r.hours_source = job.hours, "the job's `hours`" if job.hours else ""
+    r.hours, r.hours_source = job.hours, _("the job's `hours`") if job.hours else ""
     r.run_cost, r.cost_source = on_demand_cost(r)
     return r
 
@@ -92,11 +99,13 @@ def on_demand_cost(r: Resources) -> tuple[float | None, str]:
     """plan/cost.py's cost_per_run for one on-demand option: price x nodes x hours."""
     if r.node_hour_price is None or r.hours is None:
         missing = (
-            f"no price in the catalog (`gpuwise catalog fetch {r.provider}` may fetch one)"
+            _("no price in the catalog (`{command}` may fetch one)").format(
+                command=f"gpuwise catalog fetch {r.provider}"
+            )
             if r.node_hour_price is None
-            else "no training time (`hours` in JOB.yaml)"
+            else _("no training time (`hours` in JOB.yaml)")
         )
-        return None, f"unknown: {missing}"
+        return None, _("unknown: {reason}").format(reason=missing)
     import numpy as np
 
     from gpuwise.plan.cost import CostArrays, cost_per_run
@@ -112,25 +121,35 @@ def on_demand_cost(r: Resources) -> tuple[float | None, str]:
         currency_factor=np.array([1.0]),
     )
     cost = float(cost_per_run(costs, [r.nodes], np.array([[r.hours]]), np.array([1.0]), 1.0)[0, 0, 0])
-    return cost, f"{r.node_hour_price:g} {r.currency}/node-hour x {r.nodes} nodes x {r.hours:g} h"
+    return cost, _("{price} {currency}/node-hour x {nodes} nodes x {hours} h").format(
+        price=f"{r.node_hour_price:g}", currency=r.currency, nodes=r.nodes, hours=f"{r.hours:g}"
+    )
 
 
 def from_plan(path: Path, job: Job, offers: list[Offer] | None = None) -> tuple[Resources, str]:
     """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud')."""
     try:
-        plan = read_json(path, "plan", PLAN_FIX)
+        plan = read_json(path, "plan", _(PLAN_FIX))
     except DataValidationError as exc:
-        raise UserInputError(f"{path}: not readable JSON ({exc.reason})", PLAN_FIX) from None
+        raise UserInputError(
+            _("{path}: not readable JSON ({reason})").format(path=path, reason=exc.reason), _(PLAN_FIX)
+        ) from None
     if not isinstance(plan, dict) or plan.get("schema") != "gpuwise-plan/1":
-        raise UserInputError(f"{path}: not a gpuwise-plan/1 document", PLAN_FIX)
+        raise UserInputError(
+            _("{path}: not a {schema} document").format(path=path, schema="gpuwise-plan/1"), _(PLAN_FIX)
+        )
     options = [o for o in plan.get("options") or [] if isinstance(o, dict) and o.get("chosen_nodes")]
     verdict = str((plan.get("decision") or {}).get("verdict", "undecided"))
     kind = "onprem" if verdict == "build" else "cloud"
     best = _cheapest([o for o in options if o.get("kind") == kind])
     if best is None:
         raise UserInputError(
-            f"{path}: the plan has no feasible {kind} option to launch (verdict {verdict})",
-            "rerun `gpuwise plan` with options that fit the workload, or use --offer PROVIDER:INSTANCE",
+            (
+                _("{path}: the plan has no feasible on-prem option to launch (verdict {verdict})")
+                if kind == "onprem"
+                else _("{path}: the plan has no feasible cloud option to launch (verdict {verdict})")
+            ).format(path=path, verdict=verdict),
+            _("rerun `gpuwise plan` with options that fit the workload, or use --offer PROVIDER:INSTANCE"),
         )
     nodes = int(best["chosen_nodes"])
     row = next((p for p in best.get("per_nodes", []) if p.get("nodes") == nodes), {})
@@ -158,12 +177,18 @@ def from_plan(path: Path, job: Job, offers: list[Offer] | None = None) -> tuple[
             )
     days = row.get("time_to_train_days")
     r.hours = days * 24 if days else job.hours
-    r.hours_source = f"the plan's time to train ({path})" if days else "the job's `hours`"
-    r.run_cost = row.get("cost_per_run")
-    r.cost_source = (
-        f"the plan's cost per run for {best.get('label', best.get('key'))} x {nodes} nodes ({path})"
+    r.hours_source = (
+        _("the plan's time to train ({path})").format(path=path) if days else _("the job's `hours`")
     )
-    r.notes.append(f"plan verdict: {verdict}; chosen: {best.get('label') or best.get('key')} x {nodes} nodes")
+    r.run_cost = row.get("cost_per_run")
+    r.cost_source = _("the plan's cost per run for {option} x {nodes} nodes ({path})").format(
+        option=best.get("label", best.get("key")), nodes=nodes, path=path
+    )
+    r.notes.append(
+        _("plan verdict: {verdict}; chosen: {option} x {nodes} nodes").format(
+            verdict=verdict, option=best.get("label") or best.get("key"), nodes=nodes
+        )
+    )
     return r, "slurm" if kind == "onprem" else "cloud"
 
 
@@ -179,6 +204,8 @@ def _cheapest(options: list[dict]) -> dict | None:
 def for_own_cluster(job: Job) -> Resources:
     """Slurm without a plan: your own nodes, no catalogued price."""
     r = Resources(nodes=job.nodes, gpus_per_node=job.gpus_per_node, hours=job.hours)
-    r.hours_source = "the job's `hours`" if job.hours else ""
-    r.cost_source = "unknown: your own cluster has no price in the catalog (use --plan for its TCO)"
+    r.hours_source = _("the job's `hours`") if job.hours else ""
+    r.cost_source = _("unknown: {reason}").format(
+        reason=_("your own cluster has no price in the catalog (use --plan for its TCO)")
+    )
     return r

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from gpuwise.errors import MissingDependencyError, UserInputError
+from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 
@@ -49,14 +50,17 @@ def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
     cloud = SKY_CLOUDS.get(r.provider or "")
     if cloud is None:
         raise UserInputError(
-            f"SkyPilot does not launch on {r.provider or 'an unnamed provider'}",
-            "use --target tencent for Tencent Cloud, --target slurm for your cluster, or an offer from "
-            + ", ".join(sorted(SKY_CLOUDS)),
+            _("SkyPilot does not launch on {provider}").format(provider=r.provider)
+            if r.provider
+            else _("SkyPilot does not launch on an unnamed provider"),
+            _(
+                "use --target tencent for Tencent Cloud, --target slurm for your cluster, or an offer from {providers}"
+            ).format(providers=", ".join(sorted(SKY_CLOUDS))),
         )
     resources: dict = {"cloud": cloud, "instance_type": r.instance_type}
     if r.provider == "aws-capacity-blocks":
-        plan.notes.append("the price is an AWS Capacity Block's: reserve the block first, else the nodes are "
-                          "billed on demand")  # fmt: skip
+        plan.notes.append(_("the price is an AWS Capacity Block's: reserve the block first, else the nodes are "
+                            "billed on demand"))  # fmt: skip
     if r.accelerator and job.gpus_per_node:
         resources["accelerators"] = f"{r.accelerator}:{job.gpus_per_node}"
     if r.region:
@@ -122,27 +126,35 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     name = cluster_name(plan)
     plan.creates.append(
         Created(
-            "SkyPilot cluster",
+            _("SkyPilot cluster"),
             f"{name} ({plan.job.nodes} x {plan.resources.instance_type})",
-            f"gpuwise launch --down skypilot:{name}  (or: sky down {name})",
+            _("{command}  (or: {native})").format(
+                command=f"gpuwise launch --down skypilot:{name}", native=f"sky down {name}"
+            ),
         )  # fmt: skip
     )
     if plan.job.dataset is not None and plan.job.dataset.kind == "local":
         plan.notes.append(
-            f"SkyPilot uploads {plan.job.dataset.source} to every node ({plan.job.dataset.mount})"
+            _("SkyPilot uploads {source} to every node ({mount})").format(
+                source=plan.job.dataset.source, mount=plan.job.dataset.mount
+            )
         )
-    plan.notes.append(f"launch by hand: sky launch -c {name} {plan.out / TASK}")
-    plan.notes.append(f"preflight reports stay on each node in {NODE_OUT}/{plan.job.name}/preflight "
-                      f"(fetch: rsync -Pavz {name}:{NODE_OUT}/ .)")  # fmt: skip
+    plan.notes.append(
+        _("launch by hand: {command}").format(command=f"sky launch -c {name} {plan.out / TASK}")
+    )
+    plan.notes.append(_("preflight reports stay on each node in {folder} (fetch: {command})").format(
+        folder=f"{NODE_OUT}/{plan.job.name}/preflight", command=f"rsync -Pavz {name}:{NODE_OUT}/ ."))  # fmt: skip
 
 
 def _sky() -> str:
     found = shutil.which("sky")
     if found is None:
         raise MissingDependencyError(
-            "the `sky` command is not installed: --target skypilot --yes runs `sky launch`",
-            "pip install 'gpuwise[skypilot]' (or skypilot) and set up cloud credentials (`sky check`), "
-            "or drop --yes and run the printed `sky launch` yourself",
+            _("the `sky` command is not installed: --target skypilot --yes runs `sky launch`"),
+            _(
+                "pip install 'gpuwise[skypilot]' (or skypilot) and set up cloud credentials (`sky check`), "
+                "or drop --yes and run the printed `sky launch` yourself"
+            ),
         )
     return found
 
@@ -152,8 +164,12 @@ def create(plan: LaunchPlan) -> dict:
     p = subprocess.run([_sky(), "launch", "-y", "-c", name, str(plan.out / TASK)], text=True)
     if p.returncode != 0:
         raise UserInputError(
-            f"sky launch failed (exit {p.returncode}); whatever SkyPilot created is listed by `sky status`",
-            f"read SkyPilot's message above; delete a half-made cluster with: gpuwise launch --down skypilot:{name}",
+            _("sky launch failed (exit {code}); whatever SkyPilot created is listed by `sky status`").format(
+                code=p.returncode
+            ),
+            _("read SkyPilot's message above; delete a half-made cluster with: {command}").format(
+                command=f"gpuwise launch --down skypilot:{name}"
+            ),
         )
     plan.creates[0].id = f"skypilot:{name}"
     return {"id": f"skypilot:{name}", "cluster": name}
@@ -163,6 +179,9 @@ def down(name: str) -> str:
     p = subprocess.run([_sky(), "down", "-y", name], capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
         raise UserInputError(
-            f"sky down {name} failed: {p.stderr.strip()[-300:]}", "check the name with `sky status`"
+            _("{command} failed: {message}").format(
+                command=f"sky down {name}", message=p.stderr.strip()[-300:]
+            ),
+            _("check the name with `sky status`"),
         )
-    return f"deleted SkyPilot cluster {name}"
+    return _("deleted SkyPilot cluster {name}").format(name=name)

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 
@@ -144,20 +145,22 @@ def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
     plan.files[NODE_SCRIPT] = node_script(plan, textfile)
     plan.creates.append(
         Created(
-            "Slurm job",
-            f"gw-{plan.job.name} ({plan.job.nodes} nodes)",
-            "gpuwise launch --down slurm:JOBID  (or: scancel JOBID)",
+            _("Slurm job"),
+            _("{name} ({nodes} nodes)").format(name=f"gw-{plan.job.name}", nodes=plan.job.nodes),
+            _("{command}  (or: {native})").format(
+                command="gpuwise launch --down slurm:JOBID", native="scancel JOBID"
+            ),
         )  # fmt: skip
     )
-    plan.notes.append(f"submit by hand: sbatch {plan.out / SCRIPT}")
+    plan.notes.append(_("submit by hand: {command}").format(command=f"sbatch {plan.out / SCRIPT}"))
 
 
 def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict:
     """sbatch OUT/job.sbatch (written by the dry run step); with wait, until the job ends."""
     if shutil.which("sbatch") is None:
         raise MissingDependencyError(
-            "sbatch not found: --target slurm submits through Slurm",
-            "run gpuwise launch on a Slurm login node (or drop --yes to see the script)",
+            _("sbatch not found: --target slurm submits through Slurm"),
+            _("run gpuwise launch on a Slurm login node (or drop --yes to see the script)"),
         )
     cmd = ["sbatch", "--parsable", *(["--wait"] if wait else []), str(plan.out / SCRIPT)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -165,22 +168,32 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
-        stdout, _ = proc.communicate()
+        stdout, _stderr = proc.communicate()
         job_id = stdout.strip().split(";")[0]
         if job_id:
             subprocess.run(["scancel", job_id], capture_output=True, timeout=30)
         raise EnvironmentProblem(
-            f"the Slurm job {job_id or '(not yet submitted)'} did not end within {timeout_s:.0f}s; cancelled",
-            "give it more time with --wait-timeout, or submit without --wait and follow it with squeue",
+            (
+                _("the Slurm job {id} did not end within {seconds}s; cancelled").format(
+                    id=job_id, seconds=f"{timeout_s:.0f}"
+                )
+                if job_id
+                else _("the Slurm job (not yet submitted) did not end within {seconds}s; cancelled").format(
+                    seconds=f"{timeout_s:.0f}"
+                )
+            ),
+            _("give it more time with --wait-timeout, or submit without --wait and follow it with squeue"),
         ) from None
     job_id = stdout.strip().split(";")[0]
     if not job_id.isdigit():
         raise UserInputError(
-            f"sbatch refused the job: {stderr.strip()[-500:] or 'no message'}",
-            "check nodes, --partition, --account and --time against `sinfo`, then rerun",
+            _("sbatch refused the job: {message}").format(message=stderr.strip()[-500:] or _("no message")),
+            _("check nodes, --partition, --account and --time against `sinfo`, then rerun"),
         )
     plan.creates[0].id = f"slurm:{job_id}"
-    plan.creates[0].delete = f"gpuwise launch --down slurm:{job_id}  (or: scancel {job_id})"
+    plan.creates[0].delete = _("{command}  (or: {native})").format(
+        command=f"gpuwise launch --down slurm:{job_id}", native=f"scancel {job_id}"
+    )
     result: dict = {"id": f"slurm:{job_id}", "job_id": job_id, "log": str(plan.out / f"slurm-{job_id}.out")}
     if wait:
         result["exit_code"] = proc.returncode
@@ -190,11 +203,14 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict
 def down(job_id: str) -> str:
     if shutil.which("scancel") is None:
         raise MissingDependencyError(
-            "scancel not found", "run --down on the Slurm login node the job came from"
+            _("scancel not found"), _("run --down on the Slurm login node the job came from")
         )
     p = subprocess.run(["scancel", job_id], capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         raise UserInputError(
-            f"scancel {job_id} failed: {p.stderr.strip()[-300:]}", "check the id with squeue"
+            _("{command} failed: {message}").format(
+                command=f"scancel {job_id}", message=p.stderr.strip()[-300:]
+            ),
+            _("check the id with squeue"),
         )
-    return f"cancelled Slurm job {job_id}"
+    return _("cancelled Slurm job {id}").format(id=job_id)

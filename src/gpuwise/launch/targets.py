@@ -6,10 +6,13 @@ An ID names its target: `slurm:JOBID`, `skypilot:CLUSTER`, `tencent:REGION/ins-a
 from __future__ import annotations
 
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import N_, _
 from gpuwise.launch import steps
 from gpuwise.launch.model import TARGETS, LaunchPlan
 
-DOWN_FIX = "pass the ID the launch printed: slurm:JOBID, skypilot:CLUSTER or tencent:REGION/ins-ID[,ins-ID]"
+DOWN_FIX = N_(
+    "pass the ID the launch printed: slurm:JOBID, skypilot:CLUSTER or tencent:REGION/ins-ID[,ins-ID]"
+)
 
 
 def build(plan: LaunchPlan, o) -> None:
@@ -55,12 +58,14 @@ def create(plan: LaunchPlan, o, wait: bool, timeout_s: float | None) -> dict:
 def down(launch_id: str) -> str:
     target, sep, rest = launch_id.partition(":")
     if not sep or not rest or target not in TARGETS:
-        raise UserInputError(f"--down {launch_id!r} is not a launch ID", DOWN_FIX)
+        raise UserInputError(_("--down {id!r} is not a launch ID").format(id=launch_id), _(DOWN_FIX))
     if target == "slurm":
         from gpuwise.launch import slurm
 
         if not rest.isdigit():
-            raise UserInputError(f"--down {launch_id}: a Slurm job id is a number", DOWN_FIX)
+            raise UserInputError(
+                _("--down {id}: a Slurm job id is a number").format(id=launch_id), _(DOWN_FIX)
+            )
         return slurm.down(rest)
     if target == "skypilot":
         from gpuwise.launch import skypilot

@@ -16,6 +16,7 @@ import json
 import shlex
 
 from gpuwise.errors import MissingDependencyError, UserInputError
+from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 
@@ -29,7 +30,8 @@ def _models():
         from tencentcloud.cvm.v20170312 import models
     except ImportError as exc:
         raise MissingDependencyError(
-            f"--target tencent needs tencentcloud-sdk-python ({exc})", "pip install 'gpuwise[tencent]'"
+            _("--target tencent needs tencentcloud-sdk-python ({error})").format(error=exc),
+            "pip install 'gpuwise[tencent]'",
         ) from exc
     return models
 
@@ -77,16 +79,20 @@ def _zone(plan: LaunchPlan, cloud: dict) -> str:
     zone = cloud.get("zone") or plan.resources.zone
     if not zone:
         raise UserInputError(
-            f"--target tencent needs an availability zone for {plan.resources.instance_type}",
-            "add --zone, e.g. --zone ap-guangzhou-6 (the zones that sell it: Tencent's CVM console or "
-            "DescribeZoneInstanceConfigInfos)",
+            _("--target tencent needs an availability zone for {instance}").format(
+                instance=plan.resources.instance_type
+            ),
+            _(
+                "add --zone, e.g. {option} (the zones that sell it: Tencent's CVM console or "
+                "DescribeZoneInstanceConfigInfos)"
+            ).format(option="--zone ap-guangzhou-6"),
         )
     return zone
 
 
 def region_of(zone: str) -> str:
     """ap-guangzhou-6 -> ap-guangzhou (a zone name is its region plus a number)."""
-    head, _, tail = zone.rpartition("-")
+    head, _sep, tail = zone.rpartition("-")
     return head if tail.isdigit() and head else zone
 
 
@@ -94,9 +100,11 @@ def _image(plan: LaunchPlan, cloud: dict) -> str:
     image = cloud.get("image_id") or (plan.job.image if (plan.job.image or "").startswith("img-") else None)
     if not image:
         raise UserInputError(
-            "--target tencent needs a CVM image with the GPU driver (ImageId img-...)",
-            "add --image-id img-... (a public GPU image from DescribeImages, or your own), "
-            "or write image: img-... in JOB.yaml",
+            _("--target tencent needs a CVM image with the GPU driver (ImageId img-...)"),
+            _(
+                "add --image-id img-... (a public GPU image from DescribeImages, or your own), "
+                "or write image: img-... in JOB.yaml"
+            ),
         )
     return image
 
@@ -117,8 +125,10 @@ def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool):
     if (r.instance_type or "").upper().startswith(HCC_PREFIX):
         if not hpc:
             raise UserInputError(
-                f"{r.instance_type} is an HCC (RDMA) family: without an HPC cluster it gets no RDMA network",
-                "create one in the zone (CreateHpcCluster) and pass --hpc-cluster hpc-...",
+                _(
+                    "{instance} is an HCC (RDMA) family: without an HPC cluster it gets no RDMA network"
+                ).format(instance=r.instance_type),
+                _("create one in the zone (CreateHpcCluster) and pass --hpc-cluster hpc-..."),
             )
         req.HpcClusterId = hpc
     elif hpc:
@@ -138,21 +148,26 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     region = region_of(req.Placement.Zone)
     plan.creates.append(
         Created(
-            f"CVM instance x {plan.job.nodes}",
+            _("CVM instance x {n}").format(n=plan.job.nodes),
             f"gw-{plan.job.name} ({plan.resources.instance_type}, {req.Placement.Zone})",
-            f"gpuwise launch --down tencent:{region}/INSTANCE_IDS  (or: TerminateInstances)",
+            _("{command}  (or: {native})").format(
+                command=f"gpuwise launch --down tencent:{region}/INSTANCE_IDS", native="TerminateInstances"
+            ),
         )  # fmt: skip
     )
     if plan.job.image and not plan.job.image.startswith("img-"):
-        plan.notes.append(f"the container image {plan.job.image} is not started by this target: {req.ImageId} runs "
-                          "the job (use --target skypilot to run a container)")  # fmt: skip
-    head = "<private IP of the first instance>"
+        plan.notes.append(_("the container image {image} is not started by this target: {image_id} runs "
+                            "the job (use --target skypilot to run a container)").format(
+                              image=plan.job.image, image_id=req.ImageId))  # fmt: skip
+    head = "<private IP of the first instance>"  # stays English: a placeholder in a command the user edits
+    torchrun = plan.job.torchrun(str(plan.job.nodes), f"{head}:{plan.job.rdzv_port}", plan.job.name)
     plan.notes += [
-        "instances use the zone's default VPC and subnet; the security group must allow TCP "
-        f"{plan.job.rdzv_port} (rendezvous) and {plan.job.exporter_port} (exporter) inside the VPC",
-        f"training: once every instance passed its preflight (no {NODE_OUT}/{plan.job.name}/preflight-failed), "
-        f"run on each: {plan.job.torchrun(str(plan.job.nodes), f'{head}:{plan.job.rdzv_port}', plan.job.name)}",
-    ]
+        _("instances use the zone's default VPC and subnet; the security group must allow TCP "
+          "{rdzv_port} (rendezvous) and {exporter_port} (exporter) inside the VPC").format(
+            rdzv_port=plan.job.rdzv_port, exporter_port=plan.job.exporter_port),
+        _("training: once every instance passed its preflight (no {marker}), run on each: {command}").format(
+            marker=f"{NODE_OUT}/{plan.job.name}/preflight-failed", command=torchrun),
+    ]  # fmt: skip
     plan.cloud_check = _send_dry_run(req, region)
 
 
@@ -180,17 +195,21 @@ def _send_dry_run(req, region: str) -> str:
     """Send the DryRun request when credentials are found; what Tencent said (never the credentials)."""
     client = _client(region)
     if client is None:
-        return ("not sent: no Tencent Cloud credentials (TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY, "
-                "or ~/.tencentcloud/credentials)")  # fmt: skip
+        return _("not sent: no Tencent Cloud credentials ({variables}, or {file})").format(
+            variables="TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY", file="~/.tencentcloud/credentials")  # fmt: skip
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
 
     try:
         client.RunInstances(req)
     except TencentCloudSDKException as exc:
         if exc.get_code() == "DryRunOperation":
-            return "Tencent accepted the dry run (parameters, permissions and quota checked; nothing created)"
-        return f"Tencent refused the dry run: {exc.get_code()}: {exc.get_message()}"
-    return "Tencent answered the dry run without its DryRunOperation code: check the console"
+            return _(
+                "Tencent accepted the dry run (parameters, permissions and quota checked; nothing created)"
+            )
+        return _("Tencent refused the dry run: {code}: {message}").format(
+            code=exc.get_code(), message=exc.get_message()
+        )
+    return _("Tencent answered the dry run without its DryRunOperation code: check the console")
 
 
 def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
@@ -199,16 +218,19 @@ def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
     client = _client(region)
     if client is None:
         raise UserInputError(
-            "no Tencent Cloud credentials found; nothing created",
-            "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY, or write ~/.tencentcloud/credentials",
+            _("no Tencent Cloud credentials found; nothing created"),
+            _("export {id} and {key}, or write {file}").format(
+                id="TENCENTCLOUD_SECRET_ID", key="TENCENTCLOUD_SECRET_KEY", file="~/.tencentcloud/credentials"
+            ),
         )
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
 
     try:
         resp = client.RunInstances(req)
     except TencentCloudSDKException as exc:
-        raise UserInputError(f"RunInstances failed: {exc.get_code()}: {exc.get_message()}",
-                             "fix what Tencent names (zone, image, quota), then rerun") from None  # fmt: skip
+        raise UserInputError(_("{action} failed: {code}: {message}").format(
+                                 action="RunInstances", code=exc.get_code(), message=exc.get_message()),
+                             _("fix what Tencent names (zone, image, quota), then rerun")) from None  # fmt: skip
     ids = list(resp.InstanceIdSet or [])
     launch_id = f"tencent:{region}/{','.join(ids)}"
     plan.creates[0].id = launch_id
@@ -220,13 +242,14 @@ def down(rest: str) -> str:
     region, sep, ids = rest.partition("/")
     instances = [i for i in ids.split(",") if i]
     if not sep or not region or not instances or not all(i.startswith("ins-") for i in instances):
-        raise UserInputError(f"--down tencent:{rest} is not REGION/ins-ID[,ins-ID]",
-                             "e.g. --down tencent:ap-guangzhou/ins-abc123,ins-def456")  # fmt: skip
+        raise UserInputError(_("{option} is not REGION/ins-ID[,ins-ID]").format(option=f"--down tencent:{rest}"),
+                             _("e.g. {command}").format(command="--down tencent:ap-guangzhou/ins-abc123,ins-def456"))  # fmt: skip
     m = _models()
     client = _client(region)
     if client is None:
-        raise UserInputError("no Tencent Cloud credentials found; nothing deleted",
-                             "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY, then rerun")  # fmt: skip
+        raise UserInputError(_("no Tencent Cloud credentials found; nothing deleted"),
+                             _("export {id} and {key}, then rerun").format(
+                                 id="TENCENTCLOUD_SECRET_ID", key="TENCENTCLOUD_SECRET_KEY"))  # fmt: skip
     req = m.TerminateInstancesRequest()
     req.InstanceIds = instances
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
@@ -234,6 +257,9 @@ def down(rest: str) -> str:
     try:
         client.TerminateInstances(req)
     except TencentCloudSDKException as exc:
-        raise UserInputError(f"TerminateInstances failed: {exc.get_code()}: {exc.get_message()}",
-                             "check the ids in the CVM console") from None  # fmt: skip
-    return f"terminated {len(instances)} CVM instance(s) in {region}: {', '.join(instances)}"
+        raise UserInputError(_("{action} failed: {code}: {message}").format(
+                                 action="TerminateInstances", code=exc.get_code(), message=exc.get_message()),
+                             _("check the ids in the CVM console")) from None  # fmt: skip
+    return _("terminated {n} CVM instance(s) in {region}: {ids}").format(
+        n=len(instances), region=region, ids=", ".join(instances)
+    )

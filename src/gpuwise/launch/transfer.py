@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from gpuwise.datafiles import read_rows
+from gpuwise.i18n import _
 from gpuwise.launch.job import Dataset
 from gpuwise.launch.resources import Resources
 
@@ -55,21 +56,23 @@ def egress_prices() -> dict[str, tuple[float, str, str, str]]:
 def local_size_bytes(path: Path) -> tuple[int | None, str]:
     """The bytes under `path` (a file or a folder), without following symlinks; bounded by MAX_WALK_FILES."""
     if path.is_file():
-        return path.stat().st_size, f"measured: size of {path}"
+        return path.stat().st_size, _("measured: size of {path}").format(path=path)
     if not path.is_dir():
-        return None, f"{path} does not exist here; add dataset.size_gb"
+        return None, _("{path} does not exist here; add dataset.size_gb").format(path=path)
     total, files = 0, 0
     for root, _dirs, names in os.walk(path):
         for name in names:
             files += 1
             if files > MAX_WALK_FILES:
-                return None, f"more than {MAX_WALK_FILES:,} files under {path}: add dataset.size_gb"
+                return None, _("more than {n} files under {path}: add dataset.size_gb").format(
+                    n=f"{MAX_WALK_FILES:,}", path=path
+                )
             try:
                 st = os.lstat(os.path.join(root, name))
             except OSError:
                 continue
             total += st.st_size
-    return total, f"measured: {files:,} files under {path}"
+    return total, _("measured: {n} files under {path}").format(n=f"{files:,}", path=path)
 
 
 def estimate(
@@ -77,14 +80,14 @@ def estimate(
 ) -> TransferEstimate:
     kind = ds.kind
     if ds.size_gb is not None:
-        size, size_source = int(ds.size_gb * 1e9), "the job's dataset.size_gb"
+        size, size_source = int(ds.size_gb * 1e9), _("the job's dataset.size_gb")
     elif kind == "local":
         size, size_source = local_size_bytes(Path(ds.source).expanduser())
     else:
-        size, size_source = None, "unknown: add dataset.size_gb (a remote dataset is not listed)"
+        size, size_source = None, _("unknown: add dataset.size_gb (a remote dataset is not listed)")
     if target == "slurm" and kind in ("local", "nfs"):
         return TransferEstimate(kind, size, size_source, None, "", 0.0, 0.0, None,
-                                "read in place on the cluster's shared filesystem", copy_needed=False)  # fmt: skip
+                                _("read in place on the cluster's shared filesystem"), copy_needed=False)  # fmt: skip
     link, link_source = _link(ds, res, kind)
     hours = size * 8 / (link * 1e9) / 3600 if size is not None and link else None
     cost, currency, cost_source = _cost(ds, size, res)
@@ -92,45 +95,57 @@ def estimate(
         kind, size, size_source, link, link_source, hours, cost, currency, cost_source, True
     )
     if hours is not None and res.hours and hours > warn_share * res.hours:
-        est.warning = (
-            f"moving the dataset takes {hours:.1f} h, more than {warn_share:.0%} of the {res.hours:g} h "
-            "of training: stage it in the target region's object store or on a disk snapshot first"
-        )
+        est.warning = _(
+            "moving the dataset takes {hours} h, more than {share} of the {training} h of training: "
+            "stage it in the target region's object store or on a disk snapshot first"
+        ).format(hours=f"{hours:.1f}", share=f"{warn_share:.0%}", training=f"{res.hours:g}")
     elif hours is None:
-        est.warning = "transfer time unknown: " + (size_source if size is None else link_source)
+        est.warning = _("transfer time unknown: {reason}").format(
+            reason=size_source if size is None else link_source
+        )
     return est
 
 
 def _link(ds: Dataset, res: Resources, kind: str) -> tuple[float | None, str]:
     if ds.link_gbps:
-        return ds.link_gbps, "the job's dataset.link_gbps (your measurement)"
+        return ds.link_gbps, _("the job's dataset.link_gbps (your measurement)")
     if kind == "local":
-        return None, "your upload bandwidth is unknown: measure it and add dataset.link_gbps"
+        return None, _("your upload bandwidth is unknown: measure it and add dataset.link_gbps")
     if res.network_gbps:
-        return res.network_gbps, (
-            f"catalogued network of {res.instance_type}, one node reading: an upper bound, "
+        return res.network_gbps, _(
+            "catalogued network of {instance}, one node reading: an upper bound, "
             "an object store or NFS server usually delivers less"
-        )
-    return None, "no catalogued network bandwidth for the target: add dataset.link_gbps"
+        ).format(instance=res.instance_type)
+    return None, _("no catalogued network bandwidth for the target: add dataset.link_gbps")
 
 
 def _cost(ds: Dataset, size: int | None, res: Resources) -> tuple[float | None, str | None, str]:
     if ds.egress_price_per_gb is not None:
-        price, currency, source = ds.egress_price_per_gb, None, "the job's dataset.egress_price_per_gb"
+        price, currency, source = ds.egress_price_per_gb, None, _("the job's dataset.egress_price_per_gb")
     elif ds.scheme in egress_prices():
         price, currency, free_within, source = egress_prices()[ds.scheme]
         if free_within and (res.provider or "").startswith(free_within):
-            return 0.0, currency, f"free from a bucket in the instances' region: {source}"
+            return (
+                0.0,
+                currency,
+                _("free from a bucket in the instances' region: {source}").format(source=source),
+            )
     elif ds.kind == "local" and res.provider == "aws":
         return 0.0, "USD", INGRESS_AWS
     elif ds.kind == "local":
         return (
             None,
             None,
-            f"check {res.provider or 'the provider'}'s inbound transfer price (AWS charges none)",
+            _("check {provider}'s inbound transfer price (AWS charges none)").format(provider=res.provider)
+            if res.provider
+            else _("check the provider's inbound transfer price (AWS charges none)"),
         )
     else:
-        return None, None, f"no egress price known for {ds.scheme}: add dataset.egress_price_per_gb"
+        return (
+            None,
+            None,
+            _("no egress price known for {scheme}: add dataset.egress_price_per_gb").format(scheme=ds.scheme),
+        )
     if size is None:
         return None, currency, source
     return price * size / 1e9, currency, source

@@ -22,9 +22,12 @@ _CJK = "\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-
 _CLOSING = "，。、；：？！）》」』】〉”’%,.;:?!)]}"  # never starts a line
 _OPENING = "（《「『【〈“‘"  # never ends a line
 HAS_CJK = re.compile(f"[{_CJK}]")
-# one unbreakable piece and the spaces after it: a CJK character or a run of other non-space characters,
-# with any opening punctuation before it and any closing punctuation after it
-_PIECE = re.compile(f"[{_OPENING}]*(?:[{_CJK}]|[^\\s{_CJK}]+)[{re.escape(_CLOSING)}]*\\s*|\\s+")
+# one unbreakable piece and the spaces after it: a CJK character, or a run of other non-space characters,
+# with the opening punctuation before it and the closing punctuation after it
+_PIECE = re.compile(
+    f"[{_OPENING}]*[{_CJK}][{re.escape(_CLOSING)}]*\\s*"
+    f"|[{_OPENING}]*[^\\s{_CJK}]+[{re.escape(_CLOSING)}]*\\s*|\\s+"
+)
 
 
 def pieces(line: str) -> list[str]:
@@ -62,6 +65,16 @@ def break_offsets(line: str, width: int) -> list[int]:
 
 class WrapText(Text):
     """A Rich Text that may also break between CJK characters (see the module docstring)."""
+
+    # Rich's copies (a + b, join, split) are plain Text; these keep the CJK line breaking on what they build
+    def blank_copy(self, plain: str = "") -> Text:
+        return WrapText(plain, style=self.style, justify=self.justify, overflow=self.overflow,
+                        no_wrap=self.no_wrap, end=self.end, tab_size=self.tab_size)  # fmt: skip
+
+    def copy(self) -> Text:
+        out = self.blank_copy(self.plain)
+        out._spans[:] = self._spans
+        return out
 
     def wrap(self, console, width, *, justify=None, overflow=None, tab_size=8, no_wrap=None) -> Lines:
         if no_wrap or not HAS_CJK.search(self.plain):

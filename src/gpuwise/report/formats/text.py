@@ -46,6 +46,9 @@ STYLES = {
 CODE_INDENT = "    "
 SECTION_INDENT = 3  # blocks under a level-3 heading
 RECORD_INDENT, RECORD_SEP = "  ", " · "  # a table row shown as a record
+# a column of Chinese text is not squeezed below five characters (or its widest line, when shorter):
+# Chinese breaks between any two characters, so a narrower column would stack its words a character a line
+CJK_MIN_CELLS = 10
 
 
 def _text(cell: Cell, style=None) -> Text:
@@ -135,6 +138,10 @@ def _fit(block: Table, width: int) -> list[int] | None:
     least = [
         max(_widest_word(c) if spec.align == "left" else _widest_number_line(c) for c in col)
         for spec, col in zip(block.columns, cols, strict=True)
+    ]
+    least = [
+        max(x, min(CJK_MIN_CELLS, m)) if any(HAS_CJK.search(cell_text(c)) for c in col) else x
+        for x, m, col in zip(least, most, cols, strict=True)
     ]
     least = [max(x, 1) for x in least]
     most = [max(x, y) for x, y in zip(most, least, strict=True)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from gpuwise.i18n import C_, _
 from gpuwise.launch.model import LaunchPlan
 from gpuwise.report.document import (
     Bullets,
@@ -20,84 +21,142 @@ from gpuwise.report.document import (
 STATUS_STYLE = {"pass": "ok", "warn": "warn", "fail": "fail", "unknown": "dim"}
 
 
+def _status_word(status: str) -> str:
+    """The migration check's status (an enum in the JSON) as the table shows it."""
+    return {
+        "pass": C_("check status", "pass"),
+        "warn": C_("check status", "warn"),
+        "fail": C_("check status", "fail"),
+        "unknown": C_("check status", "unknown"),
+    }.get(status, status)
+
+
 def _money(x: float | None, ccy: str | None) -> str:
-    return "unknown" if x is None else f"{x:,.2f} {ccy or ''}".strip()
+    return _("unknown") if x is None else f"{x:,.2f} {ccy or ''}".strip()
 
 
 def _cost_cell(p: LaunchPlan) -> Styled | str:
     r = p.resources
-    text = f"{_money(r.run_cost, r.currency)} ({r.cost_source})"
+    text = _("{value} ({source})").format(value=_money(r.run_cost, r.currency), source=r.cost_source)
     if p.max_cost is None:
         return text
+    limit = f"{p.max_cost:g}"
     if p.over_budget:
         return Styled(
-            f"{text}: above --max-cost {p.max_cost:g}"
+            _("{text}: above --max-cost {limit}").format(text=text, limit=limit)
             if p.cost_known
-            else f"{text}: cannot check --max-cost",
+            else _("{text}: cannot check --max-cost").format(text=text),
             "fail",
         )
-    return Styled(f"{text}: within --max-cost {p.max_cost:g}", "ok")
+    return Styled(_("{text}: within --max-cost {limit}").format(text=text, limit=limit), "ok")
+
+
+def _price(p: LaunchPlan) -> str:
+    r = p.resources
+    if r.node_hour_price is None:
+        return _("unknown")
+    price = _("{price} {currency}/node-hour").format(price=f"{r.node_hour_price:g}", currency=r.currency)
+    return _("{price} (spot)").format(price=price) if r.spot else price
+
+
+def _where(p: LaunchPlan) -> str:
+    r = p.resources
+    where = r.instance_type or _("your Slurm cluster")
+    if not r.provider:
+        return where
+    return _("{instance} ({provider}, {region})").format(
+        instance=where, provider=r.provider, region=r.zone or r.region or _("any region")
+    )
 
 
 def launch_view(p: LaunchPlan) -> Document:
     r, job = p.resources, p.job
-    state = "dry run: nothing created" if p.submitted is None else "created"
-    where = r.instance_type or "your Slurm cluster"
+    state = _("dry run: nothing created") if p.submitted is None else C_("launch", "created")
+    hours = (
+        _("unknown")
+        if r.hours is None
+        else _("{value} ({source})").format(value=_duration(r.hours), source=r.hours_source)
+    )
     rows: list = [
-        ("target", p.target),
-        ("state", Styled(state, "accent" if p.submitted is None else "ok")),
-        ("nodes x GPUs", f"{job.nodes} x {job.gpus_per_node} ({job.nproc_per_node} processes per node)"),
-        ("where", where + (f" ({r.provider}, {r.zone or r.region or 'any region'})" if r.provider else "")),
-        ("price", "unknown" if r.node_hour_price is None else f"{r.node_hour_price:g} {r.currency}/node-hour"
-         + (" (spot)" if r.spot else "")),
-        ("training time", "unknown" if r.hours is None else f"{_duration(r.hours)} ({r.hours_source})"),
-        ("estimated cost", _cost_cell(p)),
-        ("output folder", str(p.out)),
+        (C_("launch", "target"), p.target),
+        (C_("launch", "state"), Styled(state, "accent" if p.submitted is None else "ok")),
+        (_("nodes x GPUs"), _("{nodes} x {gpus} ({procs} processes per node)").format(
+            nodes=job.nodes, gpus=job.gpus_per_node, procs=job.nproc_per_node)),
+        (C_("launch", "where"), _where(p)),
+        (C_("launch", "price"), _price(p)),
+        (_("training time"), hours),
+        (_("estimated cost"), _cost_cell(p)),
+        (_("output folder"), str(p.out)),
     ]  # fmt: skip
     blocks: list = [KeyValues(rows)]
     blocks += [
-        Heading("What would be created" if p.submitted is None else "Created", 2),
+        Heading(_("What would be created") if p.submitted is None else C_("launch", "Created"), 2),
         Table(
-            [Column("resource"), Column("name / id"), Column("delete with")],
+            [Column(C_("launch", "resource")), Column(_("name / id")), Column(_("delete with"))],
             [[c.kind, c.id or c.name, c.delete] for c in p.creates],
         ),
     ]
     blocks += [
-        Heading("Preflight on every node (aborts on a critical finding)", 2),
+        Heading(_("Preflight on every node (aborts on a critical finding)"), 2),
         Code([p.preflight], "sh"),
     ]
     blocks += [
-        Heading("Monitoring", 2),
+        Heading(C_("launch", "Monitoring"), 2),
         Code([p.exporter], "sh"),
-        Paragraph("Prometheus scrape config:"),
+        Paragraph(_("Prometheus scrape config:")),
         Code(p.scrape_config.splitlines()),
         Paragraph(
-            "Dashboard: dashboards/gpuwise.json (Grafana), alerting rules: dashboards/gpuwise-rules.yml"
+            _("Dashboard: {dashboard} (Grafana), alerting rules: {rules}").format(
+                dashboard="dashboards/gpuwise.json", rules="dashboards/gpuwise-rules.yml"
+            )
         ),
     ]
-    blocks += [Heading("Migration check (source vs target software)", 2), _migration_table(p)]
+    blocks += [Heading(_("Migration check (source vs target software)"), 2), _migration_table(p)]
     if p.transfer is not None:
-        blocks += [Heading("Data transfer", 2), _transfer_block(p)]
+        blocks += [Heading(_("Data transfer"), 2), _transfer_block(p)]
         if p.transfer.warning:
             blocks.append(Paragraph(p.transfer.warning, "warn"))
     if p.cloud_check:
-        blocks += [Heading("Provider dry run", 2), Paragraph(p.cloud_check)]
+        blocks += [Heading(_("Provider dry run"), 2), Paragraph(p.cloud_check)]
     notes = [*r.notes, *p.notes]
     if notes:
-        blocks += [Heading("Notes", 2), Bullets(notes)]
+        blocks += [Heading(C_("launch", "Notes"), 2), Bullets(notes)]
     for name, text in sorted(p.files.items()):
         blocks += [Heading(f"{p.out / name}", 2), Code(_shown(text).splitlines())]
     if p.submitted:
-        blocks += [Heading("Submitted", 2), KeyValues([(k, str(v)) for k, v in p.submitted.items()])]
-    return Document(title=f"gpuwise launch: {job.name} -> {p.target}", blocks=blocks, data=p.to_json())
+        blocks += [
+            Heading(C_("launch", "Submitted"), 2),
+            KeyValues([(_submitted_label(k), str(v)) for k, v in p.submitted.items()]),
+        ]
+    title = _("gpuwise launch: {job} -> {target}").format(job=job.name, target=p.target)
+    return Document(title=title, blocks=blocks, data=p.to_json())
+
+
+def _submitted_label(key: str) -> str:
+    """A key of what --yes recorded (a JSON key in launch.json, shown as it is in English)."""
+    return {
+        "id": C_("submitted", "id"),
+        "job_id": C_("submitted", "job_id"),
+        "log": C_("submitted", "log"),
+        "exit_code": C_("submitted", "exit_code"),
+        "cluster": C_("submitted", "cluster"),
+        "instances": C_("submitted", "instances"),
+        "request_id": C_("submitted", "request_id"),
+    }.get(key, key)
 
 
 def _shown(text: str) -> str:
-    """A file as shown on screen: base64 user data is abbreviated (its decoded script is shown as its own file)."""
+    """A file as shown on screen: base64 user data is abbreviated (its decoded script is shown as its own file).
+
+    The file itself stays English (another program reads it); only the abbreviation note is translated."""
     return re.sub(
         r'("UserData": ")([A-Za-z0-9+/=]{80,})(")',
         lambda m: (
-            f"{m.group(1)}{m.group(2)[:16]}... ({len(m.group(2))} base64 characters of user-data.sh){m.group(3)}"
+            m.group(1)
+            + _("{head}... ({n} base64 characters of {file})").format(
+                head=m.group(2)[:16], n=len(m.group(2)), file="user-data.sh"
+            )
+            + m.group(3)
         ),
         text,
     )
@@ -105,10 +164,11 @@ def _shown(text: str) -> str:
 
 def _migration_table(p: LaunchPlan) -> Table:
     return Table(
-        [Column("check"), Column("what"), Column("source"), Column("target"), Column("why / source")],
+        [Column(C_("launch", "check")), Column(C_("launch", "what")), Column(C_("migration", "source")), Column(C_("migration", "target")),
+         Column(_("why / source"))],
         [
-            [Styled(m.status, STATUS_STYLE.get(m.status)), m.what, m.source_value or "—", m.target_value or "—",
-             f"{m.text} ({m.source})"]
+            [Styled(_status_word(m.status), STATUS_STYLE.get(m.status)), _(m.what), m.source_value or "—",
+             m.target_value or "—", _("{text} ({source})").format(text=m.text, source=m.source)]
             for m in p.migration
         ],
     )  # fmt: skip
@@ -116,26 +176,44 @@ def _migration_table(p: LaunchPlan) -> Table:
 
 def _duration(hours: float | None) -> str:
     if hours is None:
-        return "unknown"
+        return _("unknown")
     if hours * 60 < 1:
         return f"{hours * 3600:.0f} s"
     return f"{hours * 60:.1f} min" if hours < 1 else f"{hours:.1f} h"
 
 
 def _transfer_block(p: LaunchPlan) -> KeyValues:
-    t = p.transfer
-    size = "unknown" if t.size_bytes is None else f"{t.size_bytes / 1e9:,.2f} GB ({t.size_source})"
+    t, ds = p.transfer, p.job.dataset
+    kind = _transfer_kind(t.kind)
+    size = (
+        _("unknown")
+        if t.size_bytes is None
+        else _("{value} ({source})").format(value=f"{t.size_bytes / 1e9:,.2f} GB", source=t.size_source)
+    )
     if not t.copy_needed:
         return KeyValues(
-            [("dataset", f"{p.job.dataset.source} ({t.kind})"), ("size", size), ("copy", t.cost_source)]
+            [
+                (C_("launch", "dataset"), _("{source} ({kind})").format(source=ds.source, kind=kind)),
+                (C_("launch", "size"), size),
+                (C_("launch", "copy"), t.cost_source),
+            ]
         )
-    link = "unknown" if t.link_gbps is None else f"{t.link_gbps:g} Gbit/s"
+    link = _("unknown") if t.link_gbps is None else f"{t.link_gbps:g} Gbit/s"
     return KeyValues(
         [
-            ("dataset", f"{p.job.dataset.source} ({t.kind}) -> {p.job.dataset.mount}"),
-            ("size", size),
-            ("link", f"{link} ({t.link_source})"),
-            ("time", _duration(t.hours)),
-            ("cost", f"{_money(t.cost, t.currency)} ({t.cost_source})"),
+            (C_("launch", "dataset"), _("{source} ({kind}) -> {mount}").format(source=ds.source, kind=kind, mount=ds.mount)),
+            (C_("launch", "size"), size),
+            (C_("launch", "link"), _("{value} ({source})").format(value=link, source=t.link_source)),
+            (C_("launch", "time"), _duration(t.hours)),
+            (C_("launch", "cost"), _("{value} ({source})").format(value=_money(t.cost, t.currency), source=t.cost_source)),
         ]
-    )
+    )  # fmt: skip
+
+
+def _transfer_kind(kind: str) -> str:
+    """The dataset's kind (an enum in the JSON: local | object-store | nfs) as the report shows it."""
+    return {
+        "local": C_("launch", "local"),
+        "object-store": C_("launch", "object-store"),
+        "nfs": C_("launch", "nfs"),
+    }.get(kind, kind)
