@@ -72,16 +72,20 @@ def test_tbf_limited_link_is_named(slurm_cluster, tmp_path):
     assert report["straggler"]["sbatch_line"] == "#SBATCH --exclude=gwfl3"
 
 
-def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster):
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster, lang):
+    """In any language the drain reason slurmctld keeps is English: every operator reads it (sinfo -R)."""
     start = time.monotonic()
     p = slurm_cluster.nsenter(
-        "gwfl2", GPUWISE, "fleet", "healthcheck", "--expect", "gpus=8", "--drain", "--json"
+        "gwfl2", GPUWISE, "--lang", lang, "fleet", "healthcheck", "--expect", "gpus=8", "--drain", "--json"
     )
     elapsed = time.monotonic() - start
     try:
         assert p.returncode == 1, p.stderr
         doc = json.loads(p.stdout)
         assert (doc["node"], doc["healthy"], doc["drained"]) == ("gwfl2", False, True)
+        titles = [f["title"] for f in doc["findings"] if f["id"] == "expect.gpus"]
+        assert titles == ["GPU 数量应为 8，实际为 0" if lang == "zh-CN" else "expected GPUs 8, found 0"]
         assert elapsed < 5
         reasons = slurm_cluster.slurm("sinfo", "-R", "-h", "-o", "%n|%E")
         assert "gwfl2|gpuwise: expected GPUs 8, found 0" in reasons
