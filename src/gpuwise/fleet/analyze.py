@@ -153,7 +153,7 @@ def distribution(metric: str, unit: str, samples: list[Sample], scope: str | Non
         metric=metric,
         unit=unit,
         scope=scope or scope_of(samples[0][1]),
-        median=statistics.median(v for _, _, v in samples),
+        median=statistics.median(v for _node, _device, v in samples),
         values=[NodeValue(node=n, device=d, value=v) for n, d, v in samples],
     )
 

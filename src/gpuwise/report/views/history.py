@@ -92,11 +92,11 @@ def trend_view(metric: str, points: list[tuple[Run, Metric]], host: str | None) 
     blocks = [Heading(title), Table(columns, rows)]
     if len(points) > 1:
         series = []
-        for host_id in dict.fromkeys(r.host for r, _ in points):
+        for host_id in dict.fromkeys(r.host for r, _m in points):
             mine = [(r, m) for r, m in points if r.host == host_id]
-            series.append(Series(host_id, [f"{r.id}: {r.created_at[:10]}" for r, _ in mine],
-                                 [m.value for _, m in mine],
-                                 err=[_half_range(m) for _, m in mine]))  # fmt: skip
+            series.append(Series(host_id, [f"{r.id}: {r.created_at[:10]}" for r, _m in mine],
+                                 [m.value for _r, m in mine],
+                                 err=[_half_range(m) for _r, m in mine]))  # fmt: skip
         blocks.append(Chart("line", title, C_("noun", "run"), f"{metric} ({unit})", series))
     data = {
         "schema": SCHEMA,
