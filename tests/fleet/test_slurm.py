@@ -127,5 +127,11 @@ def test_slurmd_runs_the_healthcheck_and_it_drains_the_node(slurm_cluster):
         )
         assert slurm_cluster.state("gwfl1") == "idle"  # the healthy nodes stay in service
     finally:
-        slurm_cluster.set_healthcheck("exit 0")
+        # a check slurmd started before the script is replaced may still drain gwfl3 after a resume: wait
+        # until the new script has run on gwfl3 (slurmd has finished the old one), then resume
+        ran = slurm_cluster.dir / "gwfl-healthcheck-reset"
+        slurm_cluster.set_healthcheck(f'[ "$(hostname)" = gwfl3 ] && touch {ran}\nexit 0')
+        deadline = time.monotonic() + 30
+        while not ran.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
         slurm_cluster.resume("gwfl3")
