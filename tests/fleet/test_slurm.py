@@ -72,16 +72,20 @@ def test_tbf_limited_link_is_named(slurm_cluster, tmp_path):
     assert report["straggler"]["sbatch_line"] == "#SBATCH --exclude=gwfl3"
 
 
-def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster):
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster, lang):
+    """In any language the drain reason slurmctld keeps is English: every operator reads it (sinfo -R)."""
     start = time.monotonic()
     p = slurm_cluster.nsenter(
-        "gwfl2", GPUWISE, "fleet", "healthcheck", "--expect", "gpus=8", "--drain", "--json"
+        "gwfl2", GPUWISE, "--lang", lang, "fleet", "healthcheck", "--expect", "gpus=8", "--drain", "--json"
     )
     elapsed = time.monotonic() - start
     try:
         assert p.returncode == 1, p.stderr
         doc = json.loads(p.stdout)
         assert (doc["node"], doc["healthy"], doc["drained"]) == ("gwfl2", False, True)
+        titles = [f["title"] for f in doc["findings"] if f["id"] == "expect.gpus"]
+        assert titles == ["GPU 数量应为 8，实际为 0" if lang == "zh-CN" else "expected GPUs 8, found 0"]
         assert elapsed < 5
         reasons = slurm_cluster.slurm("sinfo", "-R", "-h", "-o", "%n|%E")
         assert "gwfl2|gpuwise: expected GPUs 8, found 0" in reasons
@@ -123,5 +127,11 @@ def test_slurmd_runs_the_healthcheck_and_it_drains_the_node(slurm_cluster):
         )
         assert slurm_cluster.state("gwfl1") == "idle"  # the healthy nodes stay in service
     finally:
-        slurm_cluster.set_healthcheck("exit 0")
+        # a check slurmd started before the script is replaced may still drain gwfl3 after a resume: wait
+        # until the new script has run on gwfl3 (slurmd has finished the old one), then resume
+        ran = slurm_cluster.dir / "gwfl-healthcheck-reset"
+        slurm_cluster.set_healthcheck(f'[ "$(hostname)" = gwfl3 ] && touch {ran}\nexit 0')
+        deadline = time.monotonic() + 30
+        while not ran.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
         slurm_cluster.resume("gwfl3")

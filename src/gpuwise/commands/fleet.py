@@ -122,7 +122,9 @@ def run(
     name = output_format(fmt, as_json)
     check_output(output)
     job, rc = submit(script, out, wait_timeout)
-    typer.echo(f"job {job} finished (exit {rc}); results in {out}", err=True)
+    typer.echo(
+        _("job {job} finished (exit {rc}); results in {out}").format(job=job, rc=rc, out=out), err=True
+    )
     from gpuwise.fleet.analyze import analyze_fleet
     from gpuwise.report.views.fleet import fleet_view
 
@@ -166,8 +168,8 @@ def healthcheck(
     result = hc.HealthResult(node=hc.node_name(node))
     facts, broken = hc.collect_with_deadline(lambda: _collect(from_capture), timeout)
     result.findings = [broken] if broken else hc.health_findings(facts, expected)
-    if drain and result.critical:
-        result.drain_error = hc.drain(result.node, result.findings)
+    if drain and result.critical:  # the drain reason stays English: Slurm shows it to every operator
+        result.drain_error = hc.drain(result.node, hc.english_findings(result.findings, facts, expected))
         result.drained = result.drain_error is None
     result.seconds = time.monotonic() - start
     emit(health_view(result), name, output)

@@ -21,6 +21,7 @@ from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_o
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
 from gpuwise.fleet.thresholds import thresholds
+from gpuwise.i18n import _, language, set_language
 
 PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs more than it saves
 
@@ -39,7 +40,8 @@ def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = N
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # the workers write the nodes' problems in the language of the report (a spawned worker starts in English)
+    with ProcessPoolExecutor(max_workers=workers, initializer=set_language, initargs=(language(),)) as pool:
         return list(pool.map(partial(load_node, run_rules=run_rules), dirs, chunksize=16))
 
 
@@ -59,13 +61,19 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
             distributions.append(distribution(metric, "GB/s", samples, scope="link"))
     not_compared = []
     if len(benches) < len(results):
-        not_compared.append(f"{len(results) - len(benches)} of {len(results)} nodes have no bench.json")
+        not_compared.append(
+            _("{missing} of {total} nodes have no bench.json").format(
+                missing=len(results) - len(benches), total=len(results)
+            )
+        )
     if collective is None:
-        not_compared.append("no collective.json or links.json: inter-node bandwidth not measured")
+        not_compared.append(_("no collective.json or links.json: inter-node bandwidth not measured"))
     elif len({p["dst"] for p in collective.links}) == 2:
         not_compared.append(
-            "two nodes: one pair per direction, so a slow link cannot be pinned on either end; "
-            "run the link test on three nodes or more"
+            _(
+                "two nodes: one pair per direction, so a slow link cannot be pinned on either end; "
+                "run the link test on three nodes or more"
+            )
         )
     outliers.sort(key=lambda o: (o.node, o.metric, o.device or ""))
     return FleetReport(
@@ -105,7 +113,9 @@ def read_collective(root: Path) -> Collective | None:
         out.per_rank_time_us = list(m.extra.get("per_rank_time_us") or [])
         out.slowest_rank = m.extra.get("slowest_rank")
         if m.status != "ok":
-            problems.append(f"{m.name}: {m.status} ({m.reason})")
+            out.problems.append(  # out holds a copy of the list (pydantic)
+                _("{name}: {status} ({reason})").format(name=m.name, status=m.status, reason=m.reason)
+            )
     return out
 
 
@@ -115,7 +125,11 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if doc.get("schema") != LINKS_SCHEMA:
-            raise ValueError(f"schema is {doc.get('schema')!r}, expected {LINKS_SCHEMA!r}")
+            raise ValueError(
+                _("schema is {found!r}, expected {schema!r}").format(
+                    found=doc.get("schema"), schema=LINKS_SCHEMA
+                )
+            )
         return [
             {
                 "src": str(p["src"]),
@@ -126,7 +140,9 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
             for p in doc.get("pairs") or []
         ]
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        problems.append(f"links.json: not a {LINKS_SCHEMA} file ({str(exc)[:200]})")
+        problems.append(
+            _("links.json: not a {schema} file ({error})").format(schema=LINKS_SCHEMA, error=str(exc)[:200])
+        )
         return None
 
 
@@ -137,7 +153,7 @@ def distribution(metric: str, unit: str, samples: list[Sample], scope: str | Non
         metric=metric,
         unit=unit,
         scope=scope or scope_of(samples[0][1]),
-        median=statistics.median(v for _, _, v in samples),
+        median=statistics.median(v for _node, _device, v in samples),
         values=[NodeValue(node=n, device=d, value=v) for n, d, v in samples],
     )
 

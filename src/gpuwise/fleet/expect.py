@@ -17,7 +17,7 @@ from gpuwise.errors import UserInputError
 from gpuwise.facts.models import Facts
 from gpuwise.i18n import N_, _
 
-SOURCE = "the operator's expectation (--expect), i.e. this node's known configuration"
+SOURCE = N_("the operator's expectation (--expect), i.e. this node's known configuration")
 FIX = N_("write --expect as comma-separated key=value pairs, e.g. --expect gpus=8,ib=4,pcie_width=16")
 
 
@@ -78,7 +78,7 @@ def parse_expect(text: str) -> dict[str, object]:
             raise UserInputError(_("--expect: {part!r} is not key=value").format(part=part), _(FIX))
         if key not in CHECKS:
             near = difflib.get_close_matches(key, CHECKS, n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            hint = _(" (did you mean {name!r}?)").format(name=near[0]) if near else ""
             raise UserInputError(
                 _("--expect: unknown key {key!r}{hint}; known: {join}").format(
                     key=key, hint=hint, join=", ".join(CHECKS)
@@ -134,13 +134,15 @@ def check_expectations(facts: Facts, expected: dict[str, object]) -> list[Findin
                         "if the node's configuration changed on purpose."
                     )
                 ),
-                source=SOURCE,
+                source=_(SOURCE),
             )
         )
     return out
 
 
 def short_reason(findings: list[Finding], limit: int = 80) -> str:
-    """A drain reason for `scontrol update ... reason=`: the failed titles, cut to `limit` characters."""
+    """A drain reason for `scontrol update ... reason=`: the failed titles, cut to `limit` characters.
+    Slurm shows it to every operator (`sinfo -R`): pass findings made in English
+    (healthcheck.english_findings), never this run's translated ones."""
     text = "gpuwise: " + "; ".join(f.title for f in findings if f.status == "fail")
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from gpuwise.advise.finding import Evidence, Finding
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.expect import check_expectations, short_reason
+from gpuwise.i18n import N_, _, language, set_language
+
+BROKEN_SOURCE = N_("heuristic: a node whose driver or tools hang cannot run a job either")
 
 
 @dataclass
@@ -56,16 +59,18 @@ def collect_with_deadline(collect, deadline_s: float) -> tuple[Facts | None, Fin
     t.start()
     t.join(deadline_s)
     if t.is_alive():
-        return None, _broken(
-            "health.timeout", f"reading the node took longer than {deadline_s:g}s", deadline_s
-        )
+        return None, broken_finding("health.timeout", deadline_s)
     if "error" in box:
-        exc = box["error"]
-        return None, _broken("health.collect_failed", f"could not read the node: {exc}", str(exc))
+        return None, broken_finding("health.collect_failed", str(box["error"]))
     return box["facts"], None
 
 
-def _broken(fid: str, title: str, value) -> Finding:
+def broken_finding(fid: str, value) -> Finding:
+    """health.timeout (value: the deadline in seconds) or health.collect_failed (value: the error)."""
+    if fid == "health.timeout":
+        title = _("reading the node took longer than {seconds:g}s").format(seconds=value)
+    else:
+        title = _("could not read the node: {error}").format(error=value)
     return Finding(
         id=fid,
         layer="hardware",
@@ -73,7 +78,7 @@ def _broken(fid: str, title: str, value) -> Finding:
         status="fail",
         title=title,
         evidence=[Evidence(path="healthcheck", value=value)],
-        source="heuristic: a node whose driver or tools hang cannot run a job either",
+        source=_(BROKEN_SOURCE),
     )
 
 
@@ -85,13 +90,33 @@ def health_findings(facts: Facts, expected: dict[str, object] | None) -> list[Fi
     return findings + run_rules(facts, None, facts.platform.environment or "unknown")
 
 
+def english_findings(
+    findings: list[Finding], facts: Facts | None, expected: dict[str, object] | None
+) -> list[Finding]:
+    """The same findings with English titles, for the Slurm drain reason: slurmctld keeps it and `sinfo -R`
+    shows it to every operator of the cluster, whatever language this run speaks."""
+    if language() == "en":
+        return findings
+    current = language()
+    set_language("en")
+    try:
+        if facts is None:  # the node could not be read: the findings are broken_finding()'s
+            return [broken_finding(f.id, f.evidence[0].value) for f in findings]
+        return health_findings(facts, expected)
+    finally:
+        set_language(current)
+
+
 def drain(node: str, findings: list[Finding]) -> str | None:
-    """`scontrol update nodename=NODE state=drain reason=...`; returns an error text, or None when done."""
+    """`scontrol update nodename=NODE state=drain reason=...`; returns an error text, or None when done.
+    `findings` in English (english_findings): the reason is read by Slurm's users, not this run's."""
     if shutil.which("scontrol") is None:
-        return "scontrol not found (not a Slurm node?)"
+        return _("scontrol not found (not a Slurm node?)")
     cmd = ["scontrol", "update", f"nodename={node}", "state=drain", f"reason={short_reason(findings)}"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
     except subprocess.TimeoutExpired:
-        return "scontrol did not answer within 10 s"
-    return None if p.returncode == 0 else (p.stderr.strip() or f"scontrol exited {p.returncode}")
+        return _("scontrol did not answer within {seconds} s").format(seconds=10)
+    return (
+        None if p.returncode == 0 else (p.stderr.strip() or _("scontrol exited {rc}").format(rc=p.returncode))
+    )

@@ -70,7 +70,7 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
     result = NodeResult(node_dir.name, status)
     cap = capture_path(node_dir)
     if cap is None:
-        status.problems.append("no capture.tar.gz or capture/ folder")
+        status.problems.append(_("no capture.tar.gz or capture/ folder"))
     else:
         try:
             result.facts = collect_facts(CaptureHost(cap))
@@ -87,14 +87,20 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
         except GpuwiseError as exc:
             status.problems.append(exc.message)
     elif (node_dir / "bench.log").exists():  # `fleet run` ran the benchmarks and they wrote nothing
-        status.problems.append(f"no bench.json; bench.log ends: {_last_line(node_dir / 'bench.log')}")
+        status.problems.append(
+            _("no bench.json; bench.log ends: {line}").format(line=_last_line(node_dir / "bench.log"))
+        )
     doctor_file = node_dir / "doctor.json"
     if doctor_file.exists():
         try:
             result.findings = _read_doctor(doctor_file)
             status.findings_from = "doctor.json"
         except (OSError, ValueError) as exc:
-            status.problems.append(f"doctor.json: not a gpuwise-report/1 file ({str(exc)[:200]})")
+            status.problems.append(
+                _("doctor.json: not a {schema} file ({error})").format(
+                    schema="gpuwise-report/1", error=str(exc)[:200]
+                )
+            )
     if status.findings_from == "none" and result.facts is not None and run_rules:
         from gpuwise.advise.engine import run_rules as run
 
@@ -107,8 +113,8 @@ def _last_line(path: Path) -> str:
     try:
         lines = [x for x in path.read_text(encoding="utf-8", errors="replace").splitlines() if x.strip()]
     except OSError as exc:
-        return f"(unreadable: {exc.strerror or exc})"
-    return lines[-1][:300] if lines else "(empty)"
+        return _("(unreadable: {error})").format(error=exc.strerror or exc)
+    return lines[-1][:300] if lines else _("(empty)")
 
 
 def _read_doctor(path: Path) -> list[Finding]:
@@ -116,7 +122,9 @@ def _read_doctor(path: Path) -> list[Finding]:
 
     raw = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(raw, dict) or raw.get("schema") != "gpuwise-report/1":
-        raise ValueError(f"schema is {raw.get('schema') if isinstance(raw, dict) else None!r}")
+        raise ValueError(
+            _("schema is {found!r}").format(found=raw.get("schema") if isinstance(raw, dict) else None)
+        )
     try:
         return [Finding.model_validate(f) for f in raw.get("findings") or []]
     except ValidationError as exc:

@@ -31,7 +31,8 @@ class Drift(_Strict):
     """One setting or version that is not the same on every node."""
 
     group: str  # "software", "kernel", "firmware", "hardware", "settings"
-    key: str  # "NVIDIA driver", "PCIe link width (GPU 0)"
+    key: str  # "NVIDIA driver", "PCIe link width (GPU 0)": English, the setting's name in JSON and history
+    label: str = Field("", exclude=True)  # the key in the language of the report (shown; not in the JSON)
     majority: Any = None
     majority_count: int = 0
     odd: dict[str, list[str]] = Field(default_factory=dict)  # value (as text) -> nodes

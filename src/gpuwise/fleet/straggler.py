@@ -13,10 +13,11 @@ import statistics
 
 from gpuwise.bench.models import BenchReport
 from gpuwise.fleet.model import Drift, Outlier, Straggler
+from gpuwise.i18n import N_, _
 
 SPEED_LAYERS = ("compute", "training")
 STEP_METRICS = ("train_transformer_bf16", "train_transformer_fp32", "train_cnn_bf16", "train_cnn_fp32")
-METHOD = (
+METHOD = N_(
     "synchronous data parallel, per-GPU batch fixed: step = median node's measured step time / slowest "
     "node's speed (its worst compute or training result relative to the fleet median); throughput = "
     "nodes x slowest speed, in median-node units; gradient sync not modelled"
@@ -29,14 +30,18 @@ def verdict(benches: dict[str, BenchReport], drift: list[Drift], outliers: list[
     for d in drift:
         for value, names in d.odd.items():
             for n in names:
-                reasons.setdefault(n, []).append(f"{d.key} {value} (fleet: {d.majority})")
+                reasons.setdefault(n, []).append(
+                    _("{setting} {value} (fleet: {majority})").format(
+                        setting=d.label or d.key, value=value, majority=d.majority
+                    )
+                )
     for o in outliers:
         where = f" {o.device}" if o.device and o.scope != "link" else ""
         reasons.setdefault(o.node, []).append(
             f"{o.metric}{where} {o.value:.4g} {o.unit} ({o.deviation_pct:+.0f}%)"
         )
     exclude = sorted(reasons)
-    out = Straggler(exclude=exclude, reasons={n: reasons[n] for n in exclude}, method=METHOD)
+    out = Straggler(exclude=exclude, reasons={n: reasons[n] for n in exclude}, method=_(METHOD))
     if exclude:
         out.sbatch_line = "#SBATCH --exclude=" + ",".join(exclude)
     speed = _speeds(benches)

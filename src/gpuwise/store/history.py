@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem
+from gpuwise.i18n import _
 
 # (version, statements). Append only; never edit a released step (databases in the field ran it).
 MIGRATIONS: list[tuple[int, list[str]]] = [
@@ -102,13 +103,17 @@ class History:
         text = str(err)
         if "locked" in text or "busy" in text:
             return HistoryError(
-                f"the history database {self.path} stayed locked for {BUSY_TIMEOUT_S:.0f} s ({text})",
-                "wait for the other gpuwise run to finish, or skip recording with --no-history",
+                _("the history database {path} stayed locked for {seconds:.0f} s ({error})").format(
+                    path=self.path, seconds=BUSY_TIMEOUT_S, error=text
+                ),
+                _("wait for the other gpuwise run to finish, or skip recording with --no-history"),
             )
         return HistoryError(
-            f"the history database {self.path} cannot be used: {text}",
-            f"move it aside (mv {self.path} {self.path}.broken; the next run starts a new one), "
-            "point GPUWISE_HISTORY or --history at another file, or skip recording with --no-history",
+            _("the history database {path} cannot be used: {error}").format(path=self.path, error=text),
+            _(
+                "move it aside (mv {path} {path}.broken; the next run starts a new one), "
+                "point GPUWISE_HISTORY or --history at another file, or skip recording with --no-history"
+            ).format(path=self.path),
         )
 
     def _guard(self, fn, *args):

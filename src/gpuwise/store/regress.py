@@ -17,6 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from gpuwise.i18n import _
 from gpuwise.store.history import Metric, Run
 
 BASELINE_RUNS = 5
@@ -36,13 +37,25 @@ class Regression:
     fact_changes: list[str]
 
     def sentence(self) -> str:
-        word = "down" if self.change < 0 else "up"
-        changed = f"; changed in between: {', '.join(self.fact_changes)}" if self.fact_changes else ""
-        return (
-            f"{self.metric} {word} {abs(self.change) * 100:.1f}% since {self.since[:10]} "
-            f"({self.baseline:.4g} → {self.value:.4g} {self.unit}, median of {self.runs} past run(s))"
-            f"{changed}"
-        )
+        values = {
+            "metric": self.metric,
+            "pct": f"{abs(self.change) * 100:.1f}%",
+            "since": self.since[:10],
+            "before": f"{self.baseline:.4g}",
+            "after": f"{self.value:.4g}",
+            "unit": self.unit,
+            "runs": self.runs,
+        }
+        text = (
+            _("{metric} down {pct} since {since} ({before} → {after} {unit}, median of {runs} past run(s))")
+            if self.change < 0
+            else _(
+                "{metric} up {pct} since {since} ({before} → {after} {unit}, median of {runs} past run(s))"
+            )
+        ).format(**values)
+        if self.fact_changes:
+            text += _("; changed in between: {changes}").format(changes=", ".join(self.fact_changes))
+        return text
 
 
 def fact_changes(before: dict, after: dict) -> list[str]:

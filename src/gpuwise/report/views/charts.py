@@ -122,7 +122,8 @@ def fleet_distribution_chart(report) -> list[Chart]:
     MAX_POINTS values a metric draws every outlier and MAX_POINTS evenly spaced ranks of the others
     (min and max included), so the page stays small for thousands of GPUs."""
     flagged = {(o.metric, o.node, o.device) for o in report.outliers}
-    normal, odd = Series("nodes", [], [], labels=[]), Series("outliers (bad side)", [], [], labels=[])
+    normal = Series(C_("chart series", "nodes"), [], [], labels=[])
+    odd = Series(_("outliers (bad side)"), [], [], labels=[])
     for d in report.distributions:
         if not d.median or len(d.values) < 2:
             continue
@@ -142,9 +143,9 @@ def fleet_distribution_chart(report) -> list[Chart]:
     return [
         Chart(
             "scatter",
-            "Every node's value per metric (fleet median = 100%)",
-            "metric",
-            "% of the fleet median",
+            _("Every node's value per metric (fleet median = 100{percent_sign})").format(percent_sign="%"),
+            _("metric"),
+            _("{percent_sign} of the fleet median").format(percent_sign="%"),
             [normal, odd] if odd.x else [normal],
         )
     ]

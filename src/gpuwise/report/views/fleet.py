@@ -6,6 +6,7 @@ import re
 
 from gpuwise.fleet.healthcheck import HealthResult
 from gpuwise.fleet.model import FleetReport
+from gpuwise.i18n import C_, N_, _
 from gpuwise.report.document import (
     Block,
     Bullets,
@@ -21,6 +22,31 @@ from gpuwise.report.document import (
 from gpuwise.report.views.charts import fleet_distribution_chart
 
 HEALTH_SCHEMA = "gpuwise-fleet-health/1"
+# the JSON's enum values, shown in the reader's language
+OUTLIER_METHOD = {"robust z": N_("robust z"), "vs others' median": N_("vs others' median")}
+
+
+def _group(group: str) -> str:
+    """A drift group (software, firmware, kernel, hardware, settings) in the reader's language."""
+    words = {
+        "software": C_("drift group", "software"),
+        "firmware": C_("drift group", "firmware"),
+        "kernel": C_("drift group", "kernel"),
+        "hardware": C_("drift group", "hardware"),
+        "settings": C_("drift group", "settings"),
+    }
+    return words.get(group, group)
+
+
+def _status(status: str) -> str:
+    """A finding's status (the JSON's enum value) in the reader's language."""
+    words = {
+        "fail": C_("finding status", "fail"),
+        "warn": C_("finding status", "warn"),
+        "info": C_("finding status", "info"),
+        "pass": C_("finding status", "pass"),
+    }
+    return words.get(status, status)
 
 
 def _num(x: float | None, unit: str = "") -> str:
@@ -32,13 +58,15 @@ def fleet_view(r: FleetReport) -> Document:
     blocks: list = [
         KeyValues(
             [
-                ("directory", r.directory),
-                ("nodes", str(len(r.nodes))),
+                (_("directory"), r.directory),
+                (C_("count", "nodes"), str(len(r.nodes))),
                 (
-                    "verdict",
-                    Styled(f"{len(odd)} odd node(s): {', '.join(odd)}", "warn")
+                    _("verdict"),
+                    Styled(
+                        _("{count} odd node(s): {nodes}").format(count=len(odd), nodes=", ".join(odd)), "warn"
+                    )
                     if odd
-                    else Styled("no node differs from its peers", "ok"),
+                    else Styled(_("no node differs from its peers"), "ok"),
                 ),
             ]
         )
@@ -46,23 +74,27 @@ def fleet_view(r: FleetReport) -> Document:
     problems = [(n.node, "; ".join(n.problems)) for n in r.nodes if n.problems]
     if problems:
         blocks += [
-            Heading("Nodes that could not be read fully", 2),
-            Table([Column("node"), Column("problem")], [[n, Styled(p, "warn")] for n, p in problems]),
+            Heading(_("Nodes that could not be read fully"), 2),
+            Table([Column(_("node")), Column(_("problem"))], [[n, Styled(p, "warn")] for n, p in problems]),
         ]
-    blocks.append(Heading("Drift (differs between nodes)", 2))
+    blocks.append(Heading(_("Drift (differs between nodes)"), 2))
     if r.drift:
         rows = [
-            [d.group, d.key, f"{d.majority} ({d.majority_count})", Styled(_odd_text(d.odd), "warn")]
+            [
+                _group(d.group),
+                d.label or d.key,
+                f"{d.majority} ({d.majority_count})",
+                Styled(_odd_text(d.odd), "warn"),
+            ]
             for d in r.drift
         ]
-        blocks.append(
-            Table([Column("group"), Column("what"), Column("majority (nodes)"), Column("odd")], rows)
-        )
+        columns = [Column(_("group")), Column(_("what")), Column(_("majority (nodes)")), Column(_("odd"))]
+        blocks.append(Table(columns, rows))
     else:
         blocks.append(
-            Paragraph("Versions, firmware, kernel, hardware and key settings match on every node.", "ok")
+            Paragraph(_("Versions, firmware, kernel, hardware and key settings match on every node."), "ok")
         )
-    blocks.append(Heading("Peer-relative outliers (bad side only)", 2))
+    blocks.append(Heading(_("Peer-relative outliers (bad side only)"), 2))
     if r.outliers:
         rows = [
             [
@@ -71,51 +103,54 @@ def fleet_view(r: FleetReport) -> Document:
                 Styled(_num(o.value, o.unit), "fail"),
                 _num(o.median, o.unit),
                 f"{o.deviation_pct:+.1f}%",
-                f"z={o.score:+.1f}" if o.score is not None else o.method,
+                f"z={o.score:+.1f}" if o.score is not None else _(OUTLIER_METHOD.get(o.method, o.method)),
             ]
             for o in r.outliers
         ]
-        cols = [Column("node"), Column("metric"), Column("value", "right"), Column("fleet median", "right")]
-        blocks.append(Table([*cols, Column("dev", "right"), Column("score")], rows))
+        cols = [Column(_("node")), Column(_("metric")), Column(_("value"), "right"),
+                Column(_("fleet median"), "right"), Column(_("dev"), "right"), Column(_("score"))]  # fmt: skip
+        blocks.append(Table(cols, rows))
     else:
-        blocks.append(Paragraph("No measurement is an outlier on the bad side.", "ok"))
+        blocks.append(Paragraph(_("No measurement is an outlier on the bad side."), "ok"))
     z = r.thresholds.get("robust_z_threshold", {})
     if z:
         url = re.search(r"https?://[^\s),]+", z["source"])
-        blocks.append(
-            Paragraph(
-                f"Outlier: robust z = (x - median) / (1.4826 MAD) beyond -{z['value']:g} (+ for times); "
-                f"under {r.thresholds['min_nodes_for_z']['value']:g} nodes, below "
-                f"{r.thresholds['small_fleet_ratio']['value']:g}x the others' median. Threshold: "
-                f"Iglewicz and Hoaglin, NIST/SEMATECH e-Handbook 1.3.5.17{f' ({url.group(0)})' if url else ''}.",
-                "dim",
-            )
+        text = _(
+            "Outlier: robust z = (x - median) / (1.4826 MAD) beyond -{z:g} (+ for times); under {nodes:g} "
+            "nodes, below {ratio:g}x the others' median. Threshold: {source}{url}."
+        ).format(
+            z=z["value"],
+            nodes=r.thresholds["min_nodes_for_z"]["value"],
+            ratio=r.thresholds["small_fleet_ratio"]["value"],
+            source="Iglewicz and Hoaglin, NIST/SEMATECH e-Handbook 1.3.5.17",
+            url=f" ({url.group(0)})" if url else "",
         )
+        blocks.append(Paragraph(text, "dim"))
     blocks += _spread_blocks(r)
     if r.collective is not None:
         blocks += _collective_blocks(r)
-    blocks.append(Heading("Findings by reach", 2))
+    blocks.append(Heading(_("Findings by reach"), 2))
     if r.reach:
         n = len(r.nodes)
         rows = [
             [
                 f"{len(g.nodes)}/{n}",
-                Styled(g.status, {"fail": "fail", "warn": "warn"}.get(g.status, "info")),
+                Styled(_status(g.status), {"fail": "fail", "warn": "warn"}.get(g.status, "info")),
                 g.id,
                 g.title,
-                "all" if len(g.nodes) == n else _short_list(g.nodes),
+                C_("nodes", "all") if len(g.nodes) == n else _short_list(g.nodes),
             ]
             for g in r.reach
         ]
-        blocks.append(
-            Table([Column("reach"), Column("status"), Column("id"), Column("finding"), Column("nodes")], rows)
-        )
+        columns = [Column(_("reach")), Column(_("status")), Column("id"), Column(_("finding")),
+                   Column(C_("list", "nodes"))]  # fmt: skip
+        blocks.append(Table(columns, rows))
     else:
-        blocks.append(Paragraph("No doctor findings.", "ok"))
+        blocks.append(Paragraph(_("No doctor findings."), "ok"))
     blocks += _straggler_blocks(r)
     if r.not_compared:
-        blocks += [Heading("Not compared", 2), Bullets(list(r.not_compared))]
-    return Document(title="gpuwise fleet report", blocks=blocks, data=r.to_json_dict())
+        blocks += [Heading(_("Not compared"), 2), Bullets(list(r.not_compared))]
+    return Document(title=_("gpuwise fleet report"), blocks=blocks, data=r.to_json_dict())
 
 
 def _spread_blocks(r: FleetReport) -> list[Block]:
@@ -131,12 +166,14 @@ def _spread_blocks(r: FleetReport) -> list[Block]:
         n = flagged.get(d.metric, 0)
         rows.append([d.metric, d.unit, str(len(values)), _num(min(values)), _num(d.median), _num(max(values)),
                      Styled(str(n), "fail") if n else "0"])  # fmt: skip
-    columns = [Column("metric"), Column("unit"), Column("values", "right"), Column("min", "right"),
-               Column("median", "right"), Column("max", "right"), Column("outliers", "right")]  # fmt: skip
+    columns = [Column(_("metric")), Column(_("unit")), Column(_("values"), "right"), Column(_("min"), "right"),
+               Column(_("median"), "right"), Column(_("max"), "right"), Column(_("outliers"), "right")]  # fmt: skip
     return [
-        Heading("Spread per metric", 2),
+        Heading(_("Spread per metric"), 2),
         Table(
-            columns, rows, caption="values: one per node (per GPU for GPU metrics, per direction for links)"
+            columns,
+            rows,
+            caption=_("values: one per node (per GPU for GPU metrics, per direction for links)"),
         ),
         *fleet_distribution_chart(r),
     ]
@@ -153,17 +190,19 @@ def _short_list(nodes: list[str], limit: int = 8) -> str:
 def _collective_blocks(r: FleetReport) -> list:
     c = r.collective
     rows = [
-        ("all-reduce busbw", _num(c.busbw_gb_s, "GB/s")),
-        ("ranks / nodes", f"{c.world_size or '—'} / {c.nodes or '—'} ({c.backend or '?'})"),
-        ("per-rank time (largest size)", ", ".join(f"{t:.0f} us" for t in c.per_rank_time_us) or "—"),
+        (_("all-reduce busbw"), _num(c.busbw_gb_s, "GB/s")),
+        (_("ranks / nodes"), f"{c.world_size or '—'} / {c.nodes or '—'} ({c.backend or '?'})"),
+        (_("per-rank time (largest size)"), ", ".join(f"{t:.0f} us" for t in c.per_rank_time_us) or "—"),
     ]
-    out: list = [Heading("Inter-node collective", 2), KeyValues(rows)]
+    out: list = [Heading(_("Inter-node collective"), 2), KeyValues(rows)]
     if c.links:
+        columns = [Column(C_("link", "from")), Column(C_("link", "to")), Column(_("median GB/s"), "right"),
+                   Column(_("best GB/s"), "right")]  # fmt: skip
         out.append(
             Table(
-                [Column("from"), Column("to"), Column("median GB/s", "right"), Column("best GB/s", "right")],
+                columns,
                 [[p["src"], p["dst"], f"{p['gb_s']:.3f}", f"{p['best_gb_s']:.3f}"] for p in c.links],
-                title="pairwise link test",
+                title=_("pairwise link test"),
             )
         )
     if c.problems:
@@ -173,12 +212,15 @@ def _collective_blocks(r: FleetReport) -> list:
 
 def _straggler_blocks(r: FleetReport) -> list:
     s = r.straggler
-    out: list = [Heading("Straggler verdict for the next job", 2)]
+    out: list = [Heading(_("Straggler verdict for the next job"), 2)]
     if not s.exclude:
-        out.append(Paragraph("Keep every node.", "ok"))
+        out.append(Paragraph(_("Keep every node."), "ok"))
     else:
         out.append(
-            Table([Column("exclude"), Column("why")], [[n, "; ".join(s.reasons[n])] for n in s.exclude])
+            Table(
+                [Column(_("exclude")), Column(_("why"))],
+                [[n, "; ".join(s.reasons[n])] for n in s.exclude],
+            )
         )
         out.append(Code([s.sbatch_line or ""], "bash"))
     if s.step_ms_all is not None:
@@ -186,18 +228,22 @@ def _straggler_blocks(r: FleetReport) -> list:
             KeyValues(
                 [
                     (
-                        "step time, all nodes",
-                        f"{s.step_ms_all:.4g} ms ({s.throughput_all:g} median-node units)",
+                        _("step time, all nodes"),
+                        _("{step} ({units} median-node units)").format(
+                            step=f"{s.step_ms_all:.4g} ms", units=f"{s.throughput_all:g}"
+                        ),
                     ),
                     (
-                        "step time, without excluded",
-                        f"{_num(s.step_ms_without, 'ms')} ({_num(s.throughput_without)} median-node units)",
+                        _("step time, without excluded"),
+                        _("{step} ({units} median-node units)").format(
+                            step=_num(s.step_ms_without, "ms"), units=_num(s.throughput_without)
+                        ),
                     ),
-                    ("from", s.step_metric or "—"),
+                    (C_("measurement", "from"), s.step_metric or "—"),
                 ],
             )
         )
-        out.append(Paragraph(f"Estimate: {s.method}.", "dim"))
+        out.append(Paragraph(_("Estimate: {method}.").format(method=s.method), "dim"))
     return out
 
 
@@ -218,19 +264,26 @@ def health_data(h: HealthResult) -> dict:
 
 def health_view(h: HealthResult) -> Document:
     crit = h.critical
-    verdict = Styled(f"CRITICAL: {len(crit)} finding(s)", "fail") if crit else Styled("healthy", "ok")
-    rows = [("node", h.node), ("verdict", verdict), ("took", f"{h.seconds:.2f} s")]
+    verdict = (
+        Styled(_("CRITICAL: {count} finding(s)").format(count=len(crit)), "fail")
+        if crit
+        else Styled(_("healthy"), "ok")
+    )
+    rows = [(_("node"), h.node), (_("verdict"), verdict), (_("took"), f"{h.seconds:.2f} s")]
     if h.drained:
-        rows.append(("drained", Styled("yes (scontrol update state=drain)", "warn")))
+        rows.append((_("drained"), Styled(_("yes (scontrol update state=drain)"), "warn")))
     if h.drain_error:
-        rows.append(("drain failed", Styled(h.drain_error, "fail")))
+        rows.append((_("drain failed"), Styled(h.drain_error, "fail")))
     blocks: list = [KeyValues(rows)]
     shown = [f for f in h.findings if f.status == "fail" or f.id.startswith("expect.")]
     if shown:
         blocks.append(
             Table(
-                [Column("status"), Column("id"), Column("finding")],
-                [[Styled(f.status, "fail" if f.status == "fail" else "ok"), f.id, f.title] for f in shown],
+                [Column(_("status")), Column("id"), Column(_("finding"))],
+                [
+                    [Styled(_status(f.status), "fail" if f.status == "fail" else "ok"), f.id, f.title]
+                    for f in shown
+                ],
             )
         )
-    return Document(title="gpuwise fleet healthcheck", blocks=blocks, data=health_data(h))
+    return Document(title=_("gpuwise fleet healthcheck"), blocks=blocks, data=health_data(h))

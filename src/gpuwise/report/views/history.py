@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuwise.i18n import C_, _
 from gpuwise.report.document import Chart, Column, Document, Heading, KeyValues, Paragraph, Series, Table
 from gpuwise.store.history import Metric, Run
 
@@ -36,18 +37,17 @@ def list_view(runs: list[Run], path: str) -> Document:
         ]
         for r in runs
     ]
-    columns = [Column("id", "right"), Column("time (UTC)"), Column("kind"), Column("host"),
-               Column("facts"), Column("metrics", "right")]  # fmt: skip
-    blocks = [Heading("Recorded runs"), Paragraph(f"history: {path}", "dim")]
-    blocks.append(Table(columns, rows) if rows else Paragraph("no runs recorded yet"))
-    return Document(
-        "Recorded runs", blocks, {"schema": SCHEMA, "path": path, "runs": [_run_json(r) for r in runs]}
-    )
+    columns = [Column("id", "right"), Column(_("time (UTC)")), Column(C_("run", "kind")), Column(_("host")),
+               Column(_("facts")), Column(_("metrics"), "right")]  # fmt: skip
+    title = _("Recorded runs")
+    blocks = [Heading(title), Paragraph(_("history: {path}").format(path=path), "dim")]
+    blocks.append(Table(columns, rows) if rows else Paragraph(_("no runs recorded yet")))
+    return Document(title, blocks, {"schema": SCHEMA, "path": path, "runs": [_run_json(r) for r in runs]})
 
 
 def metrics_table(metrics: list[Metric]) -> Table:
-    columns = [Column("metric"), Column("median", "right"), Column("min", "right"), Column("max", "right"),
-               Column("unit"), Column("repeats", "right")]  # fmt: skip
+    columns = [Column(_("metric")), Column(_("median"), "right"), Column(_("min"), "right"),
+               Column(_("max"), "right"), Column(_("unit")), Column(_("repeats"), "right")]  # fmt: skip
     rows = [
         [m.name, _num(m.value), _num(m.low), _num(m.high), m.unit, str(m.repeats or "—")] for m in metrics
     ]
@@ -55,12 +55,12 @@ def metrics_table(metrics: list[Metric]) -> Table:
 
 
 def show_view(run: Run) -> Document:
-    title = f"Run {run.id}: {run.kind} on {run.host}"
+    title = _("Run {id}: {kind} on {host}").format(id=run.id, kind=run.kind, host=run.host)
     facts = [(k, str(v)) for k, v in run.facts.items()]
     blocks = [
         Heading(title),
-        KeyValues([("time (UTC)", run.created_at), ("facts digest", run.facts_digest)]),
-        KeyValues(facts, title="Facts") if facts else Paragraph("no facts recorded"),
+        KeyValues([(_("time (UTC)"), run.created_at), (_("facts digest"), run.facts_digest)]),
+        KeyValues(facts, title=_("Facts")) if facts else Paragraph(_("no facts recorded")),
         metrics_table(run.metrics),
     ]
     data = {"schema": SCHEMA, "run": _run_json(run), "document": run.document}
@@ -68,8 +68,11 @@ def show_view(run: Run) -> Document:
 
 
 def trend_view(metric: str, points: list[tuple[Run, Metric]], host: str | None) -> Document:
-    where = f" on {host}" if host else ""
-    title = f"Trend of {metric}{where}"
+    title = (
+        _("Trend of {metric} on {host}").format(metric=metric, host=host)
+        if host
+        else _("Trend of {metric}").format(metric=metric)
+    )
     unit = points[0][1].unit if points else ""
     rows = [
         [
@@ -83,17 +86,18 @@ def trend_view(metric: str, points: list[tuple[Run, Metric]], host: str | None) 
         ]
         for r, m in points
     ]
-    columns = [Column("run", "right"), Column("time (UTC)"), Column("host"), Column("median", "right"),
-               Column("min", "right"), Column("max", "right"), Column("unit")]  # fmt: skip
+    columns = [Column(C_("noun", "run"), "right"), Column(_("time (UTC)")), Column(_("host")),
+               Column(_("median"), "right"), Column(_("min"), "right"), Column(_("max"), "right"),
+               Column(_("unit"))]  # fmt: skip
     blocks = [Heading(title), Table(columns, rows)]
     if len(points) > 1:
         series = []
-        for host_id in dict.fromkeys(r.host for r, _ in points):
+        for host_id in dict.fromkeys(r.host for r, _m in points):
             mine = [(r, m) for r, m in points if r.host == host_id]
-            series.append(Series(host_id, [f"{r.id}: {r.created_at[:10]}" for r, _ in mine],
-                                 [m.value for _, m in mine],
-                                 err=[_half_range(m) for _, m in mine]))  # fmt: skip
-        blocks.append(Chart("line", title, "run", f"{metric} ({unit})", series))
+            series.append(Series(host_id, [f"{r.id}: {r.created_at[:10]}" for r, _m in mine],
+                                 [m.value for _r, m in mine],
+                                 err=[_half_range(m) for _r, m in mine]))  # fmt: skip
+        blocks.append(Chart("line", title, C_("noun", "run"), f"{metric} ({unit})", series))
     data = {
         "schema": SCHEMA,
         "metric": metric,
