@@ -206,3 +206,21 @@ def test_plan_errors_in_chinese_end_with_the_fix(tmp_path, workload, args, says)
     r = _cli("--lang", "zh-CN", "plan", str(path), *args)
     assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
     assert says in r.stderr and "解决方法：" in r.stderr
+
+
+def test_exclusions_and_calibration_notes_in_chinese(zh, tmp_path):
+    """An org in China (export rules and data residency leave options out) calibrated from a recorded bench
+    run: the exclusion table, the rules and the calibration notes are Chinese; the rules' citations,
+    the measurement names and the offers' names are quoted."""
+    text = (EXAMPLES / "llm-13b-finetune.yaml").read_text(encoding="utf-8")
+    workload = tmp_path / "cn.yaml"
+    workload.write_text(text.replace("org:\n", "org:\n  jurisdiction: cn\n", 1), encoding="utf-8")
+    bench = Path(__file__).resolve().parents[1] / "captures" / "h200-1gpu-kvm-vm.bench-quick.json"
+    plan = make_plan(workload, None, bench)
+    assert plan.excluded and plan.calibration is not None and plan.calibration.used
+    quoted = _quoted(plan) + [e.name for e in plan.excluded] + [e.source for e in plan.excluded]
+    doc = plan_view(plan)
+    assert not english_runs(doc, quoted)
+    out = render(doc, "text", width=80)
+    assert "本组织不能使用的方案" in out and "来自 H200 的校准" in out and "美国出口管制" in out
+    assert max(cell_len(line) for line in out.splitlines()) <= 80

@@ -69,4 +69,6 @@ def conversion(currency: str, target: str, user_rates: dict[str, float]) -> Rate
 
 def describe(rate: Rate) -> str:
     """One line for the plan's notes, e.g. "1 CNY = 0.1375 USD (default: ...)"."""
-    return f"1 {rate.currency} = {rate.value:.4g} {rate.target} ({rate.label})"
+    return _("1 {currency} = {value} {target} ({label})").format(
+        currency=rate.currency, value=f"{rate.value:.4g}", target=rate.target, label=rate.label
+    )
