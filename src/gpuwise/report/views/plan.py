@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import C_, N_, _
+from gpuwise.i18n import C_, _
 from gpuwise.plan.decision import Pick, ReasonKind, pricing_label
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
@@ -27,12 +27,17 @@ from gpuwise.report.views.plan_charts import (
 )
 
 VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
-VERDICT_WORD = {
-    "cloud": N_("CLOUD"),
-    "build": N_("BUILD"),
-    "hybrid": N_("HYBRID"),
-    "undecided": N_("UNDECIDED"),
-}
+
+
+def _verdict_word(verdict: str) -> str:
+    """The verdict in capitals, worded as the serving plan words it (msgctxt "verdict")."""
+    words = {
+        "cloud": C_("verdict", "CLOUD"),
+        "build": C_("verdict", "BUILD"),
+        "hybrid": C_("verdict", "HYBRID"),
+        "undecided": C_("verdict", "UNDECIDED"),
+    }
+    return words.get(verdict, verdict.upper())
 
 
 def _ccy(plan: Plan, o: int) -> str:
@@ -195,7 +200,7 @@ def _pick_line(p: Pick) -> str:
 def _decision(plan: Plan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
-        Heading(_("Recommendation: {verdict}").format(verdict=_(VERDICT_WORD[d.verdict])), level=2),
+        Heading(_("Recommendation: {verdict}").format(verdict=_verdict_word(d.verdict)), level=2),
         Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
     ]
     picks = [p for p in ((d.rent, d.buy) if d.verdict != "build" else (d.buy, d.rent)) if p is not None]
