@@ -210,10 +210,6 @@ def test_cli_unknown_language_is_a_usage_error():
 EXAMPLES = CAPTURES.parent.parent / "examples"
 
 
-@pytest.mark.skip(
-    reason="plan text is English again: plan-buy and scaling rewrote plan/decide.py and report/views/plan.py "
-    "after it was marked; re-mark those strings with _() and translate them (issue 16)"
-)
 @pytest.mark.parametrize("workload", ["llm-7b-pretrain-1t.yaml", "resnet50-imagenet.yaml"])
 def test_plan_in_chinese_keeps_the_decision_and_its_numbers(zh, workload):
     """The plan's decision is computed from kinds and numbers, never from wording: the same verdict,

@@ -8,6 +8,7 @@ import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 
 
 def register(app: typer.Typer) -> None:
@@ -59,7 +60,7 @@ def register(app: typer.Typer) -> None:
 
             if sweep:
                 raise UserInputError(
-                    "--sweep is for training workloads", "leave out --sweep for kind: inference"
+                    _("--sweep is for training workloads"), _("leave out --sweep for kind: inference")
                 )
             emit(serving_view(make_serving_plan(workload, options, calibrate), verbose=verbose), fmt, output)
             return

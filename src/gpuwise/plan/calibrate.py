@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.i18n import _
 from gpuwise.plan.network_fit import NetworkFit, fit_measurement, spread_cv
 
 
@@ -69,12 +70,16 @@ def add_network(cal: Calibration, m: Measurement, transport: str | None = None) 
         cal.ignored.append(why)
         return
     cal.network = fit
-    cal.used.append(f"{m.name}: {fit.describe()} (sets the inter-node bandwidth and latency)")
+    cal.used.append(
+        _("{name}: {fit} (sets the inter-node bandwidth and latency)").format(name=m.name, fit=fit.describe())
+    )
     cv = spread_cv(list(extra.get("per_rank_time_us") or []))
     if cv is not None:
         cal.network_cv = cv
         cal.used.append(
-            f"{m.name}: per-rank time spread cv {cv:.3f} at the largest size (network straggler term)"
+            _("{name}: per-rank time spread cv {cv} at the largest size (network straggler term)").format(
+                name=m.name, cv=f"{cv:.3f}"
+            )
         )
 
 
@@ -90,33 +95,48 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
     cal = Calibration(gpu_name=_device_name(report))
     if cal.gpu_name is None:
         cal.ignored.append(
-            "the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU"
+            _("the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU")
         )
         return cal
     want_matmul = f"matmul_{precision}"
     want_training = f"train_{model_kind}_{precision}"
     for m in report.results:
         if m.status != "ok" or m.value is None:
-            cal.ignored.append(f"{m.name}: status {m.status}" + (f" ({m.reason})" if m.reason else ""))
+            status = _("{name}: status {status}").format(name=m.name, status=m.status)
+            cal.ignored.append(status + (f" ({m.reason})" if m.reason else ""))
             continue
         name = m.name.lower()
         if m.layer == "training":
             if name != want_training:
-                cal.ignored.append(f"{m.name}: not the workload's model kind/precision ({want_training})")
+                cal.ignored.append(
+                    _("{name}: not the workload's model kind/precision ({want})").format(
+                        name=m.name, want=want_training
+                    )
+                )
                 continue
             mfu = (m.extra or {}).get("mfu") or _fraction(m)
             if mfu and 0 < mfu <= 1:
                 cal.training_mfu = float(mfu)
-                cal.used.append(f"{m.name}: measured training MFU {mfu:.1%} (used as MFU)")
+                cal.used.append(
+                    _("{name}: measured training MFU {mfu} (used as MFU)").format(
+                        name=m.name, mfu=f"{mfu:.1%}"
+                    )
+                )
             else:
-                cal.ignored.append(f"{m.name}: no MFU (no peak known for this GPU)")
+                cal.ignored.append(_("{name}: no MFU (no peak known for this GPU)").format(name=m.name))
         elif name == want_matmul:
             frac = _fraction(m)
             if frac:
                 cal.mamf_fraction = frac
-                cal.used.append(f"{m.name}: {frac:.1%} of peak (MFU = this × mfu_over_mamf)")
+                cal.used.append(
+                    _("{name}: {pct} of peak (MFU = this × mfu_over_mamf)").format(
+                        name=m.name, pct=f"{frac:.1%}"
+                    )
+                )
             else:
-                cal.ignored.append(f"{m.name}: no percent_of_peak or peak to compare with")
+                cal.ignored.append(
+                    _("{name}: no percent_of_peak or peak to compare with").format(name=m.name)
+                )
         elif name == "allreduce_busbw" and m.unit.lower().replace(" ", "") == "gb/s":
             params = m.params or {}
             nodes = params.get("nodes") or 1
@@ -127,16 +147,23 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             # number says nothing about the GPUs' interconnect, so only NCCL results calibrate it.
             if params.get("backend") != "nccl":
                 cal.ignored.append(
-                    f"{m.name}: backend {params.get('backend') or 'not recorded'}, not nccl: "
-                    "not a GPU interconnect measurement"
+                    _("{name}: backend {backend}, not nccl: not a GPU interconnect measurement").format(
+                        name=m.name, backend=params.get("backend") or _("not recorded")
+                    )
                 )
                 continue
             cal.intra_busbw_gb_s = m.value
-            cal.used.append(f"{m.name}: {m.value:.1f} GB/s intra-node all-reduce bus bandwidth")
+            cal.used.append(
+                _("{name}: {value} GB/s intra-node all-reduce bus bandwidth").format(
+                    name=m.name, value=f"{m.value:.1f}"
+                )
+            )
         else:
-            cal.ignored.append(f"{m.name}: not used by the planner")
+            cal.ignored.append(_("{name}: not used by the planner").format(name=m.name))
     if not cal.used:
-        cal.ignored.append("nothing usable: the report has no ok matmul, all-reduce or training-MFU result")
+        cal.ignored.append(
+            _("nothing usable: the report has no ok matmul, all-reduce or training-MFU result")
+        )
     return cal
 
 
@@ -164,7 +191,7 @@ def load_nccl_calibration(path: Path) -> Calibration:
     from gpuwise.bench.nccl_debug import parse_nccl_debug
     from gpuwise.bench.nccl_files import read_nccl_files
 
-    measurements, _ = read_nccl_files([path])  # size cap and "neither" checks; then every NCCL line
+    measurements, _failed = read_nccl_files([path])  # size cap and "neither" checks; then every NCCL line
     logs = [parse_nccl_debug(path.read_text(encoding="utf-8", errors="replace"), path.name)]
     nets = {n.split("/")[0].lower() for log in logs for n in [*log.networks, *log.net_devices]}
     nets |= {t.split("/")[1].lower() for log in logs for t in log.transports if t.startswith("NET/")}
@@ -174,7 +201,7 @@ def load_nccl_calibration(path: Path) -> Calibration:
     cal = Calibration()
     for m in measurements:
         if m.params.get("op") != "all_reduce":
-            cal.ignored.append(f"{m.name}: not an all-reduce")
+            cal.ignored.append(_("{name}: not an all-reduce").format(name=m.name))
             continue
         cal.gpu_name = cal.gpu_name or m.params.get("gpu")
         if int(m.params.get("nodes") or 1) < 2 and debug_nodes > 1 and debug_ranks:
@@ -183,13 +210,15 @@ def load_nccl_calibration(path: Path) -> Calibration:
             cal.ignored.append(f"{m.name}: {m.reason}")
         elif int(m.params.get("nodes") or 1) < 2:
             cal.ignored.append(
-                f"{m.name}: the log shows one node (or no '#  Rank ... on HOST' lines, so the node count "
-                "is unknown); only an all-reduce across nodes calibrates the network"
+                _(
+                    "{name}: the log shows one node (or no '#  Rank ... on HOST' lines, so the node count "
+                    "is unknown); only an all-reduce across nodes calibrates the network"
+                ).format(name=m.name)
             )
         else:
             add_network(cal, m, transport)
     if cal.gpu_name is None:
         cal.ignored.append(
-            "the log names no GPU ('#  Rank ... device ... [..] NAME' lines): nothing can be matched"
+            _("the log names no GPU ('#  Rank ... device ... [..] NAME' lines): nothing can be matched")
         )
     return cal

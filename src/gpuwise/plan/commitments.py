@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuwise.i18n import N_, _
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.workload import OrgContext
@@ -23,15 +24,17 @@ from gpuwise.plan.workload import OrgContext
 # Bits above the perf model's (plan/perf.py uses 1..64).
 TERM_LONGER_THAN_RUN, BLOCK_TOO_LONG, BLOCK_TOO_MANY = 1 << 10, 1 << 11, 1 << 12
 REASON_TEXT = {
-    TERM_LONGER_THAN_RUN: "the reserved term is longer than this run and the capacity is not reused "
-    "afterwards (set org.reuse_capacity: true with a horizon that covers the term)",
-    BLOCK_TOO_LONG: "longer than the longest capacity block that can be bought",
-    BLOCK_TOO_MANY: "more instances than capacity blocks allow",
+    TERM_LONGER_THAN_RUN: N_(
+        "the reserved term is longer than this run and the capacity is not reused "
+        "afterwards (set org.reuse_capacity: true with a horizon that covers the term)"
+    ),
+    BLOCK_TOO_LONG: N_("longer than the longest capacity block that can be bought"),
+    BLOCK_TOO_MANY: N_("more instances than capacity blocks allow"),
 }
 REASON_SHORT = {
-    TERM_LONGER_THAN_RUN: "term > run",
-    BLOCK_TOO_LONG: "block too long",
-    BLOCK_TOO_MANY: "too many nodes",
+    TERM_LONGER_THAN_RUN: N_("term > run"),
+    BLOCK_TOO_LONG: N_("block too long"),
+    BLOCK_TOO_MANY: N_("too many nodes"),
 }
 HOURS_PER_DAY = 24.0
 
@@ -112,8 +115,8 @@ def billed_hours(rows: list[OptionRow], hours: np.ndarray, d: PlanDefaults) -> n
 
 
 def short_reasons(flags: int) -> list[str]:
-    return [text for bit, text in REASON_SHORT.items() if flags & bit]
+    return [_(text) for bit, text in REASON_SHORT.items() if flags & bit]
 
 
 def reasons(flags: int) -> list[str]:
-    return [text for bit, text in REASON_TEXT.items() if flags & bit]
+    return [_(text) for bit, text in REASON_TEXT.items() if flags & bit]

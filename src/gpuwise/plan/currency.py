@@ -13,6 +13,8 @@ from importlib import resources
 
 import yaml
 
+from gpuwise.i18n import _
+
 RATES_FILE = "data/exchange_rates.yaml"
 
 
@@ -40,7 +42,11 @@ def _usd_per_unit(ccy: str) -> tuple[float, str] | None:
     if ccy == "USD":
         return 1.0, ""
     found = default_rates().get(ccy)
-    return None if found is None else (found[0], f"{found[2]} (as of {found[1]})")
+    return (
+        None
+        if found is None
+        else (found[0], _("{source} (as of {date})").format(source=found[2], date=found[1]))
+    )
 
 
 def conversion(currency: str, target: str, user_rates: dict[str, float]) -> Rate | None:
@@ -50,17 +56,19 @@ def conversion(currency: str, target: str, user_rates: dict[str, float]) -> Rate
     """
     ccy, tgt = currency.upper(), target.upper()
     if ccy == tgt:
-        return Rate(ccy, tgt, 1.0, "same currency")
+        return Rate(ccy, tgt, 1.0, _("same currency"))
     given = {k.upper(): v for k, v in user_rates.items()}.get(ccy)
     if given:
-        return Rate(ccy, tgt, float(given), "your exchange_rates")
+        return Rate(ccy, tgt, float(given), _("your exchange_rates"))
     src, dst = _usd_per_unit(ccy), _usd_per_unit(tgt)
     if src is None or dst is None:
         return None
     sources = "; ".join(s for s in (src[1], dst[1]) if s)
-    return Rate(ccy, tgt, src[0] / dst[0], f"default: {sources}")
+    return Rate(ccy, tgt, src[0] / dst[0], _("default: {sources}").format(sources=sources))
 
 
 def describe(rate: Rate) -> str:
     """One line for the plan's notes, e.g. "1 CNY = 0.1375 USD (default: ...)"."""
-    return f"1 {rate.currency} = {rate.value:.4g} {rate.target} ({rate.label})"
+    return _("1 {currency} = {value} {target} ({label})").format(
+        currency=rate.currency, value=f"{rate.value:.4g}", target=rate.target, label=rate.label
+    )

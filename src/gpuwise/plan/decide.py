@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 
+from gpuwise.i18n import N_, _
 from gpuwise.plan import explain
 from gpuwise.plan.cost import HOURS_PER_YEAR, break_even_months, break_even_utilisation
-from gpuwise.plan.decision import BreakEven, Decision, Flip, FlipKind, Reason, Side, Verdict
+from gpuwise.plan.decision import BreakEven, Decision, Flip, FlipKind, Reason, Side, Verdict, pricing_label
 from gpuwise.plan.decision import ReasonKind as K
 from gpuwise.plan.defaults import DecisionThresholds
 from gpuwise.plan.evaluation import Evaluation
@@ -23,6 +24,8 @@ from gpuwise.plan.workload import OrgContext, Workload
 
 # Pay-per-use pricings: break-even points are computed against these.
 PAY_PER_USE = ("on_demand", "spot", "capacity_block")
+# The two sides in words, where a message names the cheaper one.
+SIDE_WORDS = {"cloud": N_("cloud"), "build": N_("build")}
 
 
 def _best(ev: Evaluation, kind: str, pricings: tuple[str, ...] | None = None) -> int | None:
@@ -90,9 +93,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "build",
-                "data must stay on premises (org.data_residency: on-prem): "
-                "cloud options are shown for comparison only",
-                "data must stay on premises",
+                _(
+                    "data must stay on premises (org.data_residency: on-prem): "
+                    "cloud options are shown for comparison only"
+                ),
+                _("data must stay on premises"),
             )
         )
     elif org.data_residency == "region":
@@ -100,9 +105,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "cloud",
-                "data residency 'region' can be met in the cloud by renting in that region only; "
-                "check each offer's region",
-                "data residency in one region",
+                _(
+                    "data residency 'region' can be met in the cloud by renting in that region only; "
+                    "check each offer's region"
+                ),
+                _("data residency in one region"),
             )
         )
     if org.compliance:
@@ -110,10 +117,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.COMPLIANCE,
                 "build",
-                f"compliance requirements ({', '.join(org.compliance)}): "
-                "physical isolation is simpler on owned hardware (source docs); "
-                "confirm what your cloud certifies",
-                f"compliance requirements ({', '.join(org.compliance)})",
+                _(
+                    "compliance requirements ({requirements}): physical isolation is simpler on owned "
+                    "hardware (source docs); confirm what your cloud certifies"
+                ).format(requirements=", ".join(org.compliance)),
+                _("compliance requirements ({requirements})").format(requirements=", ".join(org.compliance)),
                 {"requirements": float(len(org.compliance))},
             )
         )
@@ -126,34 +134,44 @@ def _context_reasons(
     """Demand shape, horizon, team and deadline (the source documents' selection logic)."""
     reasons = []
     if org.burstiness >= t.bursty_peak_ratio:
-        label = f"bursty demand (peak {org.burstiness:g}× average)"
+        label = _("bursty demand (peak {ratio}× average)").format(ratio=f"{org.burstiness:g}")
         reasons.append(
             Reason(
                 K.BURSTINESS,
                 "cloud",
-                f"{label}: an owned fleet sized for the peak is busy at most {1 / org.burstiness:.0%} of the time",
+                _("{label}: an owned fleet sized for the peak is busy at most {pct} of the time").format(
+                    label=label, pct=f"{1 / org.burstiness:.0%}"
+                ),
                 label,
                 {"burstiness": org.burstiness, "threshold": t.bursty_peak_ratio},
             )
         )
     if org.horizon_years < t.long_horizon_years:
-        label = f"short horizon ({org.horizon_years:g} year{'s' if org.horizon_years != 1 else ''})"
+        label = (
+            _("short horizon (1 year)")
+            if org.horizon_years == 1
+            else _("short horizon ({years} years)").format(years=f"{org.horizon_years:g}")
+        )
         reasons.append(
             Reason(
                 K.HORIZON,
                 "cloud",
-                f"{label}: building pays back over {t.long_horizon_years:g}+ years of steady load (source docs)",
+                _("{label}: building pays back over {years}+ years of steady load (source docs)").format(
+                    label=label, years=f"{t.long_horizon_years:g}"
+                ),
                 label,
                 {"horizon_years": org.horizon_years, "threshold": t.long_horizon_years},
             )
         )
     elif org.utilisation >= t.steady_utilisation and org.burstiness < t.bursty_peak_ratio:
-        label = f"steady load ({org.utilisation:.0%} busy, {org.horizon_years:g}-year horizon)"
+        label = _("steady load ({pct} busy, {years}-year horizon)").format(
+            pct=f"{org.utilisation:.0%}", years=f"{org.horizon_years:g}"
+        )
         reasons.append(
             Reason(
                 K.STEADY_LOAD,
                 "build",
-                f"{label}: the source documents' case for building",
+                _("{label}: the source documents' case for building").format(label=label),
                 label,
                 {"utilisation": org.utilisation, "horizon_years": org.horizon_years},
             )
@@ -163,8 +181,8 @@ def _context_reasons(
             Reason(
                 K.OPS_TEAM,
                 "build",
-                "an ops team is available to run a cluster",
-                "an ops team is available to run a cluster",
+                _("an ops team is available to run a cluster"),
+                _("an ops team is available to run a cluster"),
             )
         )
     else:
@@ -172,18 +190,20 @@ def _context_reasons(
             Reason(
                 K.OPS_TEAM,
                 "cloud",
-                "no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures",
-                "no ops team",
+                _("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
+                _("no ops team"),
             )
         )
     if wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days:
-        label = f"deadline {wl.deadline_days:g} days"
+        label = _("deadline {days} days").format(days=f"{wl.deadline_days:g}")
         reasons.append(
             Reason(
                 K.DEADLINE,
                 "cloud",
-                f"{label}: the build needs {rb.lead_time_days:.0f} days lead time + {ttt_b_days:.1f} days "
-                "training; the cloud can start now",
+                _(
+                    "{label}: the build needs {lead} days lead time + {train} days training; "
+                    "the cloud can start now"
+                ).format(label=label, lead=f"{rb.lead_time_days:.0f}", train=f"{ttt_b_days:.1f}"),
                 label,
                 {
                     "deadline_days": wl.deadline_days,
@@ -221,7 +241,7 @@ def decide(ev: Evaluation) -> Decision:
         missing = [_missing(ev, "cloud"), _missing(ev, "build")]
         return Decision(
             "undecided",
-            "no option can be costed: " + "; ".join(r.label for r in missing),
+            _("no option can be costed: {why}").format(why="; ".join(r.label for r in missing)),
             None,
             None,
             missing,
@@ -235,7 +255,9 @@ def decide(ev: Evaluation) -> Decision:
             )
         return Decision(
             "undecided",
-            f"cannot compare ({why.label}); the best cloud option: {rent.text()}",
+            _("cannot compare ({why}); the best cloud option: {pick}").format(
+                why=why.label, pick=rent.text()
+            ),
             cloud_any,
             None,
             [*reasons, why],
@@ -244,14 +266,19 @@ def decide(ev: Evaluation) -> Decision:
     if cloud_any is None:
         if org.data_residency == "on-prem":
             return Decision(
-                "build", f"{buy.text()}: data residency rules out the cloud", None, build, reasons, buy=buy
+                "build",
+                _("{pick}: data residency rules out the cloud").format(pick=buy.text()),
+                None,
+                build,
+                reasons,
+                buy=buy,
             )
         why = _missing(ev, "cloud")
         if why.numbers["settled"]:
             return Decision("build", f"{buy.text()}: {why.label}", None, build, [*reasons, why], buy=buy)
         return Decision(
             "undecided",
-            f"cannot compare ({why.label}); the best build: {buy.text()}",
+            _("cannot compare ({why}); the best build: {pick}").format(why=why.label, pick=buy.text()),
             None,
             build,
             [*reasons, why],
@@ -269,22 +296,38 @@ def decide(ev: Evaluation) -> Decision:
     gap = abs(cost_b - cost_c) / max(cost_b, cost_c)
     b_low, b_high = float(ev.run_cost_low[build, kb]), float(ev.run_cost_high[build, kb])
     best, worst = explain.saving(b_low, cost_c), explain.saving(b_high, cost_c)
-    label = f"cost per run at {org.utilisation:.0%} utilisation"
+    label = _("cost per run at {pct} utilisation").format(pct=f"{org.utilisation:.0%}")
     billed = ev.billed_hours[cloud, kc]
     billed_days = round(billed / 24)
-    billed_txt = (
-        f", billed {billed_days} day{'s' if billed_days != 1 else ''}" if billed > hours_c * 1.001 else ""
-    )
+    cloud_days = f"{hours_c / 24:.1f}"
+    if billed <= hours_c * 1.001:
+        cloud_time = _("{days} days").format(days=cloud_days)
+    elif billed_days == 1:
+        cloud_time = _("{days} days, billed 1 day").format(days=cloud_days)
+    else:
+        cloud_time = _("{days} days, billed {billed} days").format(days=cloud_days, billed=billed_days)
     reasons.append(
         Reason(
             K.COST,
             cheaper,
-            f"{label}: "
-            f"{rb.label} x{int(ev.nodes[kb])} nodes {_money(cost_b, ccy)} "
-            f"(range {_money(b_low, '').strip()}–{_money(b_high, ccy)}; {hours_b / 24:.1f} days) "
-            f"vs {rc.label} {rc.pricing.replace('_', '-')} x{int(ev.nodes[kc])} {_money(cost_c, ccy)} "
-            f"({hours_c / 24:.1f} days{billed_txt}): "
-            + explain.range_phrase(best, worst, explain.drivers(ev, build)),
+            _(
+                "{label}: {build} x{build_nodes} nodes {build_cost} (range {low}–{high}; {build_days} days) "
+                "vs {cloud} {pricing} x{cloud_nodes} {cloud_cost} ({cloud_time}): {phrase}"
+            ).format(
+                label=label,
+                build=rb.label,
+                build_nodes=int(ev.nodes[kb]),
+                build_cost=_money(cost_b, ccy),
+                low=_money(b_low, "").strip(),
+                high=_money(b_high, ccy),
+                build_days=f"{hours_b / 24:.1f}",
+                cloud=rc.label,
+                pricing=pricing_label(rc.pricing),
+                cloud_nodes=int(ev.nodes[kc]),
+                cloud_cost=_money(cost_c, ccy),
+                cloud_time=cloud_time,
+                phrase=explain.range_phrase(best, worst, explain.drivers(ev, build)),
+            ),
             label,
             {
                 "build_cost_per_run": float(cost_b),
@@ -308,15 +351,19 @@ def decide(ev: Evaluation) -> Decision:
         for o in ev.shown
         if ev.rows[o].kind == "cloud" and ev.chosen[o] >= 0 and ev.convertible[o]
     }
-    payg_name = f"{rp.label} {rp.pricing}"
+    payg_name = f"{rp.label} {pricing_label(rp.pricing)}"
     if u_star == u_star:
-        label = f"break-even utilisation vs {payg_name} {u_star:.0%}"
+        label = _("break-even utilisation vs {option} {pct}").format(option=payg_name, pct=f"{u_star:.0%}")
         reasons.append(
             Reason(
                 K.BREAK_EVEN_UTILISATION,
                 "build" if u_eff > u_star else "cloud",
-                f"{label}; expected {u_eff:.0%} "
-                f"(utilisation {org.utilisation:.0%}, burstiness {org.burstiness:g})",
+                _("{label}; expected {expected} (utilisation {utilisation}, burstiness {burstiness})").format(
+                    label=label,
+                    expected=f"{u_eff:.0%}",
+                    utilisation=f"{org.utilisation:.0%}",
+                    burstiness=f"{org.burstiness:g}",
+                ),
                 label,
                 {"break_even_utilisation": u_star, "effective_utilisation": u_eff},
             )
@@ -324,9 +371,13 @@ def decide(ev: Evaluation) -> Decision:
         flips.append(
             Flip(
                 FlipKind.UTILISATION,
-                f"utilisation: against {payg_name}, owning wins above {u_star:.0%} utilisation"
+                _("utilisation: against {option}, owning wins above {pct} utilisation").format(
+                    option=payg_name, pct=f"{u_star:.0%}"
+                )
                 if u_star <= 1
-                else f"utilisation: owning does not beat {payg_name} even at 100% utilisation",
+                else _("utilisation: owning does not beat {option} even at {pct} utilisation").format(
+                    option=payg_name, pct="100%"
+                ),
                 {"break_even_utilisation": u_star},
             )
         )
@@ -334,8 +385,10 @@ def decide(ev: Evaluation) -> Decision:
             flips.append(
                 Flip(
                     FlipKind.RESERVED_UTILISATION,
-                    f"utilisation does not move the comparison with {rc.label} {rc.pricing}: "
-                    "reserved and owned capacity both pay for idle hours",
+                    _(
+                        "utilisation does not move the comparison with {option}: "
+                        "reserved and owned capacity both pay for idle hours"
+                    ).format(option=f"{rc.label} {pricing_label(rc.pricing)}"),
                 )
             )
     if math.isfinite(m_star):
@@ -343,9 +396,11 @@ def decide(ev: Evaluation) -> Decision:
             Reason(
                 K.BREAK_EVEN_MONTHS,
                 "build" if m_star / 12 <= org.horizon_years else "cloud",
-                f"break-even after {m_star:.0f} months of steady use (capex, no resale credit) "
-                f"vs a {org.horizon_years:g}-year horizon",
-                f"break-even after {m_star:.0f} months",
+                _(
+                    "break-even after {months} months of steady use (capex, no resale credit) "
+                    "vs a {years}-year horizon"
+                ).format(months=f"{m_star:.0f}", years=f"{org.horizon_years:g}"),
+                _("break-even after {months} months").format(months=f"{m_star:.0f}"),
                 {"break_even_months": m_star, "horizon_years": org.horizon_years},
             )
         )
@@ -354,8 +409,8 @@ def decide(ev: Evaluation) -> Decision:
             Reason(
                 K.BREAK_EVEN_MONTHS,
                 "cloud",
-                "owning never breaks even: monthly opex exceeds the cloud bill for the same work",
-                "owning never breaks even",
+                _("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
+                _("owning never breaks even"),
                 {"break_even_months": m_star, "horizon_years": org.horizon_years},
             )
         )
@@ -364,14 +419,26 @@ def decide(ev: Evaluation) -> Decision:
     # cost reason: then one end already flips it).
     ends = sorted(abs(1 - b / cost_c) for b in (b_low, b_high))
     same_side = (b_low < cost_c) == (b_high < cost_c)
-    across = f" ({ends[0] * 100:.0f}–{ends[1]:.0%} across the on-prem cost range)" if same_side else ""
+    across = (
+        _(" ({span} across the on-prem cost range)").format(span=f"{ends[0] * 100:.0f}–{ends[1]:.0%}")
+        if same_side
+        else ""
+    )
+    price_flip = (
+        _(
+            "price: cloud prices would have to fall {cloud}{across} or on-prem costs rise {onprem} "
+            "to flip the cost comparison"
+        )
+        if cheaper == "build"
+        else _(
+            "price: cloud prices would have to rise {cloud}{across} or on-prem costs fall {onprem} "
+            "to flip the cost comparison"
+        )
+    )
     flips.append(
         Flip(
             FlipKind.PRICE,
-            "price: "
-            f"cloud prices would have to {'fall' if cheaper == 'build' else 'rise'} {cloud_change:.0%}{across} "
-            f"or on-prem costs {'rise' if cheaper == 'build' else 'fall'} {onprem_change:.0%} "
-            "to flip the cost comparison",
+            price_flip.format(cloud=f"{cloud_change:.0%}", across=across, onprem=f"{onprem_change:.0%}"),
             {
                 "cloud_price_change": float(cloud_change),
                 "onprem_cost_change": float(onprem_change),
@@ -389,20 +456,24 @@ def decide(ev: Evaluation) -> Decision:
         [o for o, r in enumerate(ev.rows) if r.kind == "cloud"],
         [o for o, r in enumerate(ev.rows) if r.kind == "onprem"],
     )
-    changes = [f"{int(n)}: {w}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
+    changes = [f"{int(n)}: {_(SIDE_WORDS[w])}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
     if len({w for w in winners if w != "-"}) > 1:
         flips.append(
             Flip(
                 FlipKind.NODE_COUNT,
-                "node count: the cheaper side changes across the sweep (" + ", ".join(changes) + ")",
+                _("node count: the cheaper side changes across the sweep ({changes})").format(
+                    changes=", ".join(changes)
+                ),
             )
         )
     elif changes:
+        side = winners[-1] if winners[-1] != "-" else cheaper
         flips.append(
             Flip(
                 FlipKind.NODE_COUNT,
-                f"node count: {winners[-1] if winners[-1] != '-' else cheaper} "
-                "stays cheaper at every node count swept",
+                _("node count: {side} stays cheaper at every node count swept").format(
+                    side=_(SIDE_WORDS[side])
+                ),
             )
         )
 
@@ -429,7 +500,7 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
 
     Reads each reason's kind, side and numbers only, never its wording."""
     if org.data_residency == "on-prem":
-        return "build", "build: data residency rules out the cloud"
+        return "build", _("build: data residency rules out the cloud")
     cost = next(r for r in reasons if r.kind == K.COST)
     cheaper, gap = cost.favours, cost.numbers["gap"]
     best, worst = cost.numbers["saving_best"], cost.numbers["saving_worst"]
@@ -442,26 +513,33 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
     against = "; ".join(r.label for r in context if r.favours == "cloud")
     if cheaper == "build" and gap >= t.close_cost_margin and not straddles:
         if lean <= -t.context_votes_override_cost:
-            return "cloud", f"rent: on paper {span} per run, but the context points to cloud ({against})"
+            return "cloud", _(
+                "rent: on paper {span} per run, but the context points to cloud ({against})"
+            ).format(span=span, against=against)
         if late:
             return (
                 "hybrid",
-                "rent for this run (the build would miss the deadline), then build for the steady load",
+                _("rent for this run (the build would miss the deadline), then build for the steady load"),
             )
         if K.BURSTINESS in kinds:
             return (
                 "hybrid",
-                "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty",
+                _(
+                    "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty"
+                ),
             )
-        return "build", f"build: {span} per run at the expected utilisation"
+        return "build", _("build: {span} per run at the expected utilisation").format(span=span)
+    narrowly = _("build, narrowly: {span} per run and the context favours owning").format(span=span)
     if cheaper == "build":  # within the model's uncertainty or the cost range: context decides
         if lean > 0 and not late:
-            return "build", f"build, narrowly: {span} per run and the context favours owning"
+            return "build", narrowly
         return (
             "cloud",
-            f"rent: {span} per run, within the model's uncertainty or the cost range, "
-            "and the context favours cloud",
+            _(
+                "rent: {span} per run, within the model's uncertainty or the cost range, "
+                "and the context favours cloud"
+            ).format(span=span),
         )
     if (gap < t.close_cost_margin or straddles) and lean >= t.context_votes_tip_close_call and not late:
-        return "build", f"build, narrowly: {span} per run and the context favours owning"
-    return "cloud", f"rent: {span} per run at the expected utilisation"
+        return "build", narrowly
+    return "cloud", _("rent: {span} per run at the expected utilisation").format(span=span)

@@ -11,7 +11,27 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from gpuwise.i18n import N_, _
+
 Side = Literal["cloud", "build"]
+
+# The pricing models in words (the JSON keeps the enum value: on_demand, spot, ...).
+PRICING_WORDS = {
+    "on_demand": N_("on-demand"),
+    "spot": N_("spot"),
+    "reserved_1y": N_("reserved-1y"),
+    "reserved_3y": N_("reserved-3y"),
+    "capacity_block": N_("capacity-block"),
+    "owned": N_("owned"),
+}
+
+
+def pricing_label(pricing: str) -> str:
+    """'on_demand' -> 'on-demand' in the active language (an unknown pricing: its value, '_' as '-')."""
+    word = PRICING_WORDS.get(pricing)
+    return _(word) if word else pricing.replace("_", "-")
+
+
 Verdict = Literal["cloud", "build", "hybrid", "undecided"]
 
 
@@ -95,11 +115,18 @@ class Pick:
     currency: str
 
     def text(self) -> str:
-        what = f"{self.nodes} × {self.name} ({self.gpus_per_node}× {self.gpu} per node)"
+        what = _("{nodes} × {name} ({gpus}× {gpu} per node)").format(
+            nodes=self.nodes, name=self.name, gpus=self.gpus_per_node, gpu=self.gpu
+        )
         if self.side == "build":
-            return f"buy {what}"
-        where = f"in {self.region}" if self.region else "region not listed in the offer"
-        return f"rent {what}, {self.pricing.replace('_', '-')}, {where}"
+            return _("buy {what}").format(what=what)
+        if self.region:
+            return _("rent {what}, {pricing}, in {region}").format(
+                what=what, pricing=pricing_label(self.pricing), region=self.region
+            )
+        return _("rent {what}, {pricing}, region not listed in the offer").format(
+            what=what, pricing=pricing_label(self.pricing)
+        )
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from gpuwise.i18n import N_, _
 from gpuwise.plan.decision import Pick
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.onprem import range_drivers
@@ -14,23 +15,23 @@ from gpuwise.providers import get as get_provider
 
 # On-prem inputs in words, for "the range comes mostly from ...".
 INPUT_LABELS = {
-    "server_price_per_node": "the server price",
-    "network_cost_per_node": "the fabric cost",
-    "management_network_per_node": "the management network cost",
-    "storage_cost_per_node": "the storage cost",
-    "spares_fraction": "spares",
-    "power_kw_per_node": "node power",
-    "load_fraction": "the load factor",
-    "pue": "PUE",
-    "electricity_per_kwh": "the electricity price",
-    "colo_per_kw_month": "the colocation price",
-    "staff_per_year": "staff",
-    "staff_per_node_year": "staff",
-    "support_fraction_per_year": "support",
-    "support_per_node_year": "support subscriptions",
-    "lifetime_years": "the depreciation life",
-    "interest_rate": "the cost of capital",
-    "residual_fraction": "the resale value",
+    "server_price_per_node": N_("the server price"),
+    "network_cost_per_node": N_("the fabric cost"),
+    "management_network_per_node": N_("the management network cost"),
+    "storage_cost_per_node": N_("the storage cost"),
+    "spares_fraction": N_("spares"),
+    "power_kw_per_node": N_("node power"),
+    "load_fraction": N_("the load factor"),
+    "pue": N_("PUE"),
+    "electricity_per_kwh": N_("the electricity price"),
+    "colo_per_kw_month": N_("the colocation price"),
+    "staff_per_year": N_("staff"),
+    "staff_per_node_year": N_("staff"),
+    "support_fraction_per_year": N_("support"),
+    "support_per_node_year": N_("support subscriptions"),
+    "lifetime_years": N_("the depreciation life"),
+    "interest_rate": N_("the cost of capital"),
+    "residual_fraction": N_("the resale value"),
 }
 
 
@@ -71,15 +72,17 @@ def _span(a: float, b: float) -> str:
 def range_phrase(best: float, worst: float, drivers: list[str]) -> str:
     """'build is 30–55% cheaper', 'cloud is 5–20% cheaper', or 'it depends ...' when the range crosses 0."""
     if best >= 0 and worst >= 0:
-        return f"build is {_span(best, worst)} cheaper"
+        return _("build is {span} cheaper").format(span=_span(best, worst))
     if best <= 0 and worst <= 0:
-        return f"cloud is {_span(best, worst)} cheaper"
+        return _("cloud is {span} cheaper").format(span=_span(best, worst))
     if not drivers:
-        return f"it depends on the on-prem costs (build {best:.0%} cheaper at their low end, cloud {-worst:.0%} at their high end)"
-    return (
-        f"it depends on {' and '.join(drivers[:2])}: build is {best:.0%} cheaper at the low end of "
-        f"the on-prem costs, cloud {-worst:.0%} cheaper at the high end"
-    )
+        return _(
+            "it depends on the on-prem costs (build {best} cheaper at their low end, cloud {worst} at their high end)"
+        ).format(best=f"{best:.0%}", worst=f"{-worst:.0%}")
+    return _(
+        "it depends on {drivers}: build is {best} cheaper at the low end of the on-prem costs, "
+        "cloud {worst} cheaper at the high end"
+    ).format(drivers=_(" and ").join(drivers[:2]), best=f"{best:.0%}", worst=f"{-worst:.0%}")
 
 
 def drivers(ev: Evaluation, build: int) -> list[str]:
@@ -89,7 +92,7 @@ def drivers(ev: Evaluation, build: int) -> list[str]:
         return []
     out: list[str] = []
     for name, _share in range_drivers(row.onprem_cases, int(ev.nodes[k])):
-        label = INPUT_LABELS.get(name, name)
+        label = _(INPUT_LABELS[name]) if name in INPUT_LABELS else name
         if label not in out:
             out.append(label)
     return out
@@ -97,9 +100,9 @@ def drivers(ev: Evaluation, build: int) -> list[str]:
 
 def _fetch_hint(providers: set[str]) -> str:
     fetchable = sorted(p for p in providers if (prov := get_provider(p)) is not None and prov.fetcher)
-    hints = ["give prices with an offers file (cloud.offers_dirs in the options file)"]
+    hints = [_("give prices with an offers file (cloud.offers_dirs in the options file)")]
     hints += [f"`gpuwise catalog fetch {p}`" for p in fetchable]
-    return " or ".join(hints)
+    return _(" or ").join(hints)
 
 
 # (text, short label, numbers, settled): settled = the other side can be recommended without this one.
@@ -111,32 +114,40 @@ def no_cloud(ev: Evaluation) -> Missing:
     cloud = [o for o, r in enumerate(ev.rows) if r.kind == "cloud"]
     if not ev.cloud_compared:
         return (
-            "cloud offers were not compared (options file: cloud.include: false)",
-            "cloud left out",
+            _("cloud offers were not compared (options file: cloud.include: false)"),
+            _("cloud left out"),
             {},
             True,
         )
     if not cloud and ev.unpriced:
         where: dict[str, set[str]] = defaultdict(set)
         for u in ev.unpriced:
-            where[u.gpu].add(u.region or "any region")
-        what = "; ".join(f"{gpu} in {', '.join(sorted(regions))}" for gpu, regions in sorted(where.items()))
-        text = f"no priced cloud offer for {what}; {_fetch_hint({u.provider for u in ev.unpriced})}"
-        return text, f"no priced cloud offer for {what}", {"unpriced_offers": float(len(ev.unpriced))}, False
+            where[u.gpu].add(u.region or _("any region"))
+        what = "; ".join(
+            _("{gpu} in {regions}").format(gpu=gpu, regions=", ".join(sorted(regions)))
+            for gpu, regions in sorted(where.items())
+        )
+        label = _("no priced cloud offer for {what}").format(what=what)
+        text = f"{label}; {_fetch_hint({u.provider for u in ev.unpriced})}"
+        return text, label, {"unpriced_offers": float(len(ev.unpriced))}, False
     if not cloud:
         return (
-            "no cloud offer in the catalog matches the options file's cloud filters "
-            "(providers, gpus, regions, min_gpus_per_node); widen them or add an offers file",
-            "no matching cloud offer",
+            _(
+                "no cloud offer in the catalog matches the options file's cloud filters "
+                "(providers, gpus, regions, min_gpus_per_node); widen them or add an offers file"
+            ),
+            _("no matching cloud offer"),
             {},
             False,
         )
     if all(not ev.convertible[o] for o in cloud):
         ccys = sorted({ev.rows[o].currency for o in cloud})
         return (
-            f"cloud prices are in {', '.join(ccys)} and there is no exchange rate to {ev.currency}; "
-            f"add exchange_rates (e.g. {ccys[0]}: 0.14) to compare them",
-            f"no exchange rate from {', '.join(ccys)}",
+            _(
+                "cloud prices are in {currencies} and there is no exchange rate to {currency}; "
+                "add exchange_rates (e.g. {example}: 0.14) to compare them"
+            ).format(currencies=", ".join(ccys), currency=ev.currency, example=ccys[0]),
+            _("no exchange rate from {currencies}").format(currencies=", ".join(ccys)),
             {},
             False,
         )
@@ -147,8 +158,10 @@ def no_cloud(ev: Evaluation) -> Missing:
                 why[r] += 1
     top = sorted(why, key=lambda r: -why[r])[:2]
     return (
-        "no cloud offer can be used for this run at any node count swept: " + "; ".join(top),
-        "no cloud offer can be used for this run",
+        _("no cloud offer can be used for this run at any node count swept: {why}").format(
+            why="; ".join(top)
+        ),
+        _("no cloud offer can be used for this run"),
         {"cloud_options": float(len(cloud))},
         True,
     )
@@ -158,28 +171,34 @@ def no_build(ev: Evaluation) -> Missing:
     """Why no on-prem build qualifies."""
     builds = [o for o, r in enumerate(ev.rows) if r.kind == "onprem"]
     if not ev.builds_compared:
-        return "no on-prem build was compared (options file: onprem: [])", "builds left out", {}, True
+        return _("no on-prem build was compared (options file: onprem: [])"), _("builds left out"), {}, True
     if not builds:
         return (
-            "no on-prem build could be priced: the catalog has no server price for the default builds; "
-            "add a build with costs.server_price_per_node under onprem: in an options file",
-            "no priced build",
+            _(
+                "no on-prem build could be priced: the catalog has no server price for the default builds; "
+                "add a build with costs.server_price_per_node under onprem: in an options file"
+            ),
+            _("no priced build"),
             {},
             False,
         )
     if all(not ev.convertible[o] for o in builds):
         ccy = ev.rows[builds[0]].currency
         return (
-            f"build costs are in {ccy} and there is no exchange rate to {ev.currency}; "
-            "add exchange_rates to compare them",
-            f"no exchange rate from {ccy}",
+            _(
+                "build costs are in {currencies} and there is no exchange rate to {currency}; "
+                "add exchange_rates to compare them"
+            ).format(currencies=ccy, currency=ev.currency),
+            _("no exchange rate from {currencies}").format(currencies=ccy),
             {},
             False,
         )
     why = sorted({r for o in builds for k in range(len(ev.nodes)) for r in ev.reasons(o, k)})
     return (
-        "no on-prem build can run this workload at any node count swept: " + "; ".join(why[:2]),
-        "no build can run this workload",
+        _("no on-prem build can run this workload at any node count swept: {why}").format(
+            why="; ".join(why[:2])
+        ),
+        _("no build can run this workload"),
         {"builds": float(len(builds))},
         True,
     )

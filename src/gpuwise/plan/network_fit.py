@@ -23,6 +23,8 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from gpuwise.i18n import _
+
 MIN_ROWS = 4  # fewer sizes cannot separate latency from bandwidth
 
 
@@ -49,7 +51,7 @@ class NetworkFit:
             (s0, t0), (s1, t1) = pts[-2], pts[-1]
             per_byte = (t1 - t0) / (s1 - s0) if s1 > s0 else 0.0
         else:
-            i = next(i for i, (s, _) in enumerate(pts) if s >= size)
+            i = next(i for i, (s, _t) in enumerate(pts) if s >= size)
             if i == 0:
                 t = pts[0][1]
             else:
@@ -76,10 +78,17 @@ class NetworkFit:
         return inter_share / per_byte, latency
 
     def describe(self) -> str:
-        return (
-            f"{self.source}: all-reduce over {self.nodes} nodes × {self.ranks_per_node} ranks, "
-            f"{self.sizes} sizes; fit t = {self.latency_s * 1e6:.1f} us + S / "
-            f"{1 / self.seconds_per_byte / 1e9:.2f} GB/s (busbw plateau {self.busbw_plateau_gb_s:.2f} GB/s)"
+        return _(
+            "{source}: all-reduce over {nodes} nodes × {ranks} ranks, {sizes} sizes; "
+            "fit t = {latency} us + S / {bandwidth} GB/s (busbw plateau {plateau} GB/s)"
+        ).format(
+            source=self.source,
+            nodes=self.nodes,
+            ranks=self.ranks_per_node,
+            sizes=self.sizes,
+            latency=f"{self.latency_s * 1e6:.1f}",
+            bandwidth=f"{1 / self.seconds_per_byte / 1e9:.2f}",
+            plateau=f"{self.busbw_plateau_gb_s:.2f}",
         )
 
 
@@ -96,11 +105,11 @@ def fit_alpha_beta(rows: list[dict]) -> tuple[float, float] | None:
     if len(pts) < MIN_ROWS:
         return None
     # minimise Σ ((a + b·S − t) / t)²: weighted least squares with weights 1/t².
-    w = [1.0 / (t * t) for _, t in pts]
+    w = [1.0 / (t * t) for _s, t in pts]
     sw = sum(w)
-    sx = sum(wi * s for wi, (s, _) in zip(w, pts, strict=True))
-    sy = sum(wi * t for wi, (_, t) in zip(w, pts, strict=True))
-    sxx = sum(wi * s * s for wi, (s, _) in zip(w, pts, strict=True))
+    sx = sum(wi * s for wi, (s, _t) in zip(w, pts, strict=True))
+    sy = sum(wi * t for wi, (_s, t) in zip(w, pts, strict=True))
+    sxx = sum(wi * s * s for wi, (s, _t) in zip(w, pts, strict=True))
     sxy = sum(wi * s * t for wi, (s, t) in zip(w, pts, strict=True))
     det = sw * sxx - sx * sx
     if det <= 0:
@@ -119,14 +128,20 @@ def fit_measurement(
 ) -> tuple[NetworkFit | None, str]:
     """A NetworkFit from one all-reduce's table, or (None, why not)."""
     if nodes < 2:
-        return None, f"{source}: measured on one node; only an all-reduce across nodes calibrates the network"
+        return None, _(
+            "{source}: measured on one node; only an all-reduce across nodes calibrates the network"
+        ).format(source=source)
     if ranks < nodes or ranks % nodes:
-        return None, f"{source}: {ranks} ranks on {nodes} nodes is not the same number of ranks per node"
+        return None, _(
+            "{source}: {ranks} ranks on {nodes} nodes is not the same number of ranks per node"
+        ).format(source=source, ranks=ranks, nodes=nodes)
     fit = fit_alpha_beta(table)
     if fit is None:
         return (
             None,
-            f"{source}: fewer than {MIN_ROWS} usable sizes (bytes, time) to fit latency and bandwidth",
+            _("{source}: fewer than {n} usable sizes (bytes, time) to fit latency and bandwidth").format(
+                source=source, n=MIN_ROWS
+            ),
         )
     big = sorted((r for r in table if r.get("busbw_gb_s") is not None), key=lambda r: r["bytes"])[-3:]
     plateau = statistics.median(float(r["busbw_gb_s"]) for r in big) if big else float("nan")

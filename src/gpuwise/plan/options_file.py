@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuwise.catalog.yamlfile import validate_file
+from gpuwise.i18n import _
 
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 StorageClass = Literal["local-nvme", "cloud-ssd", "network-fs"]
@@ -112,5 +113,5 @@ def load_options(path: str | Path | None) -> OptionsFile:
     return (
         OptionsFile()
         if path is None
-        else validate_file(OptionsFile, path, see_also="see the examples/ folder for valid files")
+        else validate_file(OptionsFile, path, see_also=_("see the examples/ folder for valid files"))
     )

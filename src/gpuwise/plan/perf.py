@@ -22,28 +22,29 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from gpuwise.i18n import N_, _
 from gpuwise.plan.overlap import DDP_FIRST_BUCKET_BYTES, exposed_after_backward
 
 # Reasons an (option, node count) is infeasible: bit flags, explained by `reasons()`.
 NO_PEAK, TP_TOO_WIDE, NOT_DIVISIBLE, BATCH_TOO_SMALL, NO_FIT, DP_MISMATCH, NO_NETWORK = 1, 2, 4, 8, 16, 32, 64
 REASON_TEXT = {
-    NO_PEAK: "no peak FLOPS known for this GPU at this precision",
-    TP_TOO_WIDE: "tensor parallel degree exceeds GPUs per node (cross-node TP is not modelled)",
-    NOT_DIVISIBLE: "GPU count is not a multiple of tp·pp",
-    BATCH_TOO_SMALL: "global batch is smaller than data-parallel degree × micro batch",
-    NO_FIT: "does not fit in GPU memory",
-    DP_MISMATCH: "dp fixed in the workload does not match this GPU count",
-    NO_NETWORK: "no inter-node network bandwidth known for this option",
+    NO_PEAK: N_("no peak FLOPS known for this GPU at this precision"),
+    TP_TOO_WIDE: N_("tensor parallel degree exceeds GPUs per node (cross-node TP is not modelled)"),
+    NOT_DIVISIBLE: N_("GPU count is not a multiple of tp·pp"),
+    BATCH_TOO_SMALL: N_("global batch is smaller than data-parallel degree × micro batch"),
+    NO_FIT: N_("does not fit in GPU memory"),
+    DP_MISMATCH: N_("dp fixed in the workload does not match this GPU count"),
+    NO_NETWORK: N_("no inter-node network bandwidth known for this option"),
 }
 
 REASON_SHORT = {
-    NO_PEAK: "no peak",
-    TP_TOO_WIDE: "tp > node",
-    NOT_DIVISIBLE: "tp·pp ∤ GPUs",
-    BATCH_TOO_SMALL: "batch < dp",
-    NO_FIT: "no memory fit",
-    DP_MISMATCH: "dp fixed",
-    NO_NETWORK: "no network",
+    NO_PEAK: N_("no peak"),
+    TP_TOO_WIDE: N_("tp > node"),
+    NOT_DIVISIBLE: N_("tp·pp ∤ GPUs"),
+    BATCH_TOO_SMALL: N_("batch < dp"),
+    NO_FIT: N_("no memory fit"),
+    DP_MISMATCH: N_("dp fixed"),
+    NO_NETWORK: N_("no network"),
 }
 
 
@@ -197,11 +198,11 @@ class PerfResult:
 
     def short_reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
-        return [text for bit, text in REASON_SHORT.items() if flags & bit]
+        return [_(text) for bit, text in REASON_SHORT.items() if flags & bit]
 
     def reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
-        return [text for bit, text in REASON_TEXT.items() if flags & bit]
+        return [_(text) for bit, text in REASON_TEXT.items() if flags & bit]
 
 
 def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:

@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from gpuwise.errors import UserInputError
+from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan import commitments, currency, region
 from gpuwise.plan.calibrate import Calibration, load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
 from gpuwise.plan.decide import decide
-from gpuwise.plan.decision import Decision
+from gpuwise.plan.decision import Decision, pricing_label
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.onprem import gpu_class, onprem_row
@@ -49,9 +50,10 @@ def default_builds(d: PlanDefaults, notes: list[str]) -> list[OnpremBuild]:
             builds.append(OnpremBuild(name=entry.name, gpu=entry.gpu, fabric=entry.fabric))
         else:
             notes.append(
-                f"default build {entry.name} skipped: "
-                "the catalog has no server price for it (add it under onprem: "
-                "with costs.server_price_per_node in an options file)"
+                _(
+                    "default build {name} skipped: the catalog has no server price for it (add it under "
+                    "onprem: with costs.server_price_per_node in an options file)"
+                ).format(name=entry.name)
             )
     return builds
 
@@ -65,18 +67,23 @@ def parse_sweep(text: str | None) -> list[int]:
     """`nodes=1,2,4` -> [1, 2, 4]."""
     if not text:
         return list(DEFAULT_NODES)
-    key, _, values = text.partition("=")
+    key, _sep, values = text.partition("=")
     if key.strip() != "nodes" or not values:
-        raise UserInputError(f"--sweep {text!r} is not understood", "use --sweep nodes=1,2,4,8,16,32")
+        raise UserInputError(
+            _("--sweep {text} is not understood").format(text=repr(text)),
+            _("use {example}").format(example="--sweep nodes=1,2,4,8,16,32"),
+        )
     try:
         nodes = sorted({int(v) for v in values.split(",") if v.strip()})
     except ValueError:
         raise UserInputError(
-            f"--sweep {text!r}: node counts must be whole numbers", "use --sweep nodes=1,2,4,8"
+            _("--sweep {text}: node counts must be whole numbers").format(text=repr(text)),
+            _("use {example}").format(example="--sweep nodes=1,2,4,8"),
         ) from None
     if not nodes or nodes[0] < 1 or nodes[-1] > 100000:
         raise UserInputError(
-            f"--sweep {text!r}: node counts must be between 1 and 100000", "use --sweep nodes=1,2,4,8"
+            _("--sweep {text}: node counts must be between 1 and 100000").format(text=repr(text)),
+            _("use {example}").format(example="--sweep nodes=1,2,4,8"),
         )
     return nodes
 
@@ -126,13 +133,16 @@ def _commitment_notes(rows: list[OptionRow], blocked: np.ndarray, unpriced: list
     terms = {r.pricing for o, r in enumerate(rows) if (blocked[o] & commitments.TERM_LONGER_THAN_RUN).all()}
     if terms:
         notes.append(
-            f"{' and '.join(sorted(t.replace('_', '-') for t in terms))} prices are not options for this run: "
-            "the commitment outlasts it; set org.reuse_capacity: true if the capacity is used afterwards"
+            _(
+                "{pricings} prices are not options for this run: the commitment outlasts it; "
+                "set org.reuse_capacity: true if the capacity is used afterwards"
+            ).format(pricings=_(" and ").join(sorted(pricing_label(t) for t in terms)))
         )
     if unpriced:
         notes.append(
-            f"{len(unpriced)} matching cloud offer(s) have no price and were not costed "
-            f"(e.g. {unpriced[0].provider} {unpriced[0].instance_type})"
+            _("{n} matching cloud offer(s) have no price and were not costed (e.g. {example})").format(
+                n=len(unpriced), example=f"{unpriced[0].provider} {unpriced[0].instance_type}"
+            )
         )
     return notes
 
@@ -164,11 +174,15 @@ def make_plan(
     rows, builds, excluded = region.exclude(wl.org, rows, builds, _build_gpu_key)
     rows += [onprem_row(wl, b, d, cal) for b in builds]
     if not rows:
-        why = f" ({len(excluded)} excluded for org.jurisdiction {wl.org.jurisdiction}: " if excluded else ""
-        why += "; ".join(f"{e.name}: {e.rule}" for e in excluded[:3]) + ")" if excluded else ""
+        message = _("no options to compare: no cloud offer matched and no on-prem build was given")
+        if excluded:
+            message += _(" ({n} excluded for org.jurisdiction {jurisdiction}: {which})").format(
+                n=len(excluded),
+                jurisdiction=wl.org.jurisdiction,
+                which="; ".join(f"{e.name}: {e.rule}" for e in excluded[:3]),
+            )
         raise UserInputError(
-            f"no options to compare: no cloud offer matched and no on-prem build was given{why}",
-            "widen the cloud filters in the options file or add an 'onprem:' build",
+            message, _("widen the cloud filters in the options file or add an 'onprem:' build")
         )
 
     if (
@@ -176,7 +190,9 @@ def make_plan(
         and cal.used
         and not any("calibrated" in " ".join(r.provenance.values()) for r in rows)
     ):
-        notes.append(f"calibration from {cal.gpu_name} matched no option's GPU: nothing was applied")
+        notes.append(
+            _("calibration from {gpu} matched no option's GPU: nothing was applied").format(gpu=cal.gpu_name)
+        )
     numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"))
     arrays = OptionArrays.stack([r.numbers for r in rows])
     perf = evaluate(numbers, arrays, nodes_arr)
@@ -192,8 +208,10 @@ def make_plan(
     missing = sorted({r.currency for r, f in zip(rows, fx, strict=False) if math.isnan(f)})
     if missing:
         notes.append(
-            f"prices in {', '.join(missing)} are shown in their own currency and left out of the decision: "
-            f"add exchange_rates (e.g. {missing[0]}: 0.14 = 1 {missing[0]} in {plan_ccy}) to compare them"
+            _(
+                "prices in {currencies} are shown in their own currency and left out of the decision: "
+                "add exchange_rates (e.g. {example}: 0.14 = 1 {example} in {currency}) to compare them"
+            ).format(currencies=", ".join(missing), example=missing[0], currency=plan_ccy)
         )
     hours = perf.time_to_train_s / 3600.0
     blocked = commitments.blocked(rows, nodes_arr, hours, wl.org, d)

@@ -16,6 +16,8 @@ from typing import Protocol
 
 import yaml
 
+from gpuwise.i18n import N_, _
+
 RULES_FILE = "data/region_rules.yaml"
 
 
@@ -118,18 +120,20 @@ def build_exclusion(org: _Org, build: _Build, gpu_key: str | None) -> Exclusion 
         if where in rule.jurisdictions and any(
             gpu_in_class(gpu_key or build.gpu, c) for c in rule.gpu_classes
         ):
-            label = load_rules().jurisdictions.get(where, where)
-            detail = f"{gpu_key or build.gpu} servers for {label}"
+            label = _(load_rules().jurisdictions.get(where, where))
+            detail = _("{gpu} servers for {jurisdiction}").format(
+                gpu=gpu_key or build.gpu, jurisdiction=label
+            )
             return Exclusion(
                 "build", build.name, f"export-control:{rule.id}", detail, rule.reason, rule.source
             )
     return None
 
 
-RESIDENCY_REASON = (
+RESIDENCY_REASON = N_(
     "data_residency is 'region': only offers in a region of the organisation's jurisdiction qualify; "
     "an offer whose region is missing or unknown cannot show where the data would live"
-)
+)  # shown with _(); an export rule's reason comes from region_rules.yaml (babel.cfg extracts it)
 
 
 def offer_exclusion(org: _Org, row: _CloudRow) -> Exclusion | None:
@@ -139,12 +143,20 @@ def offer_exclusion(org: _Org, row: _CloudRow) -> Exclusion | None:
     rules = load_rules()
     where, source = rules.jurisdiction_of(row.region, row.provider)
     name = " ".join(x for x in (row.provider, row.instance_type, row.region) if x)
-    label = rules.jurisdictions.get(org.jurisdiction.lower(), org.jurisdiction)
+    label = _(rules.jurisdictions.get(org.jurisdiction.lower(), org.jurisdiction))
     if where is None:
-        detail = f"region {row.region} is not in gpuwise's region table" if row.region else "no region listed"
+        detail = (
+            _("region {region} is not in gpuwise's region table").format(region=row.region)
+            if row.region
+            else _("no region listed")
+        )
         return Exclusion("offer", name, "data-residency", detail, RESIDENCY_REASON, "")
     if where != org.jurisdiction.lower():
-        detail = f"{row.region or 'its price'} is in {rules.jurisdictions[where]}, not {label}"
+        detail = _("{where} is in {jurisdiction}, not {org_jurisdiction}").format(
+            where=row.region or _("its price"),
+            jurisdiction=_(rules.jurisdictions[where]),
+            org_jurisdiction=label,
+        )
         return Exclusion("offer", name, "data-residency", detail, RESIDENCY_REASON, source)
     return None
 

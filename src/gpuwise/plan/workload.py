@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import validate_file
+from gpuwise.i18n import _
 from gpuwise.plan import region
 
 Precision = Literal["bf16", "fp16", "fp32", "tf32", "fp8"]
@@ -60,9 +61,13 @@ class ModelSpec(_Strict):
     @model_validator(mode="after")
     def _enough_to_size(self) -> ModelSpec:
         if self.params is None and not (self.layers and self.hidden):
-            raise ValueError("give 'params', or 'layers' and 'hidden' so the parameter count can be derived")
+            raise ValueError(
+                _("give 'params', or 'layers' and 'hidden' so the parameter count can be derived")
+            )
         if self.flops_per_sample is None and self.seq_len is None:
-            raise ValueError("give 'seq_len' (transformers, FLOPs from 6·N per token) or 'flops_per_sample'")
+            raise ValueError(
+                _("give 'seq_len' (transformers, FLOPs from 6·N per token) or 'flops_per_sample'")
+            )
         return self
 
     @property
@@ -124,7 +129,7 @@ class Training(_Strict):
     @model_validator(mode="after")
     def _one_amount(self) -> Training:
         if sum(x is not None for x in (self.tokens, self.samples, self.epochs)) != 1:
-            raise ValueError("give exactly one of 'tokens', 'samples' or 'epochs' (how much to train)")
+            raise ValueError(_("give exactly one of 'tokens', 'samples' or 'epochs' (how much to train)"))
         return self
 
 
@@ -168,9 +173,11 @@ class OrgContext(_Strict):
         known = region.known_jurisdictions()
         if value.strip().lower() not in known:
             close = difflib.get_close_matches(value.strip().lower(), known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = _(" (did you mean {name}?)").format(name=repr(close[0])) if close else ""
             raise ValueError(
-                f"{value!r} is not a jurisdiction gpuwise knows{hint}; use one of {', '.join(known)}"
+                _("{value} is not a jurisdiction gpuwise knows{hint}; use one of {known}").format(
+                    value=repr(value), hint=hint, known=", ".join(known)
+                )
             )
         return value.strip().lower()
 
@@ -187,17 +194,17 @@ class Workload(_Strict):
     def _consistent(self) -> Workload:
         if self.training.tokens is not None and self.model.seq_len is None:
             raise ValueError(
-                "training.tokens needs model.seq_len to turn tokens into samples; or give training.samples"
+                _("training.tokens needs model.seq_len to turn tokens into samples; or give training.samples")
             )
         if self.training.epochs is not None and self.data.samples is None:
-            raise ValueError("training.epochs needs data.samples (samples per epoch)")
+            raise ValueError(_("training.epochs needs data.samples (samples per epoch)"))
         if not self.model.is_transformer and self.data.bytes_per_sample is None and self.data.samples is None:
             raise ValueError(
-                "give data.samples or data.bytes_per_sample so the read volume per step is known"
+                _("give data.samples or data.bytes_per_sample so the read volume per step is known")
             )
         par = self.training.parallelism
         if par.fsdp and par.zero_stage not in (0, 3):
-            raise ValueError("fsdp: true shards like ZeRO-3; set zero_stage to 3 (or leave it out)")
+            raise ValueError(_("fsdp: true shards like ZeRO-3; set zero_stage to 3 (or leave it out)"))
         return self
 
     # ---- derived quantities -------------------------------------------------------------
@@ -231,4 +238,4 @@ def reduce_bytes(training: Training) -> int:
 
 def load_workload(path: str | Path) -> Workload:
     """Validate a workload YAML file. Raises DataValidationError with file:line on bad input."""
-    return validate_file(Workload, path, see_also="see the examples/ folder for valid files")
+    return validate_file(Workload, path, see_also=_("see the examples/ folder for valid files"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from gpuwise.i18n import C_, _
+from gpuwise.plan.decision import pricing_label
 from gpuwise.report.document import Chart, Series
 
 
@@ -78,10 +79,13 @@ def plan_cost_chart(plan) -> list[Chart]:
             None if plan.short_reasons(o, k) else _finite(float(c)) for k, c in enumerate(plan.run_cost[o])
         ]
         if any(c is not None for c in costs):
-            series.append(Series(f"{plan.rows[o].label} ({plan.rows[o].pricing})", nodes, costs))
+            series.append(
+                Series(f"{plan.rows[o].label} ({pricing_label(plan.rows[o].pricing)})", nodes, costs)
+            )
     if not series or len(nodes) < 2:
         return []
-    return [Chart("line", "Cost of the run vs node count", "nodes", f"cost ({plan.currency})", series)]
+    title, y_label = _("Cost of the run vs node count"), _("cost ({currency})").format(currency=plan.currency)
+    return [Chart("line", title, _("nodes"), y_label, series)]
 
 
 def _finite(value: float) -> float | None:

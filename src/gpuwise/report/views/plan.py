@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.plan.decision import Pick, ReasonKind
+from gpuwise.i18n import C_, _
+from gpuwise.plan.decision import Pick, ReasonKind, pricing_label
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
 from gpuwise.report.document import (
@@ -28,6 +29,17 @@ from gpuwise.report.views.plan_charts import (
 VERDICT_STYLE = {"cloud": "info", "build": "ok", "hybrid": "warn", "undecided": "fail"}
 
 
+def _verdict_word(verdict: str) -> str:
+    """The verdict in capitals, worded as the serving plan words it (msgctxt "verdict")."""
+    words = {
+        "cloud": C_("verdict", "CLOUD"),
+        "build": C_("verdict", "BUILD"),
+        "hybrid": C_("verdict", "HYBRID"),
+        "undecided": C_("verdict", "UNDECIDED"),
+    }
+    return words.get(verdict, verdict.upper())
+
+
 def _ccy(plan: Plan, o: int) -> str:
     return plan.currency if plan.convertible[o] else plan.rows[o].currency
 
@@ -44,19 +56,21 @@ def _money(plan: Plan, o: int, value: float, one_ccy: str) -> str:
 
 def _label(plan: Plan, o: int, gpus: bool = False) -> str:
     row = plan.rows[o]
-    parts = [row.label, row.pricing.replace("_", "-"), row.region or ""]
+    parts = [row.label, pricing_label(row.pricing), row.region or ""]
     if gpus:
         parts.insert(1, f"({row.numbers.gpus_per_node}× {row.gpu_name})")
     return " ".join(p for p in parts if p)
 
 
 def _title_ccy(one_ccy: str) -> str:
-    return f" in {one_ccy}" if one_ccy else ""
+    return _(" in {currency}").format(currency=one_ccy) if one_ccy else ""
 
 
 def sweep_table(plan: Plan, one_ccy: str) -> Table:
     """One row per option; each node-count cell: scaling efficiency, time to train, cost per run."""
-    cols = [Column("option")] + [Column(f"{int(n)} node{'s' if n > 1 else ''}", "right") for n in plan.nodes]
+    cols = [Column(_("option"))] + [
+        Column(_("1 node") if n == 1 else _("{n} nodes").format(n=int(n)), "right") for n in plan.nodes
+    ]
     deadline = plan.workload.deadline_days
     rows = []
     for o in plan.shown:
@@ -80,11 +94,13 @@ def sweep_table(plan: Plan, one_ccy: str) -> Table:
     return Table(
         cols,
         rows,
-        title="Options × node counts: scaling efficiency vs 1 node, time to train, cost per run"
+        title=_("Options × node counts: scaling efficiency vs 1 node, time to train, cost per run")
         + _title_ccy(one_ccy),
-        caption="▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
-        "✗ = cannot run (see the JSON's 'reasons'); (a–b%) = efficiency over the sourced range of "
-        "achieved network bandwidth for NCCL over TCP or RDMA",
+        caption=_(
+            "▶ = chosen node count (cheapest that meets the deadline); red = misses the deadline; "
+            "✗ = cannot run (see the JSON's 'reasons'); (a–b%) = efficiency over the sourced range of "
+            "achieved network bandwidth for NCCL over TCP or RDMA"
+        ),
     )
 
 
@@ -94,17 +110,24 @@ def _break_even(plan: Plan, key: str) -> tuple[str, str]:
         return "", ""
     u, m = be.utilisation, be.months
     u_txt = units.UNKNOWN if u != u else (units.percent(u) if u <= 1 else ">100%")
-    return u_txt, units.number(m, 0, "mo") if m != float("inf") else "never"
+    return u_txt, units.number(m, 0, _("mo")) if m != float("inf") else _("never")
 
 
 def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
     """The chosen node count per option, in two narrow tables: where the step time goes, and the cost."""
-    step_cols = [Column("option")] + [
-        Column(h, "right") for h in ("step", "compute", "comm", "exposed", "stragg.", "data", "mem/GPU")
-    ]
-    cost_cols = [Column("option")] + [
-        Column(h, "right") for h in ("nodes", "time", "per run", "per year", "GPU-h", "U*", "months", "lead")
-    ]
+    step_heads = (_("step"), _("compute"), _("comm"), _("exposed"), _("stragg."), _("data"), _("mem/GPU"))
+    cost_heads = (
+        _("nodes"),
+        _("time"),
+        _("per run"),
+        _("per year"),
+        _("GPU-h"),
+        "U*",
+        _("months"),
+        _("lead"),
+    )
+    step_cols = [Column(_("option"))] + [Column(h, "right") for h in step_heads]
+    cost_cols = [Column(_("option"))] + [Column(h, "right") for h in cost_heads]
     steps, costs = [], []
     p = plan.perf
     for o in plan.shown:
@@ -113,8 +136,8 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
         name = _label(plan, o)
         lead = units.number(row.lead_time_days, 0, "d")
         if k < 0:  # the reason is in the sweep table and the JSON
-            steps.append([name, Styled("none", "fail"), *[""] * 6])
-            costs.append([name, Styled("none", "fail"), *[""] * 6, lead])
+            steps.append([name, Styled(C_("node count", "none"), "fail"), *[""] * 6])
+            costs.append([name, Styled(C_("node count", "none"), "fail"), *[""] * 6, lead])
             continue
         s = units.seconds
         steps.append(
@@ -145,15 +168,17 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
         Table(
             step_cols,
             steps,
-            title="Chosen setup per option: where a step's time goes",
-            caption="exposed = communication not hidden behind backward; stragg. = straggler wait",
+            title=_("Chosen setup per option: where a step's time goes"),
+            caption=_("exposed = communication not hidden behind backward; stragg. = straggler wait"),
         ),
         Table(
             cost_cols,
             costs,
-            title="Chosen setup per option: time and cost" + _title_ccy(one_ccy),
-            caption="per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
-            "U* and months = break-even utilisation and time vs the best build; lead = lead time",
+            title=_("Chosen setup per option: time and cost") + _title_ccy(one_ccy),
+            caption=_(
+                "per year = fleet busy at the org's utilisation; GPU-h = per effective GPU-hour; "
+                "U* and months = break-even utilisation and time vs the best build; lead = lead time"
+            ),
         ),
     )
 
@@ -164,17 +189,18 @@ def _pick_line(p: Pick) -> str:
     if p.cost_per_run_low != p.cost_per_run_high:
         low = units.money(p.cost_per_run_low, p.currency, compact=True)
         cost += f" ({low}–{units.money(p.cost_per_run_high, p.currency, compact=True)})"
-    billed = ""
-    if p.billed_hours > p.run_hours * 1.001:
-        days = round(p.billed_hours / 24)
-        billed = f", billed {days} whole day{'s' if days != 1 else ''}"
-    return f"{p.text()}: {cost} per run{billed}"
+    days = round(p.billed_hours / 24)
+    if p.billed_hours <= p.run_hours * 1.001:
+        return _("{pick}: {cost} per run").format(pick=p.text(), cost=cost)
+    if days == 1:
+        return _("{pick}: {cost} per run, billed 1 whole day").format(pick=p.text(), cost=cost)
+    return _("{pick}: {cost} per run, billed {days} whole days").format(pick=p.text(), cost=cost, days=days)
 
 
 def _decision(plan: Plan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
-        Heading(f"Recommendation: {d.verdict.upper()}", level=2),
+        Heading(_("Recommendation: {verdict}").format(verdict=_verdict_word(d.verdict)), level=2),
         Paragraph(d.summary, VERDICT_STYLE.get(d.verdict, "bold")),
     ]
     picks = [p for p in ((d.rent, d.buy) if d.verdict != "build" else (d.buy, d.rent)) if p is not None]
@@ -187,9 +213,10 @@ def _decision(plan: Plan) -> list[Block]:
             for r in d.reasons
         ]
         style = {"!": "warn", "+build": "ok", "+cloud": "info"}
-        blocks.append(Bullets([Styled(f"{m}  {text}", style[m]) for m, text in marks]))
+        shown = {"!": "!", "+build": _("+build"), "+cloud": _("+cloud")}  # the side a reason favours
+        blocks.append(Bullets([Styled(f"{shown[m]}  {text}", style[m]) for m, text in marks]))
     if d.flips:
-        blocks += [Heading("What would flip it", level=3), Bullets([f.text for f in d.flips])]
+        blocks += [Heading(_("What would flip it"), level=3), Bullets([f.text for f in d.flips])]
     blocks += [*sensitivity_table(plan), *tornado_chart(plan), *plan_break_even_chart(plan)]
     return blocks
 
@@ -197,20 +224,29 @@ def _decision(plan: Plan) -> list[Block]:
 def _exclusions(plan: Plan) -> list[Block]:
     """One row per option left out for the org's jurisdiction, then each rule once with its source."""
     rows = [[e.name, e.rule, e.detail] for e in plan.excluded]
-    title = f"Options the organisation cannot use (jurisdiction {plan.workload.org.jurisdiction})"
+    title = _("Options the organisation cannot use (jurisdiction {jurisdiction})").format(
+        jurisdiction=plan.workload.org.jurisdiction
+    )
     rules = {e.rule: e for e in plan.excluded}
-    why = [f"{r}: {e.reason}" + (f". Source: {e.source}" if e.source else "") for r, e in rules.items()]
-    return [Table([Column("left out"), Column("rule"), Column("because")], rows, title=title), Bullets(why)]
+    why = [
+        _("{rule}: {reason}. Source: {source}").format(rule=r, reason=_(e.reason), source=e.source)
+        if e.source
+        else f"{r}: {_(e.reason)}"
+        for r, e in rules.items()
+    ]
+    cols = [Column(_("left out")), Column(_("rule")), Column(_("because"))]
+    return [Table(cols, rows, title=title), Bullets(why)]
 
 
 def _notes(plan: Plan, verbose: bool) -> list[Block]:
-    blocks: list[Block] = [Heading("Notes", level=2)]
+    blocks: list[Block] = [Heading(_("Notes"), level=2)]
     cal = plan.calibration
     if cal is not None:
-        blocks.append(Paragraph(f"Calibration from {cal.gpu_name or 'unknown GPU'}:", "bold"))
-        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or ["(nothing usable)"]
+        gpu = cal.gpu_name or _("unknown GPU")
+        blocks.append(Paragraph(_("Calibration from {gpu}:").format(gpu=gpu), "bold"))
+        used = [Styled(f"✓ {u}", "ok") for u in cal.used] or [_("(nothing usable)")]
         blocks.append(Bullets(used + [Styled(i, "dim") for i in cal.ignored[:8]]))
-    blocks += [Paragraph(f"note: {n}", "warn") for n in plan.notes]
+    blocks += [Paragraph(_("note: {note}").format(note=n), "warn") for n in plan.notes]
     if plan.excluded:
         blocks += _exclusions(plan)
     if verbose:
@@ -220,14 +256,14 @@ def _notes(plan: Plan, verbose: bool) -> list[Block]:
         ]
         blocks.append(
             Table(
-                [Column("assumption"), Column("value", "right"), Column("source")],
+                [Column(_("assumption")), Column(_("value"), "right"), Column(_("source"))],
                 rows,
-                title="Assumptions (override in the options file under model_overrides)",
+                title=_("Assumptions (override in the options file under model_overrides)"),
             )
         )
     else:
         blocks.append(
-            Paragraph('Model assumptions and their sources: --json ("assumptions") or --verbose.', "dim")
+            Paragraph(_('Model assumptions and their sources: --json ("assumptions") or --verbose.'), "dim")
         )
     return blocks
 
@@ -237,12 +273,16 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
     wl = plan.workload
     one_ccy = _one_currency(plan)
     title = f"gpuwise plan — {wl.name or plan.workload_path}"
-    head = (
-        f"{wl.model.param_count() / 1e9:.3g}B params, {wl.total_train_flops():.3g} FLOPs, "
-        f"{units.number(wl.steps(), 0)} steps of {wl.training.global_batch} samples, {wl.training.precision}"
-        + (f", deadline {wl.deadline_days:g} days" if wl.deadline_days else "")
-        + f"; {len(plan.rows)} options evaluated, {len(plan.shown)} shown"
+    head = _("{params}B params, {flops} FLOPs, {steps} steps of {batch} samples, {precision}").format(
+        params=f"{wl.model.param_count() / 1e9:.3g}",
+        flops=f"{wl.total_train_flops():.3g}",
+        steps=units.number(wl.steps(), 0),
+        batch=wl.training.global_batch,
+        precision=wl.training.precision,
     )
+    if wl.deadline_days:
+        head += _(", deadline {days} days").format(days=f"{wl.deadline_days:g}")
+    head += _("; {n} options evaluated, {shown} shown").format(n=len(plan.rows), shown=len(plan.shown))
     blocks: list[Block] = [
         Heading(title),
         Paragraph(head),

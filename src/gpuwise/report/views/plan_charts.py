@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpuwise.i18n import C_, N_, _
+from gpuwise.plan.decision import pricing_label
 from gpuwise.report.document import Chart, Column, Series, Table
 
 SWING = 0.2  # how far each input is moved, down and up (a display range, not an uncertainty estimate)
@@ -24,7 +26,7 @@ UTILISATIONS = [u / 100 for u in range(20, 101, 5)]  # below 20% an owned run's 
 
 
 def _option_name(plan, o: int) -> str:
-    return f"{plan.rows[o].label} ({plan.rows[o].pricing})"
+    return f"{plan.rows[o].label} ({pricing_label(plan.rows[o].pricing)})"
 
 
 def plan_time_chart(plan) -> list[Chart]:
@@ -39,13 +41,14 @@ def plan_time_chart(plan) -> list[Chart]:
     if longest is None or len(nodes) < 2:
         return []
     days = longest >= 2 * 86400
-    scale, unit = (86400.0, "days") if days else (3600.0, "hours")
+    scale, unit = (86400.0, _("days")) if days else (3600.0, _("hours"))
     series = [
         Series(_option_name(plan, o), nodes, [None if s is None else s / scale for s in row])
         for o, row in zip(plan.shown, feasible, strict=True)
         if any(s is not None for s in row)
     ]
-    return [Chart("line", "Time to train vs node count", "nodes", f"time to train ({unit})", series)]
+    title, y_label = _("Time to train vs node count"), _("time to train ({unit})").format(unit=unit)
+    return [Chart("line", title, _("nodes"), y_label, series)]
 
 
 def _scales_with_idle(plan, o: int) -> bool:
@@ -78,17 +81,17 @@ def plan_break_even_chart(plan) -> list[Chart]:
     if len(series) < 2:
         return []
     build_cost = float(plan.run_cost[build, plan.chosen[build]])
-    series.append(Series("expected utilisation (this plan)", [round(expected * 100, 1)], [build_cost]))
+    expected_name = _("expected utilisation (this plan)")
+    series.append(Series(expected_name, [round(expected * 100, 1)], [build_cost]))
     if u_star is not None and 0 < u_star <= cap:
-        series.append(
-            Series(f"break-even ({u_star:.0%})", [round(u_star * 100, 1)], [build_cost * expected / u_star])
-        )
+        name = _("break-even ({pct})").format(pct=f"{u_star:.0%}")
+        series.append(Series(name, [round(u_star * 100, 1)], [build_cost * expected / u_star]))
     return [
         Chart(
             "line",
-            "Break-even: cost of one run vs utilisation",
-            "utilisation of owned and reserved capacity (%)",
-            f"cost per run ({plan.currency})",
+            _("Break-even: cost of one run vs utilisation"),
+            _("utilisation of owned and reserved capacity (%)"),
+            _("cost per run ({currency})").format(currency=plan.currency),
             series,
         )
     ]
@@ -118,12 +121,14 @@ def sensitivity(plan) -> tuple[float, list[Swing]]:
     n = float(plan.nodes[plan.chosen[b]])
     total = onp.annual_per_node() * n + onp.staff_per_year
     shares = {
-        "server and network price (capex)": onp.capital_per_year() * n / total,
-        "electricity price": onp.opex_per_year()["power"] * n / total,
-        "staff cost": onp.staff_per_year / total,
+        N_("server and network price (capex)"): onp.capital_per_year() * n / total,
+        N_("electricity price"): onp.opex_per_year()["power"] * n / total,
+        N_("staff cost"): onp.staff_per_year / total,
     }
-    swings = [Swing("cloud prices", ratio / (1 - SWING), ratio / (1 + SWING))]
-    swings += [Swing(k, ratio * (1 - SWING * f), ratio * (1 + SWING * f)) for k, f in shares.items() if f > 0]
+    swings = [Swing(_("cloud prices"), ratio / (1 - SWING), ratio / (1 + SWING))]
+    swings += [
+        Swing(_(k), ratio * (1 - SWING * f), ratio * (1 + SWING * f)) for k, f in shares.items() if f > 0
+    ]
     org = plan.workload.org
     u_eff = min(org.utilisation, 1.0 / org.burstiness)
 
@@ -132,7 +137,9 @@ def sensitivity(plan) -> tuple[float, list[Swing]]:
         cloud = u_eff / moved if _scales_with_idle(plan, c) else 1.0
         return ratio * (u_eff / moved) / cloud
 
-    utilisation = Swing("utilisation", at(org.utilisation * (1 - SWING)), at(org.utilisation * (1 + SWING)))
+    utilisation = Swing(
+        _("utilisation"), at(org.utilisation * (1 - SWING)), at(org.utilisation * (1 + SWING))
+    )
     if abs(utilisation.high - utilisation.low) > 1e-9:
         swings.append(utilisation)
     swings.sort(key=lambda s: -abs(s.high - s.low))
@@ -141,7 +148,9 @@ def sensitivity(plan) -> tuple[float, list[Swing]]:
 
 def _pair(plan) -> str:
     d = plan.decision
-    return f"{_option_name(plan, d.best_onprem)} vs {_option_name(plan, d.best_cloud)}"
+    return _("{build} vs {cloud}").format(
+        build=_option_name(plan, d.best_onprem), cloud=_option_name(plan, d.best_cloud)
+    )
 
 
 def tornado_chart(plan) -> list[Chart]:
@@ -153,16 +162,16 @@ def tornado_chart(plan) -> list[Chart]:
     return [
         Chart(
             "bar",
-            f"What would flip it: {_pair(plan)}",
-            "input",
-            "build's cost per run as % of the cloud's (under 100% = build cheaper)",
+            _("What would flip it: {pair}").format(pair=_pair(plan)),
+            _("input"),
+            _("build's cost per run as {pct} of the cloud's (under 100% = build cheaper)").format(pct="%"),
             [
-                Series(f"input {pct}% lower", names, [s.low for s in swings]),
-                Series(f"input {pct}% higher", names, [s.high for s in swings]),
+                Series(_("input {pct} lower").format(pct=f"{pct}%"), names, [s.low for s in swings]),
+                Series(_("input {pct} higher").format(pct=f"{pct}%"), names, [s.high for s in swings]),
             ],
             horizontal=True,
             base=ratio,
-            rules=[(100.0, "break-even 100%")],
+            rules=[(100.0, _("break-even 100%"))],
         )
     ]
 
@@ -177,19 +186,28 @@ def sensitivity_table(plan) -> list[Table]:
         return (value - 100) * (ratio - 100) < 0
 
     rows = [
-        [s.name, f"{s.low:.0f}%", f"{s.high:.0f}%", "yes" if flips(s.low) or flips(s.high) else "no"]
+        [
+            s.name,
+            f"{s.low:.0f}%",
+            f"{s.high:.0f}%",
+            C_("flips it", "yes") if flips(s.low) or flips(s.high) else C_("flips it", "no"),
+        ]
         for s in swings
     ]
     return [
         Table(
             [
-                Column("input"),
-                Column(f"{pct}% lower", "right"),
-                Column(f"{pct}% higher", "right"),
-                Column("flips it"),
+                Column(_("input")),
+                Column(_("{pct} lower").format(pct=f"{pct}%"), "right"),
+                Column(_("{pct} higher").format(pct=f"{pct}%"), "right"),
+                Column(_("flips it")),
             ],
             rows,
-            title=f"Sensitivity: the build's cost per run as % of the cloud's, now {ratio:.0f}% ({_pair(plan)})",
-            caption="100% = break-even; under 100% the build is cheaper. Each input moved alone.",
+            title=_(
+                "Sensitivity: the build's cost per run as {pct} of the cloud's, now {ratio} ({pair})"
+            ).format(pct="%", ratio=f"{ratio:.0f}%", pair=_pair(plan)),
+            caption=_(
+                "{hundred} = break-even; under {hundred} the build is cheaper. Each input moved alone."
+            ).format(hundred="100%"),
         )  # fmt: skip
     ]
