@@ -119,7 +119,7 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
                 "build",
                 _(
                     "compliance requirements ({requirements}): physical isolation is simpler on owned "
-                    "hardware (source docs); confirm what your cloud certifies"
+                    "hardware; confirm what your cloud certifies"
                 ).format(requirements=", ".join(org.compliance)),
                 _("compliance requirements ({requirements})").format(requirements=", ".join(org.compliance)),
                 {"requirements": float(len(org.compliance))},
@@ -131,7 +131,7 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
 def _context_reasons(
     org: OrgContext, wl: Workload, rb: OptionRow, ttt_b_days: float, t: DecisionThresholds
 ) -> list[Reason]:
-    """Demand shape, horizon, team and deadline (the source documents' selection logic)."""
+    """Demand shape, horizon, team and deadline (the rent-or-build selection logic)."""
     reasons = []
     if org.burstiness >= t.bursty_peak_ratio:
         label = _("bursty demand (peak {ratio}× average)").format(ratio=f"{org.burstiness:g}")
@@ -156,7 +156,7 @@ def _context_reasons(
             Reason(
                 K.HORIZON,
                 "cloud",
-                _("{label}: building pays back over {years}+ years of steady load (source docs)").format(
+                _("{label}: building pays back only over {years}+ years of steady load").format(
                     label=label, years=f"{t.long_horizon_years:g}"
                 ),
                 label,
@@ -171,7 +171,9 @@ def _context_reasons(
             Reason(
                 K.STEADY_LOAD,
                 "build",
-                _("{label}: the source documents' case for building").format(label=label),
+                _("{label}: owned hardware stays busy, so its lower running cost pays back").format(
+                    label=label
+                ),
                 label,
                 {"utilisation": org.utilisation, "horizon_years": org.horizon_years},
             )

@@ -52,8 +52,7 @@ def context_reasons(
     if peak_to_valley >= bursty:
         out.append(Reason(ReasonKind.BURSTINESS, "cloud",
             _("traffic peaks at {ratio}× its valley: a fleet sized for the peak idles in the valley, "
-              "and the source documents send production inference with peaks and valleys to the cloud "
-              "(load balancing and autoscaling)").format(ratio=f"{peak_to_valley:.1f}"),
+              "while cloud capacity follows the traffic (load balancing and autoscaling)").format(ratio=f"{peak_to_valley:.1f}"),
             _("peaky traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
     else:
         out.append(Reason(ReasonKind.STEADY_LOAD, "build",
