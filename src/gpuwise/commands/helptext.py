@@ -3,7 +3,8 @@
 Typer turns the English `help=` strings into a Click command tree on every run. Each help text is marked
 with N_() where it is written (a text filled in with values: help_text()), and before the arguments are
 parsed (where --help prints) the CLI calls translate_help() on the new tree: help texts, the help option's
-own line and Typer's panel titles are looked up in the catalog. English leaves the tree untouched.
+own line and Typer's panel titles are looked up in the catalog, and Chinese lines break between characters
+(the text renderer's WrapText). English leaves the tree and Typer untouched.
 Option names, metavars, defaults and commands are never translated.
 """
 
@@ -47,15 +48,18 @@ def _typer_labels() -> dict[str, object]:
 _typer_english: dict[str, object] = {}
 
 
-def _folding(make_rich_text):
-    """Typer's help texts, folded where a line is full. Rich breaks lines at spaces only and crops (…) a
-    longer run in the options table, and Chinese has no spaces between words: fold it instead."""
+def _wrapping(make_rich_text):
+    """Typer's help texts as the text renderer's WrapText: Rich breaks lines at spaces only, so a Chinese
+    sentence would start a new line or, in the option table, be cropped with '…'."""
+    from rich.text import Text
+
+    from gpuwise.report.formats._cjk import WrapText
 
     def make(**kwargs):
         text = make_rich_text(**kwargs)
-        if hasattr(text, "overflow"):
-            text.overflow = "fold"
-        return text
+        if not isinstance(text, Text):  # Markdown, in Typer's markdown mode
+            return text
+        return WrapText(justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap).append_text(text)
 
     return make
 
@@ -70,7 +74,7 @@ def _set_typer_text(english: bool) -> None:
     if english:
         values = dict(_typer_english)
     else:
-        values = {**_typer_labels(), "_make_rich_text": _folding(_typer_english["_make_rich_text"])}
+        values = {**_typer_labels(), "_make_rich_text": _wrapping(_typer_english["_make_rich_text"])}
     for name, value in values.items():
         setattr(rich_utils, name, value)
 
