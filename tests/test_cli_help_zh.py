@@ -135,6 +135,6 @@ def test_lang_before_or_after_the_command_and_for_the_command_list():
     assert top.returncode == 0 and "╭─ 命令 ─" in top.stdout and "测量、诊断并规划 GPU 训练机器" in top.stdout
     assert not english_runs(top.stdout)
     after = _cli("fleet", "healthcheck", "--help", "--lang", "zh-CN")  # lang_first moves it to the front
-    assert after.returncode == 0 and "出现严重问题时，在 Slurm 中将此节点置为 drain。" in after.stdout
+    assert after.returncode == 0 and "出现严重问题时，在 Slurm 中排空（drain）此节点。" in after.stdout
     bad = _cli("--lang", "fr", "doctor")  # a bad --lang is still the callback's usage error
     assert bad.returncode == 3 and "zh-CN" in bad.stderr
