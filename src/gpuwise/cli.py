@@ -16,7 +16,7 @@ import traceback
 import warnings
 
 import typer
-from typer.core import TyperOption
+from typer.core import TyperGroup, TyperOption
 
 from gpuwise import __version__, i18n, interrupts
 from gpuwise.commands import (
@@ -34,7 +34,9 @@ from gpuwise.commands import (
     tune,
     watch,
 )
+from gpuwise.commands.helptext import translate_help
 from gpuwise.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_TERMINATED
+from gpuwise.i18n import N_
 
 _typer_display_type = TyperOption.display_type_rich
 
@@ -46,13 +48,44 @@ def _display_type_without_flag_metavar(self: TyperOption, ctx) -> str | None:
 
 TyperOption.display_type_rich = _display_type_without_flag_metavar  # type: ignore[method-assign]
 
+
+def _lang_option(args: list[str]) -> str | None:
+    """The --lang value among the options before the command (where lang_first puts it), if any."""
+    value, i = None, 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        if args[i] == "--lang" and i + 1 < len(args):
+            value = args[i + 1]
+            i += 1
+        elif args[i].startswith("--lang="):
+            value = args[i].partition("=")[2]
+        i += 1
+    return value
+
+
+class _GpuwiseGroup(TyperGroup):
+    """The root command: sets the language before parsing, because Click prints --help while it parses,
+    before the app callback below has read --lang (a command's --help comes later: the callback runs
+    first). A bad --lang leaves English here; the callback then reports it."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        try:
+            i18n.set_language(_lang_option(args) or i18n.language_from_env())
+        except ValueError:
+            i18n.set_language(i18n.DEFAULT)
+        translate_help(self, ctx, english=i18n.language() == i18n.DEFAULT)
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
     name="gpuwise",
-    help="Measure, diagnose and plan GPU training machines: "
-    "cloud instances and self-built clusters.\n\nExit codes: 0 = ok; 1 = warnings, "
-    "2 = critical findings (doctor only); 3 = could not run (the message says how to fix it); "
-    "4 = a benchmark failed (bench, unless --keep-going); 130 = interrupted. --debug adds a traceback, "
-    "never changes the code.",
+    cls=_GpuwiseGroup,
+    help=N_(
+        "Measure, diagnose and plan GPU training machines: "
+        "cloud instances and self-built clusters.\n\nExit codes: 0 = ok; 1 = warnings, "
+        "2 = critical findings (doctor only); 3 = could not run (the message says how to fix it); "
+        "4 = a benchmark failed (bench, unless --keep-going); 130 = interrupted. --debug adds a traceback, "
+        "never changes the code."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -70,16 +103,18 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False, "--version", callback=_version, is_eager=True, help=N_("Print the version and exit.")
     ),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    debug: bool = typer.Option(False, "--debug", help=N_("Show tracebacks for errors.")),
     lang: str | None = typer.Option(
         None,
         "--lang",
         metavar="en|zh-CN",
-        help="Language of the reports and messages: en or zh-CN (default: from LC_ALL / LC_MESSAGES / "
-        "LANG, else English); may also follow the command. Numbers, units, commands, ids and JSON keys "
-        "stay as they are.",
+        help=N_(
+            "Language of the reports and messages: en or zh-CN (default: from LC_ALL / LC_MESSAGES / "
+            "LANG, else English); may also follow the command. Numbers, units, commands, ids and JSON keys "
+            "stay as they are."
+        ),
     ),
 ) -> None:
     _state["debug"] = debug

@@ -9,7 +9,17 @@ from typer.core import TyperCommand
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
+
+BENCH_HELP = N_(
+    """\
+Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
+
+Exit codes: 0 = every benchmark ran or was skipped (no GPU here, say); 4 = a benchmark failed
+(crashed, timed out, errored): the run stops there and the rest are listed as not run, unless
+--keep-going; 3 = could not run (bad option, torch missing, output path not writable); 130/143 =
+interrupted by SIGINT/SIGTERM (benchmark processes stopped, their files removed)."""
+)
 
 
 def bench(
@@ -17,32 +27,41 @@ def bench(
     quick: bool = typer.Option(
         True,
         "--quick/--full",
-        help="--quick: a few large shapes/sizes, under a minute on a small machine (default). --full: "
-        "mamf-style sweeps, sizes up to 1 GiB, more repeats.",
+        help=N_(
+            "--quick: a few large shapes/sizes, under a minute on a small machine (default). --full: "
+            "mamf-style sweeps, sizes up to 1 GiB, more repeats."
+        ),
     ),
     only: str = typer.Option(
         None,
         "--only",
-        help="Comma list of benchmark names or aliases (listed below); default: all.",
+        help=N_("Comma list of benchmark names or aliases (listed below); default: all."),
     ),
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
-        help="Directory for the storage and data-loading benchmarks (use the filesystem you train from). "
-        "Default: the system temp directory. Their files are removed afterwards.",
+        help=N_(
+            "Directory for the storage and data-loading benchmarks (use the filesystem you train from). "
+            "Default: the system temp directory. Their files are removed afterwards."
+        ),
     ),
     save: Path = typer.Option(
         None,
         "--save",
         metavar="FILE",
-        help="Also save the results as JSON (schema gpuwise-bench/1, what doctor --bench-results, "
-        "plan --calibrate and compare read), while still showing the tables.",
+        help=N_(
+            "Also save the results as JSON (schema gpuwise-bench/1, what doctor --bench-results, "
+            "plan --calibrate and compare read), while still showing the tables."
+        ),
     ),
     sizes: str = typer.Option(
-        None, "--sizes", help="Collective message sizes: '8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G'."
+        None, "--sizes", help=N_("Collective message sizes: '8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G'.")
     ),
     world_size: int = typer.Option(
-        None, "--world-size", min=1, help="Collective ranks on this node (default: all GPUs, or 2 on CPU)."
+        None,
+        "--world-size",
+        min=1,
+        help=N_("Collective ranks on this node (default: all GPUs, or 2 on CPU)."),
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
@@ -50,18 +69,13 @@ def bench(
     keep_going: bool = typer.Option(
         False,
         "--keep-going",
-        help="Run every benchmark even after one fails, and exit 0; failures stay rows with their reason.",
+        help=N_(
+            "Run every benchmark even after one fails, and exit 0; failures stay rows with their reason."
+        ),
     ),
     history: Path = HistoryOpt,
     no_history: bool = NoHistoryOpt,
 ) -> None:
-    """Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
-
-    Exit codes: 0 = every benchmark ran or was skipped (no GPU here, say); 4 = a benchmark failed
-    (crashed, timed out, errored): the run stops there and the rest are listed as not run, unless
-    --keep-going; 3 = could not run (bad option, torch missing, output path not writable); 130/143 =
-    interrupted by SIGINT/SIGTERM (benchmark processes stopped, their files removed).
-    """
     from gpuwise.bench.registry import select
     from gpuwise.bench.sizes import parse_sizes
     from gpuwise.commands import check_output_path
@@ -168,15 +182,19 @@ class BenchCommand(TyperCommand):
             from gpuwise.bench.registry import benchmarks
 
             lines = [
-                f"{e.name}: {e.help}" + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
+                f"{e.name}: {_(e.help)}"
+                + (_(" (also: {aliases})").format(aliases=", ".join(e.aliases)) if e.aliases else "")
                 for e in benchmarks()
             ]
-            head, sep, tail = (self.help or "").partition("\n\nExit codes")
-            self.help = head + "\n\nBenchmarks (--only):\n\n" + "\n\n".join(lines) + sep + tail
+            # the list goes before the last paragraph (the exit codes), in every language
+            head, sep, tail = (self.help or "").rpartition("\n\n")
+            self.help = head + "\n\n" + _("Benchmarks (--only):") + "\n\n" + "\n\n".join(lines) + sep + tail
             self._listed = True
         super().format_help(ctx, formatter)
 
 
 def register(app: typer.Typer) -> None:
     # extra arguments are accepted only to explain the old `--json FILE` (see _reject_legacy_json_file)
-    app.command("bench", cls=BenchCommand, context_settings={"allow_extra_args": True})(bench)
+    app.command("bench", help=BENCH_HELP, cls=BenchCommand, context_settings={"allow_extra_args": True})(
+        bench
+    )

@@ -7,28 +7,31 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import JsonOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
+
+CAPTURE_HELP = N_(
+    """\
+Record files and command outputs (format gpuwise-capture/1). Secrets in the environment are redacted.
+
+-o is where the capture goes (here it is not the summary's file); the summary is printed on stdout,
+with --format json as schema gpuwise-capture-summary/1. Exit codes: 0 = captured (tools that are
+missing or fail are recorded, not errors); 3 = could not run (OUTPUT exists or cannot be written).
+The capture appears at OUTPUT only once it is complete."""
+)
 
 
 def capture(
     output: Path = typer.Option(
-        ..., "-o", "--output", help="Destination: a new directory, or a file ending in .tar.gz."
+        ..., "-o", "--output", help=N_("Destination: a new directory, or a file ending in .tar.gz.")
     ),
     mask: bool = typer.Option(
-        False, "--mask", help="Replace hostnames, serials, UUIDs and MACs with stable placeholders."
+        False, "--mask", help=N_("Replace hostnames, serials, UUIDs and MACs with stable placeholders.")
     ),
     fmt: str = typer.Option(
-        "text", "--format", metavar="FORMAT", help="Format of the summary printed: text, json or md."
+        "text", "--format", metavar="FORMAT", help=N_("Format of the summary printed: text, json or md.")
     ),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Record files and command outputs (format gpuwise-capture/1). Secrets in the environment are redacted.
-
-    -o is where the capture goes (here it is not the summary's file); the summary is printed on stdout,
-    with --format json as schema gpuwise-capture-summary/1. Exit codes: 0 = captured (tools that are
-    missing or fail are recorded, not errors); 3 = could not run (OUTPUT exists or cannot be written).
-    The capture appears at OUTPUT only once it is complete.
-    """
     from rich.console import Console
     from rich.markup import escape
 
@@ -59,4 +62,4 @@ def capture(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("capture")(capture)
+    app.command("capture", help=CAPTURE_HELP)(capture)

@@ -14,18 +14,20 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 catalog_app = typer.Typer(
     name="catalog",
-    help="What GPUs, links and cloud offers gpuwise knows, "
-    "each with its source and date.\n\n--format json (or --json) prints one document with schema "
-    "gpuwise-catalog/1. "
-    "Exit codes: 0 = ok; 3 = a name, file or option is wrong (the message says how to fix it).",
+    help=N_(
+        "What GPUs, links and cloud offers gpuwise knows, "
+        "each with its source and date.\n\n--format json (or --json) prints one document with schema "
+        "gpuwise-catalog/1. "
+        "Exit codes: 0 = ok; 3 = a name, file or option is wrong (the message says how to fix it)."
+    ),
     no_args_is_help=True,
 )
 fetch_app = typer.Typer(
-    name="fetch", help="Fetch live prices from a cloud API into an offers file.", no_args_is_help=True
+    name="fetch", help=N_("Fetch live prices from a cloud API into an offers file."), no_args_is_help=True
 )
 catalog_app.add_typer(fetch_app)
 
@@ -60,9 +62,14 @@ def _write_offers(target: Path, rows, written_by: str, force: bool) -> None:
         ) from None
 
 
-@catalog_app.command("gpus")
+GPUS_HELP = N_(
+    """\
+List the GPU spec rows: dense peaks, memory, links, achievable fractions, verified flag."""
+)
+
+
+@catalog_app.command("gpus", help=GPUS_HELP)
 def gpus_command(fmt: str = FormatOpt, output: Path = OutputOpt, as_json: bool = JsonOpt) -> None:
-    """List the GPU spec rows: dense peaks, memory, links, achievable fractions, verified flag."""
     from gpuwise.catalog import gpus
     from gpuwise.report.views import catalog as view
 
@@ -70,9 +77,14 @@ def gpus_command(fmt: str = FormatOpt, output: Path = OutputOpt, as_json: bool =
     _emit(view.gpus_view(gpus.load_gpu_specs()), fmt, as_json, output)
 
 
-@catalog_app.command("fabrics")
+FABRICS_HELP = N_(
+    """\
+List links and fabrics: nominal bandwidth per direction, latency, typical achieved fraction."""
+)
+
+
+@catalog_app.command("fabrics", help=FABRICS_HELP)
 def fabrics_command(fmt: str = FormatOpt, output: Path = OutputOpt, as_json: bool = JsonOpt) -> None:
-    """List links and fabrics: nominal bandwidth per direction, latency, typical achieved fraction."""
     from gpuwise.catalog import fabrics
     from gpuwise.report.views import catalog as view
 
@@ -80,29 +92,34 @@ def fabrics_command(fmt: str = FormatOpt, output: Path = OutputOpt, as_json: boo
     _emit(view.fabrics_view(fabrics.load_fabrics()), fmt, as_json, output)
 
 
-@catalog_app.command("offers")
+OFFERS_HELP = N_(
+    """\
+List cloud GPU offers: shipped, ~/.config/gpuwise/offers/*.csv and --catalog folders."""
+)
+
+
+@catalog_app.command("offers", help=OFFERS_HELP)
 def offers_command(
     gpu: str = typer.Option(
-        None, "--gpu", help="GPU name as offers list it (A100 matches A100 and A100-80GB, not A10)."
+        None, "--gpu", help=N_("GPU name as offers list it (A100 matches A100 and A100-80GB, not A10).")
     ),
-    provider: str = typer.Option(None, "--provider", help="Only this provider, e.g. tencent or aws."),
+    provider: str = typer.Option(None, "--provider", help=N_("Only this provider, e.g. tencent or aws.")),
     min_network_gbps: float = typer.Option(
         None,
         "--min-network-gbps",
         min=0,
-        help="At least this much per-instance network or RDMA bandwidth (Gbit/s).",
+        help=N_("At least this much per-instance network or RDMA bandwidth (Gbit/s)."),
     ),
     catalog_dirs: list[Path] = typer.Option(
         None,
         "--catalog",
         metavar="DIR",
-        help="Extra folder of offers *.csv files (repeatable); overrides shipped rows.",
+        help=N_("Extra folder of offers *.csv files (repeatable); overrides shipped rows."),
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """List cloud GPU offers: shipped, ~/.config/gpuwise/offers/*.csv and --catalog folders."""
     from gpuwise.catalog import offers
     from gpuwise.report.views import catalog as view
 
@@ -111,19 +128,24 @@ def offers_command(
     _emit(view.offers_view(rows), fmt, as_json, output)
 
 
-@catalog_app.command("show")
+SHOW_HELP = N_(
+    """\
+Show one catalog row with its source: a GPU, an instance type (every region) or a fabric."""
+)
+
+
+@catalog_app.command("show", help=SHOW_HELP)
 def show_command(
     name: str = typer.Argument(
-        ..., help="A GPU name as nvidia-smi reports it, a GPU key, an instance type or a fabric key."
+        ..., help=N_("A GPU name as nvidia-smi reports it, a GPU key, an instance type or a fabric key.")
     ),
     catalog_dirs: list[Path] = typer.Option(
-        None, "--catalog", metavar="DIR", help="Extra folder of offers *.csv files (repeatable)."
+        None, "--catalog", metavar="DIR", help=N_("Extra folder of offers *.csv files (repeatable).")
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Show one catalog row with its source: a GPU, an instance type (every region) or a fabric."""
     from gpuwise.catalog import fabrics, gpus, offers
     from gpuwise.datafiles import did_you_mean
     from gpuwise.errors import UserInputError
@@ -153,20 +175,27 @@ def show_command(
     )
 
 
-@catalog_app.command("import-skypilot")
+IMPORT_SKYPILOT_HELP = N_(
+    """\
+Convert a SkyPilot vms.csv into a gpuwise offers file (SkyPilot columns plus ours)."""
+)
+
+
+@catalog_app.command("import-skypilot", help=IMPORT_SKYPILOT_HELP)
 def import_skypilot_command(
-    source: Path = typer.Argument(..., help="A SkyPilot catalog file, e.g. catalogs/v8/aws/vms.csv."),
+    source: Path = typer.Argument(..., help=N_("A SkyPilot catalog file, e.g. catalogs/v8/aws/vms.csv.")),
     output: Path = typer.Option(
         None,
         "-o",
         "--output",
-        help="Offers file to write (default: ~/.config/gpuwise/offers/<provider>-skypilot.csv).",
+        help=N_("Offers file to write (default: ~/.config/gpuwise/offers/<provider>-skypilot.csv)."),
     ),
-    provider: str = typer.Option(None, "--provider", help="Cloud name (default: the file's folder name)."),
-    all_rows: bool = typer.Option(False, "--all", help="Keep rows without GPUs too."),
-    force: bool = typer.Option(False, "--force", help="Replace OUTPUT even if gpuwise did not write it."),
+    provider: str = typer.Option(
+        None, "--provider", help=N_("Cloud name (default: the file's folder name).")
+    ),
+    all_rows: bool = typer.Option(False, "--all", help=N_("Keep rows without GPUs too.")),
+    force: bool = typer.Option(False, "--force", help=N_("Replace OUTPUT even if gpuwise did not write it.")),
 ) -> None:
-    """Convert a SkyPilot vms.csv into a gpuwise offers file (SkyPilot columns plus ours)."""
     from gpuwise.catalog import offers_io
     from gpuwise.commands import check_output_path
 
@@ -178,28 +207,36 @@ def import_skypilot_command(
     typer.echo(f"wrote {len(imported)} offers to {target}")
 
 
-@fetch_app.command("tencent")
+FETCH_TENCENT_HELP = N_(
+    """\
+Fetch live Tencent Cloud GPU prices and stock (credentials: TENCENTCLOUD_SECRET_ID / _KEY)."""
+)
+
+
+@fetch_app.command("tencent", help=FETCH_TENCENT_HELP)
 def fetch_tencent_command(
     region: str = typer.Option(
-        ..., "--region", help="Tencent Cloud region, e.g. ap-guangzhou, ap-shanghai, ap-beijing."
+        ..., "--region", help=N_("Tencent Cloud region, e.g. ap-guangzhou, ap-shanghai, ap-beijing.")
     ),
     zones: list[str] = typer.Option(
-        None, "--zone", metavar="ZONE", help="Only these zones, e.g. ap-guangzhou-4 (repeatable)."
+        None, "--zone", metavar="ZONE", help=N_("Only these zones, e.g. ap-guangzhou-4 (repeatable).")
     ),
     families: list[str] = typer.Option(
-        None, "--family", metavar="FAMILY", help="Only these instance families, e.g. GT4 (repeatable)."
+        None, "--family", metavar="FAMILY", help=N_("Only these instance families, e.g. GT4 (repeatable).")
     ),
     image_id: str = typer.Option(
         None,
         "--image-id",
-        help="An image id (img-...) to ask InquiryPriceRunInstances for types listed without a price.",
+        help=N_("An image id (img-...) to ask InquiryPriceRunInstances for types listed without a price."),
     ),
     output: Path = typer.Option(
-        None, "-o", "--output", help="Offers file (default: ~/.config/gpuwise/offers/tencent-<region>.csv)."
+        None,
+        "-o",
+        "--output",
+        help=N_("Offers file (default: ~/.config/gpuwise/offers/tencent-<region>.csv)."),
     ),
-    force: bool = typer.Option(False, "--force", help="Replace OUTPUT even if gpuwise did not write it."),
+    force: bool = typer.Option(False, "--force", help=N_("Replace OUTPUT even if gpuwise did not write it.")),
 ) -> None:
-    """Fetch live Tencent Cloud GPU prices and stock (credentials: TENCENTCLOUD_SECRET_ID / _KEY)."""
     from gpuwise import providers
     from gpuwise.catalog import offers, tencent
     from gpuwise.commands import check_output_path

@@ -9,9 +9,9 @@ import typer
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
-DOCTOR_HELP = (
+DOCTOR_HELP = N_(
     "Rank what to change on this machine (or a capture), "
     "with evidence and exact commands.\n\nFindings are grouped by priority, "
     "which depends on the environment kind (cloud VM or your own hardware); "
@@ -44,35 +44,37 @@ def _run_quick_bench():
 
 def doctor(
     source: Path = typer.Option(
-        None, "--from", help="Diagnose a capture (directory or .tar.gz) instead of this machine."
+        None, "--from", help=N_("Diagnose a capture (directory or .tar.gz) instead of this machine.")
     ),
     bench: str = typer.Option(
-        "none", "--bench", help="Measure too: none or quick (runs `gpuwise bench --quick` first)."
+        "none", "--bench", help=N_("Measure too: none or quick (runs `gpuwise bench --quick` first).")
     ),
     bench_results: Path = typer.Option(
-        None, "--bench-results", help="Use measurements from a gpuwise bench JSON file."
+        None, "--bench-results", help=N_("Use measurements from a gpuwise bench JSON file.")
     ),
-    env: str = typer.Option("auto", "--env", help="Environment kind: auto (detect), cloud or onprem."),
+    env: str = typer.Option("auto", "--env", help=N_("Environment kind: auto (detect), cloud or onprem.")),
     expect: str = typer.Option(
         None,
         "--expect",
         metavar="KEY=N,...",
-        help="What this node must have, e.g. gpus=8,ib=4,pcie_width=16: a mismatch is a critical finding.",
+        help=N_(
+            "What this node must have, e.g. gpus=8,ib=4,pcie_width=16: a mismatch is a critical finding."
+        ),
     ),
     expect_gpus: int = typer.Option(
-        None, "--expect-gpus", min=0, metavar="N", help="Same as --expect gpus=N."
+        None, "--expect-gpus", min=0, metavar="N", help=N_("Same as --expect gpus=N.")
     ),
     nccl_log: list[Path] = typer.Option(
         None,
         "--nccl-log",
         metavar="FILE",
-        help="nccl-tests output (table or -J JSON) or an NCCL_DEBUG=INFO log of your job; repeatable.",
+        help=N_("nccl-tests output (table or -J JSON) or an NCCL_DEBUG=INFO log of your job; repeatable."),
     ),
     profile: list[Path] = typer.Option(
         None,
         "--profile",
         metavar="FILE",
-        help="A step profile (`gpuwise profile --format json -o FILE`, gpuwise-profile/1); repeatable.",
+        help=N_("A step profile (`gpuwise profile --format json -o FILE`, gpuwise-profile/1); repeatable."),
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
@@ -146,20 +148,24 @@ def doctor(
     sys.exit(report.summary.exit_code)
 
 
+COMPARE_HELP = N_(
+    """\
+Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
+
+A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`
+(two reports, two bench results, or one of each: then only measurements are compared).
+--format json prints schema gpuwise-compare/1. Exit codes: 0 = compared (differences are not
+errors); 3 = a file cannot be read or is not a gpuwise report or bench JSON."""
+)
+
+
 def compare(
-    a: Path = typer.Argument(..., metavar="A.json", help="First report or bench JSON (A)."),
-    b: Path = typer.Argument(..., metavar="B.json", help="Second report or bench JSON (B)."),
+    a: Path = typer.Argument(..., metavar="A.json", help=N_("First report or bench JSON (A).")),
+    b: Path = typer.Argument(..., metavar="B.json", help=N_("Second report or bench JSON (B).")),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
-
-    A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`
-    (two reports, two bench results, or one of each: then only measurements are compared).
-    --format json prints schema gpuwise-compare/1. Exit codes: 0 = compared (differences are not
-    errors); 3 = a file cannot be read or is not a gpuwise report or bench JSON.
-    """
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.report.compare import compare_files
     from gpuwise.report.views.compare import compare_view
@@ -171,4 +177,4 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     app.command("doctor", help=DOCTOR_HELP)(doctor)
-    app.command("compare")(compare)
+    app.command("compare", help=COMPARE_HELP)(compare)

@@ -6,43 +6,55 @@ from pathlib import Path
 
 import typer
 
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 DEFAULT_LISTEN = "127.0.0.1:9401"
+
+
+EXPORT_HELP = N_(
+    """\
+Serve GPU metrics and tuning signals to Prometheus (dcgm-exporter-compatible names).
+
+DCGM_FI_* metrics carry dcgm-exporter's names and labels, so its dashboards work unchanged; gpuwise_*
+metrics add clock-event reasons, per-process GPU memory, driver/CUDA/PCIe facts and the tuning
+signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
+
+Ships with dashboards/gpuwise.json (Grafana) and dashboards/gpuwise-rules.yml (alerting rules).
+Exit codes: 0 = stopped (Ctrl-C / SIGTERM); 3 = could not run (bad option, port taken, bad recording)."""
+)
 
 
 def export(
     source: Path = typer.Option(
         None,
         "--from",
-        help="Replay a recording instead of reading this machine's GPUs: a capture (dir or .tar.gz), "
-        "a `watch --record` file, or nvidia-smi --query-gpu CSV / dmon output.",
+        help=N_(
+            "Replay a recording instead of reading this machine's GPUs: a capture (dir or .tar.gz), "
+            "a `watch --record` file, or nvidia-smi --query-gpu CSV / dmon output."
+        ),
     ),
     listen: str = typer.Option(
-        DEFAULT_LISTEN, "--listen", help="ADDRESS:PORT to serve /metrics on (':PORT' = all interfaces)."
+        DEFAULT_LISTEN, "--listen", help=N_("ADDRESS:PORT to serve /metrics on (':PORT' = all interfaces).")
     ),
     textfile: Path = typer.Option(
         None,
         "--textfile",
-        help="Write DIR/gpuwise.prom for node_exporter's textfile collector (atomically) instead of serving.",
+        help=N_(
+            "Write DIR/gpuwise.prom for node_exporter's textfile collector (atomically) instead of serving."
+        ),
     ),
-    interval: float = typer.Option(15.0, "--interval", min=0.5, help="Seconds between --textfile writes."),
-    once: bool = typer.Option(False, "--once", help="With --textfile: write one file and exit."),
+    interval: float = typer.Option(
+        15.0, "--interval", min=0.5, help=N_("Seconds between --textfile writes.")
+    ),
+    once: bool = typer.Option(False, "--once", help=N_("With --textfile: write one file and exit.")),
     basic_auth_file: Path = typer.Option(
-        None, "--basic-auth-file", help="Require HTTP basic auth; FILE holds one line USER:PASSWORD."
+        None, "--basic-auth-file", help=N_("Require HTTP basic auth; FILE holds one line USER:PASSWORD.")
     ),
-    tls_cert: Path = typer.Option(None, "--tls-cert", help="Serve HTTPS with this PEM certificate."),
-    tls_key: Path = typer.Option(None, "--tls-key", help="The certificate's PEM key (if not in --tls-cert)."),
+    tls_cert: Path = typer.Option(None, "--tls-cert", help=N_("Serve HTTPS with this PEM certificate.")),
+    tls_key: Path = typer.Option(
+        None, "--tls-key", help=N_("The certificate's PEM key (if not in --tls-cert).")
+    ),
 ) -> None:
-    """Serve GPU metrics and tuning signals to Prometheus (dcgm-exporter-compatible names).
-
-    DCGM_FI_* metrics carry dcgm-exporter's names and labels, so its dashboards work unchanged; gpuwise_*
-    metrics add clock-event reasons, per-process GPU memory, driver/CUDA/PCIe facts and the tuning
-    signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
-
-    Ships with dashboards/gpuwise.json (Grafana) and dashboards/gpuwise-rules.yml (alerting rules).
-    Exit codes: 0 = stopped (Ctrl-C / SIGTERM); 3 = could not run (bad option, port taken, bad recording).
-    """
     import signal
     import sys
     import threading
@@ -118,4 +130,4 @@ def _check_dir(directory: Path) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("export")(export)
+    app.command("export", help=EXPORT_HELP)(export)

@@ -14,31 +14,37 @@ import typer
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
-app = typer.Typer(help="Many nodes: run through Slurm, compare nodes with their peers, health-check a node.")
+app = typer.Typer(
+    help=N_("Many nodes: run through Slurm, compare nodes with their peers, health-check a node.")
+)
 
 
-@app.command("report")
+REPORT_HELP = N_(
+    """\
+Compare N node results: drift, peer-relative outliers, findings by reach, straggler verdict.
+
+Layout: DIR/<node>/capture.tar.gz (or capture/), optional DIR/<node>/bench.json and doctor.json,
+optional DIR/collective.json and DIR/links.json. Exit codes: 0 = no node differs from its peers;
+1 = drift or outliers found; 3 = could not run."""
+)
+
+
+@app.command("report", help=REPORT_HELP)
 def report(
     directory: Path = typer.Argument(
-        ..., help="Fleet folder: one sub-folder per node (see `fleet run --out`)."
+        ..., help=N_("Fleet folder: one sub-folder per node (see `fleet run --out`).")
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
     no_rules: bool = typer.Option(
-        False, "--no-rules", help="Skip running the doctor rules on nodes without doctor.json (faster)."
+        False, "--no-rules", help=N_("Skip running the doctor rules on nodes without doctor.json (faster).")
     ),
     history: Path = HistoryOpt,
     no_history: bool = NoHistoryOpt,
 ) -> None:
-    """Compare N node results: drift, peer-relative outliers, findings by reach, straggler verdict.
-
-    Layout: DIR/<node>/capture.tar.gz (or capture/), optional DIR/<node>/bench.json and doctor.json,
-    optional DIR/collective.json and DIR/links.json. Exit codes: 0 = no node differs from its peers;
-    1 = drift or outliers found; 3 = could not run.
-    """
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.fleet.analyze import analyze_fleet
     from gpuwise.report.views.fleet import fleet_view
@@ -59,44 +65,50 @@ def _record(result, history: Path | None, no_history: bool) -> None:
     record_run("fleet", document, history, no_history, host=fleet_identity(document))
 
 
-@app.command("run")
+RUN_HELP = N_(
+    """\
+Capture and benchmark every node of a Slurm allocation, then measure the inter-node all-reduce.
+
+Exit codes: 0 = ran, no node differs; 1 = ran, drift or outliers found; 2 = the job failed on a
+node (its report still shows what came back); 3 = could not run."""
+)
+
+
+@app.command("run", help=RUN_HELP)
 def run(
     slurm: bool = typer.Option(
-        False, "--slurm", help="Submit through Slurm (sbatch/srun); the only launcher so far."
+        False, "--slurm", help=N_("Submit through Slurm (sbatch/srun); the only launcher so far.")
     ),
-    out: Path = typer.Option(..., "--out", help="Output folder on a filesystem every node sees."),
-    nodes: int = typer.Option(None, "-N", "--nodes", min=1, help="Number of nodes (sbatch -N)."),
-    nodelist: str = typer.Option(None, "--nodelist", help="Nodes to use (sbatch --nodelist)."),
+    out: Path = typer.Option(..., "--out", help=N_("Output folder on a filesystem every node sees.")),
+    nodes: int = typer.Option(None, "-N", "--nodes", min=1, help=N_("Number of nodes (sbatch -N).")),
+    nodelist: str = typer.Option(None, "--nodelist", help=N_("Nodes to use (sbatch --nodelist).")),
     partition: str = typer.Option(None, "--partition", help="sbatch --partition."),
     account: str = typer.Option(None, "--account", help="sbatch --account."),
-    time_limit: str = typer.Option(None, "--time", help="sbatch --time, e.g. 00:30:00."),
+    time_limit: str = typer.Option(None, "--time", help=N_("sbatch --time, e.g. 00:30:00.")),
     bench_only: str = typer.Option(
         None,
         "--bench-only",
-        help="Benchmarks per node: a `bench --only` list, or 'none'. Default: bench --quick.",
+        help=N_("Benchmarks per node: a `bench --only` list, or 'none'. Default: bench --quick."),
     ),
-    collective_sizes: str = typer.Option("1M:256M", "--collective-sizes", help="All-reduce message sizes."),
+    collective_sizes: str = typer.Option(
+        "1M:256M", "--collective-sizes", help=N_("All-reduce message sizes.")
+    ),
     link_bytes: str = typer.Option(
-        "64M", "--link-bytes", help="Buffer per transfer in the pairwise link test."
+        "64M", "--link-bytes", help=N_("Buffer per transfer in the pairwise link test.")
     ),
     port: int = typer.Option(
-        29500, "--port", help="Rendezvous port on the first node (this and the next one)."
+        29500, "--port", help=N_("Rendezvous port on the first node (this and the next one).")
     ),
     wait_timeout: float = typer.Option(
-        None, "--wait-timeout", help="Cancel the job after this many seconds."
+        None, "--wait-timeout", help=N_("Cancel the job after this many seconds.")
     ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the job script and exit."),
+    dry_run: bool = typer.Option(False, "--dry-run", help=N_("Print the job script and exit.")),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
     history: Path = HistoryOpt,
     no_history: bool = NoHistoryOpt,
 ) -> None:
-    """Capture and benchmark every node of a Slurm allocation, then measure the inter-node all-reduce.
-
-    Exit codes: 0 = ran, no node differs; 1 = ran, drift or outliers found; 2 = the job failed on a
-    node (its report still shows what came back); 3 = could not run.
-    """
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
     from gpuwise.fleet.slurm import JobOptions, job_script, submit
@@ -134,26 +146,32 @@ def run(
     raise typer.Exit(2 if rc != 0 else 1 if result.odd_nodes() else 0)
 
 
-@app.command("healthcheck")
+HEALTHCHECK_HELP = N_(
+    """\
+Doctor with expectations, for slurm.conf HealthCheckProgram or Prolog (a few seconds at most).
+
+Exit codes (as Slurm uses them): 0 = healthy (warnings included); 1 = critical finding (as Prolog,
+Slurm drains the node and requeues the job); 3 = could not run (bad --expect)."""
+)
+
+
+@app.command("healthcheck", help=HEALTHCHECK_HELP)
 def healthcheck(
     expect: str = typer.Option(
-        None, "--expect", help="What this node must have, e.g. gpus=8,ib=4,pcie_width=16."
+        None, "--expect", help=N_("What this node must have, e.g. gpus=8,ib=4,pcie_width=16.")
     ),
-    drain: bool = typer.Option(False, "--drain", help="On a critical finding, drain this node in Slurm."),
+    drain: bool = typer.Option(False, "--drain", help=N_("On a critical finding, drain this node in Slurm.")),
     node: str = typer.Option(
-        None, "--node", help="Slurm node name (default: $SLURMD_NODENAME, else the hostname)."
+        None, "--node", help=N_("Slurm node name (default: $SLURMD_NODENAME, else the hostname).")
     ),
-    from_capture: Path = typer.Option(None, "--from", help="Check a capture instead of this machine."),
-    timeout: float = typer.Option(4.0, "--timeout", help="Give up reading the node after this many seconds."),
+    from_capture: Path = typer.Option(None, "--from", help=N_("Check a capture instead of this machine.")),
+    timeout: float = typer.Option(
+        4.0, "--timeout", help=N_("Give up reading the node after this many seconds.")
+    ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Doctor with expectations, for slurm.conf HealthCheckProgram or Prolog (a few seconds at most).
-
-    Exit codes (as Slurm uses them): 0 = healthy (warnings included); 1 = critical finding (as Prolog,
-    Slurm drains the node and requeues the job); 3 = could not run (bad --expect).
-    """
     import time
 
     from gpuwise.commands.output import check_output, emit, output_format

@@ -11,17 +11,17 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 HistoryOpt = typer.Option(
     None,
     "--history",
-    help="History database (default: $GPUWISE_HISTORY or ~/.local/share/gpuwise/history.db).",
+    help=N_("History database (default: $GPUWISE_HISTORY or ~/.local/share/gpuwise/history.db)."),
 )
-NoHistoryOpt = typer.Option(False, "--no-history", help="Do not record this run in the history database.")
+NoHistoryOpt = typer.Option(False, "--no-history", help=N_("Do not record this run in the history database."))
 
 history_app = typer.Typer(
-    help="Past bench, doctor, tune and fleet runs: list them, show one, follow a metric over time.",
+    help=N_("Past bench, doctor, tune and fleet runs: list them, show one, follow a metric over time."),
     no_args_is_help=True,
 )
 
@@ -81,17 +81,22 @@ def _host_id(host: str | None) -> str | None:
     return host if host is None or host.startswith("host-") else mask_host(host)
 
 
-@history_app.command("list")
+LIST_HELP = N_(
+    """\
+List recorded runs, newest first."""
+)
+
+
+@history_app.command("list", help=LIST_HELP)
 def list_runs(
-    kind: str = typer.Option(None, "--kind", help="Only bench, doctor, tune or fleet runs."),
-    host: str = typer.Option(None, "--host", help="Only this host (its name or its host-... id)."),
-    limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs, newest first."),
+    kind: str = typer.Option(None, "--kind", help=N_("Only bench, doctor, tune or fleet runs.")),
+    host: str = typer.Option(None, "--host", help=N_("Only this host (its name or its host-... id).")),
+    limit: int = typer.Option(50, "--limit", min=1, help=N_("At most this many runs, newest first.")),
     history: Path = HistoryOpt,
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """List recorded runs, newest first."""
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.report.views.history import list_view
 
@@ -102,15 +107,20 @@ def list_runs(
         emit(list_view(runs, str(db.path)), fmt, output)
 
 
-@history_app.command("show")
+SHOW_RUN_HELP = N_(
+    """\
+One run: its facts and metrics (--format json adds the run's full JSON document)."""
+)
+
+
+@history_app.command("show", help=SHOW_RUN_HELP)
 def show_run(
-    run_id: int = typer.Argument(..., metavar="ID", help="A run id from `gpuwise history list`."),
+    run_id: int = typer.Argument(..., metavar="ID", help=N_("A run id from `gpuwise history list`.")),
     history: Path = HistoryOpt,
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """One run: its facts and metrics (--format json adds the run's full JSON document)."""
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
     from gpuwise.report.views.history import show_view
@@ -127,18 +137,23 @@ def show_run(
         emit(show_view(run), fmt, output)
 
 
-@history_app.command("trend")
+TREND_HELP = N_(
+    """\
+A metric over time: every recorded median with its min and max (--format html draws it)."""
+)
+
+
+@history_app.command("trend", help=TREND_HELP)
 def trend(
     metric: str = typer.Argument(
-        ..., help="A metric name, e.g. matmul_bf16 (see `gpuwise history show ID`)."
+        ..., help=N_("A metric name, e.g. matmul_bf16 (see `gpuwise history show ID`).")
     ),
-    host: str = typer.Option(None, "--host", help="Only this host (its name or its host-... id)."),
+    host: str = typer.Option(None, "--host", help=N_("Only this host (its name or its host-... id).")),
     history: Path = HistoryOpt,
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """A metric over time: every recorded median with its min and max (--format html draws it)."""
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
     from gpuwise.report.views.history import trend_view

@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
+from gpuwise.i18n import N_
 
-LAUNCH_HELP = (
+LAUNCH_HELP = N_(
     "Launch a training job (JOB.yaml) on Slurm, SkyPilot or Tencent Cloud, with a preflight (doctor --expect) "
     "on every node, the exporter beside the job, a migration check, a data-transfer estimate and a cost guard."
     "\n\nThe default is a dry run: it prints what would be created and what it would cost, and writes the "
@@ -20,75 +21,86 @@ LAUNCH_HELP = (
 
 def launch(
     job: Path = typer.Argument(
-        None, metavar="JOB.yaml", help="The job: command, nodes, GPUs, image, dataset, env."
+        None, metavar="JOB.yaml", help=N_("The job: command, nodes, GPUs, image, dataset, env.")
     ),
-    target: str = typer.Option(None, "--target", help="slurm, skypilot or tencent."),
-    plan: Path = typer.Option(None, "--plan", help="A `gpuwise plan --format json` file: launch its choice."),
+    target: str = typer.Option(None, "--target", help=N_("slurm, skypilot or tencent.")),
+    plan: Path = typer.Option(
+        None, "--plan", help=N_("A `gpuwise plan --format json` file: launch its choice.")
+    ),
     offer: str = typer.Option(
-        None, "--offer", metavar="PROVIDER:INSTANCE", help="A catalog offer, e.g. tencent:GT4.41XLARGE948."
+        None,
+        "--offer",
+        metavar="PROVIDER:INSTANCE",
+        help=N_("A catalog offer, e.g. tencent:GT4.41XLARGE948."),
     ),
-    yes: bool = typer.Option(False, "--yes", help="Create it (without --yes nothing is created)."),
+    yes: bool = typer.Option(False, "--yes", help=N_("Create it (without --yes nothing is created).")),
     max_cost: float = typer.Option(
-        None, "--max-cost", min=0, help="Refuse when the estimated cost is above this (or unknown)."
+        None, "--max-cost", min=0, help=N_("Refuse when the estimated cost is above this (or unknown).")
     ),
     out: Path = typer.Option(
         None,
         "--out",
-        help="Output folder (preflight reports, monitoring, scripts); default ./launch-NAME. Slurm: on a shared filesystem.",
+        help=N_(
+            "Output folder (preflight reports, monitoring, scripts); default ./launch-NAME. Slurm: on a shared filesystem."
+        ),
     ),
     wait: bool = typer.Option(
-        False, "--wait", help="slurm: wait until the job ends and exit with its result."
+        False, "--wait", help=N_("slurm: wait until the job ends and exit with its result.")
     ),
     wait_timeout: float = typer.Option(
-        None, "--wait-timeout", min=1, help="With --wait: cancel the job after this many seconds."
+        None, "--wait-timeout", min=1, help=N_("With --wait: cancel the job after this many seconds.")
     ),
     textfile: bool = typer.Option(
-        False, "--textfile", help="Run the exporter as `export --textfile` (no listening port)."
+        False, "--textfile", help=N_("Run the exporter as `export --textfile` (no listening port).")
     ),
     source: Path = typer.Option(
         None,
         "--source",
-        help="Capture of the source environment for the migration check (default: this machine).",
+        help=N_("Capture of the source environment for the migration check (default: this machine)."),
     ),
     target_capture: Path = typer.Option(
-        None, "--target-capture", help="Capture of a target node (instead of the job's image_versions)."
+        None, "--target-capture", help=N_("Capture of a target node (instead of the job's image_versions).")
     ),
     warn_share: float = typer.Option(
         0.10,
         "--transfer-warn-share",
         min=0,
         max=10,
-        help="Warn when moving the dataset takes more than this share of the training time.",
+        help=N_("Warn when moving the dataset takes more than this share of the training time."),
     ),
-    partition: str = typer.Option(None, "--partition", help="slurm: partition."),
-    account: str = typer.Option(None, "--account", help="slurm: account."),
-    time_limit: str = typer.Option(None, "--time", help="slurm: time limit (sbatch --time)."),
+    partition: str = typer.Option(None, "--partition", help=N_("slurm: partition.")),
+    account: str = typer.Option(None, "--account", help=N_("slurm: account.")),
+    time_limit: str = typer.Option(None, "--time", help=N_("slurm: time limit (sbatch --time).")),
     gres: bool = typer.Option(
         True,
         "--gres/--no-gres",
-        help="slurm: ask for the GPUs as GRES (--gpus-per-node); --no-gres where the cluster has no GPU GRES.",
+        help=N_(
+            "slurm: ask for the GPUs as GRES (--gpus-per-node); --no-gres where the cluster has no GPU GRES."
+        ),
     ),
     zone: str = typer.Option(
-        None, "--zone", help="tencent: availability zone, e.g. ap-guangzhou-6 (default: the offer's)."
+        None, "--zone", help=N_("tencent: availability zone, e.g. ap-guangzhou-6 (default: the offer's).")
     ),
     image_id: str = typer.Option(
         None,
         "--image-id",
-        help="tencent: CVM image with the GPU driver (img-...), if JOB.yaml's image is not one.",
+        help=N_("tencent: CVM image with the GPU driver (img-...), if JOB.yaml's image is not one."),
     ),
     hpc_cluster: str = typer.Option(
-        None, "--hpc-cluster", help="tencent: HpcClusterId for RDMA (HCC) instances."
+        None, "--hpc-cluster", help=N_("tencent: HpcClusterId for RDMA (HCC) instances.")
     ),
     gpuwise_pip: str = typer.Option(
         "gpuwise",
         "--gpuwise-pip",
-        help="skypilot/tencent: what the nodes `pip install` to get gpuwise (a name, wheel URL or git URL).",
+        help=N_(
+            "skypilot/tencent: what the nodes `pip install` to get gpuwise (a name, wheel URL or git URL)."
+        ),
     ),
     down: str = typer.Option(
         None,
         "--down",
         metavar="ID",
-        help="Delete what a launch created: slurm:JOBID, skypilot:CLUSTER, tencent:REGION/ins-ID.",
+        help=N_("Delete what a launch created: slurm:JOBID, skypilot:CLUSTER, tencent:REGION/ins-ID."),
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,

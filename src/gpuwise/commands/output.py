@@ -10,7 +10,8 @@ from pathlib import Path
 
 import typer
 
-from gpuwise.i18n import _
+from gpuwise.commands.helptext import help_text
+from gpuwise.i18n import N_, _
 
 
 def _format_list() -> str:
@@ -24,9 +25,14 @@ def _format_list() -> str:
     )
 
 
-FormatOpt = typer.Option("text", "--format", metavar="FORMAT", help=f"Output format: {_format_list()}.")
-OutputOpt = typer.Option(None, "-o", "--output", help="Write to FILE (atomically) instead of stdout.")
-JsonOpt = typer.Option(False, "--json", help="Same as --format json.")
+FormatOpt = typer.Option(
+    "text",
+    "--format",
+    metavar="FORMAT",
+    help=help_text(N_("Output format: {formats}."), formats=_format_list()),
+)
+OutputOpt = typer.Option(None, "-o", "--output", help=N_("Write to FILE (atomically) instead of stdout."))
+JsonOpt = typer.Option(False, "--json", help=N_("Same as --format json."))
 
 FILE_WIDTH = 100  # text written to a file, or piped with no COLUMNS set
 

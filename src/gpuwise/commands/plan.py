@@ -8,46 +8,55 @@ import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
+
+PLAN_HELP = N_(
+    """\
+Compare cloud offers and on-prem builds for a training workload; recommend rent, build or hybrid.
+
+A workload with `kind: inference` gets a serving plan instead: capacity per node at the latency
+target, autoscaling / reserved / spot / owned / hybrid options costed against its traffic.
+
+--format json prints the gpuwise-plan/1 document. Exit codes: 0 = a plan was made (it may still
+say "undecided"); 3 = could not run (a workload, options or calibration file is invalid, or -o
+cannot be written)."""
+)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("plan")
+    @app.command("plan", help=PLAN_HELP)
     def plan_command(
-        workload: Path = typer.Argument(..., help="Workload YAML (see examples/llm-7b-pretrain-1t.yaml)."),
+        workload: Path = typer.Argument(
+            ..., help=N_("Workload YAML (see examples/llm-7b-pretrain-1t.yaml).")
+        ),
         options: Path | None = typer.Option(
             None,
             "--options",
-            help="Options YAML: cloud filters, on-prem builds, "
-            "exchange rates (see examples/plan-options.yaml).",
+            help=N_(
+                "Options YAML: cloud filters, on-prem builds, "
+                "exchange rates (see examples/plan-options.yaml)."
+            ),
         ),
         calibrate: Path | None = typer.Option(
             None,
             "--calibrate",
-            help="Measured numbers replace defaults: a `gpuwise bench --save` file (matmul, MFU, all-reduce, "
-            "also across nodes), an nccl-tests log of a multi-node all_reduce_perf, or a fleet directory "
-            "(`gpuwise fleet run --out`: inter-node busbw and per-node spread); kind: inference: a "
-            "requests/s result is a non-LLM model's throughput per GPU.",
+            help=N_(
+                "Measured numbers replace defaults: a `gpuwise bench --save` file (matmul, MFU, all-reduce, "
+                "also across nodes), an nccl-tests log of a multi-node all_reduce_perf, or a fleet directory "
+                "(`gpuwise fleet run --out`: inter-node busbw and per-node spread); kind: inference: a "
+                "requests/s result is a non-LLM model's throughput per GPU."
+            ),
         ),
         sweep: str | None = typer.Option(
-            None, "--sweep", help="Node counts to evaluate, e.g. nodes=1,2,4,8,16,32."
+            None, "--sweep", help=N_("Node counts to evaluate, e.g. nodes=1,2,4,8,16,32.")
         ),
         verbose: bool = typer.Option(
-            False, "--verbose", "-v", help="List every model assumption with its source."
+            False, "--verbose", "-v", help=N_("List every model assumption with its source.")
         ),
         fmt: str = FormatOpt,
         output: Path | None = OutputOpt,
         as_json: bool = JsonOpt,
     ) -> None:
-        """Compare cloud offers and on-prem builds for a training workload; recommend rent, build or hybrid.
-
-        A workload with `kind: inference` gets a serving plan instead: capacity per node at the latency
-        target, autoscaling / reserved / spot / owned / hybrid options costed against its traffic.
-
-        --format json prints the gpuwise-plan/1 document. Exit codes: 0 = a plan was made (it may still
-        say "undecided"); 3 = could not run (a workload, options or calibration file is invalid, or -o
-        cannot be written).
-        """
         from gpuwise.commands.output import check_output, emit, output_format
         from gpuwise.plan.planner import make_plan, parse_sweep
         from gpuwise.plan.serving.workload import workload_kind

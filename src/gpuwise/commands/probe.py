@@ -6,28 +6,35 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.helptext import help_text
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 from gpuwise.layers import PROBE_LAYERS
 
 LAYER_CHOICES = tuple(PROBE_LAYERS)
 
 
+PROBE_HELP = N_(
+    """\
+Show what this machine is: GPUs, topology, CPU, memory, network, storage, kernel, software, platform.
+
+A fact gpuwise could not read is shown as unknown, with the reason. --format json prints schema
+gpuwise-facts/1. Exit codes: 0 = ok; 3 = could not run (a capture that cannot be read, an unknown
+--layer)."""
+)
+
+
 def probe(
     source: Path = typer.Option(
-        None, "--from", help="Read a capture (directory or .tar.gz) instead of this machine."
+        None, "--from", help=N_("Read a capture (directory or .tar.gz) instead of this machine.")
     ),
-    layer: str = typer.Option(None, "--layer", help=f"Show one layer: {', '.join(LAYER_CHOICES)}."),
+    layer: str = typer.Option(
+        None, "--layer", help=help_text(N_("Show one layer: {layers}."), layers=", ".join(LAYER_CHOICES))
+    ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Show what this machine is: GPUs, topology, CPU, memory, network, storage, kernel, software, platform.
-
-    A fact gpuwise could not read is shown as unknown, with the reason. --format json prints schema
-    gpuwise-facts/1. Exit codes: 0 = ok; 3 = could not run (a capture that cannot be read, an unknown
-    --layer).
-    """
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
 
@@ -50,4 +57,4 @@ def probe(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("probe")(probe)
+    app.command("probe", help=PROBE_HELP)(probe)

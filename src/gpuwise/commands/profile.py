@@ -7,34 +7,41 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
+
+PROFILE_HELP = N_(
+    """\
+Profile the training step: phases (data, forward, backward, optimizer, all-reduce) and findings.
+
+Exit codes: 0 = profiled; 3 = could not run."""
+)
 
 
 def profile(
-    spec: str = typer.Argument(None, help="Your spec as module.path:function (spec(cfg) -> TrainingSpec)."),
-    workload: str = typer.Option(
-        None, "--workload", help="A reference spec instead: gpt-small, cnn-small or mlp-slow-data."
+    spec: str = typer.Argument(
+        None, help=N_("Your spec as module.path:function (spec(cfg) -> TrainingSpec).")
     ),
-    active: int = typer.Option(5, "--steps", min=1, help="Profiled (active) steps."),
-    warmup: int = typer.Option(2, "--warmup", min=0, help="Profiler warm-up steps (traced, then discarded)."),
-    wait: int = typer.Option(1, "--wait", min=0, help="Steps run before the profiler starts."),
-    batch_size: int = typer.Option(None, "--batch-size", min=1, help="Samples per step."),
+    workload: str = typer.Option(
+        None, "--workload", help=N_("A reference spec instead: gpt-small, cnn-small or mlp-slow-data.")
+    ),
+    active: int = typer.Option(5, "--steps", min=1, help=N_("Profiled (active) steps.")),
+    warmup: int = typer.Option(
+        2, "--warmup", min=0, help=N_("Profiler warm-up steps (traced, then discarded).")
+    ),
+    wait: int = typer.Option(1, "--wait", min=0, help=N_("Steps run before the profiler starts.")),
+    batch_size: int = typer.Option(None, "--batch-size", min=1, help=N_("Samples per step.")),
     num_workers: int = typer.Option(
-        0, "--num-workers", min=0, help="DataLoader workers (the setting to profile)."
+        0, "--num-workers", min=0, help=N_("DataLoader workers (the setting to profile).")
     ),
     trace: Path = typer.Option(
         Path("gpuwise-trace.json"),
         "--trace",
-        help="Where to write the Chrome/Kineto trace (Perfetto opens it).",
+        help=N_("Where to write the Chrome/Kineto trace (Perfetto opens it)."),
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Profile the training step: phases (data, forward, backward, optimizer, all-reduce) and findings.
-
-    Exit codes: 0 = profiled; 3 = could not run.
-    """
     from gpuwise.commands import check_output_path
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
@@ -73,4 +80,4 @@ def view_of(result):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("profile")(profile)
+    app.command("profile", help=PROFILE_HELP)(profile)

@@ -8,7 +8,7 @@ import typer
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 
 
 def default_storage() -> Path:
@@ -18,49 +18,61 @@ def default_storage() -> Path:
     return state / "gpuwise" / "tune.sqlite3"
 
 
+TUNE_HELP = N_(
+    """\
+Tune the training step: baseline, one-knob probes, then Optuna; a winner only beyond the noise.
+
+Exit codes: 0 = the search ran (with or without a winner); 3 = could not run."""
+)
+
+
 def tune(
     target: list[str] = typer.Argument(
         None,
-        help="Your spec as module.path:function (spec(cfg) -> TrainingSpec), or after -- a command to run "
-        "per trial (command mode: it reads gpuwise.tune.trial_knobs() and calls gpuwise.tune.report()).",
+        help=N_(
+            "Your spec as module.path:function (spec(cfg) -> TrainingSpec), or after -- a command to run "
+            "per trial (command mode: it reads gpuwise.tune.trial_knobs() and calls gpuwise.tune.report())."
+        ),
     ),
     workload: str = typer.Option(
-        None, "--workload", help="A reference spec instead: gpt-small, cnn-small or mlp-slow-data."
+        None, "--workload", help=N_("A reference spec instead: gpt-small, cnn-small or mlp-slow-data.")
     ),
-    trials: int = typer.Option(20, "--trials", min=2, help="Trials to run, the first baseline included."),
+    trials: int = typer.Option(20, "--trials", min=2, help=N_("Trials to run, the first baseline included.")),
     steps: int = typer.Option(
-        10, "--steps", min=5, help="Timed steps per trial (at least 5: the noise interval needs samples)."
+        10, "--steps", min=5, help=N_("Timed steps per trial (at least 5: the noise interval needs samples).")
     ),
-    warmup: int = typer.Option(3, "--warmup", min=1, help="Untimed steps first (compile, worker start)."),
+    warmup: int = typer.Option(3, "--warmup", min=1, help=N_("Untimed steps first (compile, worker start).")),
     batch_size: int = typer.Option(
-        None, "--batch-size", min=4, help="Global batch per step (a multiple of 4)."
+        None, "--batch-size", min=4, help=N_("Global batch per step (a multiple of 4).")
     ),
-    timeout: float = typer.Option(300, "--timeout", min=5, help="Seconds before a trial is killed."),
-    study: str = typer.Option(None, "--study", help="Study name: the same name resumes an interrupted run."),
+    timeout: float = typer.Option(300, "--timeout", min=5, help=N_("Seconds before a trial is killed.")),
+    study: str = typer.Option(
+        None, "--study", help=N_("Study name: the same name resumes an interrupted run.")
+    ),
     storage: Path = typer.Option(
-        None, "--storage", help="SQLite file of studies (default ~/.local/state/gpuwise)."
+        None, "--storage", help=N_("SQLite file of studies (default ~/.local/state/gpuwise).")
     ),
     keep_numerics: bool = typer.Option(
         False,
         "--keep-numerics",
-        help="Leave out knobs that change results (precision, accumulation, compression).",
+        help=N_("Leave out knobs that change results (precision, accumulation, compression)."),
     ),
-    nproc: int = typer.Option(1, "--nproc", min=1, help="Data-parallel ranks on this machine (gloo on CPU)."),
+    nproc: int = typer.Option(
+        1, "--nproc", min=1, help=N_("Data-parallel ranks on this machine (gloo on CPU).")
+    ),
     profile: Path = typer.Option(
-        None, "--profile", help="A gpuwise-profile/1 JSON whose findings order the search."
+        None, "--profile", help=N_("A gpuwise-profile/1 JSON whose findings order the search.")
     ),
-    only: str = typer.Option(None, "--only", help="Comma list of knobs to search (default: all that apply)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for the model, the data and the sampler."),
+    only: str = typer.Option(
+        None, "--only", help=N_("Comma list of knobs to search (default: all that apply).")
+    ),
+    seed: int = typer.Option(0, "--seed", help=N_("Seed for the model, the data and the sampler.")),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
     history: Path = HistoryOpt,
     no_history: bool = NoHistoryOpt,
 ) -> None:
-    """Tune the training step: baseline, one-knob probes, then Optuna; a winner only beyond the noise.
-
-    Exit codes: 0 = the search ran (with or without a winner); 3 = could not run.
-    """
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
 
@@ -181,4 +193,4 @@ def _run_with_progress(opts):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("tune")(tune)
+    app.command("tune", help=TUNE_HELP)(tune)

@@ -7,37 +7,42 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
+
+WATCH_HELP = N_(
+    """\
+Watch the GPUs live while a job runs; then summarise it and list the findings it implies.
+
+Per GPU: utilisation, memory, power vs limit, clocks vs max, throttle reasons, PCIe, with gpuwise's
+tuning signals highlighted. With `-- CMD ...` it runs CMD, and with --pid it follows a
+running process; at the end it prints a summary (time idle, time power-limited, peak memory; the
+process's wall time, CPU time and peak RSS) and the findings doctor would raise from it.
+
+Exit codes: the command's own exit code when one was run (so `watch` composes in scripts), else 0;
+3 = could not run (bad option, unreadable recording, command not found)."""
+)
 
 
 def watch(
-    command: list[str] = typer.Argument(None, help="A command to start and watch (put it after `--`)."),
-    pid: int = typer.Option(None, "--pid", help="Watch until this running process exits."),
+    command: list[str] = typer.Argument(None, help=N_("A command to start and watch (put it after `--`).")),
+    pid: int = typer.Option(None, "--pid", help=N_("Watch until this running process exits.")),
     source: Path = typer.Option(
         None,
         "--from",
-        help="Replay a recording instead of watching live: a `--record` file, a capture, or nvidia-smi "
-        "--query-gpu CSV / dmon output.",
+        help=N_(
+            "Replay a recording instead of watching live: a `--record` file, a capture, or nvidia-smi "
+            "--query-gpu CSV / dmon output."
+        ),
     ),
     record: Path = typer.Option(
-        None, "--record", help="Keep every sample in FILE (JSON lines) to replay later."
+        None, "--record", help=N_("Keep every sample in FILE (JSON lines) to replay later.")
     ),
-    interval: float = typer.Option(1.0, "--interval", min=0.1, help="Seconds between samples."),
-    duration: float = typer.Option(None, "--duration", min=0.1, help="Stop after this many seconds."),
+    interval: float = typer.Option(1.0, "--interval", min=0.1, help=N_("Seconds between samples.")),
+    duration: float = typer.Option(None, "--duration", min=0.1, help=N_("Stop after this many seconds.")),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Watch the GPUs live while a job runs; then summarise it and list the findings it implies.
-
-    Per GPU: utilisation, memory, power vs limit, clocks vs max, throttle reasons, PCIe, with gpuwise's
-    tuning signals highlighted. With `-- CMD ...` it runs CMD, and with --pid it follows a
-    running process; at the end it prints a summary (time idle, time power-limited, peak memory; the
-    process's wall time, CPU time and peak RSS) and the findings doctor would raise from it.
-
-    Exit codes: the command's own exit code when one was run (so `watch` composes in scripts), else 0;
-    3 = could not run (bad option, unreadable recording, command not found).
-    """
     import sys
 
     from gpuwise.commands.output import check_output, emit, output_format
@@ -147,6 +152,8 @@ def _replay(path: Path, interval: float):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("watch", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})(
-        watch
-    )
+    app.command(
+        "watch",
+        help=WATCH_HELP,
+        context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+    )(watch)
