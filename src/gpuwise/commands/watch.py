@@ -125,7 +125,7 @@ def _live(command, pid, record, interval, duration):
     if writer is not None:
         host = summary.host
         writer.finish({"host": None if host is None else summary.to_dict()["host"]})
-        typer.echo(f"recorded {summary.samples} samples to {record}", err=True)
+        typer.echo(_("recorded {n} samples to {path}").format(n=summary.samples, path=record), err=True)
     return summary, watch_findings(summary)
 
 

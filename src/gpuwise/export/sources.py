@@ -51,7 +51,9 @@ class LiveSource:
         self._sampler.open()
         self._processes = ProcessTracker()
         self.description = (
-            "live NVML" if self._sampler.error is None else f"live NVML ({self._sampler.error})"
+            _("live NVML")
+            if self._sampler.error is None
+            else _("live NVML ({error})").format(error=self._sampler.error)
         )
 
     def read(self) -> Snapshot:
@@ -96,7 +98,7 @@ class ReplaySource:
 def open_source(path: Path | None) -> Source:
     if path is None:
         return LiveSource()
-    return ReplaySource(load_frames(path), f"replay of {path}")
+    return ReplaySource(load_frames(path), _("replay of {path}").format(path=path))
 
 
 def load_frames(path: Path) -> list[Snapshot]:
