@@ -109,11 +109,13 @@ def make_spec(ctx: BenchContext) -> Spec:
 def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
     """(peak busbw, whether in-network reduction (NVLS/SHARP) may legitimately beat it)."""
     if backend != "nccl":
-        return no_peak(f"{backend} on CPU: loopback/TCP has no physical link peak"), False
+        return no_peak(
+            _("{backend} on CPU: loopback/TCP has no physical link peak").format(backend=backend)
+        ), False
     if nodes > 1:
         sharp = os.environ.get("NCCL_COLLNET_ENABLE") == "1"
         return no_peak(
-            "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"
+            _("multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)")
         ), sharp
     import torch
 
@@ -128,7 +130,7 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
         return nvlink_peak(name), nvls
     if links:
         return pcie_peak(name), False
-    return no_peak("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak"), False
+    return no_peak(_("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak")), False
 
 
 def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) -> list[Measurement]:
@@ -289,8 +291,12 @@ def _wait(procs: list[subprocess.Popen], deadline: float) -> tuple[int, int] | N
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if ctx.device == "cuda" and spec.world_size < 2:
-        raise Skip(f"{spec.world_size} GPU visible: collectives need at least two ranks")
-    ctx.say(f"collectives: {spec.world_size} ranks, {human(spec.sizes[0])}..{human(spec.sizes[-1])}")
+        raise Skip(_("{n} GPU visible: collectives need at least two ranks").format(n=spec.world_size))
+    ctx.say(
+        _("collectives: {n} ranks, {sizes}").format(
+            n=spec.world_size, sizes=f"{human(spec.sizes[0])}..{human(spec.sizes[-1])}"
+        )
+    )
     return [Measurement.model_validate(d) for d in launch(spec, ctx.say)]
 
 

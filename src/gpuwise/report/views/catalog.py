@@ -60,7 +60,7 @@ def _mark(flag: bool) -> str | Styled:
 
 
 def gpus_view(specs: list[GpuSpec]) -> Document:
-    headers = ("fp32", "tf32", "bf16", "fp8", "GiB", "mem GB/s", "NVLink GB/s", "TDP W", "MAMF")
+    headers = ("fp32", "tf32", "bf16", "fp8", "GiB", _("mem GB/s"), "NVLink GB/s", "TDP W", "MAMF")
     cols = [Column(_("key")), Column("")] + [Column(h, "right") for h in headers]
     n = units.number
     rows = [
