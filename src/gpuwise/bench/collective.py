@@ -32,7 +32,7 @@ from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, _, language, language_from_env, set_language
 
 BENCHMARK = BenchInfo(
     name="collective",
@@ -212,6 +212,9 @@ def rank_env(
     return env
 
 
+LANG_ENV = "GPUWISE_LANG"  # the language the local launcher passes to its ranks (set by `gpuwise --lang`)
+
+
 def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list[dict]:
     """Start spec.world_size local ranks; return rank 0's Measurement dicts, or raise with the failing rank's words."""
     from gpuwise.errors import EnvironmentProblem
@@ -228,7 +231,9 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
             procs.append(
                 subprocess.Popen(
                     cmd,
-                    env=rank_env(dict(os.environ), rank, spec.world_size, port, threads, cpu),
+                    env=rank_env(
+                        {**os.environ, LANG_ENV: language()}, rank, spec.world_size, port, threads, cpu
+                    ),
                     stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
                     stderr=err,
                     text=True,
@@ -334,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point for one rank (torchrun, srun, or the single-node launcher)."""
     from gpuwise.errors import GpuwiseError
 
+    set_language(os.environ.get(LANG_ENV) or language_from_env())  # the launcher's --lang, else the locale
     try:
         args = _parse_args(argv)
         info = rank_from_env(dict(os.environ))

@@ -190,7 +190,11 @@ def _recording_frames(path: Path, text: str) -> list[Snapshot]:
     try:
         header = json.loads(lines[0])
         if header.get("format") != RECORD_FORMAT:
-            raise ValueError(f"format is {header.get('format')!r}, not {RECORD_FORMAT!r}")
+            raise ValueError(
+                _("format is {got}, not {expected}").format(
+                    got=repr(header.get("format")), expected=repr(RECORD_FORMAT)
+                )
+            )
         rows = [json.loads(ln) for ln in lines[1:] if ln.strip()]
         frames = [Snapshot.from_dict(row) for row in rows if "end" not in row]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
