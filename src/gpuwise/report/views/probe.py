@@ -41,6 +41,8 @@ PSEUDO_FS = {
     "devtmpfs",
     "nsfs",
 }
+
+
 def v(x) -> str:
     """units.value in the active language: yes/no for booleans, 'none' for an empty list."""
     if isinstance(x, bool):
@@ -64,7 +66,9 @@ def _kv(rows: Iterable[tuple], part: Part | None = None, title: str | None = Non
     for label, value, *field in rows:
         reason = _reason(part, field[0] if field else None)
         if value is None and reason:
-            out.append((label, Styled(_("{unknown} ({reason})").format(unknown=units.UNKNOWN, reason=reason), "dim")))
+            out.append(
+                (label, Styled(_("{unknown} ({reason})").format(unknown=units.UNKNOWN, reason=reason), "dim"))
+            )
         else:
             out.append((label, value if isinstance(value, (str, Styled)) else v(value)))
     return KeyValues(out, title=title)
