@@ -32,7 +32,7 @@ from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, _, language, language_from_env, set_language
 
 BENCHMARK = BenchInfo(
     name="collective",
@@ -109,11 +109,13 @@ def make_spec(ctx: BenchContext) -> Spec:
 def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
     """(peak busbw, whether in-network reduction (NVLS/SHARP) may legitimately beat it)."""
     if backend != "nccl":
-        return no_peak(f"{backend} on CPU: loopback/TCP has no physical link peak"), False
+        return no_peak(
+            _("{backend} on CPU: loopback/TCP has no physical link peak").format(backend=backend)
+        ), False
     if nodes > 1:
         sharp = os.environ.get("NCCL_COLLNET_ENABLE") == "1"
         return no_peak(
-            "multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)"
+            _("multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)")
         ), sharp
     import torch
 
@@ -128,7 +130,7 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
         return nvlink_peak(name), nvls
     if links:
         return pcie_peak(name), False
-    return no_peak("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak"), False
+    return no_peak(_("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak")), False
 
 
 def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) -> list[Measurement]:
@@ -210,6 +212,9 @@ def rank_env(
     return env
 
 
+LANG_ENV = "GPUWISE_LANG"  # the language the local launcher passes to its ranks (set by `gpuwise --lang`)
+
+
 def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list[dict]:
     """Start spec.world_size local ranks; return rank 0's Measurement dicts, or raise with the failing rank's words."""
     from gpuwise.errors import EnvironmentProblem
@@ -226,7 +231,9 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
             procs.append(
                 subprocess.Popen(
                     cmd,
-                    env=rank_env(dict(os.environ), rank, spec.world_size, port, threads, cpu),
+                    env=rank_env(
+                        {**os.environ, LANG_ENV: language()}, rank, spec.world_size, port, threads, cpu
+                    ),
                     stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
                     stderr=err,
                     text=True,
@@ -289,8 +296,12 @@ def _wait(procs: list[subprocess.Popen], deadline: float) -> tuple[int, int] | N
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if ctx.device == "cuda" and spec.world_size < 2:
-        raise Skip(f"{spec.world_size} GPU visible: collectives need at least two ranks")
-    ctx.say(f"collectives: {spec.world_size} ranks, {human(spec.sizes[0])}..{human(spec.sizes[-1])}")
+        raise Skip(_("{n} GPU visible: collectives need at least two ranks").format(n=spec.world_size))
+    ctx.say(
+        _("collectives: {n} ranks, {sizes}").format(
+            n=spec.world_size, sizes=f"{human(spec.sizes[0])}..{human(spec.sizes[-1])}"
+        )
+    )
     return [Measurement.model_validate(d) for d in launch(spec, ctx.say)]
 
 
@@ -328,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point for one rank (torchrun, srun, or the single-node launcher)."""
     from gpuwise.errors import GpuwiseError
 
+    set_language(os.environ.get(LANG_ENV) or language_from_env())  # the launcher's --lang, else the locale
     try:
         args = _parse_args(argv)
         info = rank_from_env(dict(os.environ))

@@ -129,7 +129,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
         )
     workdir = Path(tempfile.mkdtemp(prefix="gpuwise-dataloader-", dir=ctx.scratch_dir or base))
     try:
-        ctx.say(f"writing {spec.samples} sample files")
+        ctx.say(_("writing {n} sample files").format(n=spec.samples))
         dataset = SampleFiles(write_samples(workdir, spec), spec.image_hw)
         table = []
         for pin in spec.pin_memory:
@@ -164,7 +164,7 @@ def _measurement(ctx: BenchContext, spec: Spec, table: list[dict], pin: bool) ->
         value=best.median,
         stats=best,
         device=ctx.device,
-        peak_source=PeakSource(kind="none", text="no peak: loader throughput has no physical peak"),
+        peak_source=PeakSource(kind="none", text=_("no peak: loader throughput has no physical peak")),
         params={
             "samples": spec.samples,
             "sample_bytes": 3 * spec.image_hw**2,

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from gpuwise.bench.context import BenchContext
 from gpuwise.bench.models import Measurement
-from gpuwise.bench.peaks import NO_HOST_MEMORY_PEAK, Peak, hbm_peak
+from gpuwise.bench.peaks import Peak, hbm_peak, no_host_memory_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
-from gpuwise.i18n import N_
+from gpuwise.i18n import N_, _
 
 BENCHMARK = BenchInfo(
     name="memory",
@@ -95,7 +95,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     torch = require_torch()
     results: list[Measurement] = []
     if ctx.device == "cuda":
-        ctx.say(f"device copy/triad, {spec.device_bytes // MiB} MiB buffers")
+        ctx.say(_("device copy/triad, {mib} MiB buffers").format(mib=spec.device_bytes // MiB))
         results += stream_pair(torch, "cuda:0", spec.device_bytes, spec, "device", hbm_peak(ctx.gpu_name))
         torch.cuda.empty_cache()
     else:
@@ -105,11 +105,15 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                     name=f"device_{kind}",
                     layer="memory",
                     status="skipped",
-                    reason="no CUDA GPU: device memory bandwidth needs one",
+                    reason=_("no CUDA GPU: device memory bandwidth needs one"),
                 )
             )
-    ctx.say(f"host copy/triad, {spec.host_bytes // MiB} MiB buffers, {torch.get_num_threads()} threads")
-    results += stream_pair(torch, "cpu", spec.host_bytes, spec, "host", NO_HOST_MEMORY_PEAK)
+    ctx.say(
+        _("host copy/triad, {mib} MiB buffers, {threads} threads").format(
+            mib=spec.host_bytes // MiB, threads=torch.get_num_threads()
+        )
+    )
+    results += stream_pair(torch, "cpu", spec.host_bytes, spec, "host", no_host_memory_peak())
     for m in results[-2:]:
         m.params["threads"] = torch.get_num_threads()
     return results

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, gpu_spec, nvlink_peak, pcie_peak
+from gpuwise.i18n import _
 
 OPS = (
     "all_reduce",
@@ -123,7 +124,7 @@ def _row(header: list[str], tokens: list[str]) -> dict | None:
 def parse_json(doc: object, hint: str | None = None) -> NcclTestsRun:
     """nccl-tests' `-J` output (JSON version 2)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise ValueError("not an nccl-tests JSON document (no 'results' list)")
+        raise ValueError(_("not an nccl-tests JSON document (no 'results' list)"))
     args = doc.get("args") if isinstance(doc.get("args"), list) else []
     run = NcclTestsRun(op=op_from_name(str(args[0])) if args else None)
     devices = (doc.get("config") or {}).get("devices") if isinstance(doc.get("config"), dict) else None
@@ -165,7 +166,10 @@ def link_peak(run: NcclTestsRun) -> Peak:
     """The busbw bottleneck for a single-node run: NVLink for parts the catalog lists with NVLink, else
     PCIe. A multi-node run is bounded by the NICs, which the log does not name: no peak."""
     if run.nodes > 1:
-        return Peak(None, f"{run.nodes} nodes: the NIC bandwidth is not in the nccl-tests output, no peak")
+        return Peak(
+            None,
+            _("{n} nodes: the NIC bandwidth is not in the nccl-tests output, no peak").format(n=run.nodes),
+        )
     name = run.devices[0] if run.devices else None
     spec, why = gpu_spec(name)
     if spec is None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuwise.bench.models import PeakSource
+from gpuwise.i18n import _
 
 
 @dataclass(frozen=True)
@@ -39,18 +40,20 @@ def _catalog(value: float, spec: Any, text: str, fraction: float | None) -> Peak
 def gpu_spec(name: str | None) -> tuple[Any | None, str]:
     """The catalog row for a GPU name reported by the driver, or None and why."""
     if not name:
-        return None, "no GPU name"
+        return None, _("no GPU name")
     try:
         from gpuwise.catalog import gpus
     except ImportError as exc:
-        return None, f"GPU catalog not available ({exc})"
+        return None, _("GPU catalog not available ({error})").format(error=exc)
     try:
         spec = gpus.match_gpu(name, warn=False)  # the missing peak is reported as a reason instead
     except Exception as exc:  # a broken catalog file must not sink the benchmark
-        return None, f"GPU catalog could not be read: {exc}"
+        return None, _("GPU catalog could not be read: {error}").format(error=exc)
     if spec is None:
-        return None, f"'{name}' is not in the GPU catalog: no peak known (see `gpuwise catalog`)"
-    return spec, f"catalog: {spec.key}"
+        return None, _("'{name}' is not in the GPU catalog: no peak known (see `gpuwise catalog`)").format(
+            name=name
+        )
+    return spec, _("catalog: {key}").format(key=spec.key)
 
 
 def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
@@ -59,17 +62,22 @@ def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
         return no_peak(why)
     value = spec.peak_tflops(dtype)
     if not value:
-        return no_peak(f"{why}: no {dtype} peak listed")
+        return no_peak(_("{why}: no {dtype} peak listed").format(why=why, dtype=dtype))
     # mamf_fraction is measured for bf16 matmul; it is the best-known typical fraction for the others too
-    return _catalog(float(value), spec, f"{why}, dense {dtype}", spec.mamf_fraction)
+    return _catalog(
+        float(value), spec, _("{why}, dense {dtype}").format(why=why, dtype=dtype), spec.mamf_fraction
+    )
 
 
 def hbm_peak(gpu_name: str | None) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.memory_bandwidth_gb_s:
-        return no_peak(why if spec is None else f"{why}: no memory bandwidth listed")
+        return no_peak(why if spec is None else _("{why}: no memory bandwidth listed").format(why=why))
     return _catalog(
-        float(spec.memory_bandwidth_gb_s), spec, f"{why}, HBM/GDDR bandwidth", spec.memcpy_fraction
+        float(spec.memory_bandwidth_gb_s),
+        spec,
+        _("{why}, HBM/GDDR bandwidth").format(why=why),
+        spec.memcpy_fraction,
     )
 
 
@@ -80,17 +88,17 @@ def pcie_peak(gpu_name: str | None) -> Peak:
         return no_peak(why)
     gen = spec.pcie_gen
     if not gen:
-        return no_peak(f"{why}: no PCIe generation listed")
+        return no_peak(_("{why}: no PCIe generation listed").format(why=why))
     try:
         from gpuwise.catalog import fabrics
 
         link = fabrics.pcie_x16(int(gen))
     except Exception as exc:  # a broken fabrics.csv costs the peak, not the measurement
-        return no_peak(f"PCIe peak not available from the fabric catalog: {exc}")
+        return no_peak(_("PCIe peak not available from the fabric catalog: {error}").format(error=exc))
     if link is None:
-        return no_peak(f"fabric catalog has no PCIe gen{gen} x16 row")
+        return no_peak(_("fabric catalog has no PCIe gen{gen} x16 row").format(gen=gen))
     fraction = spec.pcie_fraction or link.achieved_fraction
-    text = f"{why}; PCIe gen{gen} x16 per direction (fabrics: {link.key})"
+    text = _("{why}; PCIe gen{gen} x16 per direction (fabrics: {key})").format(why=why, gen=gen, key=link.key)
     return Peak(
         float(link.bandwidth_gb_s),
         PeakSource(kind="catalog", key=spec.key, text=text, source=link.source),
@@ -106,11 +114,13 @@ def nvlink_peak(gpu_name: str | None) -> Peak:
     """
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.nvlink_bandwidth_gb_s:
-        return no_peak(why if spec is None else f"{why}: no NVLink listed")
+        return no_peak(why if spec is None else _("{why}: no NVLink listed").format(why=why))
     return _catalog(
         float(spec.nvlink_bandwidth_gb_s) / 2,
         spec,
-        f"{why}, NVLink per direction (half the {spec.nvlink_bandwidth_gb_s:g} GB/s bidirectional total)",
+        _("{why}, NVLink per direction (half the {total} GB/s bidirectional total)").format(
+            why=why, total=f"{spec.nvlink_bandwidth_gb_s:g}"
+        ),
         spec.nvlink_fraction,
     )
 
@@ -120,6 +130,5 @@ def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:
     return Peak(value, source)
 
 
-NO_HOST_MEMORY_PEAK = no_peak(
-    "no host memory peak: needs DIMM speed and channel count, which bench does not read"
-)
+def no_host_memory_peak() -> Peak:
+    return no_peak(_("no host memory peak: needs DIMM speed and channel count, which bench does not read"))

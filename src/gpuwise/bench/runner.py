@@ -32,6 +32,7 @@ from gpuwise import i18n
 from gpuwise.bench.context import BenchContext, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
+from gpuwise.i18n import _
 
 Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
 
@@ -46,13 +47,17 @@ def judge(m: Measurement) -> Measurement:
     if m.percent_of_peak > 100.0:
         if m.extra.get("in_network_reduction"):
             # NVLS/SHARP reduce inside the switch, so all-reduce busbw can beat the per-GPU link (REFERENCE §3)
-            m.reason = "above the link peak: NVLS/SHARP in-network reduction (the known exception)"
+            m.reason = _("above the link peak: NVLS/SHARP in-network reduction (the known exception)")
         else:
             m.status = "invalid"
-            m.reason = (
-                f"{m.percent_of_peak:.0f}% of peak: "
-                f"above 100% means the timing or the peak is wrong (peak {m.peak:.4g} {m.unit}, "
-                f"{m.peak_source.text if m.peak_source else 'no source'})"
+            m.reason = _(
+                "{pct} of peak: above {hundred} means the timing or the peak is wrong (peak {peak} {unit}, {source})"
+            ).format(
+                pct=f"{m.percent_of_peak:.0f}%",
+                hundred="100%",
+                peak=f"{m.peak:.4g}",
+                unit=m.unit,
+                source=m.peak_source.text if m.peak_source else _("no source"),
             )
     return m
 
@@ -70,7 +75,9 @@ def _classify(exc: BaseException) -> tuple[str, str]:
         return "failed", str(exc)
     text = f"{type(exc).__name__}: {exc}".strip()
     if "out of memory" in text.lower():
-        return "failed", f"out of memory: {text[:300]} (To fix: run with --quick or smaller --sizes)"
+        return "failed", _("out of memory: {error} (To fix: run with --quick or smaller --sizes)").format(
+            error=text[:300]
+        )
     return "failed", text[:500]
 
 
@@ -228,7 +235,9 @@ def _run_child(
                     _failed(
                         entry,
                         "failed",
-                        f"timed out after {timeout_s:.0f} s (stopped with everything it started)",
+                        _("timed out after {seconds} s (stopped with everything it started)").format(
+                            seconds=f"{timeout_s:.0f}"
+                        ),
                     )
                 ]
             if parent_conn.poll(min(0.2, remaining)):
@@ -254,11 +263,11 @@ def _run_child(
     if result is None:
         code = proc.exitcode
         how = (
-            f"killed by signal {signal.Signals(-code).name}"
+            _("killed by signal {signal}").format(signal=signal.Signals(-code).name)
             if code is not None and code < 0
-            else f"exit code {code}"
+            else _("exit code {code}").format(code=code)
         )
-        return [_failed(entry, "failed", f"crashed ({how}) before returning a result")]
+        return [_failed(entry, "failed", _("crashed ({how}) before returning a result").format(how=how))]
     stop_group(proc.pid, grace_s=1.0)  # leftovers (a rank that outlived its benchmark) go with the group
     return [Measurement.model_validate(d) for d in result]
 
@@ -293,7 +302,9 @@ def run_benchmarks(
     failed_first: str | None = None
     for entry in entries:
         if failed_first is not None:
-            reason = f"not run: {failed_first} failed first (--keep-going runs every benchmark)"
+            reason = _("not run: {name} failed first (--keep-going runs every benchmark)").format(
+                name=failed_first
+            )
             report.results.append(_failed(entry, "skipped", reason))
             if on_done:
                 on_done(entry, [])

@@ -43,9 +43,12 @@ BENCHMARK = BenchInfo(
 )
 
 MiB = 1 << 20
-NO_STORAGE_PEAK = PeakSource(
-    kind="none", text="no storage peak: the device's rated speed is not known to bench"
-)
+
+
+def no_storage_peak() -> PeakSource:
+    return PeakSource(kind="none", text=_("no storage peak: the device's rated speed is not known to bench"))
+
+
 DATA_FILE = "gpuwise-fio.dat"
 
 
@@ -237,7 +240,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 value=sorted(values)[len(values) // 2],
                 stats=stats_from(values),
                 device=str(base),
-                peak_source=NO_STORAGE_PEAK,
+                peak_source=no_storage_peak(),
                 params={
                     "rw": job.rw,
                     "bs": job.bs,

@@ -109,12 +109,12 @@ def _open_decompressed(path: Path):
 
 def _kind(member: tarfile.TarInfo) -> str:
     if member.issym() or member.islnk():
-        return f"a link to {member.linkname!r}"
+        return _("a link to {target}").format(target=repr(member.linkname))
     if member.isfifo():
-        return "a FIFO"
+        return _("a FIFO")
     if member.ischr() or member.isblk():
-        return "a device file"
-    return "not a regular file"
+        return _("a device file")
+    return _("not a regular file")
 
 
 def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
@@ -122,14 +122,14 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     total = 0
     stream_cap = limits.total_bytes + limits.members * _HEADER_ALLOWANCE
-    stream_error = _over(path, "the decompressed archive", stream_cap, LIMIT_ENV["total_bytes"][0])
+    stream_error = _over(path, _("the decompressed archive"), stream_cap, LIMIT_ENV["total_bytes"][0])
     raw = _open_decompressed(path)
     try:
         counted = io.BufferedReader(_Counted(raw, stream_cap, stream_error), 1 << 16)
         with tarfile.open(fileobj=counted, mode="r|") as tar:
             for n, member in enumerate(tar, start=1):
                 if n > limits.members:
-                    raise _over(path, "the number of members", limits.members, LIMIT_ENV["members"][0])
+                    raise _over(path, _("the number of members"), limits.members, LIMIT_ENV["members"][0])
                 if member.isdir():
                     continue
                 if not member.isfile():
@@ -144,14 +144,16 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
                 if member.size > limits.member_bytes:
                     raise _over(
                         path,
-                        f"member {member.name!r} ({member.size:,} bytes)",
+                        _("member {name} ({size} bytes)").format(
+                            name=repr(member.name), size=f"{member.size:,}"
+                        ),
                         limits.member_bytes,
                         LIMIT_ENV["member_bytes"][0],
                     )
                 total += member.size
                 if total > limits.total_bytes:
                     raise _over(
-                        path, "the members' total size", limits.total_bytes, LIMIT_ENV["total_bytes"][0]
+                        path, _("the members' total size"), limits.total_bytes, LIMIT_ENV["total_bytes"][0]
                     )
                 fh = tar.extractfile(member)
                 out[member.name] = fh.read() if fh is not None else b""
@@ -170,7 +172,7 @@ def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
         for name in sorted(files) + sorted(d for d in dirs if os.path.islink(os.path.join(folder, d))):
             rel = Path(folder, name).relative_to(root).as_posix()
             if len(out) >= limits.members:
-                raise _over(root, "the number of files", limits.members, LIMIT_ENV["members"][0])
+                raise _over(root, _("the number of files"), limits.members, LIMIT_ENV["members"][0])
             target = Path(folder, name).resolve()
             if target != root and root not in target.parents:
                 raise CaptureFormatError(
@@ -201,16 +203,22 @@ def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
                 )
             if info.st_size > limits.member_bytes:
                 raise _over(
-                    root, f"{rel} ({info.st_size:,} bytes)", limits.member_bytes, LIMIT_ENV["member_bytes"][0]
+                    root,
+                    _("{file} ({size} bytes)").format(file=rel, size=f"{info.st_size:,}"),
+                    limits.member_bytes,
+                    LIMIT_ENV["member_bytes"][0],
                 )
             data = _read_regular(target, limits.member_bytes)
             if data is None:
                 raise _over(
-                    root, f"{rel} (grew while read)", limits.member_bytes, LIMIT_ENV["member_bytes"][0]
+                    root,
+                    _("{file} (grew while read)").format(file=rel),
+                    limits.member_bytes,
+                    LIMIT_ENV["member_bytes"][0],
                 )
             total += len(data)
             if total > limits.total_bytes:
-                raise _over(root, "the files' total size", limits.total_bytes, LIMIT_ENV["total_bytes"][0])
+                raise _over(root, _("the files' total size"), limits.total_bytes, LIMIT_ENV["total_bytes"][0])
             out[rel] = data
     return out
 

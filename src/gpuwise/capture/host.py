@@ -56,14 +56,16 @@ class CommandResult:
     def reason(self) -> str:
         """A short human reason when the command gave no usable output."""
         if self.status == "missing":
-            return f"`{self.id}`: tool not installed"
+            return _("`{command}`: tool not installed").format(command=self.id)
         if self.status == "timeout":
-            return f"`{self.id}`: timed out"
+            return _("`{command}`: timed out").format(command=self.id)
         if self.status == "error":
-            return f"`{self.id}`: {self.stderr.strip()[:200] or 'failed to run'}"
+            detail = self.stderr.strip()[:200] or _("failed to run")
+            return f"`{self.id}`: {detail}"
         if self.rc != 0:
             first = (self.stderr or self.stdout).strip().splitlines()[:1]
-            return f"`{self.id}` exited {self.rc}" + (f": {first[0][:200]}" if first else "")
+            exited = _("`{command}` exited {rc}").format(command=self.id, rc=self.rc)
+            return exited + (f": {first[0][:200]}" if first else "")
         return ""
 
 

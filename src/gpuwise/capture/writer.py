@@ -64,9 +64,9 @@ def write_capture(
     out.parent.mkdir(parents=True, exist_ok=True)
     note = progress or (lambda _msg: None)
 
-    note("reading files")
+    note(_("reading files"))
     files = _read_files(host)
-    note(f"running {len(ALL_COMMAND_IDS)} commands")
+    note(_("running {n} commands").format(n=len(ALL_COMMAND_IDS)))
     host.prefetch(list(ALL_COMMAND_IDS))
     results = {cid: host.run(cid) for cid in ALL_COMMAND_IDS}
 
@@ -122,7 +122,7 @@ def write_capture(
             summary.masked = masker.counts
             meta["masked_counts"] = masker.counts  # kinds only: host, serial, mac, uuid, ipv4, ipv6
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        note("writing")
+        note(_("writing"))
         if tar_tmp is not None:
             write_tarball(tmp, tar_tmp, out.name.removesuffix(".tar.gz").removesuffix(".tgz"))
         _publish(tar_tmp or tmp, out)

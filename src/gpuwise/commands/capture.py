@@ -45,9 +45,11 @@ def capture(
         check_output_path(output, "-o")
     console = Console(stderr=True)
     try:
-        with console.status("capturing…") as status:
+        with console.status(_("capturing…")) as status:
             summary = write_capture(
-                output, mask=mask, progress=lambda msg: status.update(f"capturing: {escape(msg)}")
+                output,
+                mask=mask,
+                progress=lambda msg: status.update(_("capturing: {step}").format(step=escape(msg))),
             )
     except OSError as exc:
         raise UserInputError(

@@ -204,7 +204,7 @@ def import_skypilot_command(
     imported = offers_io.import_skypilot(source, provider, gpu_only=not all_rows)
     target = output or offers_io.default_import_path(imported[0].provider)
     _write_offers(target, imported, "SkyPilot catalog", force)
-    typer.echo(f"wrote {len(imported)} offers to {target}")
+    typer.echo(_("wrote {n} offers to {target}").format(n=len(imported), target=target))
 
 
 FETCH_TENCENT_HELP = N_(
@@ -246,12 +246,20 @@ def fetch_tencent_command(
     fetch = providers.get("tencent").load_fetcher()  # the live source gpuwise/providers/tencent.py names
     found = fetch(region, zones or (), families or (), image_id)
     if not found:
-        typer.echo(f"the API listed no GPU instance types for {region} (with these filters); nothing written")
+        typer.echo(
+            _(
+                "the API listed no GPU instance types for {region} (with these filters); nothing written"
+            ).format(region=region)
+        )
         return
     target = output or offers.user_offers_dir() / f"tencent-{region}.csv"
     _write_offers(target, found, tencent.PRICE_SOURCE, force)
     priced = sum(1 for o in found if o.price is not None)
-    typer.echo(f"wrote {len(found)} GPU offers ({priced} with an on-demand price) to {target}")
+    typer.echo(
+        _("wrote {n} GPU offers ({priced} with an on-demand price) to {target}").format(
+            n=len(found), priced=priced, target=target
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -89,11 +89,12 @@ def export(
         if textfile is not None:
             if once:
                 path = serve.write_textfile(registry, textfile)
-                typer.echo(f"wrote {path} ({src.description})", err=True)
+                typer.echo(_("wrote {path} ({source})").format(path=path, source=src.description), err=True)
                 return
             typer.echo(
-                f"gpuwise export: writing {textfile / serve.TEXTFILE_NAME} every {interval:g} s "
-                f"({src.description}); Ctrl-C stops",
+                _("gpuwise export: writing {path} every {interval} s ({source}); Ctrl-C stops").format(
+                    path=textfile / serve.TEXTFILE_NAME, interval=f"{interval:g}", source=src.description
+                ),
                 err=True,
             )
             serve.textfile_loop(registry, textfile, interval, stop)
@@ -104,8 +105,9 @@ def export(
         scheme = "https" if tls_cert else "http"
         shown = f"[{address}]" if ":" in address else address
         typer.echo(
-            f"gpuwise export: serving {scheme}://{shown}:{httpd.server_port}/metrics ({src.description}); "
-            "Ctrl-C stops",
+            _("gpuwise export: serving {url} ({source}); Ctrl-C stops").format(
+                url=f"{scheme}://{shown}:{httpd.server_port}/metrics", source=src.description
+            ),
             err=True,
         )
         sys.stderr.flush()

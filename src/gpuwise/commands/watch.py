@@ -125,7 +125,7 @@ def _live(command, pid, record, interval, duration):
     if writer is not None:
         host = summary.host
         writer.finish({"host": None if host is None else summary.to_dict()["host"]})
-        typer.echo(f"recorded {summary.samples} samples to {record}", err=True)
+        typer.echo(_("recorded {n} samples to {path}").format(n=summary.samples, path=record), err=True)
     return summary, watch_findings(summary)
 
 
@@ -144,10 +144,11 @@ def _replay(path: Path, interval: float):
     if isinstance(host_data, dict):
         known = set(HostSummary.__dataclass_fields__)
         host = HostSummary(**{k: v for k, v in host_data.items() if k in known})
-    summary = summarize(frames, f"replay of {path}", interval, host)
-    last = frame_view(frames[-1], frames[-1].taken_at - frames[0].taken_at, load_config(), "last sample")
+    summary = summarize(frames, _("replay of {path}").format(path=path), interval, host)
+    elapsed = frames[-1].taken_at - frames[0].taken_at
+    last = frame_view(frames[-1], elapsed, load_config(), _("last sample"))
     result = summary_view(summary, watch_findings(summary))
-    head = Heading(f"gpuwise watch — replay of {path.name}")
+    head = Heading("gpuwise watch — " + _("replay of {path}").format(path=path.name))
     return Document(title=result.title, blocks=[head, *last.blocks, *result.blocks[1:]], data=result.data)
 
 

@@ -51,7 +51,9 @@ class LiveSource:
         self._sampler.open()
         self._processes = ProcessTracker()
         self.description = (
-            "live NVML" if self._sampler.error is None else f"live NVML ({self._sampler.error})"
+            _("live NVML")
+            if self._sampler.error is None
+            else _("live NVML ({error})").format(error=self._sampler.error)
         )
 
     def read(self) -> Snapshot:
@@ -96,7 +98,7 @@ class ReplaySource:
 def open_source(path: Path | None) -> Source:
     if path is None:
         return LiveSource()
-    return ReplaySource(load_frames(path), f"replay of {path}")
+    return ReplaySource(load_frames(path), _("replay of {path}").format(path=path))
 
 
 def load_frames(path: Path) -> list[Snapshot]:
@@ -188,7 +190,11 @@ def _recording_frames(path: Path, text: str) -> list[Snapshot]:
     try:
         header = json.loads(lines[0])
         if header.get("format") != RECORD_FORMAT:
-            raise ValueError(f"format is {header.get('format')!r}, not {RECORD_FORMAT!r}")
+            raise ValueError(
+                _("format is {got}, not {expected}").format(
+                    got=repr(header.get("format")), expected=repr(RECORD_FORMAT)
+                )
+            )
         rows = [json.loads(ln) for ln in lines[1:] if ln.strip()]
         frames = [Snapshot.from_dict(row) for row in rows if "end" not in row]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:

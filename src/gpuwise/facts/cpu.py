@@ -20,6 +20,7 @@ from gpuwise.facts.sourcing import (
     to_float,
     to_int,
 )
+from gpuwise.i18n import _
 
 _KEY_LINE = re.compile(r"^(\s*)([^:]+?):(\s*)(.*)$")
 
@@ -39,7 +40,7 @@ def parse_lscpu(text: str) -> dict[str, str]:
     def flush() -> None:
         if key is None or not pieces:
             return
-        width = max(length for _, length in pieces[:-1]) if len(pieces) > 1 else 0
+        width = max(length for _label, length in pieces[:-1]) if len(pieces) > 1 else 0
         value = ""
         for i, (piece, length) in enumerate(pieces):
             value += piece
@@ -154,7 +155,7 @@ def collect_cpu(host: Host) -> Cpu:
     why_missing = (
         combined(failures, "; ".join(r.text for r in failures))
         if failures
-        else Unknown(kind="unparsable", text="not reported by lscpu or /proc/cpuinfo")
+        else Unknown(kind="unparsable", text=_("not reported by lscpu or /proc/cpuinfo"))
     )
     for field in ("model", "vendor", "architecture", "sockets", "cores", "threads", "flags"):
         if getattr(cpu, field) is None:
@@ -162,11 +163,11 @@ def collect_cpu(host: Host) -> Cpu:
     if cpu.max_mhz is None:
         cpu.why(
             "max_mhz",
-            "no 'CPU max MHz' in lscpu and no cpufreq cpuinfo_max_freq (usual inside VMs)",
+            _("no 'CPU max MHz' in lscpu and no cpufreq cpuinfo_max_freq (usual inside VMs)"),
             kind="unparsable",
         )
     if cpu.numa_nodes is None:
-        cpu.why("numa_nodes", "no NUMA information from numactl, sysfs or lscpu", kind="unparsable")
+        cpu.why("numa_nodes", _("no NUMA information from numactl, sysfs or lscpu"), kind="unparsable")
     if cpu.governor is None:
         cpu.why("governor", governor_reason)
     return cpu
@@ -206,7 +207,7 @@ def _from_lscpu_table(cpu: Cpu, rows: list[dict[str, str]]) -> None:
         cpu.numa_nodes = len({r["NODE"] for r in rows})
     speeds = [to_float(r.get("MAXMHZ")) for r in rows]
     cpu.max_mhz = max((s for s in speeds if s), default=None)
-    cpu.why("model", "`lscpu -e` table has no model name", kind="unparsable")
+    cpu.why("model", _("`lscpu -e` table has no model name"), kind="unparsable")
 
 
 def _fill_from_cpuinfo(cpu: Cpu, procs: list[dict[str, str]]) -> None:
@@ -256,7 +257,9 @@ def _numa(cpu: Cpu, host: Host, info: dict[str, str]) -> None:
     if any(n.memory_total_bytes is None for n in cpu.numa):
         cpu.why(
             "numa",
-            f"per-node memory unknown: {numactl_reason.text if numactl_reason else 'not in numactl output'}; no node meminfo in sysfs",
+            _("per-node memory unknown: {reason}; no node meminfo in sysfs").format(
+                reason=numactl_reason.text if numactl_reason else _("not in numactl output")
+            ),
             kind=numactl_reason.kind if numactl_reason else "unparsable",
         )
 
@@ -267,7 +270,7 @@ def _governor(host: Host) -> tuple[str | None, Unknown | None]:
     if not values:
         return None, Unknown(
             kind="not_applicable",
-            text="no cpufreq scaling_governor in sysfs (no cpufreq driver: usual inside VMs)",
+            text=_("no cpufreq scaling_governor in sysfs (no cpufreq driver: usual inside VMs)"),
         )
     counts = Counter(values)
     if len(counts) == 1:

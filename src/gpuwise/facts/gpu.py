@@ -21,6 +21,7 @@ from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_war
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
 from gpuwise.facts.models import Gpu, GpuProbe, PcieLink, Unknown, UnknownKind, combined
 from gpuwise.facts.sourcing import command_text, failure_kind
+from gpuwise.i18n import _
 
 __all__ = [
     "Gpu",
@@ -46,11 +47,13 @@ def parse_nvml_json(text: str) -> GpuResult:
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        probe.error = f"NVML output is not valid JSON ({exc})"
+        probe.error = _("NVML output is not valid JSON ({error})").format(error=exc)
         return result
     if not isinstance(doc, dict) or doc.get("format") != NVML_FORMAT:
         got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        probe.error = f"NVML output has format {got!r}, expected {NVML_FORMAT!r}"
+        probe.error = _("NVML output has format {got}, expected {expected}").format(
+            got=repr(got), expected=repr(NVML_FORMAT)
+        )
         return result
     result.driver_version = _str_or_none(doc.get("driver_version"))
     result.cuda_driver_version = _str_or_none(doc.get("cuda_driver_version"))
@@ -66,7 +69,11 @@ def parse_nvml_json(text: str) -> GpuResult:
     if probe.error is None:
         probe.source = "nvml"
     if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
-        probe.notes.append(f"NVML counts {probe.attached_gpus} GPUs but read {len(result.gpus)}")
+        probe.notes.append(
+            _("NVML counts {attached} GPUs but read {read}").format(
+                attached=probe.attached_gpus, read=len(result.gpus)
+            )
+        )
     return result
 
 
@@ -88,15 +95,15 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
         if _known_field(str(name)):
             mark_unknown(gpu, str(name), f"NVML: {reason}", kind=placeholder_kind(str(reason)))
     for name in bad:
-        mark_unknown(gpu, name, "NVML gave a value of the wrong type", kind="unparsable")
+        mark_unknown(gpu, name, _("NVML gave a value of the wrong type"), kind="unparsable")
     if garbled:
         gpu.why("clock_event_reasons", f"NVML: {garbled}", kind="unparsable")
     for name in _GPU_FIELDS:
         if getattr(gpu, name) is None and name not in gpu.unknown:
-            gpu.why(name, "not in the NVML output", kind="unparsable")
+            gpu.why(name, _("not in the NVML output"), kind="unparsable")
     for name in _PCIE_FIELDS:
         if getattr(gpu.pcie, name) is None and name not in gpu.pcie.unknown:
-            gpu.pcie.why(name, "not in the NVML output", kind="unparsable")
+            gpu.pcie.why(name, _("not in the NVML output"), kind="unparsable")
     return gpu
 
 
@@ -113,14 +120,14 @@ def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: d
     elif why is not None:
         unknown["clock_event_reasons"] = why
     elif mask is not None:
-        return f"clock-event reasons {mask!r} are not a bit mask"
+        return _("clock-event reasons {mask} are not a bit mask").format(mask=repr(mask))
     return None
 
 
 def _validate(data: dict[str, Any]) -> tuple[Gpu, list[str]]:
     """Build the Gpu, dropping (and naming) the fields whose values have the wrong type."""
     bad: list[str] = []
-    for _ in range(len(_GPU_FIELDS) + len(_PCIE_FIELDS) + 2):
+    for _attempt in range(len(_GPU_FIELDS) + len(_PCIE_FIELDS) + 2):
         try:
             return Gpu.model_validate(data), bad
         except ValidationError as exc:
@@ -137,7 +144,7 @@ def _validate(data: dict[str, Any]) -> tuple[Gpu, list[str]]:
 
 
 def _known_field(name: str) -> bool:
-    head, _, tail = name.partition(".")
+    head, _dot, tail = name.partition(".")
     return name in _GPU_FIELDS or (head == "pcie" and tail in _PCIE_FIELDS)
 
 
@@ -181,10 +188,10 @@ def _collect_gpus(host: Host) -> GpuResult:
 
     nvml = host.run("nvml")
     if nvml is None:
-        tried.append("NVML: not captured")
+        tried.append(_("NVML: not captured"))
         kinds.append("not_captured")
     elif not nvml.ok:
-        nvml_error = f"NVML collector: {nvml.reason()}"
+        nvml_error = _("NVML collector: {reason}").format(reason=nvml.reason())
         tried.append(nvml_error)
         kinds.append(failure_kind(nvml))
     else:
@@ -205,7 +212,7 @@ def _collect_gpus(host: Host) -> GpuResult:
         r = host.run(command_id)
         if r is None:
             if command_id == "nvidia-smi-q-x":  # the text report exists only in hand-built captures
-                tried.append(f"`{command_id}`: not captured")
+                tried.append(_("`{command}`: not captured").format(command=command_id))
                 kinds.append("not_captured")
         elif not r.ok:
             tried.append(r.reason())
@@ -216,15 +223,17 @@ def _collect_gpus(host: Host) -> GpuResult:
                 chosen = parsed
             else:
                 tried.append(
-                    f"`{command_id}`: no GPU in the output ({'; '.join(parsed.probe.notes) or 'empty'})"
+                    _("`{command}`: no GPU in the output ({notes})").format(
+                        command=command_id, notes="; ".join(parsed.probe.notes) or _("empty")
+                    )
                 )
                 kinds.append("not_applicable")
 
     if chosen is None:
         probe = GpuProbe(source="none", error=nvml_error)
-        probe.notes.append("no NVIDIA GPU found: " + "; ".join(tried))
+        probe.notes.append(_("no NVIDIA GPU found: {tried}").format(tried="; ".join(tried)))
         reasons = [Unknown(kind=k, text=t) for k, t in zip(kinds, tried, strict=True)]
-        probe.why("attached_gpus", combined(reasons, "no GPU source answered"))
+        probe.why("attached_gpus", combined(reasons, _("no GPU source answered")))
         result = GpuResult(gpus=[], probe=probe)
         attach_warnings(
             host, result
@@ -233,7 +242,9 @@ def _collect_gpus(host: Host) -> GpuResult:
 
     chosen.probe.error = nvml_error
     if nvml_error and chosen.probe.source != "nvml":
-        chosen.probe.notes.append(f"used `{chosen.probe.source}` because {nvml_error}")
+        chosen.probe.notes.append(
+            _("used `{source}` because {error}").format(source=chosen.probe.source, error=nvml_error)
+        )
     # NVML checks the infoROM and reports lost GPUs itself; the plain nvidia-smi table is read only for the
     # other sources. Deciding by source, not by host kind, keeps a live probe and its capture's replay equal.
     if chosen.probe.source != "nvml":

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuwise.facts.models import Unknown, UnknownKind
 from gpuwise.facts.sourcing import binary_scale
+from gpuwise.i18n import _
 
 if TYPE_CHECKING:
     from gpuwise.facts.models import Gpu, GpuProbe
@@ -163,13 +164,13 @@ def convert(raw: str, conv: Callable[[str], Any]) -> Any:
     text = raw.strip()
     if not text or _NO_VALUE.match(text):
         raise NoValue(
-            f"reported as {text!r}" if text else "reported empty",
+            _("reported as {value}").format(value=repr(text)) if text else _("reported empty"),
             placeholder_kind(text) if text else "unparsable",
         )
     try:
         return conv(text)
     except (ValueError, OverflowError) as exc:
-        raise NoValue(f"unparseable value {text[:60]!r}", "unparsable") from exc
+        raise NoValue(_("unparseable value {value}").format(value=repr(text[:60])), "unparsable") from exc
 
 
 # ---------------------------------------------------------------- per-source paths
@@ -323,14 +324,14 @@ class GpuResult:
 
 def set_field(gpu: Any, name: str, value: Any) -> None:
     """Set 'pcie.gen_max'-style dotted fields on a Gpu."""
-    target, _, attr = name.rpartition(".")
+    target, _dot, attr = name.rpartition(".")
     obj = getattr(gpu, target) if target else gpu
     setattr(obj, attr, value)
 
 
 def mark_unknown(gpu: Any, name: str, reason: Unknown | str, kind: UnknownKind | None = None) -> None:
     """Record why a (possibly dotted) field is None, on the object that owns it (see Part.why)."""
-    target, _, attr = name.rpartition(".")
+    target, _dot, attr = name.rpartition(".")
     (getattr(gpu, target) if target else gpu).why(attr, reason, kind)
 
 
@@ -345,7 +346,7 @@ def fill_fields(
             if raw is not None and raw.strip() != "":
                 break
         if raw is None:
-            mark_unknown(gpu, name, f"not in this {tool} output", kind="unparsable")
+            mark_unknown(gpu, name, _("not in this {tool} output").format(tool=tool), kind="unparsable")
             continue
         try:
             set_field(gpu, name, convert(raw, spec.conv))
@@ -368,7 +369,7 @@ def sum_parts(values: list[str | None], tool: str) -> tuple[int | None, Unknown 
         return total, None
     if reasons:
         return None, Unknown(kind=reasons[0].kind, text=f"{tool}: {reasons[0]}")
-    return None, Unknown(kind="unparsable", text=f"not in this {tool} output")
+    return None, Unknown(kind="unparsable", text=_("not in this {tool} output").format(tool=tool))
 
 
 def bus_id_key(bus_id: str | None) -> tuple[int, int, int, int] | None:

@@ -22,6 +22,7 @@ from gpuwise.facts.gpu_fields import (
     sum_parts,
 )
 from gpuwise.facts.models import Gpu, GpuProbe
+from gpuwise.i18n import _
 
 TOOL = "nvidia-smi -q"
 _BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
@@ -99,14 +100,20 @@ def parse_nvidia_smi_q_text(text: str) -> GpuResult:
     if attached and attached.isdigit():
         probe.attached_gpus = int(attached)
     else:
-        probe.why("attached_gpus", f"`{TOOL}` output does not give 'Attached GPUs'", kind="unparsable")
+        probe.why(
+            "attached_gpus",
+            _("`{tool}` output does not give 'Attached GPUs'").format(tool=TOOL),
+            kind="unparsable",
+        )
     if not report.gpus:
-        probe.notes.append(f"`{TOOL}` output has no 'GPU <bus id>' block")
+        probe.notes.append(_("`{tool}` output has no 'GPU <bus id>' block").format(tool=TOOL))
     for index, (bus_id, tree) in enumerate(report.gpus):
         result.gpus.append(_gpu_from_tree(index, bus_id, tree))
     if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
         probe.notes.append(
-            f"`{TOOL}` reports {probe.attached_gpus} attached GPUs but lists {len(result.gpus)}; parsed the ones present"
+            _("`{tool}` reports {attached} attached GPUs but lists {listed}; parsed the ones present").format(
+                tool=TOOL, attached=probe.attached_gpus, listed=len(result.gpus)
+            )
         )
     return result
 
@@ -123,7 +130,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
     ):
         counters = tree.get(("ecc errors", scope))
         if counters is None:
-            gpu.why(fld, f"not in this {TOOL} output", kind="unparsable")
+            gpu.why(fld, _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
             continue
         totals = [counters.scalar(p) for p in ECC_TOTAL_TEXT]
         paths = ECC_TOTAL_TEXT if any(t is not None for t in totals) else ECC_PARTS_TEXT
@@ -133,7 +140,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
             gpu.why(fld, reason)
     section = tree.get(("clocks event reasons",)) or tree.get(("clocks throttle reasons",))
     if section is None:
-        gpu.why("clock_event_reasons", f"not in this {TOOL} output", kind="unparsable")
+        gpu.why("clock_event_reasons", _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
     else:
         states = list(_walk(section))
         readable = [(label, v) for label, v in states if v in ("active", "not active")]
@@ -143,7 +150,9 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
             ]
         else:
             gpu.why(
-                "clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state", kind="unparsable"
+                "clock_event_reasons",
+                _("{tool}: no reason has an Active/Not Active state").format(tool=TOOL),
+                kind="unparsable",
             )
     processes = tree.get(("processes",))
     if processes is not None and (processes.value or "").strip().lower() == "none":
@@ -151,10 +160,16 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
     else:
         gpu.why(
             "process_count",
-            f"{TOOL}: processes not listed" if processes is None else f"{TOOL}: not counted",
+            (_("{tool}: processes not listed") if processes is None else _("{tool}: not counted")).format(
+                tool=TOOL
+            ),
             kind="unparsable",
         )
-    gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)", kind="unparsable")
+    gpu.why(
+        "compute_capability",
+        _("`{tool}` does not report it (NVML does)").format(tool=TOOL),
+        kind="unparsable",
+    )
     return gpu
 
 
@@ -205,7 +220,9 @@ def parse_nvidia_smi_warnings(text: str) -> GpuResult:
             gpu = Gpu(index=index_of.get(key), pci_bus_id=bus.group(1))
             if gpu.index is None:
                 gpu.why(
-                    "index", "the GPU named in the warning is not in the nvidia-smi table", kind="unparsable"
+                    "index",
+                    _("the GPU named in the warning is not in the nvidia-smi table"),
+                    kind="unparsable",
                 )
             by_bus[key] = gpu
             result.gpus.append(gpu)

@@ -21,6 +21,7 @@ from gpuwise.facts.gpu_fields import (
     sum_parts,
 )
 from gpuwise.facts.models import Gpu, GpuProbe
+from gpuwise.i18n import _
 
 TOOL = "nvidia-smi -q -x"
 REASON_TAG = re.compile(r"^clocks_(?:event|throttle)_reason_(.+)$")
@@ -32,14 +33,18 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
     result = GpuResult(gpus=[], probe=probe)
     doc = extract_document(text)
     if doc is None:
-        probe.notes.append(f"`{TOOL}` output holds no XML document")
-        probe.why("attached_gpus", f"`{TOOL}` output holds no XML document", kind="unparsable")
+        probe.notes.append(_("`{tool}` output holds no XML document").format(tool=TOOL))
+        probe.why(
+            "attached_gpus", _("`{tool}` output holds no XML document").format(tool=TOOL), kind="unparsable"
+        )
         return result
     try:
         root = ET.fromstring(doc)
     except ET.ParseError as exc:
-        probe.notes.append(f"`{TOOL}` output is not valid XML ({exc}); it may be truncated")
-        probe.why("attached_gpus", "unreadable XML", kind="unparsable")
+        probe.notes.append(
+            _("`{tool}` output is not valid XML ({error}); it may be truncated").format(tool=TOOL, error=exc)
+        )
+        probe.why("attached_gpus", _("unreadable XML"), kind="unparsable")
         return result
 
     result.driver_version = _scalar(root, "driver_version")
@@ -48,14 +53,18 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
     if attached is not None and attached.isdigit():
         probe.attached_gpus = int(attached)
     else:
-        probe.why("attached_gpus", f"`{TOOL}` does not give attached_gpus", kind="unparsable")
+        probe.why(
+            "attached_gpus", _("`{tool}` does not give attached_gpus").format(tool=TOOL), kind="unparsable"
+        )
 
     for index, el in enumerate(root.findall("gpu")):
         result.gpus.append(_gpu_from_element(index, el))
     if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
         probe.notes.append(
-            f"`{TOOL}` reports {probe.attached_gpus} attached GPUs but lists {len(result.gpus)}; "
-            "parsed the ones present (the file may have been trimmed)"
+            _(
+                "`{tool}` reports {attached} attached GPUs but lists {listed}; "
+                "parsed the ones present (the file may have been trimmed)"
+            ).format(tool=TOOL, attached=probe.attached_gpus, listed=len(result.gpus))
         )
     return result
 
@@ -90,12 +99,16 @@ def _gpu_from_element(index: int, el: ET.Element) -> Gpu:
     _fill_clock_reasons(gpu, el)
     processes = el.find("processes")
     if processes is None:
-        gpu.why("process_count", f"not in this {TOOL} output", kind="unparsable")
+        gpu.why("process_count", _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
     else:
         # compute processes ("C" or "C+G"), as NVML's compute list: a desktop's Xorg is type "G"
         kinds = [(p.findtext("type") or "C").strip().upper() for p in processes.findall("process_info")]
         gpu.process_count = sum(1 for kind in kinds if "C" in kind)
-    gpu.why("compute_capability", f"`{TOOL}` does not report it (NVML does)", kind="unparsable")
+    gpu.why(
+        "compute_capability",
+        _("`{tool}` does not report it (NVML does)").format(tool=TOOL),
+        kind="unparsable",
+    )
     return gpu
 
 
@@ -106,7 +119,7 @@ def _fill_ecc(gpu: Gpu, el: ET.Element) -> None:
     ):
         counters = el.find(f"ecc_errors/{scope}")
         if counters is None:
-            gpu.why(field, f"not in this {TOOL} output", kind="unparsable")
+            gpu.why(field, _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
             continue
         totals = [_scalar(counters, p) for p in ECC_TOTAL_XML]
         parts = (
@@ -123,7 +136,7 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
     if section is None:
         section = el.find("clocks_throttle_reasons")
     if section is None:
-        gpu.why("clock_event_reasons", f"not in this {TOOL} output", kind="unparsable")
+        gpu.why("clock_event_reasons", _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
         return
     active, readable = [], 0
     for child in section:
@@ -137,4 +150,8 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
     if readable:
         gpu.clock_event_reasons = active
     else:
-        gpu.why("clock_event_reasons", f"{TOOL}: no reason has an Active/Not Active state", kind="unparsable")
+        gpu.why(
+            "clock_event_reasons",
+            _("{tool}: no reason has an Active/Not Active state").format(tool=TOOL),
+            kind="unparsable",
+        )

@@ -10,6 +10,7 @@ from gpuwise.capture.host import Host
 from gpuwise.facts.models import Kernel
 from gpuwise.facts.sourcing import command_text, file_text
 from gpuwise.facts.xid import collect_xid
+from gpuwise.i18n import _
 
 # The sysctls that matter for multi-GPU training: socket buffers for NCCL over TCP, writeback, swap,
 # and automatic NUMA balancing (which migrates pages under pinned DMA buffers).
@@ -36,7 +37,7 @@ def parse_cmdline(text: str) -> dict[str, str]:
     for tok in tokens:
         if tok == "--":  # what follows is for init, not the kernel
             break
-        key, _, value = tok.partition("=")
+        key, _eq, value = tok.partition("=")
         out[key] = value
     return out
 
@@ -96,13 +97,13 @@ def collect_kernel(host: Host) -> Kernel:
     m = re.match(r"^Linux version (\S+)", text or "")
     k.release = m.group(1) if m else None
     if k.release is None:
-        k.why("release", reason or "/proc/version has no 'Linux version'", kind="unparsable")
+        k.why("release", reason or _("/proc/version has no 'Linux version'"), kind="unparsable")
 
     text, reason = file_text(host, "/etc/os-release")
     m = re.search(r"^PRETTY_NAME=(.*)$", text or "", re.MULTILINE)
     k.distro = m.group(1).strip().strip("\"'") or None if m else None
     if k.distro is None:
-        k.why("distro", reason or "no PRETTY_NAME in /etc/os-release", kind="unparsable")
+        k.why("distro", reason or _("no PRETTY_NAME in /etc/os-release"), kind="unparsable")
 
     _cmdline(k, host)
 
@@ -113,23 +114,23 @@ def collect_kernel(host: Host) -> Kernel:
         text, reason = file_text(host, path)
         setattr(k, field, bracketed_choice(text) if text else None)
         if getattr(k, field) is None:
-            k.why(field, reason or f"no [choice] in {path}", kind="unparsable")
+            k.why(field, reason or _("no [choice] in {path}").format(path=path), kind="unparsable")
 
     for name in SYSCTLS:
         text, reason = file_text(host, "/proc/sys/" + name.replace(".", "/"))
         if text is not None and text.strip():
             k.sysctl[name] = " ".join(text.split())
         else:
-            k.why(f"sysctl.{name}", reason or "empty", kind="unparsable")
+            k.why(f"sysctl.{name}", reason or _("empty"), kind="unparsable")
 
     text, reason = file_text(host, "/proc/self/limits")
     soft, k.memlock_bytes = parse_memlock(text) if text else (None, None)
     k.memlock_unlimited = (soft == "unlimited") if soft else None
     if soft is None:
-        k.why("memlock_unlimited", reason or "no 'Max locked memory' line", kind="unparsable")
-        k.why("memlock_bytes", reason or "no 'Max locked memory' line", kind="unparsable")
+        k.why("memlock_unlimited", reason or _("no 'Max locked memory' line"), kind="unparsable")
+        k.why("memlock_bytes", reason or _("no 'Max locked memory' line"), kind="unparsable")
     elif k.memlock_bytes is None:
-        k.why("memlock_bytes", f"memlock limit is {soft}", kind="not_applicable")
+        k.why("memlock_bytes", _("memlock limit is {limit}").format(limit=soft), kind="not_applicable")
 
     _acs(k, host)
 
@@ -155,7 +156,7 @@ def _cmdline(k: Kernel, host: Host) -> None:
         value = params.get(field)
         setattr(k, field, value or None)
         if not value:
-            k.why(field, "not set on the kernel command line", kind="not_applicable")
+            k.why(field, _("not set on the kernel command line"), kind="not_applicable")
 
 
 def _acs(k: Kernel, host: Host) -> None:
@@ -167,7 +168,7 @@ def _acs(k: Kernel, host: Host) -> None:
     if not bridges and "ACSCtl:" not in text and "<access denied>" in text:
         k.why(
             "acs_redirect_bridges",
-            "lspci -vvv ran without root: PCIe capabilities show <access denied>",
+            _("lspci -vvv ran without root: PCIe capabilities show <access denied>"),
             kind="failed",
         )
         return

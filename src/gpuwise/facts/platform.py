@@ -12,7 +12,7 @@ from gpuwise.capture.host import Host
 from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
 from gpuwise.facts.models import Platform, Unknown, combined
 from gpuwise.facts.sourcing import command_text, file_text, to_int
-from gpuwise.i18n import _
+from gpuwise.i18n import C_, _
 from gpuwise.providers import providers
 
 DMI_DIR = "/sys/class/dmi/id"
@@ -77,7 +77,9 @@ def match_cloud(dmi: dict[str, str]) -> tuple[CloudRule, str] | None:
         if rule.conditions and all(
             fnmatch.fnmatchcase(dmi.get(f) or "", pat) and dmi.get(f) for f, pat in rule.conditions
         ):
-            evidence = " and ".join(f"{f}={dmi[f]!r}" for f, _pattern in rule.conditions)
+            evidence = (" " + C_("conditions", "and") + " ").join(
+                f"{f}={dmi[f]!r}" for f, _pattern in rule.conditions
+            )
             return rule, evidence
     return None
 
@@ -104,7 +106,9 @@ def collect_platform(host: Host) -> Platform:
         for field in ("sys_vendor", "product_name", "bios_vendor"):
             p.why(
                 field,
-                f"no DMI in {DMI_DIR} (not captured, or a VM without SMBIOS such as Firecracker)",
+                _("no DMI in {dir} (not captured, or a VM without SMBIOS such as Firecracker)").format(
+                    dir=DMI_DIR
+                ),
                 kind="absent",
             )
 
@@ -125,17 +129,23 @@ def collect_platform(host: Host) -> Platform:
         else:
             p.why(
                 "instance_type",
-                f"DMI does not name the {rule.label} instance type (try --cloud-metadata)",
+                _("DMI does not name the {provider} instance type (try --cloud-metadata)").format(
+                    provider=rule.label
+                ),
                 kind="unparsable",
             )
-        weak = f" (weak evidence; source: {rule.source})" if rule.confidence == "weak" else ""
+        weak = (
+            " " + _("(weak evidence; source: {source})").format(source=rule.source)
+            if rule.confidence == "weak"
+            else ""
+        )
         p.environment, p.environment_reason = "cloud", f"{rule.label}: DMI {evidence}{weak}"
     else:
         if dmi:
-            p.why("cloud_provider", "no cloud provider DMI strings", kind="not_applicable")
+            p.why("cloud_provider", _("no cloud provider DMI strings"), kind="not_applicable")
         else:
-            p.why("cloud_provider", "no DMI strings to match", kind="absent")
-        p.why("instance_type", "no cloud provider identified", kind="not_applicable")
+            p.why("cloud_provider", _("no DMI strings to match"), kind="absent")
+        p.why("instance_type", _("no cloud provider identified"), kind="not_applicable")
         p.environment, p.environment_reason = _environment(p.virtualization, virt_evidence, dmi)
 
     _cgroups(p, host)
@@ -198,9 +208,13 @@ def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
     flags = procs[0].get("flags") if procs else None
     if flags is not None:
         if "hypervisor" in flags.split():
-            return "vm-other", "/proc/cpuinfo has the hypervisor flag (hypervisor not identified)", failures
-        return "none", "no hypervisor flag in /proc/cpuinfo", failures
-    failures.append(reason or Unknown(kind="unparsable", text="no x86 flags line in /proc/cpuinfo"))
+            return (
+                "vm-other",
+                _("/proc/cpuinfo has the hypervisor flag (hypervisor not identified)"),
+                failures,
+            )
+        return "none", _("no hypervisor flag in /proc/cpuinfo"), failures
+    failures.append(reason or Unknown(kind="unparsable", text=_("no x86 flags line in /proc/cpuinfo")))
     reasons.append(failures[-1].text)
     return None, "; ".join(reasons), failures
 
@@ -209,24 +223,26 @@ def _container(host: Host) -> tuple[str | None, str, Unknown | None]:
     """(kind, evidence, why nothing could be told when kind is None)."""
     cgroup = host.read_file("/proc/1/cgroup") or ""
     if "kubepods" in cgroup:
-        return "kubernetes", "/proc/1/cgroup names kubepods", None
+        return "kubernetes", _("/proc/1/cgroup names kubepods"), None
     text, reason = command_text(host, "systemd-detect-virt-c", allow_rc=(1,))
     answer = (text or "").strip()
     if answer and answer != "none":
-        return answer, f"systemd-detect-virt --container says {answer!r}", None
+        return answer, _("systemd-detect-virt --container says {answer}").format(answer=repr(answer)), None
     if host.read_file("/.dockerenv") is not None:
-        return "docker", "/.dockerenv exists", None
+        return "docker", _("/.dockerenv exists"), None
     if host.read_file("/run/.containerenv") is not None:
-        return "podman", "/run/.containerenv exists", None
+        return "podman", _("/run/.containerenv exists"), None
     if re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup):
         return re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup).group(1), "/proc/1/cgroup", None  # type: ignore[union-attr]
     if answer == "none" or cgroup:
         return (
             "none",
-            "systemd-detect-virt --container says 'none'" if answer else "no container markers",
+            _("systemd-detect-virt --container says {answer}").format(answer="'none'")
+            if answer
+            else _("no container markers"),
             None,
         )
-    return None, reason.text if reason else "no container evidence captured", reason
+    return None, reason.text if reason else _("no container evidence captured"), reason
 
 
 def _cgroups(p: Platform, host: Host) -> None:
@@ -235,30 +251,34 @@ def _cgroups(p: Platform, host: Host) -> None:
         fields = (v2_cpu or "").split()
         quota, period = (fields + ["", ""])[:2]
         if quota == "max":
-            p.why("cgroup_cpu_limit", "no limit (cgroup v2 cpu.max is 'max')", kind="not_applicable")
+            p.why("cgroup_cpu_limit", _("no limit (cgroup v2 cpu.max is 'max')"), kind="not_applicable")
         elif to_int(quota) and to_int(period):
             p.cgroup_cpu_limit = round(to_int(quota) / to_int(period), 3)  # type: ignore[operator]
         else:
-            p.why("cgroup_cpu_limit", "cgroup v2 cpu.max unreadable", kind="unparsable")
+            p.why(
+                "cgroup_cpu_limit",
+                _("{source} unreadable").format(source="cgroup v2 cpu.max"),
+                kind="unparsable",
+            )
         _memory_limit(p, (v2_mem or "").strip(), "cgroup v2 memory.max")
         return
     quota = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"))
     period = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
     if quota is not None and quota < 0:
-        p.why("cgroup_cpu_limit", "no limit (cgroup v1 cfs_quota_us is -1)", kind="not_applicable")
+        p.why("cgroup_cpu_limit", _("no limit (cgroup v1 cfs_quota_us is -1)"), kind="not_applicable")
     elif quota and period:
         p.cgroup_cpu_limit = round(quota / period, 3)
     else:
         p.why(
             "cgroup_cpu_limit",
-            "no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)",
+            _("no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)"),
             kind="absent",
         )
     mem = host.read_file("/sys/fs/cgroup/memory/memory.limit_in_bytes")
     if mem is None:
         p.why(
             "cgroup_memory_limit_bytes",
-            "no cgroup memory controller files (v2 memory.max or v1 limit_in_bytes)",
+            _("no cgroup memory controller files (v2 memory.max or v1 limit_in_bytes)"),
             kind="absent",
         )
     else:
@@ -268,8 +288,12 @@ def _cgroups(p: Platform, host: Host) -> None:
 def _memory_limit(p: Platform, value: str, source: str) -> None:
     number = to_int(value)
     if value == "max" or (number is not None and number >= NO_LIMIT_BYTES):
-        p.why("cgroup_memory_limit_bytes", f"no limit ({source} is {value})", kind="not_applicable")
+        p.why(
+            "cgroup_memory_limit_bytes",
+            _("no limit ({source} is {value})").format(source=source, value=value),
+            kind="not_applicable",
+        )
     elif number is not None and number > 0:
         p.cgroup_memory_limit_bytes = number
     else:
-        p.why("cgroup_memory_limit_bytes", f"{source} unreadable", kind="unparsable")
+        p.why("cgroup_memory_limit_bytes", _("{source} unreadable").format(source=source), kind="unparsable")

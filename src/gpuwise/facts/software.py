@@ -12,6 +12,7 @@ from gpuwise.capture.host import Host
 from gpuwise.capture.sources import COMMANDS
 from gpuwise.facts.models import Software, Unknown
 from gpuwise.facts.sourcing import command_json, command_text
+from gpuwise.i18n import _
 
 SERVICE_UNITS: tuple[str, ...] = tuple(COMMANDS["systemctl-is-active"].argv[2:])
 _SYSTEMCTL_STATES = {
@@ -75,7 +76,7 @@ def collect_software(host: Host) -> Software:
     text, reason = command_text(host, "nvcc-version")
     sw.nvcc_version = parse_nvcc(text) if text else None
     if sw.nvcc_version is None:
-        sw.why("nvcc_version", reason or "no 'release X.Y' in nvcc --version", kind="unparsable")
+        sw.why("nvcc_version", reason or _("no 'release X.Y' in nvcc --version"), kind="unparsable")
 
     text, reason = command_text(host, "ldconfig-p")
     version, path = parse_ldconfig_nccl(text) if text else (None, None)
@@ -84,12 +85,14 @@ def collect_software(host: Host) -> Software:
         if path:
             sw.why(
                 "nccl_system_version",
-                f"libnccl.so at {path}; ldconfig names no full version",
+                _("libnccl.so at {path}; ldconfig names no full version").format(path=path),
                 kind="unparsable",
             )
         else:
             sw.why(
-                "nccl_system_version", reason or "no libnccl.so in the ldconfig cache", kind="not_applicable"
+                "nccl_system_version",
+                reason or _("no libnccl.so in the ldconfig cache"),
+                kind="not_applicable",
             )
 
     for command_id in ("docker-version", "podman-version"):
@@ -100,7 +103,7 @@ def collect_software(host: Host) -> Software:
         else:
             sw.why(
                 f"container_runtimes.{command_id.split('-')[0]}",
-                reason or "unrecognised version output",
+                reason or _("unrecognised version output"),
                 kind="unparsable",
             )
 
@@ -109,7 +112,7 @@ def collect_software(host: Host) -> Software:
     if sw.nvidia_container_toolkit is None:
         sw.why(
             "nvidia_container_toolkit",
-            reason or "no version in nvidia-container-cli --version",
+            reason or _("no version in nvidia-container-cli --version"),
             kind="unparsable",
         )
 
@@ -121,7 +124,7 @@ def collect_software(host: Host) -> Software:
         stderr = (result.stderr.strip().splitlines() or [""])[0][:160] if result else ""
         sw.why(
             "services",
-            reason or "systemctl gave no per-unit states" + (f": {stderr}" if stderr else ""),
+            reason or _("systemctl gave no per-unit states") + (f": {stderr}" if stderr else ""),
             kind="unparsable",
         )
     else:
@@ -140,11 +143,11 @@ def _python_env(sw: Software, host: Host) -> None:
             "torch_cudnn",
             "torch_nccl",
         ):
-            sw.why(field, reason or "python-env output is not a JSON object", kind="unparsable")
+            sw.why(field, reason or _("python-env output is not a JSON object"), kind="unparsable")
         return
     sw.python_version = _str(data.get("python_version"))
     if sw.python_version is None:
-        sw.why("python_version", "python-env has no python_version", kind="unparsable")
+        sw.why("python_version", _("python-env has no python_version"), kind="unparsable")
     torch = data.get("torch")
     if isinstance(torch, dict) and _str(torch.get("__version__")):
         sw.torch_version = _str(torch.get("__version__"))
@@ -152,11 +155,15 @@ def _python_env(sw: Software, host: Host) -> None:
         hip = _str(torch.get("hip"))
         sw.torch_build = "cuda" if sw.torch_cuda else "rocm" if hip else "cpu"
         if sw.torch_cuda is None:
-            text = f"torch is a ROCm build (HIP {hip})" if hip else "torch is a CPU-only build"
+            text = (
+                _("torch is a ROCm build (HIP {hip})").format(hip=hip)
+                if hip
+                else _("torch is a CPU-only build")
+            )
             sw.why("torch_cuda", text, kind="not_applicable")
     else:
         # torch absent from this Python, or not readable as a package: either way not usable here.
-        why = Unknown(kind="tool_missing", text=_str(data.get("torch_reason")) or "torch not found")
+        why = Unknown(kind="tool_missing", text=_str(data.get("torch_reason")) or _("torch not found"))
         for field in ("torch_version", "torch_build", "torch_cuda"):
             sw.why(field, why)
     for field, key in (("torch_cudnn", "cudnn"), ("torch_nccl", "nccl")):
@@ -166,7 +173,7 @@ def _python_env(sw: Software, host: Host) -> None:
         if value is None:
             sw.why(
                 field,
-                _str(data.get(f"{key}_reason")) or f"no {key} version in python-env",
+                _str(data.get(f"{key}_reason")) or _("no {key} version in python-env").format(key=key),
                 kind="not_applicable",
             )
 

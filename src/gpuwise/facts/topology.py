@@ -14,6 +14,7 @@ import re
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import GpuNvLinks, NvLink, Topology
 from gpuwise.facts.sourcing import failure_kind
+from gpuwise.i18n import _
 
 __all__ = ["Topology", "collect_topology", "parse_nvlink_s", "parse_topo_m"]
 
@@ -34,7 +35,7 @@ def parse_topo_m(text: str) -> Topology:
     header_at = next((i for i, line in enumerate(lines) if _is_header(line)), None)
     if header_at is None:
         for name in ("gpu_links", "gpu_nic_links", "gpu_cpu_affinity", "gpu_numa_affinity"):
-            topo.why(name, f"no GPU matrix in the `{_TOOL}` output", kind="unparsable")
+            topo.why(name, _("no GPU matrix in the `{tool}` output").format(tool=_TOOL), kind="unparsable")
         return topo
 
     columns = _HEADER_TOKEN.findall(lines[header_at])
@@ -59,7 +60,9 @@ def parse_topo_m(text: str) -> Topology:
     if missing:
         topo.why(
             "gpu_links",
-            f"`{_TOOL}` has no row for {', '.join(missing)} (truncated output?)",
+            _("`{tool}` has no row for {gpus} (truncated output?)").format(
+                tool=_TOOL, gpus=", ".join(missing)
+            ),
             kind="unparsable",
         )
     short = [
@@ -68,7 +71,9 @@ def parse_topo_m(text: str) -> Topology:
     if short:
         topo.why(
             "gpu_links",
-            f"`{_TOOL}` rows for {', '.join(short)} are incomplete; missing cells are ''",
+            _("`{tool}` rows for {gpus} are incomplete; missing cells are ''").format(
+                tool=_TOOL, gpus=", ".join(short)
+            ),
             kind="unparsable",
         )
 
@@ -77,11 +82,13 @@ def parse_topo_m(text: str) -> Topology:
 
     topo.gpu_links = [[cell(r, c) for c in gpu_cols] for r in gpu_rows] if topo.gpu_names else None
     if topo.gpu_links is None:
-        topo.why("gpu_links", f"no GPU columns in the `{_TOOL}` header", kind="unparsable")
+        topo.why(
+            "gpu_links", _("no GPU columns in the `{tool}` header").format(tool=_TOOL), kind="unparsable"
+        )
     if nic_cols:
         topo.gpu_nic_links = [[cell(r, c) for c in nic_cols] for r in gpu_rows]
     else:
-        topo.why("gpu_nic_links", f"`{_TOOL}` shows no NICs", kind="not_applicable")
+        topo.why("gpu_nic_links", _("`{tool}` shows no NICs").format(tool=_TOOL), kind="not_applicable")
     _fill_affinity(topo, attributes, gpu_rows)
     return topo
 
@@ -112,9 +119,15 @@ def _split_row(line: str, n_devices: int) -> tuple[list[str], list[str]]:
 
 def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> None:
     if "CPU Affinity" not in attributes:
-        topo.why("gpu_cpu_affinity", f"`{_TOOL}` has no CPU Affinity column", kind="unparsable")
+        topo.why(
+            "gpu_cpu_affinity", _("`{tool}` has no CPU Affinity column").format(tool=_TOOL), kind="unparsable"
+        )
     if "NUMA Affinity" not in attributes:
-        topo.why("gpu_numa_affinity", f"`{_TOOL}` has no NUMA Affinity column", kind="unparsable")
+        topo.why(
+            "gpu_numa_affinity",
+            _("`{tool}` has no NUMA Affinity column").format(tool=_TOOL),
+            kind="unparsable",
+        )
     if "CPU Affinity" not in attributes and "NUMA Affinity" not in attributes:
         return
     cpus: list[str | None] = []
@@ -128,7 +141,9 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             cpus.append(None)
             topo.why(
                 "gpu_cpu_affinity",
-                f"{name}: CPU affinity shown as {cpu!r}" if cpu else f"{name}: no CPU affinity shown",
+                _("{gpu}: CPU affinity shown as {value}").format(gpu=name, value=repr(cpu))
+                if cpu
+                else _("{gpu}: no CPU affinity shown").format(gpu=name),
                 kind="not_applicable" if cpu else "unparsable",
             )
         numa = values.get("NUMA Affinity", "")
@@ -138,7 +153,9 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             numas.append(None)
             topo.why(
                 "gpu_numa_affinity",
-                f"{name}: NUMA affinity shown as {numa!r}" if numa else f"{name}: no NUMA affinity shown",
+                _("{gpu}: NUMA affinity shown as {value}").format(gpu=name, value=repr(numa))
+                if numa
+                else _("{gpu}: no NUMA affinity shown").format(gpu=name),
                 kind="not_applicable" if numa else "unparsable",
             )
     if "CPU Affinity" in attributes:
@@ -195,7 +212,11 @@ def collect_topology(host: Host) -> Topology:
     r = host.run("nvidia-smi-topo-m")
     if r is None:
         topo = Topology()
-        topo.why("gpu_links", "`nvidia-smi topo -m` was not captured", kind="not_captured")
+        topo.why(
+            "gpu_links",
+            _("`{command}` was not captured").format(command="nvidia-smi topo -m"),
+            kind="not_captured",
+        )
     elif not r.ok:
         topo = Topology()
         topo.why("gpu_links", r.reason(), kind=failure_kind(r))
@@ -204,7 +225,11 @@ def collect_topology(host: Host) -> Topology:
 
     n = host.run("nvidia-smi-nvlink-s")
     if n is None:
-        topo.why("nvlinks", "`nvidia-smi nvlink -s` was not captured", kind="not_captured")
+        topo.why(
+            "nvlinks",
+            _("`{command}` was not captured").format(command="nvidia-smi nvlink -s"),
+            kind="not_captured",
+        )
     elif not n.ok:
         topo.why("nvlinks", n.reason(), kind=failure_kind(n))
     else:
@@ -215,5 +240,5 @@ def collect_topology(host: Host) -> Topology:
                 "nvlinks", "; ".join(messages), kind="not_applicable"
             )  # e.g. "not supported in MIG mode"
         elif not links:
-            topo.why("nvlinks", "`nvidia-smi nvlink -s` listed no GPUs", kind="unparsable")
+            topo.why("nvlinks", _("`nvidia-smi nvlink -s` listed no GPUs"), kind="unparsable")
     return topo

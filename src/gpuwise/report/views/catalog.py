@@ -10,10 +10,10 @@ from gpuwise import units
 from gpuwise.catalog.fabrics import Fabric
 from gpuwise.catalog.gpus import GpuSpec
 from gpuwise.catalog.offers import Offer
+from gpuwise.i18n import C_, _
 from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Styled, Table
 
 CATALOG_SCHEMA = "gpuwise-catalog/1"
-DASH = f"{units.UNKNOWN} = no sourced figure"
 
 
 def _jsonable(obj) -> dict:
@@ -52,7 +52,7 @@ UNVERIFIED = "*"  # a mark column instead of a "verified" column: the tables the
 
 
 def _verified(flag: bool) -> str | Styled:
-    return "yes" if flag else Styled("no", "warn")
+    return C_("boolean", "yes") if flag else Styled(C_("boolean", "no"), "warn")
 
 
 def _mark(flag: bool) -> str | Styled:
@@ -60,8 +60,8 @@ def _mark(flag: bool) -> str | Styled:
 
 
 def gpus_view(specs: list[GpuSpec]) -> Document:
-    headers = ("fp32", "tf32", "bf16", "fp8", "GiB", "mem GB/s", "NVLink GB/s", "TDP W", "MAMF")
-    cols = [Column("key"), Column("")] + [Column(h, "right") for h in headers]
+    headers = ("fp32", "tf32", "bf16", "fp8", "GiB", _("mem GB/s"), "NVLink GB/s", "TDP W", "MAMF")
+    cols = [Column(_("key")), Column("")] + [Column(h, "right") for h in headers]
     n = units.number
     rows = [
         [
@@ -82,17 +82,19 @@ def gpus_view(specs: list[GpuSpec]) -> Document:
     table = Table(
         cols,
         rows,
-        title="Dense peak TFLOPS, memory, links and power",
-        caption=f"{DASH}; {UNVERIFIED} = not verified. NVLink: per-GPU bidirectional total. "
-        "Sources and dates: `gpuwise catalog show KEY`.",
+        title=_("Dense peak TFLOPS, memory, links and power"),
+        caption=_(
+            "{dash} = no sourced figure; {mark} = not verified. NVLink: per-GPU bidirectional total. "
+            "Sources and dates: `gpuwise catalog show KEY`."
+        ).format(dash=units.UNKNOWN, mark=UNVERIFIED),
     )
-    return _doc("GPU specs", [table], {"kind": "gpus", "gpus": [gpu_dict(s) for s in specs]})
+    return _doc(_("GPU specs"), [table], {"kind": "gpus", "gpus": [gpu_dict(s) for s in specs]})
 
 
 def fabrics_view(rows: list[Fabric]) -> Document:
-    cols = [Column("key"), Column(""), Column("kind")]
-    cols += [Column(h, "right") for h in ("Gbit/s", "GB/s", "latency µs", "achieved")]
-    cols.append(Column("notes"))
+    cols = [Column(_("key")), Column(""), Column(_("kind"))]
+    cols += [Column(h, "right") for h in ("Gbit/s", "GB/s", _("latency µs"), _("achieved"))]
+    cols.append(Column(_("notes")))
     n = units.number
     body = [
         [
@@ -110,26 +112,30 @@ def fabrics_view(rows: list[Fabric]) -> Document:
     table = Table(
         cols,
         body,
-        title="Nominal bandwidth per direction",
-        caption=f"{DASH}; {UNVERIFIED} = not verified. "
-        "Sources and dates: `gpuwise catalog show KEY` or --json.",
+        title=_("Nominal bandwidth per direction"),
+        caption=_(
+            "{dash} = no sourced figure; {mark} = not verified. "
+            "Sources and dates: `gpuwise catalog show KEY` or --json."
+        ).format(dash=units.UNKNOWN, mark=UNVERIFIED),
     )
-    return _doc("Links and fabrics", [table], {"kind": "fabrics", "fabrics": [fabric_dict(f) for f in rows]})
+    return _doc(
+        _("Links and fabrics"), [table], {"kind": "fabrics", "fabrics": [fabric_dict(f) for f in rows]}
+    )
 
 
 def offers_view(offers: list[Offer]) -> Document:
     data = {"kind": "offers", "offers": [offer_dict(o) for o in offers]}
     if not offers:
-        hint = "no offers match (try without filters; `gpuwise catalog offers --json` lists every field)"
-        return _doc("Cloud GPU offers", [Paragraph(hint)], data)
-    cols = [Column("instance"), Column("provider"), Column("GPUs"), Column("vCPU", "right")]
-    cols += [Column("net Gb/s", "right"), Column("RDMA", "right"), Column("price", "right")]
-    cols += [Column("/GPU-h", "right"), Column("region")]
+        hint = _("no offers match (try without filters; `gpuwise catalog offers --json` lists every field)")
+        return _doc(_("Cloud GPU offers"), [Paragraph(hint)], data)
+    cols = [Column(_("instance")), Column(_("provider")), Column("GPUs"), Column("vCPU", "right")]
+    cols += [Column(_("net Gb/s"), "right"), Column("RDMA", "right"), Column(_("price"), "right")]
+    cols += [Column(_("/GPU-h"), "right"), Column(_("region"))]
     rows = []
     for o in offers:
         count = "" if o.accelerator_count is None else f"{units.number(o.accelerator_count, 1)}×"
         network = units.number(o.network_gbps, 1) + (f" {o.fabric}" if o.fabric else "")
-        where = o.zone or o.region or "any"
+        where = o.zone or o.region or _("any")
         rows.append(
             [
                 o.instance_type,
@@ -140,45 +146,49 @@ def offers_view(offers: list[Offer]) -> Document:
                 units.number(o.rdma_gbps, 0),
                 units.money(o.price, o.currency),
                 units.money(o.price_per_gpu_hour, o.currency),
-                Styled(f"{where} (sold out)", "fail") if o.status == "sold-out" else where,
+                Styled(_("{where} (sold out)").format(where=where), "fail")
+                if o.status == "sold-out"
+                else where,
             ]
         )
     table = Table(
         cols,
         rows,
-        title="Price per instance-hour",
-        caption=f"{units.UNKNOWN} = no sourced price. Spot, reserved, sources and dates: "
-        "`gpuwise catalog show INSTANCE` or --json.",
+        title=_("Price per instance-hour"),
+        caption=_(
+            "{dash} = no sourced price. Spot, reserved, sources and dates: "
+            "`gpuwise catalog show INSTANCE` or --json."
+        ).format(dash=units.UNKNOWN),
     )
-    return _doc("Cloud GPU offers", [table], data)
+    return _doc(_("Cloud GPU offers"), [table], data)
 
 
 def _gpu_rows(spec: GpuSpec, reported_name: str | None) -> list[tuple[str, str | Styled]]:
     n = units.number
-    rows: list[tuple[str, str | Styled]] = [("key", spec.key), ("name", spec.name)]
+    rows: list[tuple[str, str | Styled]] = [(_("key"), spec.key), (_("name"), spec.name)]
     if reported_name and reported_name != spec.key:
-        rows.insert(0, ("resolved from", repr(reported_name)))
+        rows.insert(0, (_("resolved from"), repr(reported_name)))
     rows += [
-        ("vendor", spec.vendor),
+        (_("vendor"), spec.vendor),
         *[
-            (f"{d} peak", n(spec.peak_tflops(d), 1, "TFLOPS"))
+            (_("{dtype} peak").format(dtype=d), n(spec.peak_tflops(d), 1, "TFLOPS"))
             for d in ("fp32", "tf32", "fp16", "bf16", "fp8")
         ],
-        ("memory", n(spec.memory_gib or None, 0, "GiB")),
-        ("memory bandwidth", n(spec.memory_bandwidth_gb_s, 0, "GB/s")),
-        ("NVLink (bidir, per GPU)", n(spec.nvlink_bandwidth_gb_s, 0, "GB/s")),
-        ("PCIe gen", n(spec.pcie_gen, 0)),
+        (C_("gpu", "memory"), n(spec.memory_gib or None, 0, "GiB")),
+        (_("memory bandwidth"), n(spec.memory_bandwidth_gb_s, 0, "GB/s")),
+        (_("NVLink (bidir, per GPU)"), n(spec.nvlink_bandwidth_gb_s, 0, "GB/s")),
+        (_("PCIe gen"), n(spec.pcie_gen, 0)),
         ("TDP", n(spec.tdp_watts, 0, "W")),
-        ("MAMF fraction", n(spec.mamf_fraction, 3)),
-        ("memcpy fraction", n(spec.memcpy_fraction, 2)),
-        ("PCIe fraction", n(spec.pcie_fraction, 2)),
-        ("NVLink fraction", n(spec.nvlink_fraction, 2)),
-        ("verified", _verified(spec.verified)),
-        ("source", spec.source),
-        ("as of", spec.as_of.isoformat()),
-        ("match patterns", "; ".join(spec.patterns)),
+        (_("MAMF fraction"), n(spec.mamf_fraction, 3)),
+        (_("memcpy fraction"), n(spec.memcpy_fraction, 2)),
+        (_("PCIe fraction"), n(spec.pcie_fraction, 2)),
+        (_("NVLink fraction"), n(spec.nvlink_fraction, 2)),
+        (_("verified"), _verified(spec.verified)),
+        (_("source"), spec.source),
+        (_("as of"), spec.as_of.isoformat()),
+        (_("match patterns"), "; ".join(spec.patterns)),
     ]
-    return rows + ([("notes", spec.notes)] if spec.notes else [])
+    return rows + ([(_("notes"), spec.notes)] if spec.notes else [])
 
 
 def gpu_view(spec: GpuSpec, query: str) -> Document:
@@ -188,65 +198,72 @@ def gpu_view(spec: GpuSpec, query: str) -> Document:
 
 def _offer_rows(offer: Offer) -> list[tuple[str, str | Styled]]:
     spec, c, n = offer.gpu_spec(), offer.currency, units.number
-    per_gpu = units.money(offer.price_per_gpu_hour, c)
+    per_gpu, any_ = units.money(offer.price_per_gpu_hour, c), _("any")
     return [
-        ("provider", offer.provider),
+        (_("provider"), offer.provider),
         (
             "GPUs",
-            f"{n(offer.accelerator_count or 0, 1)} × {offer.accelerator_name or units.UNKNOWN}"
-            + (f"  (catalog: {spec.key})" if spec else "  (no spec row)"),
+            f"{n(offer.accelerator_count or 0, 1)} × {offer.accelerator_name or units.UNKNOWN}  "
+            + (_("(catalog: {key})").format(key=spec.key) if spec else _("(no spec row)")),
         ),
-        ("vCPUs / RAM", f"{n(offer.vcpus, 0)} / {n(offer.memory_gib, 0, 'GiB')}"),
-        ("network", f"{n(offer.network_gbps, 1, 'Gb/s')} {offer.fabric or ''}".rstrip()),
+        (_("vCPUs / RAM"), f"{n(offer.vcpus, 0)} / {n(offer.memory_gib, 0, 'GiB')}"),
+        (C_("offer", "network"), f"{n(offer.network_gbps, 1, 'Gb/s')} {offer.fabric or ''}".rstrip()),
         ("RDMA", n(offer.rdma_gbps, 0, "Gb/s")),
         (
-            "on-demand",
-            units.money(offer.price, c) + (f"  ({per_gpu} per GPU-hour)" if offer.price_per_gpu_hour else ""),
+            _("on-demand"),
+            units.money(offer.price, c)
+            + ("  " + _("({price} per GPU-hour)").format(price=per_gpu) if offer.price_per_gpu_hour else ""),
         ),
-        ("spot", units.money(offer.spot_price, c)),
+        (_("spot"), units.money(offer.spot_price, c)),
         (
-            "reserved 1 yr / 3 yr",
+            _("reserved 1 yr / 3 yr"),
             f"{units.money(offer.reserved_1y_price, c)} / {units.money(offer.reserved_3y_price, c)}",
         ),
         *(
-            [("monthly subscription", f"{units.money(offer.monthly_price, c)} per instance-month")]
+            [
+                (
+                    _("monthly subscription"),
+                    _("{price} per instance-month").format(price=units.money(offer.monthly_price, c)),
+                )
+            ]
             if offer.monthly_price is not None
             else []
         ),
-        ("region / zone", f"{offer.region or 'any'} / {offer.zone or 'any'}"),
-        ("status", offer.status or units.UNKNOWN),
-        ("price source", offer.price_source or "none"),
-        ("as of", offer.as_of.isoformat() if offer.as_of else units.UNKNOWN),
-        ("file", f"{offer.file}:{offer.line}" if offer.file else ""),
-        *([("notes", offer.notes)] if offer.notes else []),
+        (_("region / zone"), f"{offer.region or any_} / {offer.zone or any_}"),
+        (_("status"), offer.status or units.UNKNOWN),
+        (_("price source"), offer.price_source or C_("list", "none")),
+        (_("as of"), offer.as_of.isoformat() if offer.as_of else units.UNKNOWN),
+        (_("file"), f"{offer.file}:{offer.line}" if offer.file else ""),
+        *([(_("notes"), offer.notes)] if offer.notes else []),
     ]
 
 
 def offer_view(offers: list[Offer], query: str) -> Document:
     blocks: list[Block] = []
+    any_region = _("any region")
     for o in offers:
         blocks += [
-            Heading(f"{o.instance_type} ({o.region or 'any region'})", level=2),
+            Heading(f"{o.instance_type} ({o.region or any_region})", level=2),
             KeyValues(_offer_rows(o)),
         ]
     data = {"kind": "offer", "query": query, "offers": [offer_dict(o) for o in offers]}
-    return _doc(f"Offer {offers[0].instance_type}", blocks, data)
+    return _doc(_("Offer {instance}").format(instance=offers[0].instance_type), blocks, data)
 
 
 def fabric_view(fabric: Fabric, query: str) -> Document:
     n = units.number
     rows: list[tuple[str, str | Styled]] = [
-        ("kind", fabric.kind),
+        (_("kind"), fabric.kind),
         (
-            "bandwidth (per direction)",
+            _("bandwidth (per direction)"),
             f"{n(fabric.bandwidth_gbps, 2, 'Gbit/s')} = {n(fabric.bandwidth_gb_s, 2, 'GB/s')}",
         ),
-        ("latency", n(fabric.latency_us, 2, "µs")),
-        ("typical achieved fraction", n(fabric.achieved_fraction, 2)),
-        ("verified", _verified(fabric.verified)),
-        ("source", fabric.source),
-        ("as of", fabric.as_of.isoformat()),
-        *([("notes", fabric.notes)] if fabric.notes else []),
+        (_("latency"), n(fabric.latency_us, 2, "µs")),
+        (_("typical achieved fraction"), n(fabric.achieved_fraction, 2)),
+        (_("verified"), _verified(fabric.verified)),
+        (_("source"), fabric.source),
+        (_("as of"), fabric.as_of.isoformat()),
+        *([(_("notes"), fabric.notes)] if fabric.notes else []),
     ]
     data = {"kind": "fabric", "query": query, "fabric": fabric_dict(fabric)}
-    return _doc(f"Fabric {fabric.key}", [KeyValues(rows)], data)
+    return _doc(_("Fabric {key}").format(key=fabric.key), [KeyValues(rows)], data)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from gpuwise import units
 from gpuwise.facts.models import Facts, Part
+from gpuwise.i18n import C_, _
 from gpuwise.layers import PROBE_LAYERS
 from gpuwise.report.document import (
     Block,
@@ -40,7 +41,15 @@ PSEUDO_FS = {
     "devtmpfs",
     "nsfs",
 }
-v = units.value
+
+
+def v(x) -> str:
+    """units.value in the active language: yes/no for booleans, 'none' for an empty list."""
+    if isinstance(x, bool):
+        return C_("boolean", "yes") if x else C_("boolean", "no")
+    if isinstance(x, (list, tuple)):
+        return ", ".join(map(v, x)) if x else C_("list", "none")
+    return units.value(x)
 
 
 def _reason(part: Part | None, field: str | None) -> str | None:
@@ -57,7 +66,9 @@ def _kv(rows: Iterable[tuple], part: Part | None = None, title: str | None = Non
     for label, value, *field in rows:
         reason = _reason(part, field[0] if field else None)
         if value is None and reason:
-            out.append((label, Styled(f"{units.UNKNOWN} ({reason})", "dim")))
+            out.append(
+                (label, Styled(_("{unknown} ({reason})").format(unknown=units.UNKNOWN, reason=reason), "dim"))
+            )
         else:
             out.append((label, value if isinstance(value, (str, Styled)) else v(value)))
     return KeyValues(out, title=title)
@@ -65,19 +76,19 @@ def _kv(rows: Iterable[tuple], part: Part | None = None, title: str | None = Non
 
 def _gpus(f: Facts) -> list[Block]:
     p = f.gpu_probe
-    head = f"GPUs: {len(f.gpus)} via {p.source}"
+    head = _("GPUs: {count} via {source}").format(count=len(f.gpus), source=p.source)
     if p.attached_gpus is not None and p.attached_gpus != len(f.gpus):
-        head += f" (tool reports {p.attached_gpus} attached)"
+        head += " " + _("(tool reports {attached} attached)").format(attached=p.attached_gpus)
     out: list[Block] = [Paragraph(head, "bold")]
     if p.error and not any(p.error in n for n in p.notes):
-        out.append(Paragraph(f"GPU probe: {p.error}", "warn"))
+        out.append(Paragraph(_("GPU probe: {error}").format(error=p.error), "warn"))
     out += [Paragraph(n, "dim") for n in p.notes]
     out += [Paragraph(f"nvidia-smi: {w}", "warn") for w in p.warnings]
     if not f.gpus:
         return out
-    cols = [Column("#", "right"), Column("name"), Column("memory", "right"), Column("PCIe now/max")]
-    cols += [Column("power", "right"), Column("persist"), Column("ECC"), Column("MIG")]
-    cols += [Column("temp", "right"), Column("clock events")]
+    cols = [Column("#", "right"), Column(_("name")), Column(C_("gpu", "memory"), "right")]
+    cols += [Column(_("PCIe now/max")), Column(_("power"), "right"), Column(_("persist"))]
+    cols += [Column("ECC"), Column("MIG"), Column(_("temp"), "right"), Column(_("clock events"))]
     rows = []
     for g in f.gpus:
         pcie = g.pcie
@@ -109,7 +120,7 @@ def _topology(f: Facts) -> list[Block]:
     if not topo.gpu_links:
         return []
     cols = [Column("")] + [Column(c) for c in topo.gpu_names + topo.nic_names]
-    cols += [Column("CPU affinity"), Column("NUMA")]
+    cols += [Column(_("CPU affinity")), Column("NUMA")]
     rows = []
     for i, name in enumerate(topo.gpu_names):
         row = list(topo.gpu_links[i]) if i < len(topo.gpu_links) else []
@@ -120,23 +131,29 @@ def _topology(f: Facts) -> list[Block]:
             topo.gpu_numa_affinity[i] if topo.gpu_numa_affinity and i < len(topo.gpu_numa_affinity) else None
         )
         rows.append([v(name), *map(v, row), v(cpu), v(numa)])
-    out: list[Block] = [Table(cols, rows, title="Topology (nvidia-smi topo -m)")]
+    out: list[Block] = [
+        Table(cols, rows, title=_("Topology ({command})").format(command="nvidia-smi topo -m"))
+    ]
     if topo.nic_devices:
-        out.append(Paragraph("NICs: " + ", ".join(f"{k}={x}" for k, x in topo.nic_devices.items())))
+        nics = ", ".join(f"{k}={x}" for k, x in topo.nic_devices.items())
+        out.append(Paragraph(_("NICs: {nics}").format(nics=nics)))
     for g in topo.nvlinks or []:
         down = [str(link.link) for link in g.links if not link.active]
         if down:
-            out.append(Paragraph(f"GPU {g.gpu_index}: NVLink links inactive: {', '.join(down)}", "warn"))
+            text = _("GPU {index}: NVLink links inactive: {links}").format(
+                index=g.gpu_index, links=", ".join(down)
+            )
+            out.append(Paragraph(text, "warn"))
     return out
 
 
 def _network(f: Facts) -> list[Block]:
     n = f.network
-    cols = [Column("NIC"), Column("state"), Column("speed", "right"), Column("MTU", "right")]
-    cols += [Column("driver"), Column("IPv4")]
+    cols = [Column(_("NIC")), Column(_("state")), Column(_("speed"), "right"), Column("MTU", "right")]
+    cols += [Column(_("driver")), Column("IPv4")]
     rows = [
         [
-            v(nic.name) + (" (virtual)" if nic.virtual else ""),
+            _("{name} (virtual)").format(name=v(nic.name)) if nic.virtual else v(nic.name),
             v(nic.state),
             units.number(None if nic.speed_mbps is None else nic.speed_mbps / 1000, 3, "Gb/s"),
             v(nic.mtu),
@@ -145,10 +162,10 @@ def _network(f: Facts) -> list[Block]:
         ]
         for nic in n.nics
     ]
-    out: list[Block] = [Table(cols, rows, title="Network")]
+    out: list[Block] = [Table(cols, rows, title=_("Network"))]
     if n.rdma_devices:
-        cols = [Column("HCA"), Column("port", "right"), Column("state"), Column("rate", "right")]
-        cols.append(Column("link layer"))
+        cols = [Column("HCA"), Column(_("port"), "right"), Column(_("state")), Column(_("rate"), "right")]
+        cols.append(Column(_("link layer")))
         rows = [
             [v(d.name), str(p.port), v(p.state), units.number(p.rate_gbps, 1, "Gb/s"), v(p.link_layer)]
             for d in n.rdma_devices
@@ -157,13 +174,17 @@ def _network(f: Facts) -> list[Block]:
         out.append(Table(cols, rows, title=f"RDMA ({n.rdma_source})"))
     else:
         why = _reason(n, "rdma_devices")
-        out.append(Paragraph("RDMA devices: none" + (f" ({why})" if why else "")))
+        none = _("RDMA devices: none ({reason})").format(reason=why) if why else _("RDMA devices: none")
+        out.append(Paragraph(none))
     out.append(
         _kv(
             [
-                ("nvidia_peermem loaded", n.nvidia_peermem_loaded, "nvidia_peermem_loaded"),
-                ("/etc/nccl.conf", n.nccl_conf if n.nccl_conf is not None else "absent"),
-                ("NCCL_* environment", ", ".join(f"{k}={x}" for k, x in n.nccl_env.items()) or "none"),
+                (_("nvidia_peermem loaded"), n.nvidia_peermem_loaded, "nvidia_peermem_loaded"),
+                ("/etc/nccl.conf", n.nccl_conf if n.nccl_conf is not None else _("absent")),
+                (
+                    _("NCCL_* environment"),
+                    ", ".join(f"{k}={x}" for k, x in n.nccl_env.items()) or C_("list", "none"),
+                ),
             ],
             n,
         )
@@ -174,13 +195,13 @@ def _network(f: Facts) -> list[Block]:
 def _disk_kind(b) -> str:
     if b.nvme:
         return "NVMe"
-    return "rotational" if b.rotational else "SSD" if b.rotational is False else units.UNKNOWN
+    return _("rotational") if b.rotational else "SSD" if b.rotational is False else units.UNKNOWN
 
 
 def _storage(f: Facts) -> list[Block]:
     s = f.storage
-    cols = [Column("mount"), Column("device"), Column("fs"), Column("size", "right"), Column("free", "right")]
-    cols.append(Column("kind"))
+    cols = [Column(_("mount")), Column(_("device")), Column(_("fs")), Column(_("size"), "right")]
+    cols += [Column(_("free"), "right"), Column(_("kind"))]
     rows = [
         [
             v(m.mountpoint),
@@ -188,20 +209,22 @@ def _storage(f: Facts) -> list[Block]:
             v(m.fstype),
             units.size(m.total_bytes),
             units.size(m.free_bytes),
-            "network" if m.network else "local",
+            C_("storage", "network") if m.network else _("local"),
         ]
         for m in s.mounts
         if m.fstype not in PSEUDO_FS
     ]
     disks = ", ".join(f"{b.name} ({_disk_kind(b)}, {units.size(b.size_bytes)})" for b in s.block_devices)
-    md = ", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays) or "none"
+    md = ", ".join(f"{a.name} {a.level or ''} [{' '.join(a.devices)}]" for a in s.md_arrays) or C_(
+        "list", "none"
+    )
     md = md if s.md_arrays or "md_arrays" not in s.unknown else None
     shm = units.size(s.shm_bytes) if s.shm_bytes is not None else None
     return [
-        Table(cols, rows, title="Storage"),
+        Table(cols, rows, title=_("Storage")),
         _kv(
             [
-                ("block devices", disks or "none"),
+                (_("block devices"), disks or C_("list", "none")),
                 ("md RAID", md, "md_arrays"),
                 ("/dev/shm", shm, "shm_bytes"),
             ],
@@ -214,23 +237,28 @@ def _hardware(f: Facts) -> list[Block]:
     cpu, mem = f.cpu, f.memory
     rows = [
         ("CPU", cpu.model, "model"),
-        ("cores", f"{v(cpu.cores)} cores, {v(cpu.threads)} threads, {v(cpu.sockets)} socket(s)"),
-        ("max clock", None if cpu.max_mhz is None else units.number(cpu.max_mhz, 0, "MHz"), "max_mhz"),
-        ("NUMA nodes", cpu.numa_nodes, "numa_nodes"),
-        ("governor", cpu.governor, "governor"),
-        ("memory", units.size(mem.total_bytes)),
-        ("swap", units.size(mem.swap_total_bytes)),
-        ("hugepages", mem.hugepages_total),
+        (
+            _("cores"),
+            _("{cores} cores, {threads} threads, {sockets} socket(s)").format(
+                cores=v(cpu.cores), threads=v(cpu.threads), sockets=v(cpu.sockets)
+            ),
+        ),
+        (_("max clock"), None if cpu.max_mhz is None else units.number(cpu.max_mhz, 0, "MHz"), "max_mhz"),
+        (_("NUMA nodes"), cpu.numa_nodes, "numa_nodes"),
+        (_("governor"), cpu.governor, "governor"),
+        (C_("host", "memory"), units.size(mem.total_bytes)),
+        (_("swap"), units.size(mem.swap_total_bytes)),
+        (_("hugepages"), mem.hugepages_total),
     ]
-    return [*_gpus(f), *_topology(f), _kv(rows, cpu, "CPU and memory")]
+    return [*_gpus(f), *_topology(f), _kv(rows, cpu, _("CPU and memory"))]
 
 
 def _sections(f: Facts) -> dict[str, Callable[[], list[Block]]]:
     p, sw, k = f.platform, f.software, f.kernel
     memlock = (
-        "unlimited"
+        _("unlimited")
         if k.memlock_unlimited
-        else (None if k.memlock_bytes is None else f"{k.memlock_bytes:,} bytes")
+        else (None if k.memlock_bytes is None else _("{bytes} bytes").format(bytes=f"{k.memlock_bytes:,}"))
     )
     system = " ".join(x for x in (p.sys_vendor, p.product_name) if x) or None
     cgroup_memory = units.size(p.cgroup_memory_limit_bytes) if p.cgroup_memory_limit_bytes else None
@@ -239,12 +267,15 @@ def _sections(f: Facts) -> dict[str, Callable[[], list[Block]]]:
         "driver-cuda": lambda: [
             _kv(
                 [
-                    ("driver", sw.driver_version, "driver_version"),
-                    ("CUDA (driver)", sw.cuda_driver_version, "cuda_driver_version"),
-                    ("services", ", ".join(f"{u}={s}" for u, s in sw.services.items()) or "none"),
+                    (_("driver"), sw.driver_version, "driver_version"),
+                    (_("CUDA (driver)"), sw.cuda_driver_version, "cuda_driver_version"),
+                    (
+                        _("services"),
+                        ", ".join(f"{u}={s}" for u, s in sw.services.items()) or C_("list", "none"),
+                    ),
                 ],
                 sw,
-                "Driver and CUDA",
+                _("Driver and CUDA"),
             )
         ],
         "network": lambda: _network(f),
@@ -252,26 +283,26 @@ def _sections(f: Facts) -> dict[str, Callable[[], list[Block]]]:
         "isolation": lambda: [
             _kv(
                 [
-                    ("virtualization", p.virtualization, "virtualization"),
-                    ("container", p.container, "container"),
-                    ("cloud", p.cloud_provider, "cloud_provider"),
-                    ("instance type", p.instance_type, "instance_type"),
-                    ("system", system, "sys_vendor"),
-                    ("cgroup CPU limit", p.cgroup_cpu_limit, "cgroup_cpu_limit"),
-                    ("cgroup memory limit", cgroup_memory, "cgroup_memory_limit_bytes"),
+                    (_("virtualization"), p.virtualization, "virtualization"),
+                    (_("container"), p.container, "container"),
+                    (C_("provider", "cloud"), p.cloud_provider, "cloud_provider"),
+                    (_("instance type"), p.instance_type, "instance_type"),
+                    (_("system"), system, "sys_vendor"),
+                    (_("cgroup CPU limit"), p.cgroup_cpu_limit, "cgroup_cpu_limit"),
+                    (_("cgroup memory limit"), cgroup_memory, "cgroup_memory_limit_bytes"),
                 ],
                 p,
-                "Platform and isolation",
+                _("Platform and isolation"),
             )
         ],
         "monitoring": lambda: [
             _kv(
                 [
                     ("DCGM", f.monitoring.dcgm_version, "dcgm_version"),
-                    ("agents running", f.monitoring.agents_running),
+                    (_("agents running"), f.monitoring.agents_running),
                 ],
                 f.monitoring,
-                "Monitoring",
+                _("Monitoring"),
             )
         ],
         "toolchain": lambda: [
@@ -283,30 +314,40 @@ def _sections(f: Facts) -> dict[str, Callable[[], list[Block]]]:
                     ("torch cuDNN", sw.torch_cudnn, "torch_cudnn"),
                     ("torch NCCL", sw.torch_nccl, "torch_nccl"),
                     ("nvcc", sw.nvcc_version, "nvcc_version"),
-                    ("system NCCL", sw.nccl_system_version, "nccl_system_version"),
-                    ("containers", sw.container_runtimes),
+                    (_("system NCCL"), sw.nccl_system_version, "nccl_system_version"),
+                    (_("containers"), sw.container_runtimes),
                     ("NVIDIA container toolkit", sw.nvidia_container_toolkit, "nvidia_container_toolkit"),
                 ],
                 sw,
-                "Toolchain",
+                _("Toolchain"),
             )
         ],
         "kernel": lambda: [
             _kv(
                 [
-                    ("kernel", k.release, "release"),
-                    ("distro", k.distro, "distro"),
+                    (_("kernel"), k.release, "release"),
+                    (_("distro"), k.distro, "distro"),
                     ("IOMMU", k.iommu, "iommu"),
                     ("THP", f"enabled={v(k.thp_enabled)} defrag={v(k.thp_defrag)}"),
                     ("memlock", memlock),
-                    ("ACS redirect bridges", k.acs_redirect_bridges, "acs_redirect_bridges"),
+                    (_("ACS redirect bridges"), k.acs_redirect_bridges, "acs_redirect_bridges"),
                     *sorted(k.sysctl.items()),
                 ],
                 k,
-                "Kernel and OS",
+                _("Kernel and OS"),
             )
         ],
     }
+
+
+def _environment_word(kind: str | None) -> str:
+    """The environment kind (an enum value; the JSON keeps it) as a reader says it."""
+    words = {
+        "cloud": C_("environment", "cloud"),
+        "onprem": C_("environment", "onprem"),
+        "unknown": C_("environment", "unknown"),
+    }
+    return words.get(kind or "unknown", str(kind))
 
 
 def probe_data(f: Facts, layer: str | None = None) -> dict:
@@ -321,10 +362,11 @@ def probe_data(f: Facts, layer: str | None = None) -> dict:
 def probe_view(f: Facts, layer: str | None = None) -> Document:
     """The probe summary; `layer` limits it to one of the eight layers."""
     p = f.platform
+    reason = p.environment_reason or _("no evidence")
     title = f"gpuwise probe — {f.meta.hostname or units.UNKNOWN} ({f.meta.source})"
     blocks: list[Block] = [
         Heading(title),
-        KeyValues([("environment", f"{p.environment} — {p.environment_reason or 'no evidence'}")]),
+        KeyValues([(_("environment"), f"{_environment_word(p.environment)} — {reason}")]),
     ]
     for name, build in _sections(f).items():
         if layer and name != layer:

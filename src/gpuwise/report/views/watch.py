@@ -51,7 +51,7 @@ def frame_view(
     """One sample: a row per GPU, readings against their limits, signals that are on highlighted."""
     blocks: list[Block] = [Heading(f"{title} — {frame.hostname} — {units.duration(elapsed_s)}", level=2)]
     if frame.error and not frame.gpus:
-        blocks.append(Paragraph(f"no GPU data: {frame.error}", "warn"))
+        blocks.append(Paragraph(_("no GPU data: {error}").format(error=frame.error), "warn"))
         return Document(title=title, blocks=blocks, data=frame.to_dict())
     rows = []
     for g in frame.gpus:
