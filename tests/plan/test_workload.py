@@ -110,3 +110,26 @@ def test_not_a_mapping_and_missing_file(tmp_path):
         load_workload(write(tmp_path, "- a\n- b\n"))
     with pytest.raises(UserInputError, match="file not found"):
         load_workload(tmp_path / "nope.yaml")
+
+
+def test_validation_errors_in_chinese_keep_fields_lines_and_values(tmp_path):
+    """The wording around each error follows --lang; field names, lines, values and pydantic's own
+    constraint text stay as they are."""
+    from gpuwise import i18n
+
+    p = write(
+        tmp_path,
+        GOOD.replace("  seq_len: 4096\n", "  seq_len: 4096\n  colour: red\n").replace(
+            "global_batch: 1024", "global_bach: 1024"
+        ),
+    )
+    i18n.set_language("zh-CN")
+    try:
+        with pytest.raises(DataValidationError) as err:
+            load_workload(p)
+    finally:
+        i18n.set_language("en")
+    msg = str(err.value)
+    assert "未知字段 'model.colour'" in msg or "未知字段 'training.global_bach'" in msg
+    assert "另外 " in msg and "是不是想写 'global_batch'" in msg
+    assert "unknown field" not in msg and "also " not in msg and "did you mean" not in msg

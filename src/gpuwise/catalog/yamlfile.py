@@ -176,32 +176,43 @@ def _inner_model(annotation: Any) -> Any:
 
 
 def _describe(err: dict, model: type[BaseModel], see_also: str) -> tuple[str, str]:
-    """(message, fix) for one pydantic error dict."""
+    """(message, fix) for one pydantic error dict. Pydantic's own wording of a constraint ("Input should
+    be greater than 0") stays as pydantic writes it; everything around it is translated."""
     loc: KeyPath = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))  # drop union tags
-    field = ".".join(str(p) for p in loc) or "(top level)"
+    field = ".".join(str(p) for p in loc) or _("(top level)")
     kind = err["type"]
     if kind == "extra_forbidden":
         known = _fields_at(model, loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        return (f"unknown field '{field}'", f"{hint}known fields here: {', '.join(known) or 'none'}")
+        hint = _("did you mean '{name}'? ").format(name=close[0]) if close else ""
+        return (
+            _("unknown field '{field}'").format(field=field),
+            hint + _("known fields here: {names}").format(names=", ".join(known) or _("none")),
+        )
     if kind == "missing":
         parent = ".".join(map(str, loc[:-1]))
-        where = f"under '{parent}'" if parent else "at the top level"
-        return (f"missing required field '{field}'", f"add '{loc[-1]}:' {where}")
+        where = _("under '{parent}'").format(parent=parent) if parent else _("at the top level")
+        return (
+            _("missing required field '{field}'").format(field=field),
+            _("add '{key}:' {where}").format(key=loc[-1], where=where),
+        )
     if kind in ("literal_error", "enum"):
         expected = err.get("ctx", {}).get("expected", "")
         got = err.get("input")
         choices = [c.strip().strip("'") for c in expected.replace(" or ", ",").split(",") if c.strip()]
         close = difflib.get_close_matches(str(got), choices, n=1, cutoff=0.5)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        return (f"'{field}' is {got!r}, which is not allowed", f"{hint}allowed values: {expected}")
-    msg = err.get("msg", "invalid value")
+        hint = _("did you mean '{name}'? ").format(name=close[0]) if close else ""
+        return (
+            _("'{field}' is {got}, which is not allowed").format(field=field, got=repr(got)),
+            hint + _("allowed values: {expected}").format(expected=expected),
+        )
+    msg = err.get("msg", _("invalid value"))
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
+    fix = _("edit '{field}' in the file").format(field=field)
     return (
-        f"'{field}': {msg} (got {err.get('input')!r})",
-        f"edit '{field}' in the file" + (f"; {see_also}" if see_also else ""),
+        _("'{field}': {msg} (got {got})").format(field=field, msg=msg, got=repr(err.get("input"))),
+        _("{fix}; {see_also}").format(fix=fix, see_also=see_also) if see_also else fix,
     )
 
 
@@ -241,5 +252,7 @@ def validate_data(
         line, message, fix = described[0]
         for other_line, other_message, other_fix in described[1:]:
             where = f"{path}:{other_line}" if other_line else str(path)
-            message += f"\nalso {where}: {other_message} ({other_fix})"
+            message += "\n" + _("also {where}: {message} ({fix})").format(
+                where=where, message=other_message, fix=other_fix
+            )
         raise DataValidationError(message, fix, path=str(path), line=line) from None
