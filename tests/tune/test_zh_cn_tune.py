@@ -165,3 +165,21 @@ def test_trial_failures_are_reworded_but_the_study_keeps_english(zh):
     assert reworded(why["reason"], why["reason_msg"]) == "内存不足：被 SIGKILL 终止（内核的 OOM killer）"
     kind, why = typed({"type": "ValueError", "message": "bad shape"}, 1, "")
     assert kind == "error" and reworded(why["reason"], why.get("reason_msg")) == "ValueError: bad shape"
+
+
+def test_the_snippet_keeps_its_code_and_words_its_comments_in_the_language(zh):
+    from gpuwise.tune import snippet
+
+    changes = {"precision": "bf16", "channels_last": True, "checkpointing": True, "accumulation": 2}
+    chinese = snippet.python_lines(changes, "cuda", 32)
+    i18n.set_language("en")
+    english = snippet.python_lines(changes, "cuda", 32)
+    assert len(chinese) == len(english)
+    for zh_line, en_line in zip(chinese, english, strict=True):
+        code_zh, code_en = zh_line.split("#")[0], en_line.split("#")[0]
+        assert code_zh == code_en  # the code itself never changes
+        assert ("#" in zh_line) == ("#" in en_line)
+    comments = [line for line in chinese if "#" in line]
+    assert comments and all(re.search(r"[\u4e00-\u9fff]", line) for line in comments)
+    assert any("torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)" in c for c in comments)
+    assert any("2" in c and "16" in c and "32" in c for c in comments)  # the accumulation's numbers
