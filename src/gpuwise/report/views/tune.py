@@ -72,7 +72,7 @@ def _row(r: TrialRecord, winner: int | None) -> list:
     return [
         mark,
         _setting(r),
-        f"{units.number(r.samples_per_s)} +/-{units.number(noise)}",
+        _("{rate} +/-{noise}").format(rate=units.number(r.samples_per_s), noise=units.number(noise)),
         speed,
         units.size(r.peak_memory_bytes),
         _numerics(r),
@@ -143,7 +143,12 @@ def view(result: TuneResult) -> Document:
                     _("baseline drift"),
                     _("{drift} between its two runs").format(drift=units.percent(result.baseline_drift, 1)),
                 ),
-                (_("search order"), f"{' > '.join(result.search_order)} ({result.order_reason})"),
+                (
+                    _("search order"),
+                    _("{order} ({why})").format(
+                        order=" > ".join(result.search_order), why=result.order_reason
+                    ),
+                ),
                 (_("study"), _("{study} in {storage}").format(study=result.study, storage=result.storage)),
             ]
             + memory_short
