@@ -141,3 +141,9 @@ def test_chinese_profile_text_fits_the_width(zh, measured, width):
         if measured.trace_path not in line:  # a path is not broken (it is one word)
             assert cell_len(line) <= width, line
     assert "…" not in out
+
+
+def test_a_profile_without_analysis_text_shows_no_catalog_header(zh, gpu_profile):
+    """gettext maps "" to the catalog's header: the view must not translate an empty text."""
+    out = render(view(gpu_profile.model_copy(update={"analysis": ""})), "text", width=80)
+    assert "Project-Id-Version" not in out and "Plural-Forms" not in out

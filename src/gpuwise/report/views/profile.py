@@ -123,5 +123,6 @@ def view(result: ProfileResult) -> Document:
                 "dim",
             )
         )
-    blocks.append(Paragraph(_(result.analysis), "dim"))  # a profile recorded in English reads translated
+    # a profile recorded in English reads translated (never _(""): gettext answers the catalog's header)
+    blocks.append(Paragraph(_(result.analysis) if result.analysis else "", "dim"))
     return Document(title=f"gpuwise profile: {result.workload}", blocks=blocks, data=result.to_json_dict())
