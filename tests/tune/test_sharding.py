@@ -32,9 +32,10 @@ def test_sharding_waits_for_memory_to_be_short_and_needs_two_ranks():
 
 
 def test_memory_is_short_after_an_oom_or_a_full_trial():
-    assert search.memory_short(TrialOutcome("failed", failure="oom"), 3, 0.85) == "trial 3 ran out of memory"
+    oom = search.memory_short(TrialOutcome("failed", failure="oom"), 3, 0.85)
+    assert oom["reason"] == "trial 3 ran out of memory"  # the study keeps English; reports reword reason_msg
     full = TrialOutcome("ok", info={"peak_memory_bytes": 90, "memory_total_bytes": 100})
-    assert "90%" in search.memory_short(full, 0, 0.85)
+    assert "90%" in search.memory_short(full, 0, 0.85)["reason"]
     roomy = TrialOutcome("ok", info={"peak_memory_bytes": 50, "memory_total_bytes": 100})
     assert search.memory_short(roomy, 0, 0.85) is None
     assert search.memory_short(TrialOutcome("ok"), 0, 0.85) is None  # command mode: no memory figures

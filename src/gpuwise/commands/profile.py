@@ -59,7 +59,10 @@ def profile(
 
     torch = require_torch()
     target = workload or spec
-    typer.echo(f"profiling {target}: {wait + warmup + active} steps ...", err=True)
+    typer.echo(
+        _("profiling {target}: {steps} steps ...").format(target=target, steps=wait + warmup + active),
+        err=True,
+    )
     result = run_profile(
         target,
         device="cuda" if torch.cuda.is_available() else "cpu",
@@ -70,7 +73,7 @@ def profile(
         active=active,
         num_workers=num_workers,
     )
-    emit(view_of(result), name, output, note=f"{len(result.findings)} finding(s)")
+    emit(view_of(result), name, output, note=_("{n} finding(s)").format(n=len(result.findings)))
 
 
 def view_of(result):

@@ -8,7 +8,7 @@ import typer
 
 from gpuwise.commands.history import HistoryOpt, NoHistoryOpt, record_run
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import C_, N_, _
 
 
 def default_storage() -> Path:
@@ -166,18 +166,18 @@ def _run_with_progress(opts):
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("starting", total=opts.trials + 1)
+        task = bar.add_task(_("starting"), total=opts.trials + 1)
 
         def progress(event: str, data: dict) -> None:
             if event == "trial-start":
                 what = (
                     ", ".join(f"{k}={v}" for k, v in data["params"].items())
                     if data["role"] == "search"
-                    else data["role"]
+                    else _role(data["role"])
                 )
-                bar.update(
-                    task, description=f"trial {data['number']} ({what})"[:70] + f"  best {state['best']:.2f}x"
-                )
+                trial = _("trial {number} ({what})").format(number=data["number"], what=what)
+                best = _("best {speedup}x").format(speedup=f"{state['best']:.2f}")
+                bar.update(task, description=f"{trial[:70]}  {best}")
                 return
             outcome = data["outcome"]
             timed = [s.seconds for s in outcome.steps[data.get("warmup", opts.warmup) :]]
@@ -190,6 +190,17 @@ def _run_with_progress(opts):
             bar.advance(task)
 
         return run_tune(opts, progress)
+
+
+def _role(role: str) -> str:
+    """A trial's role (baseline, probe, ... : the JSON's values) in words, for the progress bar."""
+    words = {
+        "baseline": _("baseline"),
+        "baseline-end": _("baseline (again, at the end)"),
+        "probe": C_("trial", "probe"),
+        "neighbour": C_("trial", "neighbour"),
+    }
+    return words.get(role, role)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuwise.i18n import _
 from gpuwise.profile.attribute import Breakdown
 from gpuwise.profile.model import ProfileFinding, ProfileResult
 
@@ -21,10 +22,16 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
             ProfileFinding(
                 id="data-loader-bound",
                 severity="warning",
-                title=f"The step waits on the DataLoader for {data:.0%} of its time",
-                evidence=f"gpuwise/data spans: {data:.1%} of {b.steps} profiled steps (threshold {DATA_FRACTION:.0%})",
-                recommendation="raise num_workers (2, 4, 8 ... up to the cores per GPU), persistent_workers=True, "
-                "a larger prefetch_factor; `gpuwise tune --profile FILE` searches these first",
+                title=_("The step waits on the DataLoader for {share} of its time").format(
+                    share=f"{data:.0%}"
+                ),
+                evidence=_(
+                    "gpuwise/data spans: {share} of {steps} profiled steps (threshold {threshold})"
+                ).format(share=f"{data:.1%}", steps=b.steps, threshold=f"{DATA_FRACTION:.0%}"),
+                recommendation=_(
+                    "raise num_workers (2, 4, 8 ... up to the cores per GPU), persistent_workers=True, "
+                    "a larger prefetch_factor; `gpuwise tune --profile FILE` searches these first"
+                ),
                 source=f"{TUNING_GUIDE}#enable-async-data-loading-and-augmentation ; {TB_PLUGIN}",
             )
         )
@@ -34,10 +41,15 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
             ProfileFinding(
                 id="exposed-communication",
                 severity="warning",
-                title=f"All-reduce takes {comm:.0%} of the step",
-                evidence=f"collective ops cover {comm:.1%} of the step (threshold {COMM_FRACTION:.0%})",
-                recommendation="A/B bucket_cap_mb (25-200), gradient_as_bucket_view, static_graph; on slow links a "
-                "bf16/fp16 compression hook or PowerSGD (changes numerics); `gpuwise tune --nproc N --profile FILE`",
+                title=_("All-reduce takes {share} of the step").format(share=f"{comm:.0%}"),
+                evidence=_("collective ops cover {share} of the step (threshold {threshold})").format(
+                    share=f"{comm:.1%}", threshold=f"{COMM_FRACTION:.0%}"
+                ),
+                recommendation=_(
+                    "A/B bucket_cap_mb (25-200), gradient_as_bucket_view, static_graph; on slow links a "
+                    "bf16/fp16 compression hook or PowerSGD (changes numerics); "
+                    "`gpuwise tune --nproc N --profile FILE`"
+                ),
                 source="https://pytorch.org/docs/stable/ddp_comm_hooks.html ; " + TB_PLUGIN,
             )
         )
@@ -48,10 +60,16 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
                 ProfileFinding(
                     id="launch-bound",
                     severity="warning",
-                    title=f"GPU kernels are busy {gpu['busy_fraction']:.0%} of the step, most shorter than 10 us",
-                    evidence=f"{gpu.get('kernels_per_step', 0):.0f} kernels per step, "
-                    f"median {gpu.get('median_kernel_us', 0):.1f} us",
-                    recommendation="torch.compile (mode='reduce-overhead' uses CUDA Graphs) or a larger batch",
+                    title=_("GPU kernels are busy {share} of the step, most shorter than 10 us").format(
+                        share=f"{gpu['busy_fraction']:.0%}"
+                    ),
+                    evidence=_("{kernels} kernels per step, median {median} us").format(
+                        kernels=f"{gpu.get('kernels_per_step', 0):.0f}",
+                        median=f"{gpu.get('median_kernel_us', 0):.1f}",
+                    ),
+                    recommendation=_(
+                        "torch.compile (mode='reduce-overhead' uses CUDA Graphs) or a larger batch"
+                    ),
                     source="https://hta.readthedocs.io/en/latest/source/features/cuda_kernel_launch_stats.html ; "
                     + TUNING_GUIDE,
                 )
@@ -63,10 +81,13 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
                 ProfileFinding(
                     id="host-to-device-stall",
                     severity="warning" if h2d / b.step_ms > H2D_FRACTION else "info",
-                    title=f"Host-to-device copies take {h2d:.2f} ms per step"
-                    + (" from pageable memory" if pageable else ""),
-                    evidence=f"HtoD memcpy {h2d / b.step_ms:.1%} of the step",
-                    recommendation="DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
+                    title=(
+                        _("Host-to-device copies take {ms} ms per step from pageable memory")
+                        if pageable
+                        else _("Host-to-device copies take {ms} ms per step")
+                    ).format(ms=f"{h2d:.2f}"),
+                    evidence=_("HtoD memcpy {share} of the step").format(share=f"{h2d / b.step_ms:.1%}"),
+                    recommendation=_("DataLoader(pin_memory=True) and .to(device, non_blocking=True)"),
                     source="https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
                 )
             )

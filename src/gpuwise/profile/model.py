@@ -81,12 +81,13 @@ def read_profile(path: Path) -> ProfileResult:
     """Load a gpuwise-profile/1 JSON; a wrong or broken file becomes a UserInputError."""
     from gpuwise.errors import UserInputError
 
-    fix = "pass the JSON written by `gpuwise profile --format json -o FILE`"
+    fix = _("pass the JSON written by `gpuwise profile --format json -o FILE`")
     try:
         if Path(path).stat().st_size > MAX_PROFILE_BYTES:
             raise UserInputError(
-                f"{path} is larger than {MAX_PROFILE_BYTES >> 20} MiB: not a gpuwise-profile/1 document "
-                "(a profiler trace?)",
+                _("{path} is larger than {mib} MiB: not a {schema} document (a profiler trace?)").format(
+                    path=path, mib=MAX_PROFILE_BYTES >> 20, schema=SCHEMA
+                ),
                 fix=fix,
             )
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -96,9 +97,11 @@ def read_profile(path: Path) -> ProfileResult:
         ) from None
     if isinstance(data, dict) and "traceEvents" in data:
         raise UserInputError(
-            f"{path} is a Chrome/Kineto trace, not a {SCHEMA} document",
-            fix="profile with `gpuwise profile ... --format json -o profile.json` and pass profile.json "
-            "(the trace stays for Perfetto)",
+            _("{path} is a Chrome/Kineto trace, not a {schema} document").format(path=path, schema=SCHEMA),
+            fix=_(
+                "profile with `gpuwise profile ... --format json -o profile.json` and pass profile.json "
+                "(the trace stays for Perfetto)"
+            ),
         )
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__

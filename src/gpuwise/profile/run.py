@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuwise.i18n import N_, _
 from gpuwise.profile.model import ProfileResult
 
-HTA_NOTE = (
+HTA_NOTE = N_(
     "Analysed from the profiler's own events (gpuwise labels data/forward/backward/optimizer). "
     "HolisticTraceAnalysis was not used: its package pulls in JupyterLab (about 70 packages) and its "
     "temporal breakdown, idle-time and overlap views read GPU streams, which a CPU-only trace has none of."
@@ -73,5 +74,5 @@ def profile(
         top_ops=breakdown.top_ops,
         gpu_kernels=breakdown.gpu,
         findings=findings(breakdown, device),
-        analysis=HTA_NOTE,
+        analysis=_(HTA_NOTE),
     )

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from gpuwise.i18n import C_, N_, _
+
 DATA = Path(__file__).parent / "data" / "knobs.yaml"
 CHANGES_RESULTS = ("precision", "optimisation")  # what --keep-numerics excludes
 
@@ -98,50 +100,67 @@ def detect_machine(spec, device: str, world_size: int) -> Machine:
 
 
 def _cc(m: Machine) -> str:
-    return f"compute capability {m.capability[0]}.{m.capability[1]}" if m.capability else "no GPU"
+    if not m.capability:
+        return _("no GPU")
+    return _("compute capability {cc}").format(cc=f"{m.capability[0]}.{m.capability[1]}")
+
+
+def numerics_label(effect: str) -> str:
+    """A numerics effect (none | rounding | precision | optimisation, the JSON's values) in words."""
+    labels = {
+        "none": C_("numerics", "none"),
+        "rounding": C_("numerics", "rounding"),
+        "precision": C_("numerics", "precision"),
+        "optimisation": C_("numerics", "optimisation"),
+    }
+    return labels.get(effect, effect)
 
 
 def value_skip_reason(knob: Knob, value, m: Machine) -> str | None:
     """Why `value` of `knob` cannot be tried here, or None when it can."""
     cuda, cc = m.device == "cuda", m.capability or (0, 0)
     if knob.category == "ddp" and m.world_size < 2:
-        return "one process: DDP settings need --nproc 2 or more"
+        return _("one process: DDP settings need --nproc 2 or more")
     if knob.name == "sharding" and m.world_size < 2:
-        return "one process: sharding splits state across data-parallel ranks, --nproc 2 or more"
+        return _("one process: sharding splits state across data-parallel ranks, --nproc 2 or more")
     if knob.category == "nccl":
         if not cuda or m.world_size < 2:
-            return "NCCL runs only between GPU ranks (this run uses gloo or one process)"
+            return _("NCCL runs only between GPU ranks (this run uses gloo or one process)")
         return None
     if knob.name == "precision":
         if value == "tf32" and cc < (8, 0):
-            return f"TF32 needs an Ampere or later GPU ({_cc(m)})"
+            return _("TF32 needs an Ampere or later GPU ({gpu})").format(gpu=_cc(m))
         if value == "bf16" and cuda and cc < (8, 0):
-            return f"bf16 tensor cores need compute capability 8.0 ({_cc(m)})"
+            return _("bf16 tensor cores need compute capability 8.0 ({gpu})").format(gpu=_cc(m))
         if value == "fp16" and not cuda:
-            return "fp16 autocast with a GradScaler is for CUDA tensor cores; CPUs have no fast fp16 matmul"
+            return _(
+                "fp16 autocast with a GradScaler is for CUDA tensor cores; CPUs have no fast fp16 matmul"
+            )
         if value == "fp8" and (cc < (8, 9) or not m.has_torchao):
-            return f"FP8 training needs compute capability 8.9 or later ({_cc(m)}) and torchao installed"
+            return _(
+                "FP8 training needs compute capability 8.9 or later ({gpu}) and torchao installed"
+            ).format(gpu=_cc(m))
     if knob.name == "compile" and value != "off":
         if not m.has_compiler:
-            return "torch.compile on CPU needs a C++ compiler (g++), which is not installed"
+            return _("torch.compile on CPU needs a C++ compiler (g++), which is not installed")
         if value == "reduce-overhead" and not cuda:
-            return "reduce-overhead uses CUDA Graphs; on CPU it is the default mode"
+            return _("reduce-overhead uses CUDA Graphs; on CPU it is the default mode")
     if knob.name == "channels_last" and value and not m.image_inputs:
-        return "the workload has no image (NCHW) inputs"
+        return _("the workload has no image (NCHW) inputs")
     if knob.name == "cudnn_benchmark" and value and (not cuda or m.kind != "cnn"):
-        return "cuDNN benchmark picks convolution algorithms on CUDA; no convolutions on a GPU here"
+        return _("cuDNN benchmark picks convolution algorithms on CUDA; no convolutions on a GPU here")
     if knob.name == "checkpointing" and value and not m.checkpoint_blocks:
-        return "the spec marks no checkpoint_blocks"
+        return _("the spec marks no checkpoint_blocks")
     if knob.name == "pin_memory" and value and not cuda:
-        return "pinned memory speeds host-to-GPU copies; there is no GPU"
+        return _("pinned memory speeds host-to-GPU copies; there is no GPU")
     if knob.name == "num_workers" and value > max(4, 2 * m.cpu_count):
-        return f"more loader workers than twice the {m.cpu_count} CPU cores"
+        return _("more loader workers than twice the {cpus} CPU cores").format(cpus=m.cpu_count)
     if knob.name == "optimizer_impl" and value == "fused" and not cuda:
         return None  # fused AdamW has a CPU kernel since torch 2.4
     return None
 
 
-MEMORY_SHORT_REASON = "offered only when memory is short (a trial ran out of memory or used most of it)"
+MEMORY_SHORT_REASON = N_("offered only when memory is short (a trial ran out of memory or used most of it)")
 
 
 def search_space(
@@ -153,10 +172,11 @@ def search_space(
     skipped: list[Skipped] = []
     for knob in catalogue():
         if knob.offered == "memory-short" and not memory_short:
-            skipped.append(Skipped(knob.name, "*", MEMORY_SHORT_REASON))
+            skipped.append(Skipped(knob.name, "*", _(MEMORY_SHORT_REASON)))
             continue
         if keep_numerics and knob.numerics in CHANGES_RESULTS:
-            skipped.append(Skipped(knob.name, "*", f"--keep-numerics: it changes results ({knob.why})"))
+            why = _("--keep-numerics: it changes results ({why})").format(why=_(knob.why))
+            skipped.append(Skipped(knob.name, "*", why))
             continue
         values = []
         for value in knob.values:

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 from gpuwise.tune import knobs, policy
 from gpuwise.tune.policy import baseline_params, category_order, suggest
-from gpuwise.tune.trial import TrialOutcome, run_trial
+from gpuwise.tune.trial import TrialOutcome, because, run_trial
 
 # heuristic: a trial that used more than this share of its memory leaves too little for a longer sequence,
 # a larger batch or allocator fragmentation, so sharding (ZeRO-1 / FSDP2) is offered from then on
@@ -89,7 +89,9 @@ def _check_identity(study, opts: TuneOptions) -> None:
         study.set_user_attr("identity", mine)
     elif stored != mine:
         diff = ", ".join(
-            f"{k}: {stored.get(k)!r} then, {mine[k]!r} now" for k in mine if stored.get(k) != mine[k]
+            _("{key}: {then} then, {now} now").format(key=k, then=repr(stored.get(k)), now=repr(mine[k]))
+            for k in mine
+            if stored.get(k) != mine[k]
         )
         raise UserInputError(
             _("study {study!r} in {storage} was started with other settings ({diff})").format(
@@ -138,6 +140,7 @@ def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: int) -> 
         "status": outcome.status,
         "failure": outcome.failure,
         "reason": outcome.reason,
+        "reason_msg": outcome.reason_msg,
         "seconds": [r.seconds for r in timed],
         "data_wait_s": [r.data_wait_s for r in timed],
         "losses": [r.loss for r in outcome.steps[: max(opts.guard_steps, 1)]],
@@ -173,7 +176,7 @@ def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: P
     )
     warmup = warmup_for(opts, params)
     if outcome.status == "ok" and len(outcome.steps) <= warmup:
-        outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
+        outcome = TrialOutcome("failed", outcome.steps, failure="error", **because(N_("no timed steps")))
     attrs = _attrs(outcome, "baseline-end", opts, warmup)
     study.set_user_attr("baseline_end", {**attrs, "params": params, "number": number})
     progress(
@@ -223,11 +226,12 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
         study.tell(trial, state=optuna.trial.TrialState.FAIL)
         raise
     if outcome.status == "ok" and len(outcome.steps) <= warmup:
-        outcome = TrialOutcome("failed", outcome.steps, failure="error", reason="no timed steps")
+        outcome = TrialOutcome("failed", outcome.steps, failure="error", **because(N_("no timed steps")))
     _record(trial, outcome, role, opts, warmup)
     short = memory_short(outcome, trial.number, opts.memory_short_fraction)
     if short and "memory_short" not in study.user_attrs:
-        study.set_user_attr("memory_short", short)
+        study.set_user_attr("memory_short", short["reason"])
+        study.set_user_attr("memory_short_msg", short["reason_msg"])
     if outcome.status == "pruned":
         study.tell(trial, state=optuna.trial.TrialState.PRUNED)
     elif outcome.status == "failed":
@@ -311,16 +315,22 @@ def _queue_neighbour(study, space, order: list[str]) -> bool:
     return False
 
 
-def memory_short(outcome: TrialOutcome, number: int, fraction: float) -> str | None:
-    """Why memory is short after this trial (it ran out, or used over `fraction` of it), or None."""
+def memory_short(outcome: TrialOutcome, number: int, fraction: float) -> dict | None:
+    """Why memory is short after this trial (it ran out, or used over `fraction` of it), as because()
+    words it, or None."""
     if outcome.failure == "oom":
-        return f"trial {number} ran out of memory"
+        return because(N_("trial {number} ran out of memory"), number=number)
     peak, total = (
         (outcome.info or {}).get("peak_memory_bytes"),
         (outcome.info or {}).get("memory_total_bytes"),
     )
     if peak and total and peak / total > fraction:
-        return f"trial {number} used {peak / total:.0%} of the memory a rank may use (over {fraction:.0%})"
+        return because(
+            N_("trial {number} used {used} of the memory a rank may use (over {limit})"),
+            number=number,
+            used=f"{peak / total:.0%}",
+            limit=f"{fraction:.0%}",
+        )
     return None
 
 

@@ -1,11 +1,17 @@
-"""The winning setting as paste-ready Python, environment variables and YAML."""
+"""The winning setting as paste-ready Python, environment variables and YAML.
+
+The code stays as it is in every language; its comment lines are for the person pasting it, so they
+follow --lang (the YAML and the environment lines have none).
+"""
 
 from __future__ import annotations
+
+from gpuwise.i18n import N_, _
 
 PRECISION_LINES = {
     "tf32": ["torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True"],
     "bf16": [
-        "# wrap the forward pass and the loss:",
+        N_("# wrap the forward pass and the loss:"),
         'with torch.autocast("DEVICE", dtype=torch.bfloat16):',
         "    loss = compute_loss(model, batch)",
     ],
@@ -23,16 +29,21 @@ def python_lines(changes: dict, device: str, batch_size: int) -> list[str]:
     """Python for the non-baseline values in `changes` (knob name -> value)."""
     lines: list[str] = []
     if "precision" in changes:
-        lines += [line.replace("DEVICE", device) for line in PRECISION_LINES.get(changes["precision"], [])]
+        lines += [
+            _(line) if line.startswith("#") else line.replace("DEVICE", device)
+            for line in PRECISION_LINES.get(changes["precision"], [])
+        ]
     if changes.get("cudnn_benchmark"):
         lines.append("torch.backends.cudnn.benchmark = True")
     if changes.get("channels_last"):
         lines.append(
-            "model = model.to(memory_format=torch.channels_last)  # and images.to(memory_format=...)"
+            "model = model.to(memory_format=torch.channels_last)  " + _("# and images.to(memory_format=...)")
         )
     if changes.get("checkpointing"):
         lines.append(
-            "# wrap each marked block: torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"
+            _("# wrap each marked block: {call}").format(
+                call="torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"
+            )
         )
     impl = changes.get("optimizer_impl")
     if impl in ("foreach", "fused"):
@@ -68,8 +79,10 @@ def python_lines(changes: dict, device: str, batch_size: int) -> list[str]:
     accum = changes.get("accumulation")
     if accum and accum > 1:
         lines.append(
-            f"# gradient accumulation: {accum} micro-batches of {batch_size // accum} per optimizer step "
-            f"(global batch {batch_size}); divide each micro-batch loss by {accum}"
+            _(
+                "# gradient accumulation: {accum} micro-batches of {micro} per optimizer step "
+                "(global batch {batch}); divide each micro-batch loss by {accum}"
+            ).format(accum=accum, micro=batch_size // accum, batch=batch_size)
         )
     return lines
 

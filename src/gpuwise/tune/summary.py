@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuwise.i18n import _
 from gpuwise.tune import knobs, snippet, stats
 from gpuwise.tune.model import SkippedKnob, TrialRecord, TuneResult
 from gpuwise.tune.policy import category_order
@@ -22,7 +23,7 @@ def _record(t, space: dict, opts: TuneOptions, base_s: list[float], base_losses:
         changes=_changes(params, space),
         status=a.get("status", "failed"),
         failure=a.get("failure"),
-        reason=a.get("reason"),
+        reason=reworded(a.get("reason"), a.get("reason_msg")),
         numerics=effect,
         wall_s=a.get("wall_s", 0.0),
     )
@@ -48,6 +49,14 @@ def _record(t, space: dict, opts: TuneOptions, base_s: list[float], base_losses:
             guard.ok,
         )
     return rec
+
+
+def reworded(reason: str | None, msg: list | None) -> str | None:
+    """A reason the study keeps in English, in the reader's language (trial.because made `msg`)."""
+    if not msg:
+        return reason  # quoted (an exception's text) or stored before reasons kept their message
+    msgid, args = msg
+    return _(msgid).format(**args)
 
 
 class _Stored:
@@ -85,7 +94,7 @@ def summarize(
         keep_numerics=opts.keep_numerics,
         search_order=order,
         order_reason=why,
-        memory_short=study.user_attrs.get("memory_short"),
+        memory_short=reworded(study.user_attrs.get("memory_short"), study.user_attrs.get("memory_short_msg")),
         baseline_samples_per_s=stats.throughput(base_s, opts.batch_size * opts.nproc).samples_per_s
         if base_s
         else None,
@@ -107,23 +116,31 @@ def _data_prior(records: list[TrialRecord]) -> str | None:
 
 def _choose(result: TuneResult, records: list[TrialRecord], have_baseline: bool) -> None:
     if not have_baseline:
-        result.verdict = "the baseline did not run to completion, so no setting can be judged"
+        result.verdict = _("the baseline did not run to completion, so no setting can be judged")
         return
     winners = [r for r in records if r.beats_baseline and r.guard_ok is not False]
     if not winners:
-        result.verdict = "no setting beat the baseline beyond noise"
+        result.verdict = _("no setting beat the baseline beyond noise")
         return
     best = max(winners, key=lambda r: r.speedup or 0.0)
     result.winner = best.number
     result.best_changes = dict(best.changes)
     noise = (best.speedup_high - best.speedup_low) / 2
-    result.verdict = (
-        f"trial {best.number} is {best.speedup:.2f}x the baseline (95% interval {best.speedup_low:.2f}-"
-        f"{best.speedup_high:.2f}, +/-{noise:.2f}); numerics: {best.numerics}"
+    result.verdict = _(
+        "trial {number} is {speedup}x the baseline ({confidence} interval {low}-{high}, +/-{noise}); "
+        "numerics: {numerics}"
+    ).format(
+        number=best.number,
+        speedup=f"{best.speedup:.2f}",
+        confidence="95%",
+        low=f"{best.speedup_low:.2f}",
+        high=f"{best.speedup_high:.2f}",
+        noise=f"{noise:.2f}",
+        numerics=knobs.numerics_label(best.numerics),
     )
     ties = [r.number for r in winners if r is not best and (r.speedup_high or 0) >= (best.speedup_low or 0)]
     if ties:
-        result.verdict += f"; within its noise: trial(s) {', '.join(map(str, ties))}"
+        result.verdict += _("; within its noise: trial(s) {trials}").format(trials=", ".join(map(str, ties)))
     result.snippet_python = snippet.python_lines(best.changes, result.device, result.batch_size)
     result.snippet_env = snippet.env_lines(best.changes)
     result.snippet_yaml = snippet.yaml_lines(best.changes)

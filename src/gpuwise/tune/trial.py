@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuwise.i18n import N_
 from gpuwise.workloads.loop import StepRecord
 
 PREFIX = "gpuwise-tune "
@@ -35,8 +36,15 @@ class TrialOutcome:
     steps: list[StepRecord] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     failure: str | None = None  # oom | timeout | compile | distributed | crash | error
-    reason: str | None = None
+    reason: str | None = None  # in English, as the study stores it
+    reason_msg: list | None = None  # [msgid, {args}]: the reason, worded again in the reader's language
     wall_s: float = 0.0
+
+
+def because(msgid: str, **args) -> dict:
+    """A trial's reason: the English text and its message (marked with N_), so a report can word it in
+    its own language while the study keeps English (a study may be resumed under another --lang)."""
+    return {"reason": msgid.format(**args), "reason_msg": [msgid, args]}
 
 
 def parse_line(line: str) -> StepRecord | None:
@@ -57,27 +65,36 @@ def parse_line(line: str) -> StepRecord | None:
 
 def classify(error: dict | None, returncode: int | None, stderr_tail: str) -> tuple[str, str]:
     """(failure kind, reason) from the worker's error record, exit code and stderr (rule T2)."""
+    kind, why = typed(error, returncode, stderr_tail)
+    return kind, why["reason"]
+
+
+def typed(error: dict | None, returncode: int | None, stderr_tail: str) -> tuple[str, dict]:
+    """classify, with the reason as because() returns it."""
     etype = (error or {}).get("type", "")
     text = f"{etype}: {(error or {}).get('message', '')}\n{(error or {}).get('traceback', '')}\n{stderr_tail}"
     lowered = text.lower()
     if "outofmemoryerror" in lowered or "out of memory" in lowered or returncode in (-9, 137):
-        how = (
-            "killed by SIGKILL (the kernel's OOM killer)" if returncode in (-9, 137) and not error else etype
-        )
-        return "oom", f"out of memory: {how or 'out of memory'}"
+        if returncode in (-9, 137) and not error:
+            return "oom", because(N_("out of memory: killed by SIGKILL (the kernel's OOM killer)"))
+        return "oom", because(N_("out of memory: {error}"), error=etype or "out of memory")
     if (
         etype in ("BackendCompilerFailed", "InductorError")
         or "torch._inductor" in text
         or "torch._dynamo" in text
     ):
-        return "compile", f"torch.compile failed: {_first_line(error, stderr_tail)}"
+        return "compile", because(N_("torch.compile failed: {error}"), error=_first_line(error, stderr_tail))
     if "nccl" in lowered or "distbackenderror" in lowered or "gloo" in lowered:
-        return "distributed", f"collective failed: {_first_line(error, stderr_tail)}"
+        return "distributed", because(N_("collective failed: {error}"), error=_first_line(error, stderr_tail))
     if error:
-        return "error", f"{etype}: {error.get('message', '')}"[:400]
+        return "error", {"reason": f"{etype}: {error.get('message', '')}"[:400]}  # the exception, quoted
     if returncode is not None and returncode < 0:
-        return "crash", f"killed by signal {signal.Signals(-returncode).name}"
-    return "crash", f"exited with code {returncode} and no result; stderr: {stderr_tail[-300:]}"
+        return "crash", because(N_("killed by signal {signal}"), signal=signal.Signals(-returncode).name)
+    return "crash", because(
+        N_("exited with code {code} and no result; stderr: {stderr}"),
+        code=returncode,
+        stderr=stderr_tail[-300:],
+    )
 
 
 def _first_line(error: dict | None, stderr_tail: str) -> str:
@@ -170,7 +187,10 @@ def _follow(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return TrialOutcome(
-                    "failed", steps, failure="timeout", reason=f"no result within {timeout_s:.0f} s (killed)"
+                    "failed",
+                    steps,
+                    failure="timeout",
+                    **because(N_("no result within {seconds} s (killed)"), seconds=f"{timeout_s:.0f}"),
                 )
             try:
                 line = lines.get(timeout=min(remaining, 0.5))
@@ -186,14 +206,19 @@ def _follow(
                     return TrialOutcome("ok", steps, info={"note": f"stopped after {enough} reported steps"})
                 if on_step and on_step(rec):
                     return TrialOutcome(
-                        "pruned", steps, reason="slower than the median of earlier trials at this step"
+                        "pruned",
+                        steps,
+                        **because(N_("slower than the median of earlier trials at this step")),
                     )
     for proc in procs:
         try:
             proc.wait(max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             return TrialOutcome(
-                "failed", steps, failure="timeout", reason=f"no exit within {timeout_s:.0f} s (killed)"
+                "failed",
+                steps,
+                failure="timeout",
+                **because(N_("no exit within {seconds} s (killed)"), seconds=f"{timeout_s:.0f}"),
             )
     result_path = folder / "result.json"
     result = json.loads(result_path.read_text(encoding="utf-8")) if result_path.exists() else None
@@ -201,5 +226,5 @@ def _follow(
         return TrialOutcome("ok", steps, info=result["info"])
     stderr_tail = (folder / "stderr.rank0.txt").read_text(encoding="utf-8", errors="replace")[-3000:]
     bad = next((p.returncode for p in procs if p.returncode != 0), procs[0].returncode)
-    kind, reason = classify((result or {}).get("error"), bad, stderr_tail)
-    return TrialOutcome("failed", steps, failure=kind, reason=reason)
+    kind, why = typed((result or {}).get("error"), bad, stderr_tail)
+    return TrialOutcome("failed", steps, failure=kind, **why)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpuwise.i18n import N_
 from gpuwise.workloads.spec import TrainingSpec
 
 
@@ -270,10 +271,10 @@ def train(
     info["memory_total_bytes"] = _memory_total_bytes(torch, device)
     if device == "cuda":
         info["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated())
-        info["memory_kind"] = "CUDA max_memory_allocated"
+        info["memory_kind"] = N_("CUDA max_memory_allocated")  # English here; reports translate it
     else:
         import resource
 
         info["peak_memory_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        info["memory_kind"] = "peak RSS of the trial process"
+        info["memory_kind"] = N_("peak RSS of the trial process")
     return info

@@ -64,9 +64,13 @@ def load_spec(target: str) -> SpecFn:
         import difflib
 
         close = difflib.get_close_matches(target, list(REFERENCE_SPECS), n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        message = (
+            _("unknown workload {target!r} (did you mean {close}?)").format(target=target, close=close[0])
+            if close
+            else _("unknown workload {target!r}").format(target=target)
+        )
         raise UserInputError(
-            _("unknown workload {target!r}{hint}").format(target=target, hint=hint),
+            message,
             fix=_("use one of {join}, or point at your own spec as module.path:function").format(
                 join=", ".join(REFERENCE_SPECS)
             ),

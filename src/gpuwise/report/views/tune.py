@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.i18n import C_, _
 from gpuwise.report.document import (
     Block,
     Bullets,
@@ -17,28 +18,51 @@ from gpuwise.report.document import (
     Styled,
     Table,
 )
+from gpuwise.tune.knobs import numerics_label
 from gpuwise.tune.model import TrialRecord, TuneResult
 
 STATUS_STYLE = {"ok": "ok", "failed": "fail", "pruned": "dim"}
 
 
+def _failure(kind: str | None) -> str:
+    """How a trial failed (TrialRecord.failure, the JSON's values: the English word is the value itself)."""
+    words = {
+        "oom": C_("failure", "oom"),
+        "timeout": C_("failure", "timeout"),
+        "compile": C_("failure", "compile"),
+        "distributed": C_("failure", "distributed"),
+        "crash": C_("failure", "crash"),
+        "error": C_("failure", "error"),
+        "interrupted": C_("failure", "interrupted"),
+    }
+    return words.get(kind, str(kind))
+
+
+def _status(r: TrialRecord) -> str:
+    if r.status == "pruned":
+        return C_("trial", "pruned")
+    return _("failed ({failure})").format(failure=_failure(r.failure))
+
+
 def _setting(r: TrialRecord) -> str:
     if r.role in ("baseline", "baseline-end"):
-        return "baseline" if r.role == "baseline" else "baseline (again, at the end)"
-    return ", ".join(f"{k}={v}" for k, v in r.changes.items()) or "baseline values"
+        return _("baseline") if r.role == "baseline" else _("baseline (again, at the end)")
+    return ", ".join(f"{k}={v}" for k, v in r.changes.items()) or _("baseline values")
 
 
 def _numerics(r: TrialRecord) -> str | Styled:
     if r.guard_ok is None:
-        return r.numerics
-    diff = f"loss diff {units.percent(r.guard_max_rel_diff, 2)}"
-    return Styled(f"{r.numerics}, {diff}", None if r.guard_ok else "warn")
+        return numerics_label(r.numerics)
+    text = _("{numerics}, loss diff {diff}").format(
+        numerics=numerics_label(r.numerics), diff=units.percent(r.guard_max_rel_diff, 2)
+    )
+    return Styled(text, None if r.guard_ok else "warn")
 
 
 def _row(r: TrialRecord, winner: int | None) -> list:
     mark = Styled(f"{r.number}*", "accent") if r.number == winner else str(r.number)
     if r.status != "ok":
-        why = Styled(r.status if r.status == "pruned" else f"failed ({r.failure})", STATUS_STYLE[r.status])
+        why = Styled(_status(r), STATUS_STYLE[r.status])
         return [mark, _setting(r), why, "", "", _numerics(r)]
     noise = (r.samples_per_s_high - r.samples_per_s_low) / 2
     speed: str | Styled = ""
@@ -48,7 +72,7 @@ def _row(r: TrialRecord, winner: int | None) -> list:
     return [
         mark,
         _setting(r),
-        f"{units.number(r.samples_per_s)} +/-{units.number(noise)}",
+        _("{rate} +/-{noise}").format(rate=units.number(r.samples_per_s), noise=units.number(noise)),
         speed,
         units.size(r.peak_memory_bytes),
         _numerics(r),
@@ -58,20 +82,18 @@ def _row(r: TrialRecord, winner: int | None) -> list:
 def trials_table(result: TuneResult) -> Table:
     columns = [
         Column("#"),
-        Column("setting"),
-        Column("samples/s +/-95%", "right"),
-        Column("speedup [95%]", "right"),
-        Column("memory", "right"),
-        Column("numerics"),
+        Column(_("setting")),
+        Column(_("samples/s +/-{confidence}").format(confidence="95%"), "right"),
+        Column(_("speedup [{confidence}]").format(confidence="95%"), "right"),
+        Column(_("memory"), "right"),
+        Column(_("numerics")),
     ]
     memory_kind = next((r.memory_kind for r in result.trials if r.memory_kind), "")
-    return Table(
-        columns,
-        [_row(r, result.winner) for r in result.trials],
-        title="Trials",
-        caption=f"* the winner. speedup: baseline mean step / this mean step, 95% bootstrap interval; "
-        f"memory: {memory_kind}; numerics: the declared effect and the first steps' loss vs the baseline's.",
-    )
+    caption = _(
+        "* the winner. speedup: baseline mean step / this mean step, {confidence} bootstrap interval; "
+        "memory: {memory_kind}; numerics: the declared effect and the first steps' loss vs the baseline's."
+    ).format(confidence="95%", memory_kind=_(memory_kind) if memory_kind else "")
+    return Table(columns, [_row(r, result.winner) for r in result.trials], title=_("Trials"), caption=caption)
 
 
 def _skipped(result: TuneResult) -> Bullets:
@@ -93,28 +115,63 @@ def _skipped(result: TuneResult) -> Bullets:
 
 
 def view(result: TuneResult) -> Document:
+    memory_short = (
+        [(_("memory short"), _("{why}: sharding searched").format(why=result.memory_short))]
+        if result.memory_short
+        else []
+    )
     blocks: list[Block] = [
         KeyValues(
             [
-                ("workload", result.workload),
-                ("device", f"{result.device}, {result.nproc} process(es)"),
-                ("global batch", str(result.batch_size)),
-                ("steps per trial", f"{result.warmup_steps} warm-up + {result.timed_steps} timed"),
-                ("baseline", f"{units.number(result.baseline_samples_per_s)} samples/s"),
-                ("baseline drift", units.percent(result.baseline_drift, 1) + " between its two runs"),
-                ("search order", f"{' > '.join(result.search_order)} ({result.order_reason})"),
-                ("study", f"{result.study} in {result.storage}"),
+                (_("workload"), result.workload),
+                (
+                    _("device"),
+                    _("{device}, {nproc} process(es)").format(device=result.device, nproc=result.nproc),
+                ),
+                (_("global batch"), str(result.batch_size)),
+                (
+                    _("steps per trial"),
+                    _("{warmup} warm-up + {timed} timed").format(
+                        warmup=result.warmup_steps, timed=result.timed_steps
+                    ),
+                ),
+                (
+                    _("baseline"),
+                    _("{rate} samples/s").format(rate=units.number(result.baseline_samples_per_s)),
+                ),
+                (
+                    _("baseline drift"),
+                    _("{drift} between its two runs").format(drift=units.percent(result.baseline_drift, 1)),
+                ),
+                (
+                    _("search order"),
+                    _("{order} ({why})").format(
+                        order=" > ".join(result.search_order), why=result.order_reason
+                    ),
+                ),
+                (_("study"), _("{study} in {storage}").format(study=result.study, storage=result.storage)),
             ]
-            + ([("memory short", f"{result.memory_short}: sharding searched")] if result.memory_short else [])
+            + memory_short
         ),
         trials_table(result),
     ]
     unfinished = [r for r in result.trials if r.status != "ok"]
     if unfinished:
-        blocks.append(Bullets([f"trial {r.number} {r.status}: {r.reason}" for r in unfinished]))
+        blocks.append(
+            Bullets(
+                [
+                    _("trial {number} {status}: {reason}").format(
+                        number=r.number,
+                        status=C_("trial", "pruned") if r.status == "pruned" else C_("trial", "failed"),
+                        reason=r.reason,
+                    )
+                    for r in unfinished
+                ]
+            )
+        )
     blocks.append(Paragraph(result.verdict, "ok" if result.winner is not None else "warn"))
     if result.winner is not None:
-        blocks.append(Heading("Best setting", 2))
+        blocks.append(Heading(_("Best setting"), 2))
         if result.snippet_python:
             blocks.append(Code(result.snippet_python, "python"))
         if result.snippet_env:
@@ -124,13 +181,13 @@ def view(result: TuneResult) -> Document:
             Bullets([f"{k}: {result.sources[k]}" for k in result.best_changes if k in result.sources])
         )
     if result.skipped:
-        blocks += [Heading("Not searched here", 2), _skipped(result)]
+        blocks += [Heading(_("Not searched here"), 2), _skipped(result)]
     ok = [r for r in result.trials if r.samples_per_s is not None]
     blocks.append(
         Chart(
             "bar",
-            "Throughput per trial",
-            "trial",
+            _("Throughput per trial"),
+            C_("chart", "trial"),
             "samples/s",
             [
                 Series(
