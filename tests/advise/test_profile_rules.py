@@ -151,3 +151,35 @@ def test_the_cli_refuses_a_bad_profile_with_exit_3_and_no_traceback(tmp_path):
     assert "Traceback" not in r.stderr and r.stdout == ""
     with pytest.raises(UserInputError, match="cannot read profile"):
         read_profiles([tmp_path / "missing.json"])
+
+
+def test_profile_findings_in_chinese_keep_their_numbers_and_commands():
+    """doctor --profile in zh-CN: the rule's wrapper, titles and the profile's own judgement are Chinese;
+    the tune commands, the evidence and the ids are the English run's."""
+    from gpuwise import i18n
+    from tests.report.zh_check import ENGLISH_RUN
+
+    gpu = {
+        "kernels_per_step": 900,
+        "busy_fraction": 0.3,
+        "median_kernel_us": 4.0,
+        "short_kernel_fraction": 0.8,
+        "memcpy_ms_per_step": {"Memcpy HtoD (Pageable -> Device)": 12.0},
+    }
+    docs = [_profile(data=0.42, forward=0.2), _profile(device="cuda", gpu=gpu, **{"all-reduce": 0.3})]
+    english = [f for doc in docs for f in _run(doc)]
+    i18n.set_language("zh-CN")
+    try:
+        chinese = [f for doc in docs for f in _run(doc)]
+    finally:
+        i18n.set_language("en")
+    assert [f.id for f in chinese] == [f.id for f in english] and len(chinese) >= 5
+    assert [f.recommendation.commands for f in chinese] == [f.recommendation.commands for f in english]
+    assert [[e.value for e in f.evidence] for f in chinese] == [
+        [e.value for e in f.evidence] for f in english
+    ]
+    written = [
+        t.replace("https://ui.perfetto.dev", "") for f in chinese for t in (f.title, f.recommendation.text)
+    ]
+    assert not [run for t in written for run in ENGLISH_RUN.findall(t)], written
+    assert [run for f in english for run in ENGLISH_RUN.findall(f.recommendation.text)]  # the check can fail

@@ -13,6 +13,7 @@ import shlex
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Evidence
+from gpuwise.i18n import N_, _
 from gpuwise.profile.findings import TB_PLUGIN, TUNING_GUIDE, judge
 from gpuwise.profile.model import LoadedProfile
 
@@ -84,8 +85,12 @@ def _findings_for(ctx: RuleContext, finding_id: str):
                 ctx.finding(
                     "warn" if f.severity == "warning" else "info",
                     evidence,
-                    f"Measured in {p.result.workload} on {p.result.device}: {f.evidence}. "
-                    f"{f.recommendation[:1].upper()}{f.recommendation[1:]}.",
+                    _("Measured in {workload} on {device}: {evidence}. {recommendation}.").format(
+                        workload=p.result.workload,
+                        device=p.result.device,
+                        evidence=f.evidence,
+                        recommendation=f.recommendation[:1].upper() + f.recommendation[1:],
+                    ),
                     commands=[tune_command(p, finding_id)],
                     title=f.title,
                 )
@@ -96,7 +101,7 @@ def _findings_for(ctx: RuleContext, finding_id: str):
 @rule(
     id="profile.data_loader_bound",
     layer="framework",
-    title="The training step waits on the DataLoader",
+    title=N_("The training step waits on the DataLoader"),
     source=f"PyTorch performance tuning guide (async data loading): {TUNING_GUIDE} ; "
     f"torch-tb-profiler's DataLoader recommendation: {TB_PLUGIN}",
     priority="high",
@@ -109,7 +114,7 @@ def data_loader_bound(ctx: RuleContext):
 @rule(
     id="profile.exposed_communication",
     layer="framework",
-    title="Gradient all-reduce is exposed in the training step",
+    title=N_("Gradient all-reduce is exposed in the training step"),
     source=f"DDP communication hooks: {DDP_HOOKS} ; torch-tb-profiler's communication view: {TB_PLUGIN}",
     priority="high",
     references=(DDP_HOOKS, TB_PLUGIN),
@@ -121,7 +126,7 @@ def exposed_communication(ctx: RuleContext):
 @rule(
     id="profile.launch_bound",
     layer="framework",
-    title="The GPU waits on kernel launches",
+    title=N_("The GPU waits on kernel launches"),
     source=f"HolisticTraceAnalysis, CUDA kernel launch statistics: {HTA_LAUNCH} ; {TUNING_GUIDE}",
     priority="medium",
     references=(HTA_LAUNCH, TUNING_GUIDE),
@@ -133,7 +138,7 @@ def launch_bound(ctx: RuleContext):
 @rule(
     id="profile.host_to_device_stall",
     layer="framework",
-    title="Host-to-device copies stall the step",
+    title=N_("Host-to-device copies stall the step"),
     source=f"PyTorch tutorial on pin_memory and non_blocking copies: {PINNED}",
     priority="medium",
     references=(PINNED,),
@@ -145,7 +150,7 @@ def host_to_device_stall(ctx: RuleContext):
 @rule(
     id="profile.step_breakdown",
     layer="framework",
-    title="Where the profiled training step's time went",
+    title=N_("Where the profiled training step's time went"),
     source=f"torch.profiler step spans (ProfilerStep#N) and gpuwise's phase labels: {TUNING_GUIDE}",
     priority="low",
     references=(TUNING_GUIDE,),
@@ -161,9 +166,17 @@ def step_breakdown(ctx: RuleContext):
             ctx.finding(
                 "info",
                 evidence,
-                f"For reference: {r.workload} on {r.device}, batch {r.batch_size}, {r.step_ms:.1f} ms per step "
-                f"over {r.active_steps} profiled steps. Open the trace {r.trace_path} in https://ui.perfetto.dev "
-                "to see the steps themselves.",
+                _(
+                    "For reference: {workload} on {device}, batch {batch}, {step_ms} ms per step over {steps} "
+                    "profiled steps. Open the trace {trace} in https://ui.perfetto.dev to see the steps themselves."
+                ).format(
+                    workload=r.workload,
+                    device=r.device,
+                    batch=r.batch_size,
+                    step_ms=f"{r.step_ms:.1f}",
+                    steps=r.active_steps,
+                    trace=r.trace_path,
+                ),
             )
         )
     return out or None
