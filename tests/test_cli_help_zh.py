@@ -138,3 +138,18 @@ def test_lang_before_or_after_the_command_and_for_the_command_list():
     assert after.returncode == 0 and "出现严重问题时，在 Slurm 中排空（drain）此节点。" in after.stdout
     bad = _cli("--lang", "fr", "doctor")  # a bad --lang is still the callback's usage error
     assert bad.returncode == 3 and "zh-CN" in bad.stderr
+
+
+def test_a_typer_without_the_private_text_maker_still_gives_chinese_help(monkeypatch):
+    """`typer>=0.12` is allowed and `rich_utils._make_rich_text` is private (older Typer spelt it
+    differently): without it the help is still Chinese, folded by Rich at spaces, never a crash."""
+    from typer import rich_utils
+
+    from gpuwise.commands import helptext
+
+    monkeypatch.setattr(helptext, "_typer_english", {})
+    monkeypatch.setattr(helptext, "TEXT_MAKER", "_make_rich_text_renamed")  # a Typer that lacks the name
+    out = _help(("doctor",), "--lang", "zh-CN", columns=100)
+    assert "选项" in out and "诊断" in out
+    assert "Options" in _help(("doctor",), columns=100)  # and back to English
+    assert not hasattr(rich_utils, "_make_rich_text_renamed")

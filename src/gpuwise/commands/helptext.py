@@ -64,17 +64,26 @@ def _wrapping(make_rich_text):
     return make
 
 
+TEXT_MAKER = (
+    "_make_rich_text"  # typer.rich_utils' private text maker (older Typer releases spelt it otherwise)
+)
+
+
 def _set_typer_text(english: bool) -> None:
     from typer import rich_utils
 
-    if not _typer_english:
+    if not _typer_english:  # what this Typer has (private names may move between Typer releases)
         _typer_english.update(
-            (name, getattr(rich_utils, name)) for name in [*_typer_labels(), "_make_rich_text"]
+            (name, getattr(rich_utils, name))
+            for name in [*_typer_labels(), TEXT_MAKER]
+            if hasattr(rich_utils, name)
         )
     if english:
         values = dict(_typer_english)
     else:
-        values = {**_typer_labels(), "_make_rich_text": _wrapping(_typer_english["_make_rich_text"])}
+        values = {name: text for name, text in _typer_labels().items() if name in _typer_english}
+        if TEXT_MAKER in _typer_english:  # else Rich's own wrapping: Chinese lines break at spaces
+            values[TEXT_MAKER] = _wrapping(_typer_english[TEXT_MAKER])
     for name, value in values.items():
         setattr(rich_utils, name, value)
 
