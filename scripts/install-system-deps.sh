@@ -2,7 +2,8 @@
 # Debian packages gpuwise's tests and benchmarks use: fio (storage bench), numactl, pciutils (lspci),
 # iproute2 (ip, tc, network namespaces), chromium (opens --format html reports headless in tests),
 # slurm-wlm and munge (the fleet tests' real Slurm cluster), prometheus (the server and promtool, for the
-# exporter's tests). Installs what is missing when run as root with apt-get; otherwise says what to
+# exporter's tests), a CJK font (fonts-wqy-microhei: Chromium draws --lang zh-CN reports with it instead of
+# empty boxes). Installs what is missing when run as root with apt-get; otherwise says what to
 # install and carries on (the tests that need a tool skip without it).
 set -u
 need=()
@@ -14,6 +15,7 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v slurmctld >/dev/null || need+=(slurm-wlm)
 command -v munged >/dev/null || need+=(munge)
 command -v promtool >/dev/null || need+=(prometheus)
+{ command -v fc-list >/dev/null && fc-list :lang=zh | grep -q .; } || need+=(fonts-wqy-microhei)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "installing Debian packages: ${need[*]}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the README screenshots docs/img/{doctor,plan,compare}.png from recorded data.
+"""Regenerate the README screenshots docs/img/{doctor,plan,compare,plan-zh-CN}.png from recorded data.
 
 Each page is made by the gpuwise command a user would run (printed as it runs), opened in headless
 Chromium with the network cut off, cut to the part worth showing and stored as a palette PNG of at
@@ -35,6 +35,18 @@ PAGES = {
         880,
     ),
     "compare": (["compare", CPU_COLLECTIVE, CPU_BENCH], None, 800),
+    "plan-zh-CN": (  # needs a CJK font (fonts-wqy-microhei, scripts/install-system-deps.sh)
+        [
+            "--lang",
+            "zh-CN",
+            "plan",
+            "examples/llm-7b-pretrain-1t.yaml",
+            "--options",
+            "examples/plan-options.yaml",
+        ],
+        "<h2>建议",
+        880,
+    ),
 }
 
 
