@@ -37,9 +37,7 @@ def check_output_path(path: Path, option: str) -> None:
             _("choose an output path inside an existing directory"),
         )
     try:
-        fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
+        write_probe(folder)
     except OSError as exc:
         raise UserInputError(
             _("{option} {path}: cannot write in {folder} ({value})").format(
@@ -47,6 +45,17 @@ def check_output_path(path: Path, option: str) -> None:
             ),
             _("choose a directory you can write to"),
         ) from None
+
+
+def write_probe(folder: Path) -> None:
+    """Create and remove a file in `folder`, or raise OSError: tried for real, as os.access says yes to root
+    on a read-only mount. SIGINT/SIGTERM are held meanwhile, so an interrupt never leaves the file behind."""
+    from gpuwise import interrupts
+
+    with interrupts.deferred():
+        fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
 
 
 def write_output(path: Path, text: str | bytes, option: str) -> None:

@@ -159,16 +159,13 @@ def _reject_legacy_json_file(extra: list[str], as_json: bool) -> None:
 
 
 def _writable(path: Path) -> bool:
-    """Can we create a file there? Tried for real: os.access says yes to root on a read-only mount."""
-    import os
-    import tempfile
+    """Can we create a file there? (commands.write_probe: tried for real.)"""
+    from gpuwise.commands import write_probe
 
     try:
-        fd, probe = tempfile.mkstemp(prefix=".gpuwise-write-check.", dir=path)
+        write_probe(path)
     except OSError:
         return False
-    os.close(fd)
-    os.unlink(probe)
     return True
 
 
