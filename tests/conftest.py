@@ -95,3 +95,13 @@ def slurm_cluster():
         yield cluster
     finally:
         cluster.down()
+
+
+@pytest.fixture
+def zh():
+    """The test runs with gpuwise speaking Simplified Chinese; English again afterwards."""
+    from gpuwise import i18n
+
+    i18n.set_language("zh-CN")
+    yield
+    i18n.set_language("en")

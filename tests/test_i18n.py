@@ -23,13 +23,6 @@ KEYWORDS = {"_": None, "N_": None, "C_": ((1, "c"), 2)}
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 def _extracted() -> dict[tuple[str | None, str], str]:
     """(context, msgid) -> where, for every message marked in the source, as `make messages` finds them
     (with the same babel.cfg: Python files and the data files whose text the code translates)."""

@@ -14,13 +14,6 @@ from tests.bench.test_bench_runner import fake
 
 
 @pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
-@pytest.fixture
 def ctx(tmp_path) -> BenchContext:
     return BenchContext(BenchOptions(data_dir=str(tmp_path)), device="cpu")
 

@@ -24,13 +24,6 @@ from tests.report.zh_check import english_runs, written_texts
 CITATION = "Iglewicz and Hoaglin, NIST/SEMATECH e-Handbook 1.3.5.17"
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 def _both(build) -> tuple:
     """The same analysis in English and in Chinese."""
     try:

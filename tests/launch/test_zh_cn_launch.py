@@ -37,13 +37,6 @@ NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?%?")
 
 
 @pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
-@pytest.fixture
 def offline(tmp_path, monkeypatch):
     """No Tencent credentials: the provider dry run is written, never sent."""
     monkeypatch.setenv("HOME", str(tmp_path))

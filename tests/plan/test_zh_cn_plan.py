@@ -37,13 +37,6 @@ CASES = [(w, o) for w in TRAINING for o in OPTIONS]
 NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?%?")
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 def _plan(workload: str, options: str, lang: str):
     i18n.set_language(lang)
     try:

@@ -37,13 +37,6 @@ TEXT_KEYS = {"title", "summary", "text", "reason", "source", "flips", "notes"}
 NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 def _plan(workload: str, options: Path | None, lang: str):
     from gpuwise.plan.serving.planner import make_serving_plan
 

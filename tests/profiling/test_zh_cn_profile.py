@@ -27,13 +27,6 @@ from tests.report.zh_check import english_runs
 NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 @pytest.fixture(scope="module")
 def cpu_profile(tmp_path_factory) -> ProfileResult:
     from gpuwise.profile.run import profile

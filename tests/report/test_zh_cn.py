@@ -31,13 +31,6 @@ BENCH_FILE = CAPTURES / "h200-1gpu-kvm-vm.bench-quick.json"
 GOLDEN_SOURCE = "nvidia_smi_text/azhpc-diagnostics_nvidia-smi-q_8x-a100-sxm4-40gb.out"
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 def _quoted(report) -> list[str]:
     """What findings quote rather than write: evidence values and citations (english_runs removes the longest first)."""
     out: list[str] = []

@@ -44,13 +44,6 @@ BROKEN = {
 }
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 def _captures(tmp: Path) -> list[tuple[str, Path]]:
     """Every recorded capture, each real GPU recording as a capture, and one with broken outputs."""
     out = [(c.name, c) for c in capture_dirs()]

@@ -27,13 +27,6 @@ SLOWER = "2026-11-30T09:00:00+00:00"
 
 
 @pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
-@pytest.fixture
 def history(tmp_path) -> Path:
     path = tmp_path / "h.db"
     record_run("bench", bench_doc(), path)

@@ -25,13 +25,6 @@ from tests.tune.test_views import _tune_result
 NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 
-@pytest.fixture
-def zh():
-    i18n.set_language("zh-CN")
-    yield
-    i18n.set_language("en")
-
-
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     """One real study, measured in English; `summarize()` reads it back in the active language."""
