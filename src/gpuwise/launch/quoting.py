@@ -71,7 +71,10 @@ def sbatch_directive(option: str, value: object, source: str, suffix: str = "") 
 
 class _BlockDumper(yaml.SafeDumper):
     """Multi-line strings (scripts) as YAML literal blocks where PyYAML can write them so; it falls back
-    to a quoted style by itself when a block cannot hold the value exactly."""
+    to a quoted style by itself when a block cannot hold the value exactly. Lists are indented under their key."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False):
+        return super().increase_indent(flow, False)
 
 
 _BlockDumper.add_representer(

@@ -61,7 +61,7 @@ def exporter_check(job: Job, textfile: bool) -> str:
         target = '"$OUT/monitoring/textfile-$NODE/gpuwise.prom"'
         return "\n".join(
             [
-                f"for i in $(seq {EXPORTER_WAIT_S * 2}); do [ -s {target} ] && break; sleep 0.5; done",
+                f"for _ in $(seq {EXPORTER_WAIT_S * 2}); do [ -s {target} ] && break; sleep 0.5; done",
                 f'if [ -s {target} ]; then cp {target} "$OUT/monitoring/$NODE.prom"; '
                 'echo "gpuwise monitoring: $NODE textfile written"; '
                 'else echo "gpuwise monitoring: no textfile from $NODE" >&2; fi',
