@@ -35,6 +35,14 @@ def write_job(path: Path, **fields) -> Path:
     return path
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def hostile(marks: Path, field: str) -> str:
     """A value that runs `touch MARKS/pwned-FIELD-*` wherever a shell reads it as code, by each way in:
     $(...), backticks, ; && |, ${IFS} word splitting, quotes that end a quoted string, globs."""
@@ -66,6 +74,7 @@ def write_hostile_job(path: Path, marks: Path, source: str, **fields) -> Path:
                     "size_gb": 1, "link_gbps": 1},
         "env": {"GWLA_VALUE": hostile(marks, "env") + "\nsecond line"},
         "expect": {"driver": "550.54.15"},
+        "exporter_port": free_port(),  # the exporter check asks 127.0.0.1:PORT; not another test's exporter
         "hours": 1,
     }  # fmt: skip
     data.update(fields)

@@ -162,3 +162,12 @@ def test_the_record_of_a_created_launch_is_never_overwritten(tmp_path):
     assert r.exit_code == 3 and "holds the record of launch slurm:4242" in r.output
     assert "gpuwise launch --down slurm:4242" in r.output
     assert (out / "launch.json").read_text() == record and not (out / "job.sbatch").exists()
+
+
+def test_the_delete_command_from_a_record_is_one_quoted_word(tmp_path):
+    """launch.json is a file anyone may have edited: its id is shown as a command to copy, so it is quoted."""
+    out = tmp_path / "gwla-kept"
+    out.mkdir()
+    (out / "launch.json").write_text('{"submitted": {"id": "slurm:1; touch gwla-pwned"}}')
+    r = gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--out", str(out))
+    assert r.exit_code == 3 and "gpuwise launch --down 'slurm:1; touch gwla-pwned'" in r.output

@@ -78,19 +78,18 @@ def _no_marks(marks: Path) -> None:
     assert sorted(p.name for p in marks.iterdir() if p.name.startswith("pwned")) == []
 
 
-def _train_args(job) -> list[str]:
-    return ["train.py", "--tag", hostile_arg(job), ";", "touch", f"{job.marks}/pwned-cmd-semi", "&&", "touch",
-            f"{job.marks}/pwned-cmd-and", "|", "touch", f"{job.marks}/pwned-cmd-pipe"]  # fmt: skip
-
-
-def hostile_arg(job) -> str:
-    return hostile(job.marks, "arg")
-
-
 class _Job:
+    """The hostile job file, its fields as written, and where its markers would appear."""
+
     def __init__(self, path: Path, marks: Path):
         self.path, self.marks = path, marks
         self.doc = yaml.safe_load(path.read_text())
+
+    def script_args(self) -> list[str]:
+        """What torchrun must receive after the rendezvous flags: the command's words, each as written."""
+        m = self.marks
+        return ["train.py", "--tag", hostile(m, "arg"), ";", "touch", f"{m}/pwned-cmd-semi", "&&", "touch",
+                f"{m}/pwned-cmd-and", "|", "touch", f"{m}/pwned-cmd-pipe"]  # fmt: skip
 
 
 def test_slurm_job_and_node_steps_execute_nothing(tmp_path, box):
@@ -126,7 +125,7 @@ def test_slurm_job_and_node_steps_execute_nothing(tmp_path, box):
     srun_train = next(c for c in calls if c[0] == "srun" and c[-1] == "train")
     assert f"--container-image={job.doc['image']}" in srun_train
     train = next(c for c in calls if c[0] == "torchrun")
-    assert train[train.index("--rdzv-id") + 2 :] == _train_args(job)
+    assert train[train.index("--rdzv-id") + 2 :] == job.script_args()
     assert next(c for c in calls if c[0] == "env")[1:] == [job.doc["env"]["GWLA_VALUE"], mount]
     assert '"job": "gpuwise-gwla-hostile"' in (plan.out / "monitoring" / "targets.json").read_text()
 
@@ -166,7 +165,7 @@ def test_skypilot_setup_and_run_execute_nothing(tmp_path, box):
     assert ["pip", "install", "-q", pip] in calls
     assert ["sudo", "mount", "-t", "nfs", job.doc["dataset"]["source"], mount] in calls
     train = next(c for c in calls if c[0] == "torchrun")
-    assert train[train.index("--rdzv-id") + 2 :] == _train_args(job)
+    assert train[train.index("--rdzv-id") + 2 :] == job.script_args()
     assert task["envs"]["GWLA_VALUE"] == job.doc["env"]["GWLA_VALUE"]  # SkyPilot exports envs itself
     assert task["resources"]["image_id"] == f"docker:{job.doc['image']}"
 

@@ -17,7 +17,7 @@ from gpuwise.launch import resources, steps, transfer
 from gpuwise.launch.job import Job, load_job
 from gpuwise.launch.migration import check_migration, target_software
 from gpuwise.launch.model import TARGETS, LaunchPlan
-from gpuwise.launch.quoting import sh
+from gpuwise.launch.quoting import sh, sh_words
 
 
 @dataclass
@@ -136,7 +136,7 @@ def check_out_folder(plan: LaunchPlan) -> None:
                 out=plan.out, id=made
             ),
             _("use another --out, or delete that folder once `{command}` has removed them").format(
-                command=f"gpuwise launch --down {made}"
+                command=sh_words(["gpuwise", "launch", "--down", made])  # made: read from a file
             ),
         )
 

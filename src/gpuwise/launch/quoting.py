@@ -46,7 +46,8 @@ def sh_say(template: str, *args: str, err: bool = False) -> str:
     (`sh(value)` for data, or '"$NODE"' for a variable of the script itself)."""
     if template.count("%s") != len(args) or "%" in template.replace("%s", ""):
         raise ValueError(f"template {template!r} does not take {len(args)} values")  # a bug in gpuwise
-    return f"printf {sh(template + chr(92) + 'n')} {' '.join(args)}{' >&2' if err else ''}"
+    fmt = sh(template + "\\n")  # printf's own \n escape
+    return f"printf {fmt} {' '.join(args)}{' >&2' if err else ''}"
 
 
 def sh_comment(text: str) -> str:

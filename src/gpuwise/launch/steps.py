@@ -40,9 +40,9 @@ def dataset_check(job: Job, path: str) -> str:
 
 
 def user_setup(job: Job) -> str:
-    """The job's own setup commands, run by their own `bash -e` so that they cannot change the structure
-    of the generated script around them (end a `case` branch, close a function)."""
-    return f"bash -e -c {sh(chr(10).join(job.setup))}" if job.setup else ":"
+    """The job's own setup commands (shell by design), run by their own `bash -e` so that they cannot change
+    the structure of the generated script around them (end a `case` branch, skip the preflight)."""
+    return f"bash -e -c {sh(chr(10).join(job.setup))}"
 
 
 def exporter(job: Job, textfile: bool) -> str:

@@ -18,7 +18,7 @@ from gpuwise.errors import MissingDependencyError, UserInputError
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
-from gpuwise.launch.quoting import json_text, sh, sh_comment, sh_say
+from gpuwise.launch.quoting import json_text, sh, sh_comment, sh_say, sh_words
 
 REQUEST, USER_DATA = "run-instances.json", "user-data.sh"
 NODE_OUT = "/var/log/gpuwise-launch"
@@ -155,7 +155,8 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
             _("CVM instance x {n}").format(n=plan.job.nodes),
             f"gw-{plan.job.name} ({plan.resources.instance_type}, {req.Placement.Zone})",
             _("{command}  (or: {native})").format(
-                command=f"gpuwise launch --down tencent:{region}/INSTANCE_IDS", native="TerminateInstances"
+                command=sh_words(["gpuwise", "launch", "--down", f"tencent:{region}/INSTANCE_IDS"]),
+                native="TerminateInstances",
             ),
         )  # fmt: skip
     )
@@ -238,7 +239,7 @@ def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
     ids = list(resp.InstanceIdSet or [])
     launch_id = f"tencent:{region}/{','.join(ids)}"
     plan.creates[0].id = launch_id
-    plan.creates[0].delete = f"gpuwise launch --down {launch_id}"
+    plan.creates[0].delete = sh_words(["gpuwise", "launch", "--down", launch_id])
     return {"id": launch_id, "instances": ids, "request_id": resp.RequestId}
 
 
