@@ -6,8 +6,8 @@ one of these, never an f-string into the file's syntax:
 - sh (job.sbatch's body, node.sh, user-data.sh, SkyPilot's setup/run): `sh` / `sh_words` (shlex) make a
   value one literal word; `sh_say` prints a message that contains values with a fixed printf format, so a
   value is never inside a double-quoted string where `$(...)` and backticks would run;
-- `#SBATCH` header lines, which no shell parses (sbatch reads them itself, and quotes there are not shell
-  quotes): `sbatch_directive` refuses a value that is not a plain word (no space, quote, backslash,
+- `#SBATCH` header lines, which no shell parses (sbatch reads them itself, by its own rules, and a
+  newline would start a directive of its own): `sbatch_directive` refuses a value that is not a plain word (no space, quote, backslash,
   newline or other control character) instead of trying to quote it;
 - YAML (SkyPilot's task, Prometheus' scrape config): `yaml_document`, PyYAML's safe serializer;
 - JSON (the Tencent request, a file_sd list, a literal in embedded Python): the json module.
