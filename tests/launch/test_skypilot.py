@@ -64,7 +64,9 @@ def tasks(tmp_path_factory):
     )
     local_job = write_job(d / "local.yaml", gpus_per_node=8, dataset={"source": str(local), "link_gbps": 1})
     marks = d / "marks"  # every string field of this job holds shell metacharacters (kit.hostile)
-    hostile_job = write_hostile_job(d / "hostile.yaml", marks, "s3://gwla-bucket/x", gpus_per_node=1)
+    hostile_job = write_hostile_job(
+        d / "hostile.yaml", marks, "s3://gwla-bucket/x", gpus_per_node=1, exporter_port=9401
+    )  # nothing runs here; the asserts name :9401
     Path(yaml.safe_load(hostile_job.read_text())["workdir"]).mkdir(parents=True)
     runs = {
         "offer": [str(EXAMPLES / "job-llm.yaml"), "--offer", "aws:p4d.24xlarge"],
