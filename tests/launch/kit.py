@@ -33,3 +33,52 @@ def write_job(path: Path, **fields) -> Path:
     base.update(fields)
     path.write_text(yaml.safe_dump(base, sort_keys=False))
     return path
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def hostile(marks: Path, field: str) -> str:
+    """A value that runs `touch MARKS/pwned-FIELD-*` wherever a shell reads it as code, by each way in:
+    $(...), backticks, ; && |, ${IFS} word splitting, quotes that end a quoted string, globs."""
+    m = f"{marks}/pwned-{field}"
+    return (
+        f"x$(touch {m}-subst)`touch {m}-tick`;touch {m}-semi&&touch {m}-and|touch {m}-pipe"
+        f" ${{IFS}}touch${{IFS}}{m}-ifs \"$(touch {m}-dq)\" '$(touch {m}-sq)' * ?[a] \\"
+    )
+
+
+def write_hostile_job(path: Path, marks: Path, source: str, **fields) -> Path:
+    """A job whose every string field holds shell metacharacters (`hostile`). Names and env keys cannot
+    (job.py refuses them); the command's words and the setup are shell by design, so the command carries a
+    hostile argument and unquoted ; && | words, and the setup writes MARKS/setup-ran when it runs."""
+    import shlex
+
+    base = path.parent
+    data = {
+        "name": "gwla-hostile",
+        "command": "torchrun train.py --tag " + shlex.quote(hostile(marks, "arg"))
+        + f" ; touch {marks}/pwned-cmd-semi && touch {marks}/pwned-cmd-and | touch {marks}/pwned-cmd-pipe",
+        "nodes": 1,
+        "gpus_per_node": 0,
+        "image": hostile(marks, "image"),
+        "image_versions": {"driver": hostile(marks, "driver"), "cuda": hostile(marks, "cuda")},
+        "setup": [f"echo \"setup $(echo 'a;b|c') ${{IFS}}\" >> {marks}/setup-ran"],
+        "workdir": str(base / "wd") + hostile(marks, "workdir"),
+        "dataset": {"source": source + hostile(marks, "source"), "mount": str(base / "mnt") + hostile(marks, "mount"),
+                    "size_gb": 1, "link_gbps": 1},
+        "env": {"GWLA_VALUE": hostile(marks, "env") + "\nsecond line"},
+        "expect": {"driver": "550.54.15"},
+        "exporter_port": free_port(),  # the exporter check asks 127.0.0.1:PORT; not another test's exporter
+        "hours": 1,
+    }  # fmt: skip
+    data.update(fields)
+    import yaml
+
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path

@@ -65,10 +65,22 @@ def test_cost_guard_refuses_above_max_cost_and_creates_nothing(tmp_path):
     assert ok.exit_code == 0 and json.loads(ok.stdout)["cost"]["over_budget"] is False
 
 
-def test_unknown_cost_cannot_pass_max_cost(tmp_path):
-    r = gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--max-cost", "5", "--yes",
-                "--out", str(tmp_path / "o"))  # fmt: skip
-    assert r.exit_code == 3 and "estimated cost unknown" in r.output
+@pytest.mark.parametrize("yes", [[], ["--yes"]], ids=["dry-run", "yes"])
+def test_unknown_cost_cannot_pass_max_cost(tmp_path, yes):
+    """An unknown price cannot be checked against --max-cost: refused (exit 3) in the dry run too, nothing
+    written (the dry run used to exit 0 without a word)."""
+    out = tmp_path / "o"
+    r = gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--max-cost", "5", *yes,
+                "--out", str(out))  # fmt: skip
+    assert r.exit_code == 3, r.output
+    assert "--max-cost 5 cannot be checked, the estimated cost is unknown" in r.output
+    assert "To fix: give a price with --plan" in r.output and "Traceback" not in r.output
+    assert not out.exists()
+    # without --max-cost the same dry run plans (the cost is shown as unknown)
+    assert (
+        gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--out", str(out)).exit_code
+        == 0
+    )
 
 
 @pytest.mark.parametrize(
@@ -150,3 +162,12 @@ def test_the_record_of_a_created_launch_is_never_overwritten(tmp_path):
     assert r.exit_code == 3 and "holds the record of launch slurm:4242" in r.output
     assert "gpuwise launch --down slurm:4242" in r.output
     assert (out / "launch.json").read_text() == record and not (out / "job.sbatch").exists()
+
+
+def test_the_delete_command_from_a_record_is_one_quoted_word(tmp_path):
+    """launch.json is a file anyone may have edited: its id is shown as a command to copy, so it is quoted."""
+    out = tmp_path / "gwla-kept"
+    out.mkdir()
+    (out / "launch.json").write_text('{"submitted": {"id": "slurm:1; touch gwla-pwned"}}')
+    r = gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--out", str(out))
+    assert r.exit_code == 3 and "gpuwise launch --down 'slurm:1; touch gwla-pwned'" in r.output

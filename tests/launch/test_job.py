@@ -64,3 +64,37 @@ def test_dataset_kind(source, kind):
 def test_mount_must_be_absolute(tmp_path):
     with pytest.raises(DataValidationError, match="absolute path"):
         load_job(write_job(tmp_path / "j.yaml", dataset={"source": "s3://b/x", "mount": "data"}))
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "reason"),
+    [
+        ({"name": "ab\n"}, "name", "lowercase letters"),  # `$` in re.match matched before the final newline
+        ({"env": {"X\n": "1"}}, "env", "is not an environment variable name"),
+        ({"expect": {"driver": "550,gpus=0"}}, "expect", "use letters, digits"),  # would add an expectation
+        ({"image": "img\nnext"}, "image", "newline or other control character"),
+        ({"workdir": "/w\x1b[2J"}, "workdir", "newline or other control character"),
+        (
+            {"dataset": {"source": "s3://b/x\ny", "size_gb": 1}},
+            "dataset",
+            "newline or other control character",
+        ),
+        ({"dataset": {"source": "s3://b/x", "mount": "/d\n", "size_gb": 1}}, "dataset", "newline or other"),
+        ({"setup": ["echo a\x00"]}, "setup", "control character (other than newline and tab)"),
+    ],
+)
+def test_a_value_that_would_add_a_line_to_a_script_is_refused_at_its_line(tmp_path, fields, field, reason):
+    path = write_job(tmp_path / "j.yaml", **fields)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.startswith(f"{field}:"))
+    with pytest.raises(DataValidationError) as exc:
+        load_job(path)
+    msg = str(exc.value)
+    assert f"{path}:" in msg and reason in msg and "To fix:" in msg
+    assert exc.value.line is not None and exc.value.line >= line, msg
+
+
+def test_newlines_stay_allowed_where_a_shell_takes_them(tmp_path):
+    job = load_job(
+        write_job(tmp_path / "j.yaml", env={"A": "one\ntwo"}, setup=["for i in 1 2\ndo echo $i\ndone"])
+    )
+    assert job.env["A"] == "one\ntwo" and job.setup[0].count("\n") == 2

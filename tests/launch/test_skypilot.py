@@ -12,12 +12,13 @@ import csv
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
 
 from gpuwise.catalog.offers import load_shipped_offers
-from tests.launch.kit import EXAMPLES, REPO, gpuwise, write_job
+from tests.launch.kit import EXAMPLES, REPO, gpuwise, hostile, write_hostile_job, write_job
 
 SKY_PYTHON = REPO / ".venv-skypilot" / "bin" / "python"
 pytestmark = pytest.mark.skipif(
@@ -62,11 +63,17 @@ def tasks(tmp_path_factory):
         d / "nfs.yaml", gpus_per_node=1, dataset={"source": "10.1.2.3:/export/x", "mount": "/x"}
     )
     local_job = write_job(d / "local.yaml", gpus_per_node=8, dataset={"source": str(local), "link_gbps": 1})
+    marks = d / "marks"  # every string field of this job holds shell metacharacters (kit.hostile)
+    hostile_job = write_hostile_job(
+        d / "hostile.yaml", marks, "s3://gwla-bucket/x", gpus_per_node=1, exporter_port=9401
+    )  # nothing runs here; the asserts name :9401
+    Path(yaml.safe_load(hostile_job.read_text())["workdir"]).mkdir(parents=True)
     runs = {
         "offer": [str(EXAMPLES / "job-llm.yaml"), "--offer", "aws:p4d.24xlarge"],
         "plan": [str(EXAMPLES / "job-llm.yaml"), "--plan", str(plan)],
         "nfs": [str(nfs_job), "--offer", "aws:g5.4xlarge"],
         "local": [str(local_job), "--offer", "aws:p5.48xlarge"],
+        "hostile": [str(hostile_job), "--offer", "aws:g5.4xlarge", "--gpuwise-pip", hostile(marks, "pip")],
     }
     out = {}
     for name, args in runs.items():
@@ -85,7 +92,7 @@ def understood(tasks, sky_home):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("name", ["offer", "plan", "nfs", "local"])
+@pytest.mark.parametrize("name", ["offer", "plan", "nfs", "local", "hostile"])
 def test_skypilot_parses_the_task_and_it_round_trips(name, tasks, understood):
     ours = yaml.safe_load(tasks[name].read_text())
     got = understood[str(tasks[name])]

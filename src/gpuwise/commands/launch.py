@@ -128,7 +128,13 @@ def launch(
         )
     fmt = output_format(fmt, as_json)
     check_output(output)
-    from gpuwise.launch.build import LaunchOptions, check_out_folder, plan_launch, write_files
+    from gpuwise.launch.build import (
+        LaunchOptions,
+        check_cost_guard,
+        check_out_folder,
+        plan_launch,
+        write_files,
+    )
 
     options = LaunchOptions(
         job_path=job, target=target, plan_path=plan, offer=offer, out=out, max_cost=max_cost, source=source,
@@ -138,15 +144,7 @@ def launch(
     )  # fmt: skip
     launch_plan = plan_launch(options)
     check_out_folder(launch_plan)
-    if yes and launch_plan.over_budget:
-        r = launch_plan.resources
-        cost = _("unknown") if r.run_cost is None else f"{r.run_cost:,.2f} {r.currency or ''}".strip()
-        raise UserInputError(
-            _(
-                "refused: the estimated cost {cost} ({source}) is above --max-cost {limit}; nothing created"
-            ).format(cost=cost, source=r.cost_source, limit=f"{max_cost:g}"),
-            _("raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)"),
-        )
+    check_cost_guard(launch_plan, creating=yes)
     write_files(launch_plan)
     if yes:
         from gpuwise.launch.targets import create

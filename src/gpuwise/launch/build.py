@@ -17,6 +17,7 @@ from gpuwise.launch import resources, steps, transfer
 from gpuwise.launch.job import Job, load_job
 from gpuwise.launch.migration import check_migration, target_software
 from gpuwise.launch.model import TARGETS, LaunchPlan
+from gpuwise.launch.quoting import sh, sh_words
 
 
 @dataclass
@@ -106,7 +107,7 @@ def plan_launch(o: LaunchOptions) -> LaunchPlan:
         target=o.target,
         resources=res,
         out=out,
-        preflight=f"gpuwise doctor --expect {job.preflight_expect()} --no-history --format json",
+        preflight=f"gpuwise doctor --expect {sh(job.preflight_expect())} --no-history --format json",
         exporter=steps.exporter(job, o.textfile).removeprefix("exec ").replace('"$GPUWISE"', "gpuwise"),
         scrape_config="",
         transfer=transfer.estimate(job.dataset, res, o.target, o.warn_share) if job.dataset else None,
@@ -135,8 +136,34 @@ def check_out_folder(plan: LaunchPlan) -> None:
                 out=plan.out, id=made
             ),
             _("use another --out, or delete that folder once `{command}` has removed them").format(
-                command=f"gpuwise launch --down {made}"
+                command=sh_words(["gpuwise", "launch", "--down", made])  # made: read from a file
             ),
+        )
+
+
+def check_cost_guard(plan: LaunchPlan, creating: bool) -> None:
+    """--max-cost: an unknown cost is refused, dry run or not (the guard cannot be checked); a known cost
+    above the limit is refused when creating (the dry run shows the verdict)."""
+    if plan.max_cost is None:
+        return
+    r, limit = plan.resources, f"{plan.max_cost:g}"
+    if not plan.cost_known:
+        raise UserInputError(
+            _(
+                "refused: --max-cost {limit} cannot be checked, the estimated cost is {source}; nothing written"
+            ).format(limit=limit, source=r.cost_source),
+            _(
+                "give a price with --plan PLAN.json (its cost per run) or with an --offer whose catalog row has a "
+                "price, and the training time (`hours` in JOB.yaml); or drop --max-cost"
+            ),
+        )
+    if creating and plan.over_budget:
+        cost = f"{r.run_cost:,.2f} {r.currency or ''}".strip()
+        raise UserInputError(
+            _(
+                "refused: the estimated cost {cost} ({source}) is above --max-cost {limit}; nothing created"
+            ).format(cost=cost, source=r.cost_source, limit=limit),
+            _("raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)"),
         )
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from gpuwise.catalog.yamlfile import validate_file
 from gpuwise.i18n import N_, _
+from gpuwise.launch.quoting import sh_words
 
 SEE_ALSO = N_("see examples/job-cpu.yaml and examples/job-llm.yaml")
 # flags each target sets: a job that sets them too would fight the target's rendezvous
@@ -24,7 +25,28 @@ TARGET_FLAGS = ("--nnodes", "--nproc-per-node", "--nproc_per_node", "--rdzv-back
                 "--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--node-rank", "--node_rank",
                 "--master-addr", "--master_addr", "--master-port", "--master_port", "--standalone")  # fmt: skip
 _TORCHRUN = ("torchrun", "python -m torch.distributed.run", "python3 -m torch.distributed.run")
-_NAME = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
+# full-match patterns (re.fullmatch): `$` would also match before a final newline ("ab\n")
+_NAME = re.compile(r"[a-z][a-z0-9-]{0,38}[a-z0-9]")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_EXPECT_WORD = re.compile(r"[A-Za-z0-9._+:-]{1,64}")  # a driver version: no ',' or '=' (the --expect syntax)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # newline and tab allowed
+
+
+def _one_line(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError(_("a newline or other control character is not accepted here"))
+    return v
+
+
+def _lines(v: str) -> str:
+    if _CONTROL_BUT_LINES.search(v):
+        raise ValueError(_("a control character (other than newline and tab) is not accepted here"))
+    return v
+
+
+OneLine = Annotated[str, AfterValidator(_one_line)]  # paths, names, images: one line, no control characters
+Lines = Annotated[str, AfterValidator(_lines)]  # shell commands and env values: newlines allowed
 
 
 class Strict(BaseModel):
@@ -34,8 +56,8 @@ class Strict(BaseModel):
 class Dataset(Strict):
     """Where the training data is and where the job sees it."""
 
-    source: str  # a local path, an object-store URL (s3://, cos://, gs://) or an NFS export (host:/path)
-    mount: str = "/data"  # where the job reads it on every node
+    source: OneLine  # a local path, an object-store URL (s3://, cos://, gs://) or an NFS export (host:/path)
+    mount: OneLine = "/data"  # where the job reads it on every node
     size_gb: float | None = Field(default=None, gt=0)  # required unless `source` is a local path (measured)
     link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / object-store bandwidth
     egress_price_per_gb: float | None = Field(default=None, ge=0)  # what the source charges to send it out
@@ -68,26 +90,26 @@ class Dataset(Strict):
 class ImageVersions(Strict):
     """The software of the target image, as its documentation lists it (for the migration check)."""
 
-    driver: str | None = None
-    cuda: str | None = None
-    nccl: str | None = None
-    torch: str | None = None
+    driver: OneLine | None = None
+    cuda: OneLine | None = None
+    nccl: OneLine | None = None
+    torch: OneLine | None = None
 
 
 class Job(Strict):
     name: str
-    command: str
+    command: Lines
     nodes: int = Field(default=1, ge=1, le=4096)
     gpus_per_node: int = Field(default=8, ge=0, le=64)
     procs_per_node: int | None = Field(default=None, ge=1, le=256)  # default: gpus_per_node (1 without GPUs)
-    image: str | None = (
+    image: OneLine | None = (
         None  # a container image (skypilot: image_id docker:...; tencent: a CVM ImageId img-...)
     )
     image_versions: ImageVersions | None = None
-    setup: list[str] = Field(default_factory=list)  # shell commands run once per node before training
-    workdir: str | None = None  # a folder synced to every node (skypilot); the job's working directory
+    setup: list[Lines] = Field(default_factory=list)  # shell commands run once per node before training
+    workdir: OneLine | None = None  # a folder synced to every node (skypilot); the job's working directory
     dataset: Dataset | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, Lines] = Field(default_factory=dict)
     hours: float | None = Field(default=None, gt=0)  # expected training time (else from --plan)
     expect: dict[str, int | str] = Field(default_factory=dict)  # more preflight expectations, e.g. {ib: 4}
     rdzv_port: int = Field(default=29500, ge=1024, le=65535)
@@ -96,7 +118,7 @@ class Job(Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
+        if not _NAME.fullmatch(v):
             raise ValueError(
                 _("use 2-40 lowercase letters, digits and '-', starting with a letter (a cluster name)")
             )
@@ -105,7 +127,7 @@ class Job(Strict):
     @field_validator("env")
     @classmethod
     def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
-        bad = [k for k in v if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k)]
+        bad = [k for k in v if not _ENV_NAME.fullmatch(k)]
         if bad:
             raise ValueError(_("{name!r} is not an environment variable name").format(name=bad[0]))
         return {k: str(x) for k, x in v.items()}
@@ -128,18 +150,26 @@ class Job(Strict):
             )
         return v.strip()
 
-    @model_validator(mode="after")
-    def _expect_keys(self) -> Job:
+    @field_validator("expect")
+    @classmethod
+    def _expect(cls, v: dict[str, int | str]) -> dict[str, int | str]:
         from gpuwise.fleet.expect import CHECKS
 
-        unknown = [k for k in self.expect if k not in CHECKS or k == "gpus"]
+        unknown = [k for k in v if k not in CHECKS or k == "gpus"]
         if unknown:
             raise ValueError(
                 _("expect: {key!r} is not one of {keys} (gpus comes from gpus_per_node)").format(
                     key=unknown[0], keys=", ".join(k for k in CHECKS if k != "gpus")
                 )
             )
-        return self
+        for key, value in v.items():
+            if isinstance(value, str) and not _EXPECT_WORD.fullmatch(value):
+                raise ValueError(
+                    _(
+                        "expect: {key}={value!r}: use letters, digits and . _ + : - only (e.g. 550.54.15)"
+                    ).format(key=key, value=value)
+                )
+        return v
 
     @property
     def nproc_per_node(self) -> int:
@@ -162,7 +192,7 @@ class Job(Strict):
             f"--nnodes {nnodes} --nproc-per-node {self.nproc_per_node} --rdzv-backend c10d "
             f"--rdzv-endpoint {endpoint} --rdzv-id {rdzv_id}"
         )
-        return f"{torchrun} {flags} {shlex.join(self.script_args())}"
+        return f"{torchrun} {flags} {sh_words(self.script_args())}"
 
     def preflight_expect(self) -> str:
         """The `gpuwise doctor --expect` value: gpus per node, then the job's own expectations."""

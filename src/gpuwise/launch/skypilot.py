@@ -9,23 +9,21 @@ SKYPILOT_NUM_NODES, SKYPILOT_TASK_ID). Field names: https://docs.skypilot.co/en/
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
-
-import yaml
 
 from gpuwise.errors import MissingDependencyError, UserInputError
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
+from gpuwise.launch.quoting import sh, sh_words, yaml_document
 
 TASK = "task.yaml"
 # gpuwise provider -> SkyPilot cloud name (https://docs.skypilot.co/en/latest/getting-started/installation.html)
 SKY_CLOUDS = {"aws": "aws", "aws-capacity-blocks": "aws", "gcp": "gcp", "azure": "azure", "oracle": "oci", "digitalocean": "do",
               "lambda": "lambda", "runpod": "runpod", "nebius": "nebius", "vast": "vast"}  # fmt: skip
-NODE_OUT = "~/gpuwise-launch"
+NODE_OUT = "~/gpuwise-launch"  # shown to the user; the scripts say "$HOME"/gpuwise-launch
 
 
 def cluster_name(plan: LaunchPlan) -> str:
@@ -41,8 +39,8 @@ def _file_mounts(plan: LaunchPlan) -> tuple[dict, list[str]]:
     if ds.kind == "local":
         return {ds.mount: str(Path(ds.source).expanduser().absolute())}, []
     # NFS: SkyPilot has no NFS file mount; the setup mounts it on every node
-    return {}, [f"sudo mkdir -p {shlex.quote(ds.mount)}",
-                f"sudo mount -t nfs {shlex.quote(ds.nfs_export)} {shlex.quote(ds.mount)}"]  # fmt: skip
+    return {}, [f"sudo mkdir -p {sh(ds.mount)}",
+                f"sudo mount -t nfs {sh(ds.nfs_export)} {sh(ds.mount)}"]  # fmt: skip
 
 
 def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
@@ -70,21 +68,26 @@ def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
     if job.image:
         resources["image_id"] = f"docker:{job.image}"
     mounts, nfs_setup = _file_mounts(plan)
-    out = f"{NODE_OUT}/{job.name}"
-    common = [f"export OUT={out} GPUWISE=gpuwise PYTHON=python3 NODE=$(hostname)", 'mkdir -p "$OUT"']
+    out = '"$HOME"/gpuwise-launch/' + sh(job.name)
+    common = [
+        f"OUT={out}",
+        "NODE=$(hostname)",
+        "export OUT NODE GPUWISE=gpuwise PYTHON=python3",
+        'mkdir -p "$OUT"',
+    ]
     setup = [
         "set -e",
-        f"pip install -q {shlex.quote(gpuwise_pip)}",
+        f"pip install -q {sh(gpuwise_pip)}",
         *nfs_setup,
-        *job.setup,
+        *([steps.user_setup(job)] if job.setup else []),
         "set +e",
         *common,
         steps.preflight(job),
     ]
-    train = job.torchrun("$SKYPILOT_NUM_NODES", f'"$HEAD:{job.rdzv_port}"', '"$SKYPILOT_TASK_ID"')
+    train = job.torchrun('"$SKYPILOT_NUM_NODES"', f'"$HEAD:{job.rdzv_port}"', '"$SKYPILOT_TASK_ID"')
     run = [
         *common,
-        f"bash -c {shlex.quote(steps.exporter(job, textfile))} &",
+        f"bash -c {sh(steps.exporter(job, textfile))} &",
         "EXPORTER=$!",
         steps.exporter_check(job, textfile),
         'HEAD=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
@@ -108,21 +111,9 @@ def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
     return config
 
 
-class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings (setup, run) as YAML literal blocks, the way SkyPilot's docs write them."""
-
-
-_BlockDumper.add_representer(
-    str,
-    lambda dumper, value: dumper.represent_scalar(
-        "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None
-    ),
-)
-
-
 def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     config = task_config(plan, textfile, cloud.get("gpuwise_pip") or "gpuwise")
-    plan.files[TASK] = yaml.dump(config, Dumper=_BlockDumper, sort_keys=False, width=1000)
+    plan.files[TASK] = yaml_document(config)  # setup and run as literal blocks, as SkyPilot's docs write them
     name = cluster_name(plan)
     plan.creates.append(
         Created(
@@ -140,7 +131,9 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
             )
         )
     plan.notes.append(
-        _("launch by hand: {command}").format(command=f"sky launch -c {name} {plan.out / TASK}")
+        _("launch by hand: {command}").format(
+            command=sh_words(["sky", "launch", "-c", name, plan.out / TASK])
+        )
     )
     plan.notes.append(_("preflight reports stay on each node in {folder} (fetch: {command})").format(
         folder=f"{NODE_OUT}/{plan.job.name}/preflight", command=f"rsync -Pavz {name}:{NODE_OUT}/ ."))  # fmt: skip

@@ -13,7 +13,6 @@ or project folder): `job.sbatch` (standard Slurm only: sbatch directives, srun, 
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInput
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
+from gpuwise.launch.quoting import json_text, sbatch_directive, sh, sh_words
 
 SCRIPT, NODE_SCRIPT = "job.sbatch", "node.sh"
 
@@ -43,27 +43,27 @@ def _dataset_path(plan: LaunchPlan) -> str | None:
 def _file_sd_code(port: int, name: str) -> str:
     """Python that turns host names (stdin) into a Prometheus file_sd targets list."""
     return (
-        f'import json, sys; print(json.dumps([{{"targets": [h + ":{port}" for h in sys.stdin.read().split()], '
-        f'"labels": {{"job": "gpuwise-{name}"}}}}]))'
+        f'import json, sys; print(json.dumps([{{"targets": [h + {json_text(f":{port}")} for h in sys.stdin.read().split()], '
+        f'"labels": {json_text({"job": f"gpuwise-{name}"})}}}]))'
     )
 
 
 def node_script(plan: LaunchPlan, textfile: bool) -> str:
-    job, q = plan.job, shlex.quote
+    job = plan.job
     data = _dataset_path(plan)
     check_data = steps.dataset_check(job, data) if data and job.dataset.kind != "object-store" else ":"
     workdir = str(Path(job.workdir or ".").expanduser().absolute())
-    train = job.torchrun("$SLURM_JOB_NUM_NODES", f'"$HEAD:{job.rdzv_port}"', '"gw-$SLURM_JOB_ID"')
-    setup = "\n".join(job.setup) or ":"
+    train = job.torchrun('"$SLURM_JOB_NUM_NODES"', f'"$HEAD:{job.rdzv_port}"', '"gw-$SLURM_JOB_ID"')
     return "\n".join(
         [
             "#!/bin/bash",
             "# Written by `gpuwise launch --target slurm`: what each step of job.sbatch runs on a node.",
             "set -uo pipefail",
             "NODE=${SLURMD_NODENAME:-$(hostname)}",
-            'case "$1" in',
-            "setup)\nset -e",
-            setup,
+            "export NODE",
+            'case "${1:-}" in',
+            "setup)",
+            f"exec {steps.user_setup(job)}" if job.setup else ":",
             ";;",
             "preflight)",
             check_data,
@@ -76,10 +76,10 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
             steps.exporter_check(job, textfile),
             ";;",
             "targets)",
-            f'scontrol show hostnames "$SLURM_JOB_NODELIST" | "$PYTHON" -c {q(_file_sd_code(job.exporter_port, job.name))}',
+            f'scontrol show hostnames "$SLURM_JOB_NODELIST" | "$PYTHON" -c {sh(_file_sd_code(job.exporter_port, job.name))}',
             ";;",
             "train)",
-            f"cd {q(workdir)} || exit 1",
+            f"cd {sh(workdir)} || exit 1",
             f"exec {train}",
             ";;",
             '*) echo "usage: node.sh setup|preflight|exporter|check-exporter|targets|train" >&2; exit 2 ;;',
@@ -90,23 +90,27 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
 
 
 def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
-    job, out, q = plan.job, str(plan.out), shlex.quote
-    directives = [f"--job-name=gw-{job.name}", f"--nodes={job.nodes}", "--ntasks-per-node=1",
-                  f"--output={out}/slurm-%j.out"]  # fmt: skip
+    job, out = plan.job, str(plan.out)
+    directives = [
+        sbatch_directive("job-name", f"gw-{job.name}", "name"),
+        sbatch_directive("nodes", job.nodes, "nodes"),
+        sbatch_directive("ntasks-per-node", 1, "ntasks-per-node"),
+        sbatch_directive("output", out, "--out", suffix="/slurm-%j.out"),
+    ]
     options = dict(sbatch_options)
     if job.gpus_per_node and options.pop("gres", True):  # --no-gres: a cluster without GPU GRES configured
-        directives.append(f"--gpus-per-node={job.gpus_per_node}")
-    directives += [f"--{k}={v}" for k, v in options.items() if v and k != "gres"]
+        directives.append(sbatch_directive("gpus-per-node", job.gpus_per_node, "gpus_per_node"))
+    directives += [sbatch_directive(k, v, f"--{k}") for k, v in options.items() if v and k != "gres"]
     # a container image runs the training step through pyxis/enroot, NVIDIA's Slurm container plugin
-    container = f" --container-image={q(job.image)}" if job.image else ""
+    container = f" --container-image={sh(job.image)}" if job.image else ""
     node = f'bash "$OUT/{NODE_SCRIPT}"'
-    lines = ["#!/bin/bash", *(f"#SBATCH {d}" for d in directives)]
+    lines = ["#!/bin/bash", *directives]
     lines += [
         "# Written by `gpuwise launch --target slurm`. Standard Slurm only: sbatch, srun, scontrol.",
         "set -uo pipefail",
-        f"OUT={q(out)}",
-        f"GPUWISE={q(_gpuwise())}",
-        f"PYTHON={q(str(Path(sys.executable).absolute()))}",
+        f"OUT={sh(out)}",
+        f"GPUWISE={sh(_gpuwise())}",
+        f"PYTHON={sh(Path(sys.executable).absolute())}",
         'HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
         "export OUT GPUWISE PYTHON HEAD",
         *steps.env_exports(job, _dataset_path(plan)),
@@ -152,7 +156,7 @@ def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
             ),
         )  # fmt: skip
     )
-    plan.notes.append(_("submit by hand: {command}").format(command=f"sbatch {plan.out / SCRIPT}"))
+    plan.notes.append(_("submit by hand: {command}").format(command=sh_words(["sbatch", plan.out / SCRIPT])))
 
 
 def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict:

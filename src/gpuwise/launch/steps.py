@@ -7,9 +7,8 @@ GPUWISE (the gpuwise command), PYTHON, OUT (the folder for reports, shared or pe
 
 from __future__ import annotations
 
-import shlex
-
 from gpuwise.launch.job import Job
+from gpuwise.launch.quoting import sh, sh_say, yaml_document
 
 DASHBOARD = "dashboards/gpuwise.json (Grafana; import it, its panels use dcgm-exporter's metric names)"
 EXPORTER_WAIT_S = 60
@@ -17,7 +16,7 @@ EXPORTER_WAIT_S = 60
 
 def preflight(job: Job) -> str:
     """`gpuwise doctor --expect` on this node; a critical finding (exit 2) or a failed run aborts."""
-    expect = shlex.quote(job.preflight_expect())
+    expect = sh(job.preflight_expect())
     return "\n".join(
         [
             'mkdir -p "$OUT/preflight" && rm -f "$OUT/preflight/$NODE.json"',
@@ -35,8 +34,15 @@ def preflight(job: Job) -> str:
 
 def dataset_check(job: Job, path: str) -> str:
     """The dataset must be readable on the node before hours of allocation start."""
-    p = shlex.quote(path)
-    return f'if [ ! -r {p} ]; then echo "gpuwise preflight: dataset {path} is not readable on $NODE" >&2; exit 1; fi'
+    p = sh(path)
+    say = sh_say("gpuwise preflight: dataset %s is not readable on %s", p, '"$NODE"', err=True)
+    return f"if [ ! -r {p} ]; then {say}; exit 1; fi"
+
+
+def user_setup(job: Job) -> str:
+    """The job's own setup commands (shell by design), run by their own `bash -e` so that they cannot change
+    the structure of the generated script around them (end a `case` branch, skip the preflight)."""
+    return f"bash -e -c {sh(chr(10).join(job.setup))}"
 
 
 def exporter(job: Job, textfile: bool) -> str:
@@ -55,7 +61,7 @@ def exporter_check(job: Job, textfile: bool) -> str:
         target = '"$OUT/monitoring/textfile-$NODE/gpuwise.prom"'
         return "\n".join(
             [
-                f"for i in $(seq {EXPORTER_WAIT_S * 2}); do [ -s {target} ] && break; sleep 0.5; done",
+                f"for _ in $(seq {EXPORTER_WAIT_S * 2}); do [ -s {target} ] && break; sleep 0.5; done",
                 f'if [ -s {target} ]; then cp {target} "$OUT/monitoring/$NODE.prom"; '
                 'echo "gpuwise monitoring: $NODE textfile written"; '
                 'else echo "gpuwise monitoring: no textfile from $NODE" >&2; fi',
@@ -73,7 +79,7 @@ def exporter_check(job: Job, textfile: bool) -> str:
     return "\n".join(
         [
             'mkdir -p "$OUT/monitoring"',
-            f'if "$PYTHON" -c {shlex.quote(fetch)} > "$OUT/monitoring/$NODE.prom"; then',
+            f'if "$PYTHON" -c {sh(fetch)} > "$OUT/monitoring/$NODE.prom"; then',
             f'  echo "gpuwise monitoring: exporter on $NODE answered on :{job.exporter_port}"',
             "else",
             f'  echo "gpuwise monitoring: exporter on $NODE did not answer on :{job.exporter_port}" >&2',
@@ -84,18 +90,17 @@ def exporter_check(job: Job, textfile: bool) -> str:
 
 def scrape_config(job: Job, targets: list[str] | None, file_sd: str | None = None) -> str:
     """A Prometheus scrape_configs entry for the job's exporters."""
-    lines = ["scrape_configs:", f"  - job_name: gpuwise-{job.name}", "    scrape_interval: 15s"]
+    entry: dict = {"job_name": f"gpuwise-{job.name}", "scrape_interval": "15s"}
     if file_sd:
-        lines += ["    file_sd_configs:", f"      - files: [{file_sd}]"]
+        entry["file_sd_configs"] = [{"files": [file_sd]}]
     else:
-        shown = ", ".join(f'"{t}:{job.exporter_port}"' for t in targets or [])
-        lines += ["    static_configs:", f"      - targets: [{shown}]"]
-    return "\n".join(lines)
+        entry["static_configs"] = [{"targets": [f"{t}:{job.exporter_port}" for t in targets or []]}]
+    return yaml_document({"scrape_configs": [entry]}).rstrip("\n")
 
 
 def env_exports(job: Job, dataset_path: str | None) -> list[str]:
     """The job's environment, plus GPUWISE_DATASET: where the training script finds the data on this target."""
-    out = [f"export {k}={shlex.quote(v)}" for k, v in job.env.items()]
+    out = [f"export {k}={sh(v)}" for k, v in job.env.items()]  # k: an environment name (job.py checks it)
     if dataset_path:
-        out.append(f"export GPUWISE_DATASET={shlex.quote(dataset_path)}")
+        out.append(f"export GPUWISE_DATASET={sh(dataset_path)}")
     return out

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import base64
 import json
-import shlex
 
 from gpuwise.errors import MissingDependencyError, UserInputError
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
+from gpuwise.launch.quoting import json_text, sh, sh_comment, sh_say, sh_words
 
 REQUEST, USER_DATA = "run-instances.json", "user-data.sh"
 NODE_OUT = "/var/log/gpuwise-launch"
@@ -38,36 +38,40 @@ def _models():
 
 def user_data(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> str:
     """The boot script (cloud-init runs it as root on every instance)."""
-    job, ds, q = plan.job, plan.job.dataset, shlex.quote
+    job, ds = plan.job, plan.job.dataset
     lines = [
         "#!/bin/bash",
-        f"# Written by `gpuwise launch --target tencent` for {job.name}: mount, preflight, exporter.",
+        sh_comment(f"Written by `gpuwise launch --target tencent` for {job.name}: mount, preflight, exporter."),
         "set -uo pipefail",
-        f"OUT=${{GPUWISE_LAUNCH_OUT:-{NODE_OUT}/{job.name}}}",
+        f"DEFAULT_OUT={sh(f'{NODE_OUT}/{job.name}')}",
+        'OUT=${GPUWISE_LAUNCH_OUT:-$DEFAULT_OUT}',
         "NODE=$(hostname)",
         "export OUT NODE GPUWISE=gpuwise PYTHON=python3",
         'mkdir -p "$OUT"',
         *steps.env_exports(job, ds.mount if ds is not None and ds.kind != "object-store" else (ds.source if ds else None)),
     ]  # fmt: skip
     if ds is not None and ds.kind == "nfs":
-        mount = f"mount -t nfs -o vers=4.0,noresvport {q(ds.nfs_export)} {q(ds.mount)}"  # CFS's documented options
+        mount = f"mount -t nfs -o vers=4.0,noresvport {sh(ds.nfs_export)} {sh(ds.mount)}"  # CFS's documented options
+        skipped = sh_say(
+            "gpuwise launch: dataset mount skipped (%s): %s", sh(mount), '"$GPUWISE_LAUNCH_SKIP_MOUNT"'
+        )
+        failed = sh_say("gpuwise launch: cannot mount %s", sh(ds.nfs_export), err=True)
         lines += [
             "# the dataset: a CFS (NFS) file system",
             'if [ -n "${GPUWISE_LAUNCH_SKIP_MOUNT:-}" ]; then',
-            f'  echo "gpuwise launch: dataset mount skipped ({mount}): $GPUWISE_LAUNCH_SKIP_MOUNT"',
+            f"  {skipped}",
             "else",
-            f"  mkdir -p {q(ds.mount)} && {mount} || {{ echo \"gpuwise launch: cannot mount {ds.nfs_export}\" >&2; "
-            'touch "$OUT/preflight-failed"; exit 1; }',
+            f'  mkdir -p {sh(ds.mount)} && {mount} || {{ {failed}; touch "$OUT/preflight-failed"; exit 1; }}',
             "fi",
         ]  # fmt: skip
     lines += [
-        f"command -v gpuwise >/dev/null || pip3 install -q {q(gpuwise_pip)} || "
+        f"command -v gpuwise >/dev/null || pip3 install -q {sh(gpuwise_pip)} || "
         '{ echo "gpuwise launch: cannot install gpuwise" >&2; exit 1; }',
         "preflight() {",
         steps.preflight(job),
         "}",
         'if ! (preflight); then touch "$OUT/preflight-failed"; exit 1; fi',
-        f'nohup sh -c {q(steps.exporter(job, textfile))} > "$OUT/exporter.log" 2>&1 &',
+        f'nohup sh -c {sh(steps.exporter(job, textfile))} > "$OUT/exporter.log" 2>&1 &',
         'echo $! > "$OUT/exporter.pid"',
         steps.exporter_check(job, textfile),
         "",
@@ -142,7 +146,7 @@ def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool):
 
 def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     req = request(plan, textfile, cloud, dry_run=True)
-    plan.files[REQUEST] = json.dumps(_without_nulls(json.loads(req.to_json_string())), indent=2) + "\n"
+    plan.files[REQUEST] = json_text(_without_nulls(json.loads(req.to_json_string())), indent=2) + "\n"
     plan.resources.zone = req.Placement.Zone
     plan.files[USER_DATA] = base64.b64decode(req.UserData).decode()
     region = region_of(req.Placement.Zone)
@@ -151,7 +155,8 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
             _("CVM instance x {n}").format(n=plan.job.nodes),
             f"gw-{plan.job.name} ({plan.resources.instance_type}, {req.Placement.Zone})",
             _("{command}  (or: {native})").format(
-                command=f"gpuwise launch --down tencent:{region}/INSTANCE_IDS", native="TerminateInstances"
+                command=sh_words(["gpuwise", "launch", "--down", f"tencent:{region}/INSTANCE_IDS"]),
+                native="TerminateInstances",
             ),
         )  # fmt: skip
     )
@@ -160,7 +165,7 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
                             "the job (use --target skypilot to run a container)").format(
                               image=plan.job.image, image_id=req.ImageId))  # fmt: skip
     head = "<private IP of the first instance>"  # stays English: a placeholder in a command the user edits
-    torchrun = plan.job.torchrun(str(plan.job.nodes), f"{head}:{plan.job.rdzv_port}", plan.job.name)
+    torchrun = plan.job.torchrun(str(plan.job.nodes), f"{head}:{plan.job.rdzv_port}", sh(plan.job.name))
     plan.notes += [
         _("instances use the zone's default VPC and subnet; the security group must allow TCP "
           "{rdzv_port} (rendezvous) and {exporter_port} (exporter) inside the VPC").format(
@@ -234,7 +239,7 @@ def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
     ids = list(resp.InstanceIdSet or [])
     launch_id = f"tencent:{region}/{','.join(ids)}"
     plan.creates[0].id = launch_id
-    plan.creates[0].delete = f"gpuwise launch --down {launch_id}"
+    plan.creates[0].delete = sh_words(["gpuwise", "launch", "--down", launch_id])
     return {"id": launch_id, "instances": ids, "request_id": resp.RequestId}
 
 
