@@ -20,7 +20,8 @@ metrics add clock-event reasons, per-process GPU memory, driver/CUDA/PCIe facts 
 signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
 
 Ships with dashboards/gpuwise.json (Grafana) and dashboards/gpuwise-rules.yml (alerting rules).
-Exit codes: 0 = stopped (Ctrl-C / SIGTERM); 3 = could not run (bad option, port taken, bad recording)."""
+Exit codes: 130 = stopped by Ctrl-C (SIGINT), 143 = stopped by SIGTERM (after a clean shutdown);
+3 = could not run (bad option, port taken, bad recording)."""
 )
 
 
@@ -55,7 +56,6 @@ def export(
         None, "--tls-key", help=N_("The certificate's PEM key (if not in --tls-cert).")
     ),
 ) -> None:
-    import signal
     import sys
     import threading
 
@@ -83,8 +83,7 @@ def export(
     src = open_source(source)
     registry = CollectorRegistry()
     registry.register(GpuCollector(src))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = threading.Event()  # never set: SIGINT/SIGTERM raise here (gpuwise.interrupts) and exit 130/143
     try:
         if textfile is not None:
             if once:
