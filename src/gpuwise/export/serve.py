@@ -16,15 +16,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
-from gpuwise.export import http_server
+from gpuwise.export import exposition, http_server
 from gpuwise.i18n import _
 
 TEXTFILE_NAME = "gpuwise.prom"
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # the Prometheus text format
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -79,7 +78,7 @@ def metrics_handler(
             body = render()
         except Exception as exc:  # a collector bug costs this scrape, not the exporter
             return http_server.Response("500 Internal Server Error", text, f"{type(exc).__name__}\n".encode())
-        headers = [("Content-Type", CONTENT_TYPE)]
+        headers = [("Content-Type", exposition.CONTENT_TYPE)]
         if "gzip" in request.headers.get("accept-encoding", ""):
             body = gzip.compress(body, compresslevel=1)
             headers.append(("Content-Encoding", "gzip"))
@@ -110,7 +109,7 @@ def start_server(
                 _("cannot load the TLS certificate {certfile}: {exc}").format(certfile=certfile, exc=exc),
                 _("pass a PEM certificate and its key"),
             ) from exc
-    handle = metrics_handler(lambda: generate_latest(registry), auth)
+    handle = metrics_handler(lambda: exposition.render(registry), auth)
     try:
         httpd = http_server.MetricsServer(address, port, handle, ssl_context=context, limits=limits)
     except OSError as exc:
@@ -128,7 +127,7 @@ def start_server(
 def write_textfile(registry: CollectorRegistry, directory: Path) -> Path:
     """One scrape written atomically to DIR/gpuwise.prom (node_exporter ignores the .tmp file meanwhile)."""
     path = directory / TEXTFILE_NAME
-    write_text_atomic(path, generate_latest(registry).decode("utf-8"))
+    write_text_atomic(path, exposition.render(registry).decode("utf-8"))
     return path
 
 
