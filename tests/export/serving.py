@@ -17,12 +17,14 @@ H200 = str(CAPTURES / "h200-1gpu-kvm-vm")
 
 
 def serve(*args: str, env: dict[str, str] | None = None, source: str = H200) -> tuple[subprocess.Popen, str]:
-    """An exporter replaying `source` on a free loopback port; (process, metrics URL)."""
+    """An exporter replaying `source` on a free loopback port; (process, metrics URL).
+
+    `env` replaces the environment (PATH and the like are kept from this one)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpuwise.cli", "export", "--from", source, "--listen", "127.0.0.1:0", *args],
         stderr=subprocess.PIPE,
         text=True,
-        env=None if env is None else {**os.environ, **env},
+        env=None if env is None else {**_base_env(), **env},
     )
     line = proc.stderr.readline()
     m = re.search(r"(https?://127\.0\.0\.1:\d+/metrics)", line)
@@ -30,6 +32,11 @@ def serve(*args: str, env: dict[str, str] | None = None, source: str = H200) -> 
         proc.kill()
         pytest.fail(f"exporter did not start: {line}{proc.stderr.read()}")
     return proc, m.group(1)
+
+
+def _base_env() -> dict[str, str]:
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "TMPDIR")
+    return {k: v for k, v in os.environ.items() if k in keep}
 
 
 def stop(proc: subprocess.Popen, timeout: float = 20) -> int:

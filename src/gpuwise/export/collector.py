@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.registry import Collector
@@ -135,9 +136,10 @@ GPUWISE_METRICS: list[tuple[str, str, str, Callable[[GpuSample], float | None]]]
 class GpuCollector(Collector):
     """`collect()` reads the source once and turns the reading into metric families."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, job_labels: dict[str, str] | None = None) -> None:
         self.source = source
         self.config = signals.load_config()
+        self.job_labels = dict(job_labels or {})  # added to every per-GPU series (--job-labels)
         self._lock = threading.Lock()
         self.reads = 0
         self.read_errors = 0
@@ -156,7 +158,7 @@ class GpuCollector(Collector):
             self.reads += 1
             self.read_errors += bool(snap.error)
             reads, errors = self.reads, self.read_errors
-        yield from metric_families(snap, self.config)
+        yield from metric_families(snap, self.config, self.job_labels)
         health = GaugeMetricFamily("gpuwise_exporter_read_ok", "1 if the last read of the GPUs worked.")
         health.add_metric([], 0.0 if snap.error else 1.0)
         yield health
@@ -173,52 +175,69 @@ class GpuCollector(Collector):
         )
 
 
-def metric_families(snap: Snapshot, config: signals.SignalConfig) -> Iterator:
+def metric_families(
+    snap: Snapshot, config: signals.SignalConfig, job_labels: dict[str, str] | None = None
+) -> Iterator:
     """Every family for one snapshot (none when the read failed: never stale data)."""
     if snap.error and not snap.gpus:
         return
-    host = snap.hostname
+    lb = SeriesLabels(snap.hostname, dict(job_labels or {}))
     for name, help_text, value_of in DCGM_METRICS:
         fam = (
-            ExactNameCounter(name, help_text, DCGM_LABELS)
+            ExactNameCounter(name, help_text, lb.dcgm_names)
             if name in DCGM_COUNTERS
-            else GaugeMetricFamily(name, help_text, labels=DCGM_LABELS)
+            else GaugeMetricFamily(name, help_text, labels=lb.dcgm_names)
         )
         for g in snap.gpus:
             value = value_of(g)
             if value is not None:
-                fam.add_metric(_dcgm_labels(g, host), float(value))
+                fam.add_metric(lb.dcgm(g), float(value))
         yield fam
     for name, unit, help_text, value_of in GPUWISE_METRICS:
-        fam = GaugeMetricFamily(name, help_text, labels=GPU_LABELS, unit=unit)
+        fam = GaugeMetricFamily(name, help_text, labels=lb.gpu_names, unit=unit)
         for g in snap.gpus:
             value = value_of(g)
             if value is not None:
-                fam.add_metric(_gpu_labels(g, host), float(value))
+                fam.add_metric(lb.gpu(g), float(value))
         yield fam
-    yield _info(snap)
-    yield _clock_reasons(snap)
-    yield from _processes(snap)
-    yield _signals(snap, config)
+    yield _info(snap, lb)
+    yield _clock_reasons(snap, lb)
+    yield from _processes(snap, lb)
+    yield _signals(snap, config, lb)
 
 
-def _dcgm_labels(g: GpuSample, host: str) -> list[str]:
-    return [str(g.index), g.uuid or "", g.pci_bus_id or "", f"nvidia{g.index}", g.name or "", host]
+@dataclass(frozen=True)
+class SeriesLabels:
+    """The labels of per-GPU series: dcgm-exporter's (or gpuwise's shorter set), then any job labels."""
+
+    host: str
+    job: dict[str, str]
+
+    @property
+    def dcgm_names(self) -> list[str]:
+        return [*DCGM_LABELS, *self.job]
+
+    @property
+    def gpu_names(self) -> list[str]:
+        return [*GPU_LABELS, *self.job]
+
+    def dcgm(self, g: GpuSample) -> list[str]:
+        ids = [str(g.index), g.uuid or "", g.pci_bus_id or "", f"nvidia{g.index}", g.name or "", self.host]
+        return [*ids, *self.job.values()]
+
+    def gpu(self, g: GpuSample) -> list[str]:
+        return [str(g.index), g.uuid or "", g.name or "", self.host, *self.job.values()]
 
 
-def _gpu_labels(g: GpuSample, host: str) -> list[str]:
-    return [str(g.index), g.uuid or "", g.name or "", host]
-
-
-def _info(snap: Snapshot) -> InfoMetricFamily:
+def _info(snap: Snapshot, lb: SeriesLabels) -> InfoMetricFamily:
     fam = InfoMetricFamily(
         "gpuwise_gpu",
         "Facts that matter for tuning: driver, CUDA, PCIe maximum link, environment kind.",
-        labels=GPU_LABELS,
+        labels=lb.gpu_names,
     )
     for g in snap.gpus:
         fam.add_metric(
-            _gpu_labels(g, snap.hostname),
+            lb.gpu(g),
             {
                 "driver_version": snap.driver_version or "",
                 "cuda_version": snap.cuda_version or "",
@@ -231,22 +250,22 @@ def _info(snap: Snapshot) -> InfoMetricFamily:
     return fam
 
 
-def _clock_reasons(snap: Snapshot) -> GaugeMetricFamily:
+def _clock_reasons(snap: Snapshot, lb: SeriesLabels) -> GaugeMetricFamily:
     fam = GaugeMetricFamily(
         "gpuwise_clock_event_reason",
         "1 while NVML reports this clocks-event (throttle) reason active.",
-        labels=[*GPU_LABELS, "reason"],
+        labels=[*lb.gpu_names, "reason"],
     )
     for g in snap.gpus:
         if g.clock_event_mask is None:
             continue
         for bit, reason in CLOCK_EVENT_REASON_BITS.items():
-            fam.add_metric([*_gpu_labels(g, snap.hostname), reason], 1.0 if g.clock_event_mask & bit else 0.0)
+            fam.add_metric([*lb.gpu(g), reason], 1.0 if g.clock_event_mask & bit else 0.0)
     return fam
 
 
-def _processes(snap: Snapshot) -> Iterator[GaugeMetricFamily]:
-    labels = [*GPU_LABELS, "pid", "process"]
+def _processes(snap: Snapshot, lb: SeriesLabels) -> Iterator[GaugeMetricFamily]:
+    labels = [*lb.gpu_names, "pid", "process"]
     memory = GaugeMetricFamily(
         "gpuwise_process_gpu_memory_bytes", "GPU memory a process uses.", labels=labels, unit="bytes"
     )
@@ -258,7 +277,7 @@ def _processes(snap: Snapshot) -> Iterator[GaugeMetricFamily]:
     )
     for g in snap.gpus:
         for p in g.processes:
-            key = [*_gpu_labels(g, snap.hostname), str(p.pid), p.name or ""]
+            key = [*lb.gpu(g), str(p.pid), p.name or ""]
             if p.used_mib is not None:
                 memory.add_metric(key, p.used_mib * 2**20)
             if p.cpu_pct is not None:
@@ -267,14 +286,14 @@ def _processes(snap: Snapshot) -> Iterator[GaugeMetricFamily]:
     yield cpu
 
 
-def _signals(snap: Snapshot, config: signals.SignalConfig) -> GaugeMetricFamily:
+def _signals(snap: Snapshot, config: signals.SignalConfig, lb: SeriesLabels) -> GaugeMetricFamily:
     fam = GaugeMetricFamily(
         "gpuwise_signal",
         "1 while a tuning signal is on (ids and sources: gpuwise/export/data/signals.yaml).",
-        labels=[*GPU_LABELS, "signal"],
+        labels=[*lb.gpu_names, "signal"],
     )
     for g in snap.gpus:
         for sid, on in signals.evaluate(g, config).items():
             if on is not None:
-                fam.add_metric([*_gpu_labels(g, snap.hostname), sid], 1.0 if on else 0.0)
+                fam.add_metric([*lb.gpu(g), sid], 1.0 if on else 0.0)
     return fam
