@@ -1,8 +1,9 @@
 """`gpuwise export` under load (issue 28): idle connections cost descriptors, never threads or scrapes.
 
 1,000 TCP connections that never send a byte are held open against a plain exporter and 1,000 against a
-TLS one (for TLS that is 1,000 clients that never send a ClientHello); scrapes must keep answering, the
-exporter's thread count must stay bounded, and SIGTERM / SIGINT must stop it cleanly with 143 / 130.
+TLS one (for TLS that is 1,000 clients that never send a ClientHello), plus 100 each that send half a
+request (half a ClientHello) and stall; scrapes must keep answering, the exporter's thread count must
+stay bounded, and SIGTERM / SIGINT must stop it cleanly with 143 / 130.
 """
 
 from __future__ import annotations
@@ -44,9 +45,16 @@ def scrape_times(url: str, context: ssl.SSLContext | None, n: int = 10) -> list[
     return took
 
 
-def hold_idle(port: int, n: int, stack: contextlib.ExitStack) -> None:
+STALLED = 100
+HALF_REQUEST = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # no blank line: never complete
+HALF_CLIENT_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"  # a TLS record header and a few bytes
+
+
+def hold_idle(port: int, n: int, stack: contextlib.ExitStack, first: bytes = b"") -> None:
     for _ in range(n):
-        stack.enter_context(socket.create_connection(("127.0.0.1", port), timeout=10))
+        s = stack.enter_context(socket.create_connection(("127.0.0.1", port), timeout=10))
+        if first:
+            s.sendall(first)
 
 
 def raise_fd_limit(needed: int) -> None:
@@ -65,8 +73,10 @@ def test_idle_plain_and_tls_connections_do_not_stop_scrapes(tmp_path):
     bound = default_limits().workers + 4  # workers + accept thread + main (+ NVML event thread live)
     try:
         with contextlib.ExitStack() as idle:
-            for url in (plain_url, tls_url):
-                hold_idle(int(url.rsplit(":", 1)[1].split("/")[0]), IDLE, idle)
+            for url, stalled in ((plain_url, HALF_REQUEST), (tls_url, HALF_CLIENT_HELLO)):
+                port = int(url.rsplit(":", 1)[1].split("/")[0])
+                hold_idle(port, IDLE, idle)
+                hold_idle(port, STALLED, idle, first=stalled)  # more than the workers: each stalls
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and min(open_fds(plain.pid), open_fds(tls.pid)) < IDLE:
                 time.sleep(0.2)  # the exporters have accepted (and hold) every idle connection
@@ -74,7 +84,8 @@ def test_idle_plain_and_tls_connections_do_not_stop_scrapes(tmp_path):
             for proc, url, context in ((plain, plain_url, None), (tls, tls_url, tls_context)):
                 took = scrape_times(url, context)
                 print(  # shown with -s: the numbers the README quotes
-                    f"{url}: {IDLE} idle, {open_fds(proc.pid)} fds, {threads(proc.pid)} threads, scrape median"
+                    f"{url}: {IDLE} idle + {STALLED} stalled, {open_fds(proc.pid)} fds, {threads(proc.pid)} threads,"
+                    " scrape median"
                     f" {1000 * statistics.median(took):.1f} ms, max {1000 * max(took):.1f} ms"
                 )
                 # load-robust: seven other test runs share these cores

@@ -79,15 +79,37 @@ def test_a_connection_that_never_sends_is_closed_after_the_idle_timeout(server):
         assert 0.4 <= time.monotonic() - started < 5.0
 
 
-def test_a_stalled_request_frees_its_worker_at_the_read_deadline(server):
-    # one worker: a client that sends half a request holds it for read_timeout_s at most
-    with socket.create_connection(("127.0.0.1", server.server_port)) as slow:
-        slow.sendall(b"GET /metrics HT")
-        time.sleep(0.1)
-        started = time.monotonic()
-        assert get(server.server_port).startswith(b"HTTP/1.1 200 OK")
-        assert time.monotonic() - started < 5.0
-        assert closed_by_server(slow, 5.0)
+def test_stalled_requests_hold_no_worker_and_are_cut_at_the_read_deadline():
+    # one worker and a 5 s read deadline: 20 clients that send half a request and stall must not make
+    # a complete request wait for them (a worker per connection would take 5 s per stalled client)
+    limits = Limits(
+        max_connections=64,
+        workers=1,
+        handshake_timeout_s=5.0,
+        read_timeout_s=5.0,
+        idle_timeout_s=60.0,
+        max_request_bytes=1024,
+    )
+    httpd = MetricsServer("127.0.0.1", 0, lambda req: Response("200 OK", [], b"ok"), limits=limits)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with contextlib.ExitStack() as stack:
+            slow = [
+                stack.enter_context(socket.create_connection(("127.0.0.1", httpd.server_port)))
+                for _ in range(20)
+            ]
+            for s in slow:
+                s.sendall(b"GET /metrics HT")
+            time.sleep(0.2)
+            started = time.monotonic()
+            assert get(httpd.server_port).startswith(b"HTTP/1.1 200 OK")
+            assert time.monotonic() - started < 2.5  # well under the 5 s one stalled client could hold
+            assert closed_by_server(slow[0], 15.0)  # cut at its deadline, not held forever
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(10)
 
 
 def test_oversized_and_malformed_requests_get_4xx(server):
