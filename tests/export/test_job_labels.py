@@ -95,3 +95,25 @@ def test_without_the_flag_the_environment_adds_no_labels():
         assert "hpc_job" not in util.labels and "rank" not in util.labels
     finally:
         stop(proc)
+
+
+def test_hostile_label_values_are_escaped_and_parse_back():
+    from pathlib import Path
+
+    from prometheus_client import CollectorRegistry
+
+    from gpuwise.export.collector import GpuCollector
+    from gpuwise.export.exposition import render
+    from gpuwise.export.sources import ReplaySource, load_frames
+    from tests.export.serving import H200
+
+    name = 'eval "quoted" \\ back\nslash}{'
+    registry = CollectorRegistry()
+    registry.register(
+        GpuCollector(
+            ReplaySource(load_frames(Path(H200)), "h200"), from_environment({"SLURM_JOB_NAME": name})
+        )
+    )
+    families = {f.name: f.samples for f in text_string_to_metric_families(render(registry).decode())}
+    (util,) = families["DCGM_FI_DEV_GPU_UTIL"]
+    assert util.labels["hpc_job_name"] == name.strip()
