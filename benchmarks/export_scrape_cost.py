@@ -34,9 +34,10 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 
 from gpuwise.export.collector import GpuCollector
+from gpuwise.export.exposition import render
 from gpuwise.export.replay_csv import snapshots_from_query_csv
 from gpuwise.export.sample import ProcessSample, Snapshot
 from gpuwise.export.sources import LiveSource, ReplaySource, load_frames
@@ -80,8 +81,8 @@ def in_process(live: bool, n: int) -> list[float]:
     source = LiveSource() if live else ReplaySource([eight_gpu_frame()], "8 GPUs replayed")
     registry = CollectorRegistry()
     registry.register(GpuCollector(source))
-    generate_latest(registry)  # warm-up (imports, first-time caches)
-    return cpu_ms_per_call(lambda: generate_latest(registry), n)
+    render(registry)  # warm-up (imports, first-time caches)
+    return cpu_ms_per_call(lambda: render(registry), n)
 
 
 def served(live: bool, n: int, idle_s: float) -> tuple[list[float], float | None]:

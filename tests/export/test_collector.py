@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import CAPTURES
-from gpuwise.export.collector import DCGM_LABELS, GpuCollector
+from gpuwise.export.collector import DCGM_COUNTERS, DCGM_LABELS, GpuCollector
+from gpuwise.export.exposition import render
 from gpuwise.export.sample import Snapshot
 from gpuwise.export.serve import write_textfile
 from gpuwise.export.sources import ReplaySource, load_frames
@@ -21,7 +23,7 @@ H200 = CAPTURES / "h200-1gpu-kvm-vm"
 def scrape(source) -> dict[str, list]:
     registry = CollectorRegistry()
     registry.register(GpuCollector(source))
-    text = generate_latest(registry).decode()
+    text = render(registry).decode()
     return {f.name: f.samples for f in text_string_to_metric_families(text)}
 
 
@@ -81,7 +83,7 @@ def test_each_scrape_reads_the_source_once():
     registry = CollectorRegistry()
     registry.register(GpuCollector(source))
     for _ in range(3):
-        generate_latest(registry)
+        render(registry)
     assert source._next == 3
 
 
@@ -95,14 +97,23 @@ def test_textfile_is_written_atomically_and_parses(tmp_path):
 
 
 # promtool's linter flags exactly what dcgm-exporter compatibility requires: its camelCase labels (which
-# gpuwise_* metrics share so they join with DCGM_FI_* ones) and its PCIE_REPLAY_COUNTER name. Anything
-# else it says is a real problem in our output.
+# gpuwise_* metrics share so they join with DCGM_FI_* ones), its counters' names without _total, and its
+# PCIE_REPLAY_COUNTER name. Anything else it says (a gpuwise_* counter or unit problem) is a real one.
 CAMEL_CASE_LABELS = "label names should be written in 'snake_case' not 'camelCase'"
-DCGM_COMPAT_LINT = {
-    "DCGM_FI_*": CAMEL_CASE_LABELS,
-    "gpuwise_*": CAMEL_CASE_LABELS,
-    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "metric name should not include type 'counter'",
-}
+NO_TOTAL_SUFFIX = 'counter metrics should have "_total" suffix'
+
+
+def expected_lint(name: str) -> set[str]:
+    if name.startswith("gpuwise_"):
+        return {CAMEL_CASE_LABELS}
+    if not name.startswith("DCGM_FI_"):
+        return set()
+    allowed = {CAMEL_CASE_LABELS}
+    if name in DCGM_COUNTERS:
+        allowed.add(NO_TOTAL_SUFFIX)
+    if name == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER":
+        allowed.add("metric name should not include type 'counter'")
+    return allowed
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed (make test installs it)")
@@ -118,11 +129,26 @@ def test_textfile_passes_promtool_check_metrics(tmp_path):
     assert problems, "the dcgm-compatible camelCase labels are expected to be flagged"
     for line in problems:
         name, _, message = line.partition(" ")
-        family = (
-            "DCGM_FI_*"
-            if name.startswith("DCGM_FI_")
-            else "gpuwise_*"
-            if name.startswith("gpuwise_")
-            else None
-        )
-        assert message in (DCGM_COMPAT_LINT.get(family), DCGM_COMPAT_LINT.get(name)), line
+        assert message in expected_lint(name), line
+
+
+def test_counters_are_counters_and_gpuwise_metrics_use_base_units():
+    registry = CollectorRegistry()
+    registry.register(GpuCollector(ReplaySource(load_frames(H200), "h200")))
+    text = render(registry).decode()
+    types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, flags=re.M))
+    # dcgm-exporter's counters keep its names byte for byte, typed counter, samples without _total
+    for name in DCGM_COUNTERS:
+        assert types[name] == "counter", name
+    assert re.search(r"^DCGM_FI_DEV_ECC_DBE_VOL_TOTAL\{.*\} 0\.0$", text, flags=re.M)
+    assert types["DCGM_FI_DEV_GPU_UTIL"] == "gauge" and types["DCGM_FI_DEV_PCIE_TX_THROUGHPUT"] == "gauge"
+    # gpuwise counters end in _total; gauges end in a base unit where they have one
+    assert types["gpuwise_exporter_reads_total"] == "counter"
+    assert re.search(r"^gpuwise_exporter_reads_total 1\.0$", text, flags=re.M)
+    gpuwise = {n for n in types if n.startswith("gpuwise_")}
+    assert not any(n.endswith(("_mib", "_mhz", "_percent")) for n in gpuwise), gpuwise
+    metrics = {f.name: f.samples for f in text_string_to_metric_families(text)}
+    assert metrics["gpuwise_sm_clock_max_hertz"][0].value == 1.98e9  # nvidia-smi: Max SM 1980 MHz
+    (total,) = metrics["gpuwise_memory_total_bytes"]
+    used, free = metrics["DCGM_FI_DEV_FB_USED"][0].value, metrics["DCGM_FI_DEV_FB_FREE"][0].value
+    assert total.value == (used + free) * 2**20

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import re
-import shutil
 import ssl
 import subprocess
 import sys
@@ -14,34 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTURES
-
-H200 = str(CAPTURES / "h200-1gpu-kvm-vm")
+from tests.export.serving import H200, make_cert, serve, stop
 
 
 def gpuwise(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, timeout=timeout
     )
-
-
-def serve(*args: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuwise.cli", "export", "--from", H200, "--listen", "127.0.0.1:0", *args],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    line = proc.stderr.readline()
-    m = re.search(r"(https?://127\.0\.0\.1:\d+/metrics)", line)
-    if m is None:
-        proc.kill()
-        pytest.fail(f"exporter did not start: {line}{proc.stderr.read()}")
-    return proc, m.group(1)
-
-
-def stop(proc: subprocess.Popen) -> int:
-    proc.terminate()  # SIGTERM: a clean stop, exit 0
-    return proc.wait(timeout=10)
 
 
 def test_basic_auth_rejects_without_and_serves_with_credentials(tmp_path):
@@ -57,19 +34,11 @@ def test_basic_auth_rejects_without_and_serves_with_credentials(tmp_path):
         with urllib.request.urlopen(request, timeout=10) as r:
             assert b"DCGM_FI_DEV_GPU_UTIL{" in r.read()
     finally:
-        assert stop(proc) == 0
+        assert stop(proc) == 143  # SIGTERM: a clean stop, the exit-code table's 143
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
 def test_tls_serves_https(tmp_path):
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )  # fmt: skip
+    cert, key = make_cert(tmp_path)
     proc, url = serve("--tls-cert", str(cert), "--tls-key", str(key))
     try:
         assert url.startswith("https://")

@@ -9,6 +9,7 @@ sent to its HTTP API and must return data.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -31,6 +32,13 @@ RULES = ROOT / "dashboards" / "gpuwise-rules.yml"
 # No real recording holds these (no XID happened; the recorded GPUs have no NVLink): their queries must
 # be valid PromQL, and the collector test checks the families are published without samples.
 NOT_IN_ANY_RECORDING = ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL")
+# the H200 exporter runs with --job-labels inside this (pretend) Slurm job; the V100 one without
+SLURM_JOB = {
+    "SLURM_JOB_ID": "4242",
+    "SLURM_JOB_NAME": "llama-pretrain",
+    "SLURM_PROCID": "0",
+    "SLURM_NODEID": "0",
+}
 
 pytestmark = [
     pytest.mark.slow,
@@ -54,7 +62,9 @@ def rule_exprs() -> list[str]:
 
 def as_promql(expr: str) -> str:
     """A dashboard expression with Grafana's variables set to 'everything'."""
-    return expr.replace("$Hostname", ".*").replace("$gpu", ".*").replace("$__rate_interval", "30s")
+    for variable in ("$hpc_job", "$Hostname", "$gpu"):
+        expr = expr.replace(variable, ".*")
+    return expr.replace("$__rate_interval", "30s")
 
 
 def rule_base(expr: str) -> str:
@@ -68,11 +78,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_exporter(recording: Path) -> tuple[subprocess.Popen, int]:
+def start_exporter(
+    recording: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuwise.cli", "export", "--from", str(recording), "--listen", "127.0.0.1:0"],
+        [
+            sys.executable,
+            "-m",
+            "gpuwise.cli",
+            "export",
+            "--from",
+            str(recording),
+            "--listen",
+            "127.0.0.1:0",
+            *args,
+        ],
         stderr=subprocess.PIPE,
         text=True,
+        env=None if env is None else {**os.environ, **env},
     )
     line = proc.stderr.readline()  # "gpuwise export: serving http://127.0.0.1:PORT/metrics ..."
     m = re.search(r"127\.0\.0\.1:(\d+)/metrics", line)
@@ -109,7 +132,7 @@ def prometheus(real, tmp_path_factory):
     work = tmp_path_factory.mktemp("gwexport-prom")
     procs = []
     try:
-        h200, p1 = start_exporter(CAPTURES / "h200-1gpu-kvm-vm")
+        h200, p1 = start_exporter(CAPTURES / "h200-1gpu-kvm-vm", "--job-labels", env=SLURM_JOB)
         procs.append(h200)
         v100, p2 = start_exporter(real / "nvidia_smi_xml/datakit_tesla-v100-pcie-32gb.xml")
         procs.append(v100)
@@ -158,6 +181,17 @@ def test_every_dashboard_and_rule_query_returns_data(prometheus):
     # the dcgm-compatible series carry dcgm-exporter's labels, from the capture's meta.json and XML
     (util,) = query(prometheus, 'DCGM_FI_DEV_GPU_UTIL{modelName="NVIDIA H200"}')
     assert util["metric"]["Hostname"] == "host-1" and util["metric"]["UUID"].startswith("GPU-")
+    # the dashboard's job variable narrows every panel to one job; 'All' (.*) keeps GPUs without one
+    assert util["metric"]["hpc_job"] == "4242" and util["metric"]["rank"] == "0"
+    one_job = [e.replace("$hpc_job", "4242") for e in dashboard_exprs()]
+    not_in_h200 = (*NOT_IN_ANY_RECORDING, "gpuwise_process_")  # the H200 capture has no GPU processes
+    empty = [
+        e
+        for e in map(as_promql, one_job)
+        if not query(prometheus, e) and not any(n in e for n in not_in_h200)
+    ]
+    assert empty == []
+    assert len(query(prometheus, 'DCGM_FI_DEV_GPU_UTIL{hpc_job=~".*"}')) == 2
 
 
 def test_dashboard_variables_and_rules_load(prometheus):

@@ -20,7 +20,8 @@ metrics add clock-event reasons, per-process GPU memory, driver/CUDA/PCIe facts 
 signals (gpuwise_signal). Each scrape reads the GPUs once; no background polling.
 
 Ships with dashboards/gpuwise.json (Grafana) and dashboards/gpuwise-rules.yml (alerting rules).
-Exit codes: 0 = stopped (Ctrl-C / SIGTERM); 3 = could not run (bad option, port taken, bad recording)."""
+Exit codes: 130 = stopped by Ctrl-C (SIGINT), 143 = stopped by SIGTERM (after a clean shutdown);
+3 = could not run (bad option, port taken, bad recording)."""
 )
 
 
@@ -54,14 +55,23 @@ def export(
     tls_key: Path = typer.Option(
         None, "--tls-key", help=N_("The certificate's PEM key (if not in --tls-cert).")
     ),
+    job_labels: bool = typer.Option(
+        False,
+        "--job-labels",
+        help=N_(
+            "Label every GPU series with the job it runs (hpc_job, hpc_job_name, rank, local_rank, "
+            "world_size, node_rank) from Slurm, torchrun or SkyPilot variables in this environment."
+        ),
+    ),
 ) -> None:
-    import signal
+    import os
     import sys
     import threading
 
     from prometheus_client import CollectorRegistry
 
     from gpuwise.errors import UserInputError
+    from gpuwise.export import job_labels as job_env
     from gpuwise.export import serve
     from gpuwise.export.collector import GpuCollector
     from gpuwise.export.sources import open_source
@@ -80,16 +90,18 @@ def export(
     if textfile is not None:
         _check_dir(textfile)
 
+    labels = job_env.from_environment(os.environ) if job_labels else {}
     src = open_source(source)
     registry = CollectorRegistry()
-    registry.register(GpuCollector(src))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    registry.register(GpuCollector(src, labels))
+    stop = threading.Event()  # never set: SIGINT/SIGTERM raise here (gpuwise.interrupts) and exit 130/143
     try:
         if textfile is not None:
             if once:
                 path = serve.write_textfile(registry, textfile)
                 typer.echo(_("wrote {path} ({source})").format(path=path, source=src.description), err=True)
+                if job_labels:
+                    _echo_job_labels(labels)
                 return
             typer.echo(
                 _("gpuwise export: writing {path} every {interval} s ({source}); Ctrl-C stops").format(
@@ -97,6 +109,8 @@ def export(
                 ),
                 err=True,
             )
+            if job_labels:
+                _echo_job_labels(labels)
             serve.textfile_loop(registry, textfile, interval, stop)
             return
         httpd, _thread = serve.start_server(
@@ -110,6 +124,8 @@ def export(
             ),
             err=True,
         )
+        if job_labels:
+            _echo_job_labels(labels)
         sys.stderr.flush()
         try:
             while not stop.wait(3600):
@@ -119,6 +135,20 @@ def export(
             httpd.server_close()
     finally:
         src.close()
+
+
+def _echo_job_labels(labels: dict[str, str]) -> None:
+    """After the first line (scripts read the URL from it): which job labels every series carries."""
+    if labels:
+        shown = ", ".join(f"{k}={v}" for k, v in labels.items())
+        typer.echo(_("job labels: {labels}").format(labels=shown), err=True)
+    else:
+        typer.echo(
+            _(
+                "--job-labels: no Slurm, torchrun or SkyPilot job variables in this environment; no job labels"
+            ),
+            err=True,
+        )
 
 
 def _check_dir(directory: Path) -> None:

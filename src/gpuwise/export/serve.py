@@ -1,28 +1,26 @@
 """Serving the collector: HTTP (optional basic auth and TLS) or node_exporter textfile files.
 
-HTTP is prometheus-client's WSGI app on its ThreadingWSGIServer. TLS takes a certificate and key as
-prometheus-client's own start_http_server does; basic auth (which prometheus-client has only as a
-client) is a small WSGI check of one user:password from a file, so the secret never sits on a
-command line or in `ps`.
+HTTP(S) is http_server.MetricsServer (bounded threads, timeouts, a connection cap; TLS handshakes
+off the accept path). Basic auth checks one user:password read from a file, so the secret never sits
+on a command line or in `ps`.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hmac
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CollectorRegistry, generate_latest, make_wsgi_app
-from prometheus_client.exposition import ThreadingWSGIServer
+from prometheus_client import CollectorRegistry
 
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
+from gpuwise.export import exposition, http_server
 from gpuwise.i18n import _
 
 TEXTFILE_NAME = "gpuwise.prom"
@@ -56,22 +54,37 @@ def read_basic_auth(path: Path) -> tuple[str, str]:
     return user, password
 
 
-def basic_auth(app: Callable, user: str, password: str) -> Callable:
-    expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+def metrics_handler(
+    render: Callable[[], bytes], auth: tuple[str, str] | None = None
+) -> Callable[[http_server.Request], http_server.Response]:
+    """GET/HEAD on any path but /favicon.ico -> one scrape in the Prometheus text format (gzip if asked)."""
+    expected = None if auth is None else "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
 
-    def checked(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
-        given = environ.get("HTTP_AUTHORIZATION", "")
-        if hmac.compare_digest(given.encode(), expected.encode()):
-            return app(environ, start_response)
-        start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="gpuwise"')])
-        return [b"401 Unauthorized\n"]
+    def handle(request: http_server.Request) -> http_server.Response:
+        text = [("Content-Type", "text/plain; charset=utf-8")]
+        if expected is not None and not hmac.compare_digest(
+            request.headers.get("authorization", "").encode(), expected.encode()
+        ):
+            return http_server.Response(
+                "401 Unauthorized",
+                [*text, ("WWW-Authenticate", 'Basic realm="gpuwise"')],
+                b"401 Unauthorized\n",
+            )
+        if request.method not in ("GET", "HEAD"):
+            return http_server.Response("405 Method Not Allowed", [*text, ("Allow", "GET, HEAD")], b"")
+        if request.path == "/favicon.ico":
+            return http_server.Response("404 Not Found", text, b"")
+        try:
+            body = render()
+        except Exception as exc:  # a collector bug costs this scrape, not the exporter
+            return http_server.Response("500 Internal Server Error", text, f"{type(exc).__name__}\n".encode())
+        headers = [("Content-Type", exposition.CONTENT_TYPE)]
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            body = gzip.compress(body, compresslevel=1)
+            headers.append(("Content-Encoding", "gzip"))
+        return http_server.Response("200 OK", headers, body)
 
-    return checked
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # one line per scrape is noise
-        pass
+    return handle
 
 
 def start_server(
@@ -82,13 +95,23 @@ def start_server(
     auth: tuple[str, str] | None = None,
     certfile: Path | None = None,
     keyfile: Path | None = None,
-) -> tuple[Any, threading.Thread]:
+    limits: http_server.Limits | None = None,
+) -> tuple[http_server.MetricsServer, threading.Thread]:
     """Serve /metrics in a daemon thread; returns (server, thread). server.server_port is the bound port."""
-    app = make_wsgi_app(registry)
-    if auth is not None:
-        app = basic_auth(app, *auth)
+    context = None
+    if certfile is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        try:
+            context.load_cert_chain(str(certfile), str(keyfile) if keyfile else None)
+        except (OSError, ssl.SSLError) as exc:
+            raise UserInputError(
+                _("cannot load the TLS certificate {certfile}: {exc}").format(certfile=certfile, exc=exc),
+                _("pass a PEM certificate and its key"),
+            ) from exc
+    handle = metrics_handler(lambda: exposition.render(registry), auth)
     try:
-        httpd = make_server(address, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+        httpd = http_server.MetricsServer(address, port, handle, ssl_context=context, limits=limits)
     except OSError as exc:
         raise UserInputError(
             _("cannot listen on {address}:{port}: {value}").format(
@@ -96,17 +119,6 @@ def start_server(
             ),
             _("pick a free port with --listen ADDRESS:PORT (or stop what holds this one)"),
         ) from exc
-    if certfile is not None:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        try:
-            context.load_cert_chain(str(certfile), str(keyfile) if keyfile else None)
-        except (OSError, ssl.SSLError) as exc:
-            httpd.server_close()
-            raise UserInputError(
-                _("cannot load the TLS certificate {certfile}: {exc}").format(certfile=certfile, exc=exc),
-                _("pass a PEM certificate and its key"),
-            ) from exc
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, name="gpuwise-export", daemon=True)
     thread.start()
     return httpd, thread
@@ -115,7 +127,7 @@ def start_server(
 def write_textfile(registry: CollectorRegistry, directory: Path) -> Path:
     """One scrape written atomically to DIR/gpuwise.prom (node_exporter ignores the .tmp file meanwhile)."""
     path = directory / TEXTFILE_NAME
-    write_text_atomic(path, generate_latest(registry).decode("utf-8"))
+    write_text_atomic(path, exposition.render(registry).decode("utf-8"))
     return path
 
 
