@@ -137,3 +137,20 @@ def test_a_real_pair_of_this_vm(tmp_path):
     assert r.exit_code == 1 and "allgather_busbw" in r.output
     r = CliRunner().invoke(app, ["compare", str(a), str(b), "--format", "json"])
     assert json.loads(r.output)["verdicts"] == {"regression": 1, "within_noise": 3}
+
+
+def test_damaged_stats_give_no_noise_bound_not_a_traceback(tmp_path):
+    bad = [
+        {"min": "9", "max": 11.0, "repeats": 5},
+        {"min": 11.0, "max": 9.0, "repeats": 5},  # inverted
+        {"min": 9.0, "max": 11.0, "repeats": True},
+        {"min": 9.0, "max": 11.0, "repeats": 5, "samples": ["x", None, False]},
+        "not an object",
+    ]
+    a_results = [{**result(f"m{i}", 10.0, 9.0, 11.0, 5), "stats": s} for i, s in enumerate(bad)]
+    b_results = [result(f"m{i}", 5.0, 4.0, 6.0, 5) for i in range(len(bad))]
+    a = bench_file(tmp_path / "a.json", *a_results)
+    b = bench_file(tmp_path / "b.json", *b_results)
+    verdicts = [m.verdict for m in compare_files(a, b).measurements]
+    # samples that are not numbers are dropped; the ranges [9, 11] vs [4, 6] still decide that one
+    assert verdicts == ["no_noise_bound"] * 3 + ["regression", "no_noise_bound"]
