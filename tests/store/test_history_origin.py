@@ -86,3 +86,23 @@ def test_a_schema_1_database_is_migrated_in_place(tmp_path, this_vm):
 
     found = check(records.bench_metrics(run), {}, past)
     assert found.too_short["matmul_fp32"] == 1 and found.too_short["allreduce_busbw"] == 2
+
+
+def test_the_migration_fills_every_run_of_a_long_history(tmp_path):
+    """Migration 2 reads the documents in batches of 100: all 250 runs (and a damaged one) are filled."""
+    path = tmp_path / "long.db"
+    doc = json.dumps({"environment": {"gpus": ["NVIDIA H200"]}})
+    with sqlite3.connect(path) as raw:
+        for statement in MIGRATIONS[0][1]:
+            raw.execute(statement)
+        raw.executemany(
+            "INSERT INTO runs (kind, created_at, host, facts_digest, facts, document) VALUES (?, ?, ?, ?, ?, ?)",
+            [("bench", f"2026-11-01T00:00:{i % 60:02d}", "host-x", "d", "{}", doc) for i in range(250)]
+            + [("bench", "2026-11-02", "host-x", "d", "{}", "{not json")],
+        )
+        raw.execute("PRAGMA user_version = 1")
+    with History(path) as db:
+        runs = db.runs(limit=1000)
+    assert len(runs) == 251
+    assert sorted({r.gpu for r in runs}) == ["", "NVIDIA H200"]  # the damaged document keeps the default
+    assert sum(r.gpu == "NVIDIA H200" for r in runs) == 250 and {r.origin for r in runs} == {"live"}

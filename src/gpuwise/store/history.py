@@ -32,17 +32,21 @@ def _fill_gpu_and_origin(db: sqlite3.Connection) -> None:
     """Migration 2: the GPU model and live/replay of every run recorded before they were columns,
     read from its stored document (runs of another GPU or a replayed capture then leave this host's
     trends and regression baselines, as new runs do)."""
-    rows = db.execute("SELECT id, kind, document FROM runs").fetchall()
-    for run_id, kind, text in rows:
-        try:
-            document = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(document, dict):
-            db.execute(
-                "UPDATE runs SET gpu = ?, origin = ? WHERE id = ?",
-                (gpu_of(kind, document), origin_of(kind, document), run_id),
-            )
+    last = -1
+    while rows := db.execute(  # in batches: a long history's documents never sit in memory at once
+        "SELECT id, kind, document FROM runs WHERE id > ? ORDER BY id LIMIT 100", (last,)
+    ).fetchall():
+        for run_id, kind, text in rows:
+            try:
+                document = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(document, dict):
+                db.execute(
+                    "UPDATE runs SET gpu = ?, origin = ? WHERE id = ?",
+                    (gpu_of(kind, document), origin_of(kind, document), run_id),
+                )
+        last = rows[-1][0]
 
 
 # (version, steps). Append only; never edit a released step (databases in the field ran it).
