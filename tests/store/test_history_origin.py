@@ -106,3 +106,14 @@ def test_the_migration_fills_every_run_of_a_long_history(tmp_path):
     assert len(runs) == 251
     assert sorted({r.gpu for r in runs}) == ["", "NVIDIA H200"]  # the damaged document keeps the default
     assert sum(r.gpu == "NVIDIA H200" for r in runs) == 250 and {r.origin for r in runs} == {"live"}
+
+
+def test_a_live_doctor_with_another_hosts_bench_file_is_a_replay():
+    from gpuwise.store.identity import doctor_origin
+
+    facts = {"gpus": [{"name": "NVIDIA H200"}]}
+    bench = {"hostname": "vm", "environment": {"gpus": ["NVIDIA H200"]}, "results": [{"name": "x"}]}
+    assert doctor_origin({"hostname": "vm", "facts": facts, "measurements": bench}) == "live"
+    assert doctor_origin({"hostname": "node7", "facts": facts, "measurements": bench}) == "replay"
+    assert doctor_origin({"hostname": "vm", "facts": {"gpus": []}, "measurements": bench}) == "replay"
+    assert doctor_origin({"hostname": "vm", "facts": facts, "source": "node7.tar.gz"}) == "replay"
