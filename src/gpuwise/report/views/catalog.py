@@ -241,7 +241,10 @@ def _offer_rows(offer: Offer) -> list[tuple[str, str | Styled]]:
             f"{n(offer.accelerator_count or 0, 1)} × {offer.accelerator_name or units.UNKNOWN}  "
             + (_("(catalog: {key})").format(key=spec.key) if spec else _("(no spec row)")),
         ),
-        (_("vCPUs / RAM"), f"{n(offer.vcpus, 0)} / {n(offer.memory_gib, 0, 'GiB')}"),
+        (
+            _("vCPUs / RAM"),
+            f"{n(offer.vcpus, 0)} / {units.gib(None if offer.memory_gib is None else offer.memory_gib * units.GIB)}",
+        ),
         (C_("offer", "network"), f"{n(offer.network_gbps, 1, 'Gb/s')} {offer.fabric or ''}".rstrip()),
         ("RDMA", n(offer.rdma_gbps, 0, "Gb/s")),
         (
