@@ -109,3 +109,23 @@ def percent(fraction: float | None, digits: int = 0) -> str:
     if missing(fraction):
         return UNKNOWN
     return f"{fraction * 100:.{digits}f}%"
+
+
+# Memory: one policy everywhere (probe, watch, catalog, plan, reports). GiB = bytes / 2**30, from the
+# byte count (MiB readings are converted to bytes first), one decimal with a trailing .0 dropped:
+# an H200 that nvidia-smi reports as 143771 MiB is 140.4 GiB in every view.
+GIB = 2**30
+MIB = 2**20
+
+
+def mib_to_bytes(mib: float | None) -> int | None:
+    """A MiB reading (nvidia-smi, NVML samples) as bytes, so it goes through gib() like every byte count."""
+    return None if missing(mib) else int(round(float(mib) * MIB))
+
+
+def gib(n_bytes: float | int | None, unit: bool = True) -> str:
+    """Memory in GiB: 140.4 GiB (unit=False: 140.4, for a table whose header says GiB)."""
+    if missing(n_bytes):
+        return UNKNOWN
+    text = f"{float(n_bytes) / GIB:,.1f}".removesuffix(".0")
+    return f"{text} GiB" if unit else text

@@ -168,11 +168,12 @@ def test_chinese_probe_fits_the_width(zh, tmp_path, width):
 
 def _catalog_docs() -> list[tuple[Document, list[str]]]:
     """Every catalog list and one `show` of each kind, with what each quotes."""
-    from gpuwise.catalog import fabrics, gpus, offers
+    from gpuwise.catalog import fabrics, gpu_memory, gpus, offers
     from gpuwise.report.views import catalog as view
 
     specs, links, rows = gpus.load_gpu_specs(), fabrics.load_fabrics(), offers.load_offers([])
     quoted = [x for s in specs for x in (s.source, s.notes or "", s.name, *s.patterns)]
+    quoted += [r.source for r in gpu_memory.reported().values()]  # citations, as the specs' sources
     quoted += [x for f in links for x in (f.source, f.notes or "", f.kind)]
     quoted += [
         str(x or "") for o in rows for x in (o.notes, o.price_source, o.file, o.instance_type, o.status)

@@ -15,7 +15,7 @@ from gpuwise.commands.history import record_run
 from gpuwise.errors import UserInputError
 from gpuwise.store import records
 from gpuwise.store.history import MIGRATIONS, History, HistoryError, mask_host
-from gpuwise.store.regress import find_regressions
+from gpuwise.store.regress import check, find_regressions
 
 BENCH = Path(__file__).parents[1] / "captures" / "h200-1gpu-kvm-vm.bench-quick.json"
 
@@ -36,6 +36,14 @@ def scaled(doc: dict, factor: float, created_at: str, **env) -> dict:
             if (result.get("stats") or {}).get(key) is not None:
                 result["stats"][key] *= factor
     return out
+
+
+PAST = ((1.0, None), (1.01, "2026-11-29T22:00:00+00:00"), (0.99, "2026-11-29T23:00:00+00:00"))
+
+
+def past_docs() -> list[dict]:
+    """Three past runs of the recorded H200 bench, 1% apart (the minimum a regression is judged on)."""
+    return [bench_doc() if when is None else scaled(bench_doc(), f, when) for f, when in PAST]
 
 
 def test_schema_is_migrated_and_in_wal_mode(tmp_path):
@@ -134,7 +142,7 @@ def _past(tmp_path, *docs) -> list:
 
 def test_a_15_percent_drop_is_a_regression_naming_the_changed_facts(tmp_path):
     before = bench_doc()
-    past = _past(tmp_path, before)
+    past = _past(tmp_path, *past_docs())
     after = scaled(before, 0.85, "2026-11-30T09:00:00+00:00", torch="2.12.0+cu130")
     found = {
         r.metric: r for r in find_regressions(records.bench_metrics(after), records.bench_facts(after), past)
@@ -147,13 +155,36 @@ def test_a_15_percent_drop_is_a_regression_naming_the_changed_facts(tmp_path):
     sentence = found["matmul_bf16"].sentence()
     assert (
         "matmul_bf16 down 15.0% since 2026-11-29" in sentence
+        and "median of 3 past runs, noise bound ±30 = 3 × 1.4826 × MAD" in sentence
         and "torch 2.11.0+cu130 → 2.12.0+cu130" in sentence
     )
 
 
+def test_fewer_than_three_past_runs_are_not_enough_history(tmp_path):
+    """The old rule flagged 'down 15% ... median of 1 past run(s)' from a single earlier run."""
+    after = scaled(bench_doc(), 0.85, "2026-11-30T09:00:00+00:00")
+    for n in (1, 2):
+        past = _past(tmp_path / str(n), *past_docs()[:n])
+        found = check(records.bench_metrics(after), records.bench_facts(after), past)
+        assert found.regressions == []
+        assert found.not_enough_history().startswith(f"not enough history ({n} of 3 runs)")
+
+
+def test_the_noise_bound_is_three_scaled_mads_of_the_past_runs(tmp_path):
+    """Past runs 10% apart: MAD = 10%, bound = 3 x 1.4826 x 10% = 44%: a 15% drop is within noise,
+    a 50% drop is not."""
+    docs = [bench_doc(), scaled(bench_doc(), 1.1, "2026-11-29T22:00:00+00:00"),
+            scaled(bench_doc(), 0.9, "2026-11-29T23:00:00+00:00")]  # fmt: skip
+    past = _past(tmp_path, *docs)
+    for factor, flagged in ((0.85, False), (0.5, True)):
+        after = scaled(bench_doc(), factor, "2026-11-30T09:00:00+00:00")
+        names = {r.metric for r in find_regressions(records.bench_metrics(after), {}, past)}
+        assert ("matmul_bf16" in names) is flagged, factor
+
+
 def test_runs_within_noise_are_not_regressions(tmp_path):
     before = bench_doc()
-    past = _past(tmp_path, before, scaled(before, 1.02, "2026-11-29T23:00:00+00:00"))
+    past = _past(tmp_path, *past_docs(), scaled(before, 1.02, "2026-11-29T23:30:00+00:00"))
     after = scaled(before, 0.99, "2026-11-30T09:00:00+00:00")
     assert find_regressions(records.bench_metrics(after), records.bench_facts(after), past) == []
 
@@ -161,14 +192,21 @@ def test_runs_within_noise_are_not_regressions(tmp_path):
 def test_latency_regression_is_an_increase(tmp_path):
     from gpuwise.store.history import Metric, Run
 
-    past = [Run(1, "bench", "2026-11-01", "h", "d", {}, [Metric("p2p_latency", 10.0, "us", 9.9, 10.1, 10)])]
+    past = [
+        Run(i, "bench", f"2026-11-0{i}", "h", "d", {}, [Metric("p2p_latency", v, "us", v - 0.1, v + 0.1, 10)])
+        for i, v in ((3, 10.0), (2, 10.1), (1, 9.9))
+    ]
     assert find_regressions([Metric("p2p_latency", 12.0, "us", 11.9, 12.1, 10)], {}, past)
     assert not find_regressions([Metric("p2p_latency", 8.0, "us", 7.9, 8.1, 10)], {}, past)
 
 
-def test_history_trend_after_two_bench_runs(tmp_path, capsys):
+def test_history_trend_after_four_bench_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("socket.gethostname", lambda: "vm")  # the recorded run's host is this host
     path = tmp_path / "h.db"
     record_run("bench", bench_doc(), path)
+    assert "not enough history (0 of 3 runs)" in capsys.readouterr().err
+    for doc in past_docs()[1:]:
+        record_run("bench", doc, path)
     record_run("bench", scaled(bench_doc(), 0.85, "2026-11-30T09:00:00+00:00"), path)
     assert "regression: matmul_bf16 down 15.0%" in capsys.readouterr().err
     from typer.testing import CliRunner
@@ -182,14 +220,14 @@ def test_history_trend_after_two_bench_runs(tmp_path, capsys):
         app, ["history", "trend", "matmul_bf16", "--history", str(path), "--format", "json"]
     )
     assert [p["value"] for p in json.loads(r.output)["points"]] == pytest.approx(
-        [678.6097, 576.8182], rel=1e-4
+        [678.6097, 685.3958, 671.8236, 576.8182], rel=1e-4
     )
     r = CliRunner().invoke(app, ["history", "trend", "matmul_bf1", "--history", str(path)])
     assert isinstance(r.exception, UserInputError)  # cli.main maps it to exit 3 (see the truncated-DB test)
     assert "did you mean 'matmul_bf16'" in str(r.exception)
     r = CliRunner().invoke(app, ["history", "list", "--history", str(path)])
     assert r.exit_code == 0 and mask_host("vm") in r.output
-    r = CliRunner().invoke(app, ["history", "show", "2", "--history", str(path), "--format", "md"])
+    r = CliRunner().invoke(app, ["history", "show", "4", "--history", str(path), "--format", "md"])
     assert r.exit_code == 0 and "| matmul_bf16 |" in r.output
 
 

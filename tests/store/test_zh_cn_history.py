@@ -21,7 +21,7 @@ from gpuwise.store import records
 from gpuwise.store.history import History, HistoryError
 from gpuwise.store.regress import find_regressions
 from tests.report.zh_check import english_runs
-from tests.store.test_history import _past, bench_doc, scaled
+from tests.store.test_history import _past, bench_doc, past_docs, scaled
 
 SLOWER = "2026-11-30T09:00:00+00:00"
 
@@ -29,7 +29,8 @@ SLOWER = "2026-11-30T09:00:00+00:00"
 @pytest.fixture
 def history(tmp_path) -> Path:
     path = tmp_path / "h.db"
-    record_run("bench", bench_doc(), path)
+    for doc in past_docs():
+        record_run("bench", doc, path)
     record_run("bench", scaled(bench_doc(), 0.85, SLOWER, torch="2.12.0+cu130"), path)
     return path
 
@@ -98,7 +99,7 @@ def test_history_labels_have_no_english_word(zh, history):
                     continue  # the recorded facts' own names
                 for q in sorted(quoted, key=len, reverse=True):
                     text = text.replace(q, " ")
-                found += [w for w in re.findall(r"[A-Za-z]{3,}", text) if w != "UTC"]
+                found += [w for w in re.findall(r"[A-Za-z]{3,}", text) if w not in ("UTC", "GPU")]
             out[name] = found
         return out
 
@@ -126,7 +127,7 @@ def test_chinese_history_keeps_numbers_ids_and_fits_80_columns(zh, history):
 
 def test_regression_sentence_in_chinese_keeps_the_numbers_and_the_changed_facts(zh, tmp_path):
     before = bench_doc()
-    past = _past(tmp_path, before)
+    past = _past(tmp_path, *past_docs())
     after = scaled(before, 0.85, SLOWER, torch="2.12.0+cu130")
     found = {
         r.metric: r for r in find_regressions(records.bench_metrics(after), records.bench_facts(after), past)
@@ -138,7 +139,7 @@ def test_regression_sentence_in_chinese_keeps_the_numbers_and_the_changed_facts(
     assert "；期间的变化：torch 2.11.0+cu130 → 2.12.0+cu130" in chinese
     assert english.startswith("matmul_bf16 down 15.0% since 2026-11-29")
     assert sorted(re.findall(r"\d+(?:\.\d+)?", chinese)) == sorted(re.findall(r"\d+(?:\.\d+)?", english))
-    quoted = ("matmul_bf16", "torch 2.11.0+cu130 → 2.12.0+cu130", "TFLOP/s")
+    quoted = ("matmul_bf16", "torch 2.11.0+cu130 → 2.12.0+cu130", "TFLOP/s", "MAD")
     assert not _words(chinese, quoted) and _words(english, quoted)  # the check can fail
     latency = found["matmul_bf16"]
     latency.change = 0.2  # a latency that went up: the other sentence
@@ -156,6 +157,9 @@ def _words(text: str, quoted) -> list[str]:
 def test_recording_warns_about_a_regression_in_chinese(zh, tmp_path, capsys):
     path = tmp_path / "h.db"
     record_run("bench", bench_doc(), path)
+    assert "历史记录不足" in capsys.readouterr().err
+    for doc in past_docs()[1:]:
+        record_run("bench", doc, path)
     record_run("bench", scaled(bench_doc(), 0.85, SLOWER), path)
     err = capsys.readouterr().err
     assert "已记为" in err and "性能回退：matmul_bf16 自 2026-11-29 以来下降 15.0%" in err
@@ -191,7 +195,7 @@ def test_cli_history_commands_in_chinese(history):
 
     listed = gpuwise("history", "list")
     assert listed.returncode == 0 and "已记录的运行" in listed.stdout and "Recorded runs" not in listed.stdout
-    shown = gpuwise("history", "show", "2")
-    assert shown.returncode == 0 and "运行记录 2：" in shown.stdout and "576.8" in shown.stdout
+    shown = gpuwise("history", "show", "4")
+    assert shown.returncode == 0 and "运行记录 4：" in shown.stdout and "576.8" in shown.stdout
     missing = gpuwise("history", "trend", "matmul_bf1")
     assert missing.returncode == 3 and "你是不是想用 'matmul_bf16'" in missing.stderr

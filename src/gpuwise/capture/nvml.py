@@ -345,9 +345,10 @@ def _utilization(n: Any, h: Any) -> tuple[float, float]:
     return float(u.gpu), float(u.memory)
 
 
-def _memory(n: Any, h: Any) -> tuple[float, float]:
+def _memory(n: Any, h: Any) -> tuple[float, float, float | None]:
     m = n.nvmlDeviceGetMemoryInfo(h)
-    return m.used / 2**20, m.free / 2**20
+    total = getattr(m, "total", None)  # nvidia-smi's "Total" (the driver's reserve included)
+    return m.used / 2**20, m.free / 2**20, None if total is None else total / 2**20
 
 
 # (keys, getter returning one value per key); one NVML call per row
@@ -363,7 +364,7 @@ _STATIC_READS: list[tuple[tuple[str, ...], Callable[[Any, Any], tuple]]] = [
 
 _DYNAMIC_READS: list[tuple[tuple[str, ...], Callable[[Any, Any], tuple]]] = [
     (("util_gpu_pct", "util_mem_pct"), _utilization),
-    (("fb_used_mib", "fb_free_mib"), _memory),
+    (("fb_used_mib", "fb_free_mib", "fb_reported_total_mib"), _memory),
     (("temperature_c",), lambda n, h: (float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),)),
     (("power_w",), lambda n, h: (n.nvmlDeviceGetPowerUsage(h) / 1000.0,)),  # NVML gives mW
     (("power_limit_w",), lambda n, h: (n.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,)),

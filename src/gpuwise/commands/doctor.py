@@ -153,26 +153,68 @@ COMPARE_HELP = N_(
 Compare two machines or two runs: facts that differ, measurements with B/A, one-sided findings.
 
 A and B are files from `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`
-(two reports, two bench results, or one of each: then only measurements are compared).
---format json prints schema gpuwise-compare/1. Exit codes: 0 = compared (differences are not
-errors); 3 = a file cannot be read or is not a gpuwise report or bench JSON."""
+(two reports, two bench results, or one of each: then only measurements are compared). Each
+measurement in both is marked improvement, regression or within noise when both runs repeated it
+(the ranges [min, max] of the repeats overlap: within noise; with 5+ samples each, a Mann-Whitney U
+test), or "no noise bound" after a single repeat. --format json prints schema gpuwise-compare/1.
+
+Exit codes: 0 = compared (differences are not errors); 1 = --fail-on-regression and a measurement
+regressed beyond the noise; 3 = a file cannot be read or is not a gpuwise report or bench JSON, the
+files have nothing in common to compare, or --fail-on-regression found no measurement it could judge."""
 )
 
 
 def compare(
     a: Path = typer.Argument(..., metavar="A.json", help=N_("First report or bench JSON (A).")),
     b: Path = typer.Argument(..., metavar="B.json", help=N_("Second report or bench JSON (B).")),
+    fail_on_regression: bool = typer.Option(
+        False,
+        "--fail-on-regression",
+        help=N_(
+            "Exit 1 when a measurement of B regressed beyond the noise (for CI); 3 when none can be judged."
+        ),
+    ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
+    import sys
+
     from gpuwise.commands.output import check_output, emit, output_format
-    from gpuwise.report.compare import compare_files
+    from gpuwise.errors import EXIT_WARNINGS, UserInputError
+    from gpuwise.report.compare import NO_NOISE_BOUND, compare_files
     from gpuwise.report.views.compare import compare_view
 
     fmt = output_format(fmt, as_json)
     check_output(output)
-    emit(compare_view(compare_files(a, b)), fmt, output)
+    comparison = compare_files(a, b)
+    reports = comparison.kind_a == comparison.kind_b == "report"
+    if not reports and not comparison.in_common:
+        raise UserInputError(
+            _("{a} and {b} have no measurement in common: there is nothing to compare").format(a=a, b=b),
+            _("compare two runs of the same benchmarks (the same --only), or two doctor reports"),
+        )
+    emit(compare_view(comparison), fmt, output)
+    if not fail_on_regression:
+        return
+    if comparison.regressions:
+        typer.secho(
+            _("--fail-on-regression: {n} measurement(s) regressed beyond the noise: {names}").format(
+                n=len(comparison.regressions), names=", ".join(m.name for m in comparison.regressions)
+            ),
+            err=True,
+            fg="yellow",
+        )
+        sys.exit(EXIT_WARNINGS)
+    if all(m.verdict == NO_NOISE_BOUND for m in comparison.in_common):
+        raise UserInputError(
+            _(
+                "--fail-on-regression: no measurement in common was repeated in both runs, so none can be judged"
+            ),
+            _(
+                "run the benchmarks with repeats (gpuwise bench records min/max of its repeats) and compare again"
+            ),
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -36,7 +36,8 @@ def record_run(
     extra_facts: dict | None = None,
 ) -> None:
     """Record a bench, doctor, tune or fleet JSON document under `host` (default: the document's hostname),
-    masked; for bench, warn about regressions vs this host's history. Never raises for the history."""
+    masked, with the GPU model and origin (live or replay) of its data; for a live bench, warn about
+    regressions vs the same host and GPU model's history. Never raises for the history."""
     if skip:
         return
     from datetime import datetime, timezone
@@ -44,28 +45,42 @@ def record_run(
     from gpuwise.errors import GpuwiseError
     from gpuwise.store import records
     from gpuwise.store.history import History, mask_host
-    from gpuwise.store.regress import find_regressions
+    from gpuwise.store.identity import LIVE, gpu_of, origin_of
+    from gpuwise.store.regress import check
 
     facts_of, metrics_of = records.RECORDS[kind]
     facts, metrics = {**facts_of(document), **(extra_facts or {})}, metrics_of(document)
     host = mask_host(host or records.hostname_of(document))
+    gpu, origin = gpu_of(kind, document), origin_of(kind, document)
     created = document.get("created_at") or datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
         with History(path) as db:
-            past = db.runs(kind=kind, host=host, limit=10)
-            run_id = db.record(kind, host, created, facts, metrics, document)
+            past = db.runs(kind=kind, host=host, gpu=gpu, origin=origin, limit=50)
+            run_id = db.record(kind, host, created, facts, metrics, document, gpu=gpu, origin=origin)
     except GpuwiseError as err:
         typer.echo(
             _("warning: this run was not recorded in the history: {error}").format(error=err), err=True
+        )
+        return
+    if origin != LIVE:
+        typer.echo(
+            _(
+                "recorded as run {id} in {path}, a replay of {host}'s data: this host's trends and "
+                "regression checks leave it out (gpuwise history trend METRIC --host all shows it)"
+            ).format(id=run_id, path=db.path, host=host),
+            err=True,
         )
         return
     typer.echo(
         _("recorded as run {id} in {path} (gpuwise history show {id})").format(id=run_id, path=db.path),
         err=True,
     )
-    if kind == "bench":
-        for regression in find_regressions(metrics, facts, past):
+    if kind == "bench" and metrics:
+        found = check(metrics, facts, past)
+        for regression in found.regressions:
             typer.secho(_("regression: {what}").format(what=regression.sentence()), err=True, fg="yellow")
+        if (short := found.not_enough_history()) is not None:
+            typer.echo(_("regression check: {what}").format(what=short), err=True)
 
 
 def _open(path: Path | None):
@@ -139,7 +154,12 @@ def show_run(
 
 TREND_HELP = N_(
     """\
-A metric over time: every recorded median with its min and max (--format html draws it)."""
+A metric over time: every recorded median with its min and max (--format html draws it).
+
+By default only this host's live runs, one series per GPU model (fleet/ metrics: one series per
+fleet, i.e. node set); --host NAME (or its host-... id) shows that host's runs, live and replayed;
+--host all shows every host, one series per host, GPU model and origin (live, or replay:
+`doctor --from` a capture)."""
 )
 
 
@@ -148,40 +168,57 @@ def trend(
     metric: str = typer.Argument(
         ..., help=N_("A metric name, e.g. matmul_bf16 (see `gpuwise history show ID`).")
     ),
-    host: str = typer.Option(None, "--host", help=N_("Only this host (its name or its host-... id).")),
+    host: str = typer.Option(
+        None, "--host", help=N_("This host's id, name or `all` (default: this host, live runs only).")
+    ),
     history: Path = HistoryOpt,
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
 ) -> None:
+    import socket
+
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
     from gpuwise.report.views.history import trend_view
+    from gpuwise.store.identity import LIVE, mask_host
 
     fmt = output_format(fmt, as_json)
     check_output(output)
+    if host is None and metric.startswith("fleet/"):  # recorded under each fleet's node set, not a host
+        host_id, origin, label = None, LIVE, None
+    elif host is None:
+        host_id, origin, label = mask_host(socket.gethostname()), LIVE, _("this host")
+    elif host == "all":
+        host_id, origin, label = None, None, _("all hosts")
+    else:
+        host_id, origin, label = _host_id(host), None, host
     with _open(history) as db:
-        host_id = _host_id(host)
-        points = db.trend(metric, host_id)
+        points = db.trend(metric, host_id, origin)
         if not points:
             import difflib
 
             names = db.metric_names()
             near = difflib.get_close_matches(metric, names, n=1)
+            elsewhere = len(db.trend(metric)) if host_id is not None else 0
             message = (
                 _("no recorded values of {metric!r} on {host} in {path}").format(
-                    metric=metric, host=host, path=db.path
+                    metric=metric, host=label, path=db.path
                 )
-                if host
+                if host_id is not None
                 else _("no recorded values of {metric!r} in {path}").format(metric=metric, path=db.path)
             )
             fix = _("recorded metrics: {names}").format(
                 names=", ".join(names[:12]) or _("none yet (run gpuwise bench)")
             )
-            if near:
+            if elsewhere:
+                fix = _("{n} value(s) were recorded on other hosts or replayed: add --host all").format(
+                    n=elsewhere
+                )
+            elif near:
                 fix = _("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
             raise UserInputError(message, fix)
-        emit(trend_view(metric, points, host_id), fmt, output)
+        emit(trend_view(metric, points, host_id, label), fmt, output)
 
 
 def register(app: typer.Typer) -> None:

@@ -39,6 +39,7 @@ _QUERY: dict[str, tuple[str, Callable[[str], Any]]] = {
     "utilization.memory": ("util_mem_pct", _num),
     "memory.used": ("fb_used_mib", _num),
     "memory.free": ("fb_free_mib", _num),
+    "memory.total": ("fb_reported_total_mib", _num),
     "temperature.gpu": ("temperature_c", _num),
     "power.draw.instant": ("power_w", _num),
     "power.draw": ("power_w", _num),

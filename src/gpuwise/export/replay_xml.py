@@ -46,6 +46,7 @@ _FIELDS: dict[str, tuple[Callable[[str], Any], tuple[str, ...]]] = {
     "util_mem_pct": (_number, ("utilization/memory_util",)),
     "fb_used_mib": (_number, ("fb_memory_usage/used", "memory_usage/used")),
     "fb_free_mib": (_number, ("fb_memory_usage/free", "memory_usage/free")),
+    "fb_reported_total_mib": (_number, ("fb_memory_usage/total", "memory_usage/total")),
     "temperature_c": (to_celsius, ("temperature/gpu_temp",)),
     "power_w": (
         to_watts,

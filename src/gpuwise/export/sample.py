@@ -31,6 +31,7 @@ class GpuSample:
     util_mem_pct: float | None = None
     fb_used_mib: float | None = None
     fb_free_mib: float | None = None
+    fb_reported_total_mib: float | None = None  # the total as nvidia-smi/NVML report it (with the reserve)
     temperature_c: float | None = None
     power_w: float | None = None
     power_limit_w: float | None = None
@@ -65,6 +66,12 @@ class GpuSample:
         if self.fb_used_mib is None or self.fb_free_mib is None:
             return None
         return self.fb_used_mib + self.fb_free_mib
+
+    @property
+    def memory_total_mib(self) -> float | None:
+        """The GPU's memory as probe and the catalog show it: the reported total (nvidia-smi's
+        "Total", NVML's memory total) when the source gave it, else used + free."""
+        return self.fb_reported_total_mib if self.fb_reported_total_mib is not None else self.fb_total_mib
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuSample:

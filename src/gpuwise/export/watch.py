@@ -117,8 +117,8 @@ def summarize(
                 util_time[g.index] = (total + g.util_gpu_pct * dt, weight + dt)
             if g.fb_used_mib is not None:
                 s.peak_memory_mib = max(s.peak_memory_mib or 0.0, g.fb_used_mib)
-            if g.fb_total_mib is not None:
-                s.memory_total_mib = g.fb_total_mib
+            if g.memory_total_mib is not None:
+                s.memory_total_mib = g.memory_total_mib
             for sid, on in signals.evaluate(g, config).items():
                 if on is not None:
                     s.signal_known_s[sid] = s.signal_known_s.get(sid, 0.0) + dt

@@ -1,5 +1,13 @@
 """Compare two doctor reports or two bench results: facts that differ (by layer), measurements with the
-ratio B/A, and findings present in only one of them. Used by `gpuwise compare A.json B.json`."""
+ratio B/A and whether the change is beyond the noise, and findings present in only one of them. Used by
+`gpuwise compare A.json B.json`.
+
+The noise rule (NOISE_RULE): a measurement is judged only when both runs repeated it (stats.repeats
+>= 2, with stats.min and stats.max); its headline is the result's `value`. When both carry their
+samples (stats.samples, 5 or more each), a two-sided Mann-Whitney U test at p < 0.05 decides whether
+B differs from A; otherwise the ranges [min, max] of the repeats do: overlapping ranges are within
+noise, disjoint ones are an improvement or a regression (throughputs up is better; times, in
+LOWER_IS_BETTER_UNITS, down is better). A single repeat on either side gives no noise bound."""
 
 from __future__ import annotations
 
@@ -13,6 +21,21 @@ from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.facts.diff import FactDiff, diff_facts
 from gpuwise.i18n import N_, _
+from gpuwise.report.mannwhitney import mann_whitney_p
+from gpuwise.store.regress import lower_is_better
+
+IMPROVEMENT, REGRESSION, WITHIN_NOISE, NO_NOISE_BOUND = (
+    "improvement",
+    "regression",
+    "within_noise",
+    "no_noise_bound",
+)
+NOISE_RULE = (
+    "both runs repeated (stats.repeats >= 2): with 5+ samples each (stats.samples), a two-sided "
+    "Mann-Whitney U test at p < 0.05; otherwise the repeats' [min, max] ranges: overlapping = within noise"
+)
+MIN_SAMPLES_FOR_TEST = 5
+SIGNIFICANCE = 0.05
 
 
 class MeasurementDiff(BaseModel):
@@ -22,6 +45,12 @@ class MeasurementDiff(BaseModel):
     a: float | None = None
     b: float | None = None
     ratio: float | None = None  # b / a
+    a_range: tuple[float, float] | None = None  # [min, max] of A's repeats, when it repeated
+    b_range: tuple[float, float] | None = None
+    a_repeats: int | None = None
+    b_repeats: int | None = None
+    verdict: str | None = None  # IMPROVEMENT, REGRESSION, WITHIN_NOISE, NO_NOISE_BOUND; None: not in both
+    p_value: float | None = None  # Mann-Whitney U, when both carried their samples
 
 
 class FindingDiff(BaseModel):
@@ -46,6 +75,17 @@ class Comparison(BaseModel):
     facts: list[FactDiff] = Field(default_factory=list)
     measurements: list[MeasurementDiff] = Field(default_factory=list)
     findings: list[FindingDiff] = Field(default_factory=list)
+    noise_rule: str = NOISE_RULE
+    verdicts: dict[str, int] = Field(default_factory=dict)  # verdict -> how many measurements
+
+    @property
+    def in_common(self) -> list[MeasurementDiff]:
+        """Measurements with a value in both files."""
+        return [m for m in self.measurements if m.verdict is not None]
+
+    @property
+    def regressions(self) -> list[MeasurementDiff]:
+        return [m for m in self.measurements if m.verdict == REGRESSION]
 
 
 def load_any(path: str | Path) -> tuple[str, dict]:
@@ -120,9 +160,45 @@ def _ok_value(r: dict | None) -> float | None:
     """The value of a result that ran (status ok); anything that is not a finite number counts as no value."""
     if not r or r.get("status", "ok") != "ok":
         return None
-    v = r.get("value")
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    return float(v) if ok else None  # NaN/inf (hand-edited JSON) would make the output invalid JSON
+    return _finite(r.get("value"))  # NaN/inf (hand-edited JSON) would make the output invalid JSON
+
+
+def _spread(r: dict | None) -> tuple[tuple[float, float] | None, int | None, list[float] | None]:
+    """([min, max], repeats, samples) of a result's stats; None where it did not repeat (or the stats
+    are not finite numbers)."""
+    stats = (r or {}).get("stats")
+    if not isinstance(stats, dict):
+        return None, None, None
+    repeats = stats.get("repeats")
+    repeats = repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else None
+    low, high = (_finite(stats.get(k)) for k in ("min", "max"))
+    samples = stats.get("samples")
+    samples = [float(x) for x in samples if _finite(x) is not None] if isinstance(samples, list) else None
+    if repeats is None and samples:
+        repeats = len(samples)
+    if low is None or high is None or low > high or not repeats or repeats < 2:
+        return None, repeats, None
+    return (low, high), repeats, samples
+
+
+def _finite(x: Any) -> float | None:
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    return float(x) if ok else None
+
+
+def judge(unit: str, va: float, vb: float, ra, rb, sa, sb) -> tuple[str, float | None]:
+    """The verdict on B against A (NOISE_RULE), and the Mann-Whitney p-value when samples decided it."""
+    if ra is None or rb is None:
+        return NO_NOISE_BOUND, None
+    better = -1.0 if lower_is_better(unit) else 1.0
+    if sa and sb and min(len(sa), len(sb)) >= MIN_SAMPLES_FOR_TEST:
+        p = mann_whitney_p(sa, sb)
+        if p >= SIGNIFICANCE or vb == va:
+            return WITHIN_NOISE, p
+        return (IMPROVEMENT if better * (vb - va) > 0 else REGRESSION), p
+    if ra[0] <= rb[1] and rb[0] <= ra[1]:
+        return WITHIN_NOISE, None
+    return (IMPROVEMENT if better * (rb[0] - ra[1]) > 0 else REGRESSION), None
 
 
 def diff_measurements(ra: list[dict], rb: list[dict]) -> list[MeasurementDiff]:
@@ -136,7 +212,12 @@ def diff_measurements(ra: list[dict], rb: list[dict]) -> list[MeasurementDiff]:
         va, vb = _ok_value(ma.get(k)), _ok_value(mb.get(k))
         unit = str((ma.get(k) or mb.get(k) or {}).get("unit") or "")
         ratio = vb / va if va is not None and vb is not None and va else None
-        out.append(MeasurementDiff(name=k[0], device=k[1], unit=unit, a=va, b=vb, ratio=ratio))
+        diff = MeasurementDiff(name=k[0], device=k[1], unit=unit, a=va, b=vb, ratio=ratio)
+        if va is not None and vb is not None:
+            (range_a, diff.a_repeats, sa), (range_b, diff.b_repeats, sb) = _spread(ma[k]), _spread(mb[k])
+            diff.a_range, diff.b_range = range_a, range_b
+            diff.verdict, diff.p_value = judge(unit, va, vb, range_a, range_b, sa, sb)
+        out.append(diff)
     return out
 
 
@@ -179,6 +260,8 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
         comp.facts = diff_facts(a.get("facts") or {}, b.get("facts") or {})
         comp.findings = diff_findings(a.get("findings") or [], b.get("findings") or [])
     comp.measurements = diff_measurements(_results(ka, a), _results(kb, b))
+    for m in comp.in_common:
+        comp.verdicts[m.verdict] = comp.verdicts.get(m.verdict, 0) + 1
     return comp
 
 

@@ -1,9 +1,12 @@
 """The run history: one SQLite file, `~/.local/share/gpuwise/history.db` unless GPUWISE_HISTORY names another.
 
-Every recorded run (bench, doctor) is a row with its kind, time, masked host, a digest of the facts
-that matter for performance (driver, torch, CUDA, ...), those facts, its JSON document, and one row
-per metric (median, min and max of the repeats). The schema is versioned with SQLite's
-`user_version` and migrated forward in order (MIGRATIONS); the database runs in WAL mode with a busy
+Every recorded run (bench, doctor) is a row with its kind, time, masked host, the GPU model its numbers
+come from, whether it was measured here (live) or read from another machine's files (replay), a digest
+of the facts that matter for performance (driver, torch, CUDA, ...), those facts, its JSON document, and
+one row per metric (median, min and max of the repeats). The schema is versioned with SQLite's
+`user_version` and migrated forward in order (MIGRATIONS: SQL statements, or a function for a step
+SQL cannot do); a database written by an older gpuwise is migrated in place the first time a newer one
+opens it. The database runs in WAL mode with a busy
 timeout, so concurrent runs both land. Every SQLite failure becomes a HistoryError with a "To fix";
 the caller warns and carries on, so a broken history never loses the run being recorded.
 """
@@ -15,14 +18,39 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem
 from gpuwise.i18n import _
+from gpuwise.store.identity import LIVE, gpu_of, origin_of
+from gpuwise.store.identity import mask_host as mask_host  # re-exported: callers mask with it
 
-# (version, statements). Append only; never edit a released step (databases in the field ran it).
-MIGRATIONS: list[tuple[int, list[str]]] = [
+
+def _fill_gpu_and_origin(db: sqlite3.Connection) -> None:
+    """Migration 2: the GPU model and live/replay of every run recorded before they were columns,
+    read from its stored document (runs of another GPU or a replayed capture then leave this host's
+    trends and regression baselines, as new runs do)."""
+    last = -1
+    while rows := db.execute(  # in batches: a long history's documents never sit in memory at once
+        "SELECT id, kind, document FROM runs WHERE id > ? ORDER BY id LIMIT 100", (last,)
+    ).fetchall():
+        for run_id, kind, text in rows:
+            try:
+                document = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(document, dict):
+                db.execute(
+                    "UPDATE runs SET gpu = ?, origin = ? WHERE id = ?",
+                    (gpu_of(kind, document), origin_of(kind, document), run_id),
+                )
+        last = rows[-1][0]
+
+
+# (version, steps). Append only; never edit a released step (databases in the field ran it).
+MIGRATIONS: list[tuple[int, list[str | Callable[[sqlite3.Connection], None]]]] = [
     (
         1,
         [
@@ -33,6 +61,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL DEFAULT '', low REAL, high REAL, "
             "repeats INTEGER, PRIMARY KEY (run_id, name))",
             "CREATE INDEX metrics_by_name ON metrics(name)",
+        ],
+    ),
+    (
+        2,
+        [
+            "ALTER TABLE runs ADD COLUMN gpu TEXT NOT NULL DEFAULT ''",
+            f"ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '{LIVE}'",
+            _fill_gpu_and_origin,
+            "CREATE INDEX runs_by_series ON runs(host, gpu, origin, kind, created_at)",
         ],
     ),
 ]
@@ -48,11 +85,6 @@ def default_path() -> Path:
         return Path(os.environ["GPUWISE_HISTORY"]).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data_home) / "gpuwise" / "history.db"
-
-
-def mask_host(hostname: str) -> str:
-    """A stable id for a host that does not reveal its name (the same name always gives the same id)."""
-    return "host-" + hashlib.sha256(hostname.strip().lower().encode()).hexdigest()[:12]
 
 
 def facts_digest(facts: dict) -> str:
@@ -79,6 +111,13 @@ class Run:
     facts: dict
     metrics: list[Metric] = field(default_factory=list)
     document: dict | None = None
+    gpu: str = ""  # the GPU model(s) its numbers come from ('none': no GPU; '': not applicable)
+    origin: str = LIVE  # live (measured where it was recorded) or replay (another machine's files)
+
+    @property
+    def series(self) -> tuple[str, str, str]:
+        """Runs that may be compared with each other: the same host, GPU model and origin."""
+        return self.host, self.gpu, self.origin
 
 
 class History:
@@ -147,8 +186,8 @@ class History:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             for v, steps in MIGRATIONS:
                 if v > version:
-                    for statement in steps:
-                        self._db.execute(statement)
+                    for step in steps:
+                        step(self._db) if callable(step) else self._db.execute(step)
                     self._db.execute(f"PRAGMA user_version = {v}")
             self._db.execute("COMMIT")
         except BaseException:
@@ -159,17 +198,17 @@ class History:
         return self._guard(lambda: self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def record(self, kind: str, host: str, created_at: str, facts: dict, metrics: list[Metric],
-               document: dict) -> int:  # fmt: skip
+               document: dict, *, gpu: str = "", origin: str = LIVE) -> int:  # fmt: skip
         """Store one run (host already masked or not, as the caller decides); its id."""
 
         def write() -> int:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 cur = self._db.execute(
-                    "INSERT INTO runs (kind, created_at, host, facts_digest, facts, document) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO runs (kind, created_at, host, facts_digest, facts, document, gpu, origin) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (kind, created_at, host, facts_digest(facts), json.dumps(facts, sort_keys=True),
-                     json.dumps(document)),
+                     json.dumps(document), gpu, origin),
                 )  # fmt: skip
                 run_id = cur.lastrowid
                 self._db.executemany(
@@ -185,29 +224,33 @@ class History:
 
         return self._guard(write)
 
-    def runs(self, *, kind: str | None = None, host: str | None = None, before_id: int | None = None,
-             limit: int = 50) -> list[Run]:  # fmt: skip
-        """Newest first, with their metrics (documents are loaded by get())."""
+    def runs(self, *, kind: str | None = None, host: str | None = None, gpu: str | None = None,
+             origin: str | None = None, before_id: int | None = None, limit: int = 50) -> list[Run]:  # fmt: skip
+        """Newest first, with their metrics (documents are loaded by get()); None matches any."""
         where, args = ["1=1"], []
-        for clause, value in (("kind = ?", kind), ("host = ?", host), ("id < ?", before_id)):
+        for clause, value in (("kind = ?", kind), ("host = ?", host), ("gpu = ?", gpu),
+                              ("origin = ?", origin), ("id < ?", before_id)):  # fmt: skip
             if value is not None:
                 where.append(clause)
                 args.append(value)
         sql = (
-            "SELECT id, kind, created_at, host, facts_digest, facts FROM runs WHERE "
+            "SELECT id, kind, created_at, host, facts_digest, facts, gpu, origin FROM runs WHERE "
             + " AND ".join(where)
             + " ORDER BY created_at DESC, id DESC LIMIT ?"
         )
         return self._guard(self._load, sql, [*args, limit], False)
 
     def get(self, run_id: int) -> Run | None:
-        sql = "SELECT id, kind, created_at, host, facts_digest, facts, document FROM runs WHERE id = ?"
+        sql = "SELECT id, kind, created_at, host, facts_digest, facts, gpu, origin, document FROM runs WHERE id = ?"
         found = self._guard(self._load, sql, [run_id], True)
         return found[0] if found else None
 
-    def trend(self, metric: str, host: str | None = None) -> list[tuple[Run, Metric]]:
-        """Every recorded value of `metric`, oldest first, with the run it came from."""
-        runs = self.runs(host=host, limit=10_000)
+    def trend(
+        self, metric: str, host: str | None = None, origin: str | None = None
+    ) -> list[tuple[Run, Metric]]:
+        """Every recorded value of `metric` (of `host` and `origin` when given), oldest first, with the
+        run it came from; Run.series tells which of them belong together."""
+        runs = self.runs(host=host, origin=origin, limit=10_000)
         return [(r, m) for r in reversed(runs) for m in r.metrics if m.name == metric]
 
     def metric_names(self) -> list[str]:
@@ -219,9 +262,9 @@ class History:
     def _load(self, sql: str, args: list, with_document: bool) -> list[Run]:
         runs = []
         for row in self._db.execute(sql, args).fetchall():
-            run = Run(*row[:5], facts=json.loads(row[5]))
+            run = Run(*row[:5], facts=json.loads(row[5]), gpu=row[6], origin=row[7])
             if with_document:
-                run.document = json.loads(row[6])
+                run.document = json.loads(row[8])
             run.metrics = [
                 Metric(*m)
                 for m in self._db.execute(

@@ -1,28 +1,51 @@
-"""Regressions: is a metric of a new run worse than the same host's recent runs, beyond the noise?
+"""Regressions: is a metric of a new run worse than the same series' recent runs, beyond the noise?
 
-For each metric, the baseline is the median of the last BASELINE_RUNS recorded values on the host.
-A change is a regression when all three hold (for throughputs; mirrored for latencies):
-  1. it is beyond the run-to-run noise: the drop is larger than the spread between the past medians
-     (max - min over their median), which we only know from two past runs on;
-  2. it is beyond the within-run noise: even the best repeat of the new run is below the baseline
+A series is the runs of one host, GPU model and origin (live or replay, store/identity.py): a bench
+of another machine never becomes this machine's baseline. The numbers below are rows of
+data/regress.yaml, each with its source.
+
+For each metric, with the newest `baseline_runs` past values of the series:
+  0. under `min_past_runs` past values there is no judgement: "not enough history (N of 3 runs)";
+  1. the baseline is their median, the noise bound `noise_k` × `mad_to_sigma` × MAD (median absolute
+     deviation from that median): beyond it the new value is an outlier of the past runs (Leys et al.
+     2013, k = 3, the conservative choice);
+  2. it is beyond the within-run noise: even the best repeat of the new run is worse than the baseline
      (the stored min/max of each run), so a few slow repeats cannot cause it;
-  3. it is at least MIN_CHANGE, a reporting floor (a gpuwise policy, not a measured threshold): with
-     tight repeats and one past run, 1. and 2. alone would flag a 0.5% dip.
-What changed in the facts between the newest past run and the new one (driver, torch, ...) is
-named, since that is usually the cause.
+  3. it is at least `min_change` of the baseline, a reporting floor: past runs that agree closely
+     have a MAD near 0.
+Throughputs regress downwards, times (LOWER_IS_BETTER_UNITS) upwards. What changed in the facts
+between the newest past run and the new one (driver, torch, ...) is named, since that is usually
+the cause.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import yaml
 
 from gpuwise.i18n import _
 from gpuwise.store.history import Metric, Run
 
-BASELINE_RUNS = 5
-MIN_CHANGE = 0.03
 LOWER_IS_BETTER_UNITS = {"ns", "us", "µs", "ms", "s"}
+
+
+@lru_cache(maxsize=1)
+def thresholds() -> dict[str, float]:
+    text = resources.files("gpuwise.store").joinpath("data/regress.yaml").read_text(encoding="utf-8")
+    out = {}
+    for name, row in (yaml.safe_load(text) or {}).items():
+        if not isinstance(row, dict) or "value" not in row or "source" not in row:
+            raise ValueError(f"store regress.yaml: {name} needs 'value' and 'source'")
+        out[name] = float(row["value"])
+    return out
+
+
+def lower_is_better(unit: str) -> bool:
+    return unit in LOWER_IS_BETTER_UNITS
 
 
 @dataclass
@@ -35,6 +58,7 @@ class Regression:
     since: str  # created_at of the newest past run
     runs: int  # past runs compared with
     fact_changes: list[str]
+    noise: float = 0.0  # the bound: k x 1.4826 x MAD of the past values, in the metric's unit
 
     def sentence(self) -> str:
         values = {
@@ -45,17 +69,40 @@ class Regression:
             "after": f"{self.value:.4g}",
             "unit": self.unit,
             "runs": self.runs,
+            "noise": f"{self.noise:.2g}" if self.noise < 100 else f"{self.noise:.0f}",
+            "k": f"{thresholds()['noise_k']:g}",
         }
         text = (
-            _("{metric} down {pct} since {since} ({before} → {after} {unit}, median of {runs} past run(s))")
+            _(
+                "{metric} down {pct} since {since} ({before} → {after} {unit}; median of {runs} past runs, "
+                "noise bound ±{noise} = {k} × 1.4826 × MAD)"
+            )
             if self.change < 0
             else _(
-                "{metric} up {pct} since {since} ({before} → {after} {unit}, median of {runs} past run(s))"
+                "{metric} up {pct} since {since} ({before} → {after} {unit}; median of {runs} past runs, "
+                "noise bound ±{noise} = {k} × 1.4826 × MAD)"
             )
         ).format(**values)
         if self.fact_changes:
             text += _("; changed in between: {changes}").format(changes=", ".join(self.fact_changes))
         return text
+
+
+@dataclass
+class Check:
+    """What the regression check found: the regressions, and the metrics it could not judge with the
+    number of past values each had (fewer than min_past_runs)."""
+
+    regressions: list[Regression] = field(default_factory=list)
+    too_short: dict[str, int] = field(default_factory=dict)
+
+    def not_enough_history(self) -> str | None:
+        """One sentence when some metric could not be judged, with the fewest past runs any had."""
+        if not self.too_short:
+            return None
+        return _("not enough history ({n} of {need} runs) to judge {count} metric(s) for regressions").format(
+            n=min(self.too_short.values()), need=int(thresholds()["min_past_runs"]), count=len(self.too_short)
+        )
 
 
 def fact_changes(before: dict, after: dict) -> list[str]:
@@ -72,30 +119,30 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def find_regressions(current: list[Metric], facts: dict, past: list[Run]) -> list[Regression]:
-    """Regressions of `current` (a new run's metrics, with `facts`) against `past` runs of the same
-    host and kind, newest first."""
-    past = past[:BASELINE_RUNS]
-    if not past:
-        return []
-    changes = fact_changes(past[0].facts, facts)
-    found = []
+def check(current: list[Metric], facts: dict, past: list[Run]) -> Check:
+    """Judge `current` (a new run's metrics, with `facts`) against `past` runs of the same series
+    (host, GPU model, origin) and kind, newest first."""
+    t = thresholds()
+    past = past[: int(t["baseline_runs"])]
+    changes = fact_changes(past[0].facts, facts) if past else []
+    out = Check()
     for metric in current:
-        history = [m for run in past for m in run.metrics if m.name == metric.name]
-        if not history:
+        values = [m.value for run in past for m in run.metrics if m.name == metric.name]
+        if len(values) < t["min_past_runs"]:
+            out.too_short[metric.name] = len(values)
             continue
-        medians = [m.value for m in history]
-        baseline = statistics.median(medians)
+        baseline = statistics.median(values)
         if baseline == 0:
             continue
-        sign = -1.0 if metric.unit in LOWER_IS_BETTER_UNITS else 1.0
-        worse = sign * (baseline - metric.value) / abs(baseline)  # > 0: worse than usual
-        between = (max(medians) - min(medians)) / abs(baseline) if len(medians) > 1 else 0.0
+        mad = statistics.median(abs(v - baseline) for v in values)
+        noise = t["noise_k"] * t["mad_to_sigma"] * mad
+        sign = -1.0 if lower_is_better(metric.unit) else 1.0
+        worse = sign * (baseline - metric.value)  # > 0: worse than usual, in the metric's unit
         best_repeat = metric.high if sign > 0 else metric.low
         best_repeat = metric.value if best_repeat is None else best_repeat
         beyond_repeats = sign * (baseline - best_repeat) > 0
-        if worse > max(MIN_CHANGE, between) and beyond_repeats:
-            found.append(
+        if worse > noise and worse / abs(baseline) > t["min_change"] and beyond_repeats:
+            out.regressions.append(
                 Regression(
                     metric=metric.name,
                     unit=metric.unit,
@@ -103,8 +150,14 @@ def find_regressions(current: list[Metric], facts: dict, past: list[Run]) -> lis
                     value=metric.value,
                     change=(metric.value - baseline) / abs(baseline),
                     since=past[0].created_at,
-                    runs=len(medians),
+                    runs=len(values),
                     fact_changes=changes,
+                    noise=noise,
                 )
             )
-    return found
+    return out
+
+
+def find_regressions(current: list[Metric], facts: dict, past: list[Run]) -> list[Regression]:
+    """The regressions of check() alone."""
+    return check(current, facts, past).regressions

@@ -59,6 +59,39 @@ def _mark(flag: bool) -> str | Styled:
     return "" if flag else Styled(UNVERIFIED, "warn")
 
 
+def _memory_cell(spec: GpuSpec) -> str:
+    """The GiB column: as devices report it (units.gib of the recorded bytes), else the vendor's figure."""
+    from gpuwise.catalog.gpu_memory import reported_memory
+
+    recorded = reported_memory(spec.key)
+    if recorded is not None:
+        return units.gib(recorded.total_bytes, unit=False)
+    return units.gib(spec.memory_bytes, unit=False)
+
+
+def _memory_rows(spec: GpuSpec) -> list[tuple[str, str]]:
+    """'140.4 GiB as nvidia-smi reports it (143,771 MiB; source)' and the vendor's '141 GB' beside it."""
+    from gpuwise.catalog.gpu_memory import reported_memory
+
+    vendor = (
+        _(
+            "{gb} GB (vendor's figure, binary like every GPU memory figure: {gib}; devices report a little less)"
+        ).format(gb=units.number(spec.memory_gib, 1), gib=units.gib(spec.memory_bytes))
+        if spec.memory_bytes
+        else units.UNKNOWN
+    )
+    recorded = reported_memory(spec.key)
+    if recorded is None:
+        return [(C_("gpu", "memory"), vendor)]
+    reported = _("{gib} as nvidia-smi reports it ({mib} MiB, driver {driver}; {source})").format(
+        gib=units.gib(recorded.total_bytes),
+        mib=units.number(recorded.reported_mib),
+        driver=recorded.driver,
+        source=recorded.source,
+    )
+    return [(C_("gpu", "memory"), reported), (_("memory (vendor)"), vendor)]
+
+
 def gpus_view(specs: list[GpuSpec]) -> Document:
     headers = ("fp32", "tf32", "bf16", "fp8", "GiB", _("mem GB/s"), "NVLink GB/s", "TDP W", "MAMF")
     cols = [Column(_("key")), Column("")] + [Column(h, "right") for h in headers]
@@ -71,7 +104,7 @@ def gpus_view(specs: list[GpuSpec]) -> Document:
             n(s.tf32_tflops, 1),
             n(s.bf16_tflops, 1),
             n(s.fp8_tflops, 1),
-            n(s.memory_gib, 0),
+            _memory_cell(s),
             n(s.memory_bandwidth_gb_s, 0),
             n(s.nvlink_bandwidth_gb_s, 0),
             n(s.tdp_watts, 0),
@@ -85,7 +118,9 @@ def gpus_view(specs: list[GpuSpec]) -> Document:
         title=_("Dense peak TFLOPS, memory, links and power"),
         caption=_(
             "{dash} = no sourced figure; {mark} = not verified. NVLink: per-GPU bidirectional total. "
-            "Sources and dates: `gpuwise catalog show KEY`."
+            "GiB: the total a device reports (`nvidia-smi`), where one was recorded; otherwise the "
+            "vendor's figure (its GB, binary: the physical memory). Sources and dates: "
+            "`gpuwise catalog show KEY`."
         ).format(dash=units.UNKNOWN, mark=UNVERIFIED),
     )
     return _doc(_("GPU specs"), [table], {"kind": "gpus", "gpus": [gpu_dict(s) for s in specs]})
@@ -174,7 +209,7 @@ def _gpu_rows(spec: GpuSpec, reported_name: str | None) -> list[tuple[str, str |
             (_("{dtype} peak").format(dtype=d), n(spec.peak_tflops(d), 1, "TFLOPS"))
             for d in ("fp32", "tf32", "fp16", "bf16", "fp8")
         ],
-        (C_("gpu", "memory"), n(spec.memory_gib or None, 0, "GiB")),
+        *_memory_rows(spec),
         (_("memory bandwidth"), n(spec.memory_bandwidth_gb_s, 0, "GB/s")),
         (_("NVLink (bidir, per GPU)"), n(spec.nvlink_bandwidth_gb_s, 0, "GB/s")),
         (_("PCIe gen"), n(spec.pcie_gen, 0)),
@@ -206,7 +241,10 @@ def _offer_rows(offer: Offer) -> list[tuple[str, str | Styled]]:
             f"{n(offer.accelerator_count or 0, 1)} × {offer.accelerator_name or units.UNKNOWN}  "
             + (_("(catalog: {key})").format(key=spec.key) if spec else _("(no spec row)")),
         ),
-        (_("vCPUs / RAM"), f"{n(offer.vcpus, 0)} / {n(offer.memory_gib, 0, 'GiB')}"),
+        (
+            _("vCPUs / RAM"),
+            f"{n(offer.vcpus, 0)} / {units.gib(None if offer.memory_gib is None else offer.memory_gib * units.GIB)}",
+        ),
         (C_("offer", "network"), f"{n(offer.network_gbps, 1, 'Gb/s')} {offer.fabric or ''}".rstrip()),
         ("RDMA", n(offer.rdma_gbps, 0, "Gb/s")),
         (

@@ -3,14 +3,60 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import _
-from gpuwise.report.compare import Comparison
+from gpuwise.i18n import N_, _
+from gpuwise.report.compare import (
+    IMPROVEMENT,
+    NO_NOISE_BOUND,
+    REGRESSION,
+    WITHIN_NOISE,
+    Comparison,
+    MeasurementDiff,
+)
 from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Table
 from gpuwise.report.views.charts import compare_charts
 
 
 def _ratio(x: float | None) -> str:
     return units.UNKNOWN if not x else f"{x:.2f}x"
+
+
+VERDICT_LABELS = {
+    IMPROVEMENT: N_("improvement"),
+    REGRESSION: N_("regression"),
+    WITHIN_NOISE: N_("within noise"),
+    NO_NOISE_BOUND: N_("no noise bound"),
+}
+
+
+def _verdict(m: MeasurementDiff) -> str:
+    if m.verdict is None:
+        return units.UNKNOWN
+    label = _(VERDICT_LABELS[m.verdict])
+    return label if m.p_value is None else f"{label} (p={m.p_value:.2g})"
+
+
+def _noise_summary(c: Comparison) -> Paragraph:
+    counts = {v: c.verdicts.get(v, 0) for v in VERDICT_LABELS}
+    if counts[NO_NOISE_BOUND] == len(c.in_common):
+        return Paragraph(
+            _(
+                "no noise bound: neither run repeated these measurements on both sides (stats.repeats < 2), "
+                "so a ratio B/A cannot be told from noise"
+            ),
+            "warn",
+        )
+    text = _(
+        "{regression} regression(s), {improvement} improvement(s), {within} within noise, {unbounded} "
+        "without a noise bound. Rule: a measurement repeated in both runs is within noise when the ranges "
+        "[min, max] of its repeats overlap (with 5+ samples on each side: a two-sided Mann-Whitney U test, "
+        "p < 0.05); a single repeat gives no noise bound."
+    ).format(
+        regression=counts[REGRESSION],
+        improvement=counts[IMPROVEMENT],
+        within=counts[WITHIN_NOISE],
+        unbounded=counts[NO_NOISE_BOUND],
+    )
+    return Paragraph(text, "warn" if counts[REGRESSION] else "dim")
 
 
 def compare_view(c: Comparison) -> Document:
@@ -53,11 +99,22 @@ def compare_view(c: Comparison) -> Document:
         cols = [Column(_("name")), Column(_("device")), Column(_("unit"))] + [
             Column(h, "right") for h in ("A", "B", "B/A")
         ]
+        cols.append(Column(_("noise")))
         rows = [
-            [m.name, m.device or "", m.unit, units.number(m.a), units.number(m.b), _ratio(m.ratio)]
+            [
+                m.name,
+                m.device or "",
+                m.unit,
+                units.number(m.a),
+                units.number(m.b),
+                _ratio(m.ratio),
+                _verdict(m),
+            ]
             for m in c.measurements
         ]
         blocks.append(Table(cols, rows, title=_("Measurements")))
+        if c.in_common:
+            blocks.append(_noise_summary(c))
     else:
         blocks.append(Paragraph(_("measurements: none in either file")))
     if reports and c.findings:

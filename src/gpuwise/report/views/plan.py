@@ -149,7 +149,7 @@ def chosen_tables(plan: Plan, one_ccy: str) -> tuple[Table, Table]:
                 s(p.exposed_comm_s[o, k]),
                 s(p.straggler_s[o, k]),
                 s(p.data_s[o, k]),
-                units.size(p.memory_per_gpu_bytes[o, k]),
+                units.gib(p.memory_per_gpu_bytes[o, k]),
             ]
         )
         costs.append(

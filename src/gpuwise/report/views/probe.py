@@ -97,7 +97,7 @@ def _gpus(f: Facts) -> list[Block]:
             [
                 v(g.index),
                 v(g.name),
-                units.size(g.memory_total_bytes),
+                units.gib(g.memory_total_bytes),
                 link,
                 units.number(g.power_limit_watts, 1, "W"),
                 v(g.persistence_mode),
@@ -246,7 +246,7 @@ def _hardware(f: Facts) -> list[Block]:
         (_("max clock"), None if cpu.max_mhz is None else units.number(cpu.max_mhz, 0, "MHz"), "max_mhz"),
         (_("NUMA nodes"), cpu.numa_nodes, "numa_nodes"),
         (_("governor"), cpu.governor, "governor"),
-        (C_("host", "memory"), units.size(mem.total_bytes)),
+        (C_("host", "memory"), units.gib(mem.total_bytes)),
         (_("swap"), units.size(mem.swap_total_bytes)),
         (_("hugepages"), mem.hugepages_total),
     ]

@@ -34,6 +34,14 @@ def _of(value: float | None, limit: float | None, digits: int = 0) -> str:
     return f"{units.number(value, digits)}/{units.number(limit, digits)}"
 
 
+def _gib_of(used_mib: float | None, total_mib: float | None) -> str:
+    """'12.5/140.4': MiB readings in GiB (units.gib: from the byte count, one decimal), or the reading alone."""
+    if used_mib is None:
+        return units.UNKNOWN
+    used = units.gib(units.mib_to_bytes(used_mib), unit=False)
+    return used if not total_mib else f"{used}/{units.gib(units.mib_to_bytes(total_mib), unit=False)}"
+
+
 def _signals_cell(g: GpuSample, config: SignalConfig) -> Styled | str:
     on = [sid for sid, v in evaluate(g, config).items() if v]
     reasons = [
@@ -55,11 +63,7 @@ def frame_view(
         return Document(title=title, blocks=blocks, data=frame.to_dict())
     rows = []
     for g in frame.gpus:
-        memory = (
-            _of(g.fb_used_mib / 1024, g.fb_total_mib / 1024, 1)
-            if g.fb_used_mib is not None and g.fb_total_mib is not None
-            else units.UNKNOWN
-        )
+        memory = _gib_of(g.fb_used_mib, g.memory_total_mib)
         pcie = (
             f"{units.number((g.pcie_tx_kbps or 0) / 1000, 0)}/{units.number((g.pcie_rx_kbps or 0) / 1000, 0)}"
             if g.pcie_tx_kbps is not None
@@ -126,8 +130,7 @@ def summary_view(summary: WatchSummary, findings: list[Finding]) -> Document:
                 _share(g.idle_s, g.seconds),
                 _share(g.power_limited_s, g.signal_known_s.get("power_limited")),
                 units.number(g.util_mean_pct, 0),
-                _of(g.peak_memory_mib / 1024 if g.peak_memory_mib is not None else None,
-                    g.memory_total_mib / 1024 if g.memory_total_mib else None, 1),
+                _gib_of(g.peak_memory_mib, g.memory_total_mib),
             ]
             for g in summary.gpus
         ]  # fmt: skip
