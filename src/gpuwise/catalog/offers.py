@@ -3,7 +3,8 @@
 Columns (SkyPilot v8): InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price,
 SpotPrice, Region, AvailabilityZone. Ours, all optional: Provider (default: the file name without
 .csv), NetworkGbps, Fabric, RdmaGbps, Currency, PriceSource, AsOf, Reserved1yPrice,
-Reserved3yPrice, MonthlyPrice (a monthly subscription, per instance-month), Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), Notes.
+Reserved3yPrice, MonthlyPrice (a monthly subscription, per instance-month), Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), NetworkSource (where the network columns come from;
+with Fabric "single-node", where the provider says the offer has no multi-node fabric), Notes.
 Columns gpuwise does not know (SkyPilot's GpuInfo, Arch) are ignored.
 
 Sources, later overriding earlier on the same (provider, InstanceType, Region, AvailabilityZone):
@@ -52,13 +53,15 @@ OUR_COLUMNS = (
     "MonthlyPrice",
     "Status",
     "GpuKey",
+    "NetworkSource",
     "Notes",
 )
 COLUMNS = ("Provider",) + SKYPILOT_COLUMNS + OUR_COLUMNS[1:]
 # SkyPilot columns gpuwise reads past (GPU details as a Python dict, CPU architecture).
 SKYPILOT_IGNORED = ("GpuInfo", "Arch")
 REQUIRED = ("InstanceType",)
-FABRICS = ("vpc-tcp", "roce", "infiniband", "efa", "tcpx")
+# single-node: the provider documents no fabric between instances of this offer (NetworkSource says where)
+FABRICS = ("vpc-tcp", "roce", "infiniband", "efa", "tcpx", "single-node")
 CURRENCIES = ("USD", "CNY", "EUR")
 STATUSES = ("available", "sold-out")
 
@@ -89,6 +92,7 @@ class Offer:
     status: str | None = None
     gpu_key: str | None = None
     monthly_price: float | None = None
+    network_source: str | None = None  # where the network columns (or "single node only") come from
     notes: str = ""
     file: str = ""
     line: int = 0
@@ -149,6 +153,7 @@ def _offer_from_row(row: Row, default_provider: str) -> Offer:
         as_of=row.date("AsOf"),
         status=row.choice("Status", STATUSES),
         gpu_key=gpu_key,
+        network_source=row.text("NetworkSource"),
         notes=row.text("Notes") or "",
         file=str(row.path),
         line=row.line,

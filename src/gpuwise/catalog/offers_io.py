@@ -43,6 +43,7 @@ _FIELDS = {
     "MonthlyPrice": "monthly_price",
     "Status": "status",
     "GpuKey": "gpu_key",
+    "NetworkSource": "network_source",
     "Notes": "notes",
 }
 assert tuple(_FIELDS) == offers_mod.COLUMNS, "writer columns must match the loader's"

@@ -23,6 +23,7 @@ __all__ = [
     "Offer",
     "OnpremDefaults",
     "get_fabric",
+    "get_gpu",
     "gpu_memory_bytes",
     "load_offers",
     "match_gpu",
@@ -43,6 +44,10 @@ def offer_matches_gpu(offer: Offer, gpu: str) -> bool:
 
 def match_gpu(name: str) -> GpuSpec | None:
     return gpus.match_gpu(name)
+
+
+def get_gpu(key: str) -> GpuSpec | None:
+    return gpus.get_gpu(key)
 
 
 def get_fabric(key: str | None) -> Fabric | None:

@@ -22,6 +22,8 @@ from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.workload import OrgContext, Workload
 
+# A price older than this is flagged in the decision (cloud list prices move within a year).
+PRICE_MAX_AGE_DAYS = 365
 # Pay-per-use pricings: break-even points are computed against these.
 PAY_PER_USE = ("on_demand", "spot", "capacity_block")
 # The two sides in words, where a message names the cheaper one.
@@ -29,16 +31,23 @@ SIDE_WORDS = {"cloud": N_("cloud"), "build": N_("build")}
 
 
 def _best(ev: Evaluation, kind: str, pricings: tuple[str, ...] | None = None) -> int | None:
-    """The cheapest row of `kind` at its chosen node count; among rows within the node tie tolerance of
-    the cheapest, the one with the fewest nodes."""
-    candidates = []
-    for o, row in enumerate(ev.rows):
-        k = ev.chosen[o]
-        if row.kind != kind or k < 0 or not ev.convertible[o] or (pricings and row.pricing not in pricings):
-            continue
-        candidates.append((float(ev.run_cost[o, k]), float(ev.nodes[k]), o))
-    if not candidates:
+    """The cheapest row of `kind` at its chosen node count that meets the deadline; among rows within the
+    node tie tolerance of the cheapest, the one with the fewest nodes. When no row of `kind` meets the
+    deadline: the one that delivers soonest (the closest), never a cheaper one that is later still."""
+    rows = [
+        o
+        for o, row in enumerate(ev.rows)
+        if row.kind == kind
+        and ev.chosen[o] >= 0
+        and ev.convertible[o]
+        and not (pricings and row.pricing not in pricings)
+    ]
+    if not rows:
         return None
+    on_time = [o for o in rows if ev.meets_deadline(o)]
+    if not on_time:
+        return min(rows, key=lambda o: (ev.days_to_result(o), float(ev.run_cost[o, ev.chosen[o]])))
+    candidates = [(float(ev.run_cost[o, ev.chosen[o]]), float(ev.nodes[ev.chosen[o]]), o) for o in on_time]
     cheapest = min(c for c, _n, _o in candidates)
     tie = ev.defaults.decision().node_tie_tolerance
     ties = [c for c in candidates if c[0] <= cheapest * (1.0 + tie)]
@@ -129,7 +138,7 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
 
 
 def _context_reasons(
-    org: OrgContext, wl: Workload, rb: OptionRow, ttt_b_days: float, t: DecisionThresholds
+    org: OrgContext, wl: Workload, rb: OptionRow, ttt_b_days: float, t: DecisionThresholds, cloud_days: float
 ) -> list[Reason]:
     """Demand shape, horizon, team and deadline (the rent-or-build selection logic)."""
     reasons = []
@@ -198,19 +207,25 @@ def _context_reasons(
         )
     if wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days:
         label = _("deadline {days} days").format(days=f"{wl.deadline_days:g}")
+        if cloud_days <= wl.deadline_days:
+            cloud_part = _("the cloud option starts now and finishes in {days} days").format(
+                days=f"{cloud_days:.1f}"
+            )
+        else:
+            cloud_part = _("the cloud option misses it too ({days} days)").format(days=f"{cloud_days:.1f}")
         reasons.append(
             Reason(
                 K.DEADLINE,
-                "cloud",
-                _(
-                    "{label}: the build needs {lead} days lead time + {train} days training; "
-                    "the cloud can start now"
-                ).format(label=label, lead=f"{rb.lead_time_days:.0f}", train=f"{ttt_b_days:.1f}"),
+                "cloud" if cloud_days < rb.lead_time_days + ttt_b_days else "build",
+                _("{label}: the build needs {lead} days lead time + {train} days training; {cloud}").format(
+                    label=label, lead=f"{rb.lead_time_days:.0f}", train=f"{ttt_b_days:.1f}", cloud=cloud_part
+                ),
                 label,
                 {
                     "deadline_days": wl.deadline_days,
                     "lead_time_days": rb.lead_time_days,
                     "build_training_days": ttt_b_days,
+                    "cloud_days": cloud_days,
                 },
             )
         )
@@ -451,7 +466,7 @@ def decide(ev: Evaluation) -> Decision:
     )
 
     ttt_b_days = hours_b / 24
-    reasons += _context_reasons(org, wl, rb, ttt_b_days, t)
+    reasons += _context_reasons(org, wl, rb, ttt_b_days, t, ev.days_to_result(cloud))
 
     winners = _sweep_winners(
         ev,
@@ -480,6 +495,11 @@ def decide(ev: Evaluation) -> Decision:
         )
 
     verdict, summary = _verdict(reasons, org, t)
+    caveats = _caveats(ev, cloud, build)
+    late = next((r for r in caveats if r.kind == K.NO_OPTION_IN_TIME), None)
+    if late is not None:
+        summary = f"{late.label}: {summary}"
+    reasons += caveats
     return Decision(
         verdict,
         summary,
@@ -493,6 +513,78 @@ def decide(ev: Evaluation) -> Decision:
         rent=rent,
         buy=buy,
     )
+
+
+def _caveats(ev: Evaluation, cloud: int, build: int) -> list[Reason]:
+    """What the reader must know about the picks that is not a vote: no option meets the deadline, a spot
+    pick's interruptions, a model input that fell back to a generic default, a price over a year old."""
+    out: list[Reason] = []
+    deadline = ev.workload.deadline_days
+    if deadline and not (ev.meets_deadline(cloud) or ev.meets_deadline(build)):
+        closest = min((cloud, build), key=ev.days_to_result)
+        label = _("no option meets the {days}-day deadline").format(days=f"{deadline:g}")
+        out.append(
+            Reason(
+                K.NO_OPTION_IN_TIME,
+                "cloud" if ev.rows[closest].kind == "cloud" else "build",
+                _("{label}; the closest is {option} in {need} days (lead time included)").format(
+                    label=label, option=ev.rows[closest].label, need=f"{ev.days_to_result(closest):.1f}"
+                ),
+                label,
+                {"deadline_days": deadline, "closest_days": ev.days_to_result(closest)},
+            )
+        )
+    for o in (cloud, build):
+        row, k = ev.rows[o], int(ev.chosen[o])
+        if row.pricing == "spot":
+            loss = float(ev.perf.interruption_loss[o, k])
+            nodes = int(ev.nodes[k])
+            hours = ev.hours(o, k)
+            expected = nodes * row.numbers.interruptions_per_node_hour * hours
+            out.append(
+                Reason(
+                    K.SPOT_INTERRUPTIONS,
+                    "cloud",
+                    _(
+                        "spot on {option}: about {count} interruptions over the run, {pct} more wall time "
+                        "({how})"
+                    ).format(
+                        option=row.label,
+                        count=f"{expected:.0f}",
+                        pct=f"{loss / (1 - loss):.1%}",
+                        how=row.provenance.get("spot_short", ""),
+                    ),
+                    _("spot interruptions"),
+                    {"interruptions": expected, "time_lost_fraction": loss},
+                )
+            )
+        if row.provenance.get("mfu", "").startswith("fallback"):
+            out.append(
+                Reason(
+                    K.ESTIMATE,
+                    "cloud" if row.kind == "cloud" else "build",
+                    _(
+                        "{option}: no measured or published MFU for {gpu}; the plan used the generic "
+                        "median ({source}): run `gpuwise bench` on it and pass --calibrate"
+                    ).format(option=row.label, gpu=row.gpu_name, source=row.provenance["mfu"]),
+                    _("MFU is a generic estimate"),
+                    {"mfu": float(row.numbers.mfu)},
+                )
+            )
+        age = row.price_age_days
+        if age is not None and age > PRICE_MAX_AGE_DAYS:
+            out.append(
+                Reason(
+                    K.PRICE_AGE,
+                    "cloud" if row.kind == "cloud" else "build",
+                    _(
+                        "the price of {option} dates from {date} ({days} days ago): check today's price"
+                    ).format(option=row.label, date=row.price_as_of.isoformat(), days=f"{age:.0f}"),
+                    _("price over a year old"),
+                    {"price_age_days": float(age)},
+                )
+            )
+    return out
 
 
 def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> tuple[Verdict, str]:

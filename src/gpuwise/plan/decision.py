@@ -51,9 +51,22 @@ class ReasonKind(StrEnum):
     GROWTH = "growth"  # inference plans: demand growth a fixed fleet must be sized for
     NO_CLOUD_OPTION = "no_cloud_option"  # no cloud offer can be costed: says which and why
     NO_BUILD_OPTION = "no_build_option"
+    # caveats: what the reader must know about the picks; never a vote for either side
+    NO_OPTION_IN_TIME = "no_option_in_time"  # no option meets the deadline: the closest is named
+    SPOT_INTERRUPTIONS = "spot_interruptions"  # a spot pick's expected interruptions and their cost
+    ESTIMATE = "estimate"  # a pick's MFU fell back to a generic default
+    PRICE_AGE = "price_age"  # a pick's price is over a year old
 
 
 COST_KINDS = frozenset({ReasonKind.COST, ReasonKind.BREAK_EVEN_UTILISATION, ReasonKind.BREAK_EVEN_MONTHS})
+CAVEAT_KINDS = frozenset(
+    {
+        ReasonKind.NO_OPTION_IN_TIME,
+        ReasonKind.SPOT_INTERRUPTIONS,
+        ReasonKind.ESTIMATE,
+        ReasonKind.PRICE_AGE,
+    }
+)
 
 
 class FlipKind(StrEnum):
@@ -75,7 +88,7 @@ class Reason:
 
     @property
     def is_context(self) -> bool:
-        return self.kind not in COST_KINDS
+        return self.kind not in COST_KINDS and self.kind not in CAVEAT_KINDS
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,7 @@ class Pick:
     billed_hours: float  # hours paid for (whole days for capacity blocks)
     run_hours: float
     currency: str
+    price_as_of: str | None = None  # ISO date of a cloud price; None: the source gives no date
 
     def text(self) -> str:
         what = _("{nodes} × {name} ({gpus}× {gpu} per node)").format(
@@ -157,6 +171,7 @@ def pick_to_json(p: Pick | None) -> dict | None:
     out["cost_per_run_range"] = [_finite(p.cost_per_run_low), _finite(p.cost_per_run_high)]
     out["billed_hours"] = _finite(p.billed_hours)
     out["run_hours"] = _finite(p.run_hours)
+    out["price_as_of"] = p.price_as_of
     return out
 
 

@@ -57,6 +57,16 @@ class Evaluation:
     def hours(self, o: int, k: int) -> float:
         return float(self.perf.time_to_train_s[o, k] / 3600.0)
 
+    def days_to_result(self, o: int) -> float:
+        """Lead time + training days of row `o` at its chosen node count (inf: nothing feasible)."""
+        k = int(self.chosen[o])
+        return self.rows[o].lead_time_days + self.hours(o, k) / 24.0 if k >= 0 else float("inf")
+
+    def meets_deadline(self, o: int) -> bool:
+        """No deadline, or row `o` at its chosen node count delivers within it (lead time included)."""
+        deadline = self.workload.deadline_days
+        return deadline is None or self.days_to_result(o) <= deadline
+
     def feasible(self, o: int, k: int) -> bool:
         """Can run (perf model) and can be bought for this run (commitments)."""
         return self.perf.infeasible[o, k] == 0 and self.blocked[o, k] == 0

@@ -54,6 +54,7 @@ def pick(ev: Evaluation, o: int) -> Pick:
         billed_hours=float(ev.billed_hours[o, k]),
         run_hours=ev.hours(o, k),
         currency=ev.currency,
+        price_as_of=row.price_as_of.isoformat() if row.price_as_of else None,
     )
 
 

@@ -7,9 +7,12 @@ One `OptionRow` is one way to get nodes: a cloud instance type at one pricing (o
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 
+from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.catalog_bridge import GpuSpec, Offer
@@ -17,6 +20,7 @@ from gpuwise.plan.cost import OnpremCostInputs
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options_file import CloudSelection, Pricing
 from gpuwise.plan.perf import NodeNumbers
+from gpuwise.plan.spot import spot_terms
 from gpuwise.plan.workload import Workload
 
 NAN = float("nan")
@@ -27,6 +31,7 @@ PRICE_ATTR = {
     "reserved_3y": "reserved_3y_price",
 }
 RDMA_KINDS = {"infiniband", "roce", "efa"}
+SINGLE_NODE_FABRIC = "single-node"  # an offer whose provider documents no multi-node fabric
 
 
 @dataclass
@@ -48,6 +53,11 @@ class OptionRow:
     region: str | None = None
     network: str = ""
     provenance: dict[str, str] = field(default_factory=dict)
+    price_as_of: dt.date | None = None  # the cloud price's date (None: undated or owned)
+
+    @property
+    def price_age_days(self) -> int | None:
+        return (dt.date.today() - self.price_as_of).days if self.price_as_of else None
 
 
 @dataclass(frozen=True)
@@ -102,13 +112,18 @@ def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | 
                 cal.mamf_fraction * ratio,
                 f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}",
             )
-    name = f"{hw.gpu_name} {hw.spec.key if hw.spec else ''}".lower()
+    spec, via = hw.spec, ""
+    twin = (d.data["mfu"].get("same_compute_as") or {}).get(spec.key) if spec else None
+    if twin and cat.get_gpu(twin["gpu"]) is not None:
+        spec = cat.get_gpu(twin["gpu"])
+        via = f"{hw.spec.key} as {spec.key} ({twin['source']}): "
+    name = f"{hw.gpu_name if spec is hw.spec else spec.name} {spec.key if spec else ''}".lower()
     for entry in d.mfu_per_gpu_class():
         if entry.gpu_class.lower() in name:
-            return entry.value, f"default for {entry.gpu_class}: {entry.source}"
-    mamf = hw.spec.mamf_fraction if hw.spec else None
+            return entry.value, f"{via}default for {entry.gpu_class}: {entry.source}"
+    mamf = spec.mamf_fraction if spec else None
     if mamf:
-        return mamf * ratio, f"catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
+        return mamf * ratio, f"{via}catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
     return d.value("mfu.fallback_mfu"), f"fallback: {d.source('mfu.fallback_mfu')}"
 
 
@@ -314,11 +329,23 @@ def cloud_rows(
         spec = offer.gpu_spec()
         hw = Hardware(offer.accelerator_name, spec, int(offer.accelerator_count))
         rdma_gbps = offer.rdma_gbps
+        single_node = (offer.fabric or "").lower() == SINGLE_NODE_FABRIC
         # Offer.fabric is a category (vpc-tcp, roce, infiniband, efa, tcpx), not a fabrics.csv key.
-        if rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
+        if single_node:
+            net = NetworkLink(
+                0.0,
+                NAN,
+                False,
+                _("single node only: {source}").format(
+                    source=offer.network_source or _("the provider documents no multi-node fabric")
+                ),
+            )
+        elif rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
             net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
         else:
             net = network(offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp")
+        if not net.bytes_s and not single_node and offer.network_source:
+            net = dataclasses.replace(net, description=f"{net.description}: {offer.network_source}")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
         block = blocks.get(str(offer.provider).lower())
         priced = 0
@@ -333,8 +360,20 @@ def cloud_rows(
             prov = {"price": price_src}
             if block is not None:
                 prov["billing"] = block["source"]
-            overhead = d.value("cloud.spot_preemption_overhead") if pricing == "spot" else 0.0
-            nums = node_numbers(wl, hw, d, cal, net, sel.storage, overhead, prov)
+            nums = node_numbers(wl, hw, d, cal, net, sel.storage, 0.0, prov)
+            if single_node:
+                nums = dataclasses.replace(nums, max_nodes=1.0)
+            if pricing == "spot":
+                spot = spot_terms(offer.provider, wl, d)
+                prov["spot"] = spot.description
+                prov["spot_short"] = spot.short
+                prov["spot_clusters"] = spot.multi_node_source
+                nums = dataclasses.replace(
+                    nums,
+                    interruptions_per_node_hour=spot.interruptions_per_node_hour,
+                    interruption_cost_h=spot.lost_hours,
+                    spot_max_nodes=spot.max_nodes,
+                )
             rows.append(
                 OptionRow(
                     key=f"{where} {model}",
@@ -352,6 +391,9 @@ def cloud_rows(
                     region=offer.region,
                     network=prov["network"],
                     provenance=prov,
+                    price_as_of=offer.as_of
+                    if price_src.startswith(offer.price_source or "catalog")
+                    else None,
                 )
             )
         if not priced and unpriced is not None:

@@ -18,6 +18,7 @@ All inputs per option are numpy arrays of shape (O,), node counts shape (K,); ev
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -27,6 +28,7 @@ from gpuwise.plan.overlap import DDP_FIRST_BUCKET_BYTES, exposed_after_backward
 
 # Reasons an (option, node count) is infeasible: bit flags, explained by `reasons()`.
 NO_PEAK, TP_TOO_WIDE, NOT_DIVISIBLE, BATCH_TOO_SMALL, NO_FIT, DP_MISMATCH, NO_NETWORK = 1, 2, 4, 8, 16, 32, 64
+SINGLE_NODE, NO_SPOT_CLUSTER, SPOT_THRASH = 128, 256, 512
 REASON_TEXT = {
     NO_PEAK: N_("no peak FLOPS known for this GPU at this precision"),
     TP_TOO_WIDE: N_("tensor parallel degree exceeds GPUs per node (cross-node TP is not modelled)"),
@@ -35,6 +37,11 @@ REASON_TEXT = {
     NO_FIT: N_("does not fit in GPU memory"),
     DP_MISMATCH: N_("dp fixed in the workload does not match this GPU count"),
     NO_NETWORK: N_("no inter-node network bandwidth known for this option"),
+    SINGLE_NODE: N_("single node only: the provider documents no multi-node fabric for this offer"),
+    NO_SPOT_CLUSTER: N_("the provider sells no spot capacity for several nodes at once"),
+    SPOT_THRASH: N_(
+        "spot interruptions would cost half the run or more (interruptions × lost work per interruption)"
+    ),
 }
 
 REASON_SHORT = {
@@ -45,6 +52,9 @@ REASON_SHORT = {
     NO_FIT: N_("no memory fit"),
     DP_MISMATCH: N_("dp fixed"),
     NO_NETWORK: N_("no network"),
+    SINGLE_NODE: N_("single node"),
+    NO_SPOT_CLUSTER: N_("no spot cluster"),
+    SPOT_THRASH: N_("spot thrash"),
 }
 
 
@@ -135,10 +145,16 @@ class NodeNumbers:
     storage_bytes_s: float  # per node (or aggregate when shared)
     storage_iops: float
     storage_shared: bool
-    time_overhead: float  # e.g. spot preemption restarts, fraction of wall time
+    time_overhead: float  # a fixed share of extra wall time (e.g. set by an options file), fraction
     usable_memory_fraction: float
     inter_bytes_s_low: float = 0.0  # the ends of the network's achieved-bandwidth range; 0 = inter_bytes_s
     inter_bytes_s_high: float = 0.0
+    max_nodes: float = math.inf  # 1 = the offer has no multi-node fabric
+    # spot: interruptions per node-hour (any node's interruption stops a synchronous job), the hours of
+    # work each one costs (half a checkpoint interval + restart), and the nodes the provider sells at once
+    interruptions_per_node_hour: float = 0.0
+    interruption_cost_h: float = 0.0
+    spot_max_nodes: float = math.inf
 
 
 @dataclass
@@ -162,6 +178,10 @@ class OptionArrays:
     usable_memory_fraction: np.ndarray
     inter_bytes_s_low: np.ndarray
     inter_bytes_s_high: np.ndarray
+    max_nodes: np.ndarray
+    interruptions_per_node_hour: np.ndarray
+    interruption_cost_h: np.ndarray
+    spot_max_nodes: np.ndarray
 
     @classmethod
     def stack(cls, rows: list[NodeNumbers]) -> OptionArrays:
@@ -195,6 +215,7 @@ class PerfResult:
     time_to_train_s: np.ndarray
     memory_per_gpu_bytes: np.ndarray
     infeasible: np.ndarray  # int bit flags, 0 = feasible
+    interruption_loss: np.ndarray  # (O, K) share of wall time lost to spot interruptions (0: not spot)
 
     def short_reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
@@ -273,7 +294,10 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     buckets = 1.0 + np.ceil(max(grad_rank - first, 0.0) / w.bucket_bytes)
     inter_bw = np.where(col.inter_bytes_s > 0, col.inter_bytes_s, np.nan)
     steps_lat = np.minimum(2.0 * (m - 1), 2.0 * np.ceil(np.log2(m)))  # ring vs NCCL double binary tree
-    infeasible |= np.where((m > 1) & np.isnan(inter_bw), NO_NETWORK, 0)
+    single = n > col.max_nodes
+    infeasible |= np.where(single, SINGLE_NODE, 0)
+    infeasible |= np.where((m > 1) & np.isnan(inter_bw) & ~single, NO_NETWORK, 0)
+    infeasible |= np.where(n > col.spot_max_nodes, NO_SPOT_CLUSTER, 0)
     inter_bw = np.where(np.isnan(inter_bw), 1.0, inter_bw)
     zero_factor = 1.5 if w.zero_stage == 3 else 1.0  # all-gather fwd + all-gather bwd + reduce-scatter
     # Seconds per gradient byte and per bucket, intra-node (NVLink) plus inter-node (NICs).
@@ -301,7 +325,10 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
 
     gpu_time = compute + bubble + tp_comm + exposed + straggler
     step = np.maximum(gpu_time, data)
-    ttt = w.total_samples / w.global_batch * step * (1.0 + col.time_overhead)
+    # Spot: interruptions arrive at n·λ per hour of the job and each loses c hours (renewal: T = T0 / (1 − n·λ·c)).
+    loss = n * col.interruptions_per_node_hour * col.interruption_cost_h + 0 * step
+    infeasible |= np.where(loss >= 0.5, SPOT_THRASH, 0)
+    ttt = w.total_samples / w.global_batch * step * (1.0 + col.time_overhead) / (1.0 - np.minimum(loss, 0.5))
 
     mem = memory_per_gpu(w, dp)
     limit = col.gpu_memory_bytes * col.usable_memory_fraction
@@ -321,4 +348,5 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
         time_to_train_s=ttt,
         memory_per_gpu_bytes=mem + 0 * step,
         infeasible=infeasible,
+        interruption_loss=loss,
     )

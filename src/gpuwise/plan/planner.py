@@ -266,7 +266,8 @@ def make_plan(
 
 
 def _rows_to_show(ev: Evaluation, max_cloud: int) -> list[int]:
-    """All on-prem rows, and the `max_cloud` cheapest cloud rows at their chosen node count."""
+    """All on-prem rows, and the `max_cloud` cheapest cloud rows at their chosen node count, those that meet
+    the deadline first."""
 
     def run_cost(o: int) -> float:
         k = ev.chosen[o]
@@ -274,7 +275,7 @@ def _rows_to_show(ev: Evaluation, max_cloud: int) -> list[int]:
 
     cloud = sorted(
         (o for o, r in enumerate(ev.rows) if r.kind == "cloud"),
-        key=lambda o: (ev.chosen[o] < 0, not ev.convertible[o], run_cost(o)),
+        key=lambda o: (ev.chosen[o] < 0, not ev.meets_deadline(o), not ev.convertible[o], run_cost(o)),
     )
     seen: set[tuple[str, str]] = set()
     best_region = []  # the same instance and pricing in another region is shown once, at its cheapest

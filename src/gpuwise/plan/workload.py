@@ -125,6 +125,12 @@ class Training(_Strict):
         "parameters); bf16/fp16 with a compression hook (bf16_compress_hook) or bf16 parameters",
     )
     parallelism: Parallelism = Field(default_factory=Parallelism)
+    checkpoint_interval_minutes: float | None = Field(
+        None, gt=0, le=100000, description="minutes between checkpoints (spot: work lost per interruption)"
+    )
+    restart_minutes: float | None = Field(
+        None, ge=0, le=100000, description="minutes from an interruption to training again (spot)"
+    )
 
     @model_validator(mode="after")
     def _one_amount(self) -> Training:

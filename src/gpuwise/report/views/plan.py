@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuwise import units
 from gpuwise.i18n import C_, _
-from gpuwise.plan.decision import Pick, ReasonKind, pricing_label
+from gpuwise.plan.decision import CAVEAT_KINDS, Pick, ReasonKind, pricing_label
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
 from gpuwise.report.document import (
@@ -191,10 +191,18 @@ def _pick_line(p: Pick) -> str:
         cost += f" ({low}–{units.money(p.cost_per_run_high, p.currency, compact=True)})"
     days = round(p.billed_hours / 24)
     if p.billed_hours <= p.run_hours * 1.001:
-        return _("{pick}: {cost} per run").format(pick=p.text(), cost=cost)
-    if days == 1:
-        return _("{pick}: {cost} per run, billed 1 whole day").format(pick=p.text(), cost=cost)
-    return _("{pick}: {cost} per run, billed {days} whole days").format(pick=p.text(), cost=cost, days=days)
+        line = _("{pick}: {cost} per run").format(pick=p.text(), cost=cost)
+    elif days == 1:
+        line = _("{pick}: {cost} per run, billed 1 whole day").format(pick=p.text(), cost=cost)
+    else:
+        line = _("{pick}: {cost} per run, billed {days} whole days").format(
+            pick=p.text(), cost=cost, days=days
+        )
+    if p.side == "build":
+        return line
+    if p.price_as_of:
+        return line + " " + _("(price as of {date})").format(date=p.price_as_of)
+    return line + " " + _("(the price's source gives no date)")
 
 
 def _decision(plan: Plan) -> list[Block]:
@@ -207,7 +215,7 @@ def _decision(plan: Plan) -> list[Block]:
     if picks:
         blocks.append(Bullets([_pick_line(p) for p in picks]))
     if d.reasons:
-        missing = (ReasonKind.NO_CLOUD_OPTION, ReasonKind.NO_BUILD_OPTION)  # a gap, not a vote
+        missing = {ReasonKind.NO_CLOUD_OPTION, ReasonKind.NO_BUILD_OPTION} | CAVEAT_KINDS  # not votes
         marks = [
             ("!" if r.kind in missing else "+build" if r.favours == "build" else "+cloud", r.text)
             for r in d.reasons

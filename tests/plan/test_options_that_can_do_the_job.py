@@ -1,0 +1,105 @@
+"""Only options that can do the job are recommended: deadlines kept, spot priced with its interruptions,
+and every catalog offer's network known or said to be unknown with a source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpuwise.catalog.offers import load_shipped_offers
+from gpuwise.plan.decision import ReasonKind
+from gpuwise.plan.perf import NO_NETWORK, NO_SPOT_CLUSTER, SINGLE_NODE
+from gpuwise.plan.planner import make_plan
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+TRAINING = ["llm-7b-pretrain-1t.yaml", "llm-13b-finetune.yaml", "resnet50-imagenet.yaml"]
+
+
+def _row(plan, pick):
+    return next(o for o, r in enumerate(plan.rows) if r.label == pick.name and r.pricing == pick.pricing)
+
+
+@pytest.mark.parametrize("options", [None, EXAMPLES / "plan-options.yaml"], ids=["catalog", "options"])
+@pytest.mark.parametrize("name", TRAINING)
+def test_the_recommendation_meets_the_deadline_when_any_option_can(name, options):
+    plan = make_plan(EXAMPLES / name, options)
+    d = plan.decision
+    any_on_time = any(plan.meets_deadline(o) for o in range(len(plan.rows)) if plan.chosen[o] >= 0)
+    recommended = d.buy if d.verdict == "build" else d.rent
+    assert recommended is not None
+    if any_on_time:
+        assert plan.meets_deadline(_row(plan, recommended)), (name, recommended.text())
+        assert ReasonKind.NO_OPTION_IN_TIME not in {r.kind for r in d.reasons}
+    else:
+        assert ReasonKind.NO_OPTION_IN_TIME in {r.kind for r in d.reasons}
+
+
+def _workload(tmp_path, **changes) -> Path:
+    data = yaml.safe_load((EXAMPLES / "llm-7b-pretrain-1t.yaml").read_text())
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path = tmp_path / "wl.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_spot_pick_shows_its_interruption_cost(tmp_path):
+    plan = make_plan(_workload(tmp_path, deadline_days=None))  # no deadline: the cheapest wins
+    d = plan.decision
+    assert d.rent.pricing == "spot", d.rent.text()
+    spot = [r for r in d.reasons if r.kind == ReasonKind.SPOT_INTERRUPTIONS]
+    assert spot and spot[0].numbers["interruptions"] > 1 and 0 < spot[0].numbers["time_lost_fraction"] < 0.1
+    o = _row(plan, d.rent)
+    assert plan.perf.interruption_loss[o, plan.chosen[o]] > 0
+
+
+def test_no_spot_cluster_where_the_provider_sells_none(tmp_path):
+    plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
+    spot = [o for o, r in enumerate(plan.rows) if r.provider == "coreweave" and r.pricing == "spot"]
+    assert spot
+    for o in spot:
+        assert plan.perf.infeasible[o, 0] & NO_SPOT_CLUSTER == 0
+        assert all(plan.perf.infeasible[o, k] & NO_SPOT_CLUSTER for k in range(1, len(plan.nodes)))
+
+
+def test_a_deadline_nothing_can_meet_is_said_and_the_closest_shown(tmp_path):
+    plan = make_plan(_workload(tmp_path, deadline_days=1))
+    late = [r for r in plan.decision.reasons if r.kind == ReasonKind.NO_OPTION_IN_TIME]
+    assert late and late[0].numbers["closest_days"] > 1
+    assert plan.decision.summary.startswith(late[0].label)
+    rent = _row(plan, plan.decision.rent)  # the closest cloud option, not a cheaper later one
+    cloud = [o for o, r in enumerate(plan.rows) if r.kind == "cloud" and plan.chosen[o] >= 0]
+    assert plan.days_to_result(rent) == min(plan.days_to_result(o) for o in cloud)
+
+
+def test_every_multi_gpu_offer_has_a_network_or_says_why_not():
+    missing = []
+    for offer in load_shipped_offers():
+        if (offer.accelerator_count or 0) < 2 or offer.best_network_gbps:
+            continue
+        if not offer.network_source:
+            missing.append(f"{offer.provider} {offer.instance_type}")
+    assert not missing, missing
+
+
+def test_neocloud_clusters_scale_over_their_fabric_and_single_instances_say_so():
+    plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
+    rows = {(r.provider, r.label, r.pricing): o for o, r in enumerate(plan.rows)}
+    hgx = rows[("coreweave", "coreweave HGX B200", "on_demand")]
+    assert all(plan.perf.infeasible[hgx, k] == 0 for k in range(len(plan.nodes)))
+    assert (
+        "InfiniBand" in plan.rows[hgx].provenance["network"] or "3200" in plan.rows[hgx].provenance["network"]
+    )
+    single = rows[("lambda", "lambda 8x B200 SXM6", "on_demand")]
+    assert plan.perf.infeasible[single, 1] & SINGLE_NODE and not plan.perf.infeasible[single, 1] & NO_NETWORK
+    assert "lambda.ai" in plan.rows[single].provenance["network"]
+
+
+def test_cloud_picks_show_the_price_date():
+    plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
+    assert plan.decision.rent.price_as_of == "2026-09-20"
