@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +81,20 @@ def test_hang_times_out_and_kills_the_whole_group(ctx, tmp_path):
     time.sleep(0.5)
     for pid in pids:  # the benchmark and the process it started are both gone (or zombies awaiting reaping)
         assert not _running(pid), pid
+
+
+def _group_members(pgid: int) -> list[str]:
+    """The live (not zombie) processes in process group `pgid`, as "pid command"."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it exited while we looked
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append(f"{stat.parent.name} {text.split('(', 1)[1].rsplit(')', 1)[0]}")
+    return found
 
 
 def _running(pid: int) -> bool:
@@ -209,7 +224,9 @@ def test_scratch_is_removed_by_the_parent_whatever_the_benchmark_did(ctx, tmp_pa
     assert m.status == "failed" and "SIGKILL" in m.reason
     scratch = (tmp_path / "scratch").read_text()
     assert scratch.startswith(str(tmp_path / "gpuwise-bench-litter-"))  # in --data-dir, made by the runner
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"]  # fio file, child's file: all gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pgid", "scratch"]  # fio file, child's file: gone
+    # and so are the processes it started (`sh -c ...; sleep 3600`), though the benchmark died first
+    assert _group_members(int((tmp_path / "pgid").read_text())) == []
 
 
 def test_timeout_sends_sigterm_first_so_the_benchmark_cleans_up(ctx, tmp_path):

@@ -72,6 +72,8 @@ def litter(ctx, spec):
     time.sleep(0.5)
     with open(os.path.join(ctx.options.data_dir, "scratch"), "w") as fh:
         fh.write(tempfile.gettempdir())
+    with open(os.path.join(ctx.options.data_dir, "pgid"), "w") as fh:  # the group its children are in
+        fh.write(str(os.getpgid(0)))
     os.kill(os.getpid(), signal.SIGKILL)
 
 
