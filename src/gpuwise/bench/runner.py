@@ -39,8 +39,17 @@ Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
 
 
 def judge(m: Measurement) -> Measurement:
-    """Fill percent_of_peak / percent_of_achievable, and flag a result above its peak as invalid."""
-    if m.status != "ok" or m.value is None or not m.peak:
+    """Fill percent_of_peak / percent_of_achievable, and flag a result above its peak, or outside its
+    own samples' [min, max], as invalid."""
+    if m.status != "ok" or m.value is None:
+        return m
+    if m.headline_outside_stats():
+        m.status = "invalid"
+        m.reason = _(
+            "the result {value} is outside its own samples ({low} to {high}): a bug in this benchmark"
+        ).format(value=f"{m.value:.6g}", low=f"{m.stats.min:.6g}", high=f"{m.stats.max:.6g}")
+        return m
+    if not m.peak:
         return m
     m.percent_of_peak = round(100.0 * m.value / m.peak, 2)
     if m.achievable_fraction:

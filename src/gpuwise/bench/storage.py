@@ -232,13 +232,14 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 ctx.say(f"fio {job.name} ({'direct' if direct else 'buffered'}) {i + 1}/{spec.repeats}")
                 runs.append(run_job(job, workdir, spec, direct, engine))
             values = [r["bw_bytes"] / 1e9 if job.unit == "GB/s" else r["iops"] for r in runs]
-            best = runs[values.index(sorted(values)[len(values) // 2])]  # the run holding the median
+            stats = stats_from(values)  # the headline is their median (of 1 run in --quick, 3 in --full)
+            # latencies come from the run nearest that median (the median run itself when it is odd)
+            best = runs[min(range(len(runs)), key=lambda i, v=values, mid=stats.median: abs(v[i] - mid))]
             m = Measurement(
                 name=job.name,
                 layer="storage",
                 unit=job.unit,
-                value=sorted(values)[len(values) // 2],
-                stats=stats_from(values),
+                stats=stats,
                 device=str(base),
                 peak_source=no_storage_peak(),
                 params={

@@ -30,12 +30,14 @@ def _details(m: Measurement) -> str:
     if m.layer == "compute" and "best_shape" in p:
         return _("best shape {shape}").format(shape="x".join(map(str, p["best_shape"])))
     if m.layer == "collective" and e.get("table"):
-        return _("{ranks} ranks {backend}; algbw {algbw} GB/s; slowest rank {slowest}").format(
-            ranks=p.get("world_size"),
-            backend=p.get("backend"),
-            algbw=units.number(e.get("algbw_plateau_gb_s")),
-            slowest=e.get("slowest_rank"),
-        )
+        parts = [
+            _("{ranks} ranks {backend}").format(ranks=p.get("world_size"), backend=p.get("backend")),
+            _("algbw {algbw} GB/s").format(algbw=units.number(e.get("algbw_plateau_gb_s"))),
+            _("slowest rank {slowest}").format(slowest=e.get("slowest_rank")),
+        ]
+        if m.stats and m.stats.of:  # files from before headlines named their samples do not say
+            parts.insert(1, _("median at {size}").format(size=m.stats.of))
+        return "; ".join(parts)
     if m.layer == "storage":
         lat = e.get("latency_us", {})
         how = _("direct") if p.get("direct") else _("buffered")
