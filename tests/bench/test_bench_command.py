@@ -24,6 +24,42 @@ def gpuwise(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
     )
 
 
+def path_without(tmp_path, tool: str) -> str:
+    """A PATH with every program of this one except `tool` (symlinks in one directory)."""
+    shadow = tmp_path / "path-without-" / tool
+    shadow.mkdir(parents=True)
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for name in os.listdir(directory):
+            if name != tool and not (shadow / name).exists():
+                (shadow / name).symlink_to(os.path.join(directory, name))
+    return str(shadow)
+
+
+def test_without_fio_storage_is_skipped_the_rest_runs_and_it_exits_5(tmp_path):
+    """No fio: storage is skipped with the install line, the data loader still runs (it makes its own
+    files), a GPU-only layer skipped for want of a GPU does not count, and the exit code says 'skipped'."""
+    from gpuwise.errors import EXIT_SKIPPED
+
+    out, data = tmp_path / "r.json", tmp_path / "data"
+    data.mkdir()
+    env = {"PATH": path_without(tmp_path, "fio")}
+    args = ("bench", "--only", "storage,host-device,dataloader", "--data-dir", str(data), "--save", str(out))
+    r = gpuwise(*args, env=env)
+    assert r.returncode == EXIT_SKIPPED, r.stderr
+    assert "skipped because a tool is missing: storage (fio)" in r.stderr and "To fix" in r.stderr
+    rows = {m["name"]: m for m in json.loads(out.read_text())["results"]}
+    assert rows["storage"]["status"] == "skipped" and rows["storage"]["missing_tool"] == "fio"
+    assert "apt-get install fio" in rows["storage"]["reason"]
+    assert rows["dataloader_samples_per_s"]["status"] == "ok"
+    assert list(data.iterdir()) == []
+    if "host-device" in rows:  # a CPU machine: skipped for want of a GPU, which alone exits 0
+        assert rows["host-device"]["missing_tool"] is None
+        r = gpuwise("bench", "--only", "host-device", env=env)
+        assert r.returncode == 0, r.stderr
+
+
 def test_only_compute_writes_schema_json_atomically(tmp_path):
     out = tmp_path / "bench.json"
     r = gpuwise("bench", "--only", "compute", "--save", str(out))

@@ -115,6 +115,15 @@ def test_skip_becomes_skipped(ctx):
     assert (m.status, m.reason, m.layer) == ("skipped", "no CUDA GPU: this needs one", "fake")
 
 
+def test_a_missing_tool_is_a_skip_that_names_the_tool_and_stops_nothing(ctx):
+    report = run_benchmarks(ctx, [fake("needs_a_tool"), fake("skips"), fake("ok")], stop_on_failure=True)
+    tool, no_gpu, ok = report.results
+    assert (tool.status, tool.missing_tool) == ("skipped", "gw-tool")
+    assert tool.reason == "gw-tool is not installed. To fix: apt-get install gw-tool"
+    assert (no_gpu.status, no_gpu.missing_tool) == ("skipped", None)  # nothing the user could install
+    assert ok.status == "ok"
+
+
 def test_isolated_worker_writes_its_reason_in_the_run_language(ctx):
     """A worker is a forkserver child, which never saw --lang: the runner hands it the language."""
     i18n.set_language("zh-CN")

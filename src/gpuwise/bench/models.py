@@ -95,6 +95,7 @@ class Measurement(BaseModel):
     percent_of_achievable: float | None = None
     status: Status = "ok"
     reason: str | None = None  # why failed / skipped / invalid
+    missing_tool: str | None = None  # skipped because this tool is not installed ("fio"): bench exits 5
     device: str | None = None  # "cuda:0", "cpu", "GPU0->GPU1", a path for storage
     stats: Stats | None = None  # the samples behind `value`: value is their headline (stats.headline())
     params: dict[str, Any] = Field(default_factory=dict)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from gpuwise import i18n
-from gpuwise.bench.context import BenchContext, Skip, read_clocks
+from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
 from gpuwise.i18n import _
@@ -72,8 +72,10 @@ def judge(m: Measurement) -> Measurement:
     return m
 
 
-def _failed(entry: BenchEntry, status: str, reason: str) -> Measurement:
-    return Measurement(name=entry.name, layer=entry.layer, status=status, reason=reason)  # type: ignore[arg-type]
+def _failed(entry: BenchEntry, status: str, reason: str, missing_tool: str | None = None) -> Measurement:
+    return Measurement(
+        name=entry.name, layer=entry.layer, status=status, reason=reason, missing_tool=missing_tool
+    )  # type: ignore[arg-type]
 
 
 def _classify(exc: BaseException) -> tuple[str, str]:
@@ -103,7 +105,9 @@ def _execute(ctx: BenchContext, entry: BenchEntry, say: Callable[[str], None]) -
         status, reason = _classify(exc)
         if status == "failed" and os.environ.get("GPUWISE_BENCH_DEBUG"):
             reason += "\n" + traceback.format_exc()
-        return [_failed(entry, status, reason).model_dump()]
+        return [
+            _failed(entry, status, reason, exc.tool if isinstance(exc, MissingTool) else None).model_dump()
+        ]
     finally:
         del ctx.say  # back to the class's no-op, so the context stays picklable
     clocks = read_clocks(ctx.device)

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuwise.bench.context import BenchContext
+from gpuwise.bench.context import BenchContext, MissingTool
 from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
-from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.errors import EnvironmentProblem, UserInputError
 from gpuwise.i18n import N_, _
 
 if TYPE_CHECKING:
@@ -210,9 +210,10 @@ def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) ->
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if shutil.which("fio") is None:
-        raise MissingDependencyError(
+        raise MissingTool(
+            "fio",
             _("fio is not installed, so storage cannot be measured."),
-            fix=_("apt-get install fio  (or dnf install fio / brew install fio)"),
+            _("apt-get install fio  (or dnf install fio / brew install fio)"),
         )
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):

@@ -7,7 +7,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from gpuwise.bench.context import Skip
+from gpuwise.bench.context import MissingTool, Skip
 from gpuwise.bench.models import Measurement
 from gpuwise.i18n import _
 
@@ -55,6 +55,10 @@ def raises(ctx, spec):
 
 def skips(ctx, spec):
     raise Skip("no CUDA GPU: this needs one")
+
+
+def needs_a_tool(ctx, spec):
+    raise MissingTool("gw-tool", "gw-tool is not installed.", "apt-get install gw-tool")
 
 
 def skips_in_the_run_language(ctx, spec):
