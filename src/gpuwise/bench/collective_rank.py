@@ -194,8 +194,8 @@ def run_rank(info: RankInfo, args) -> list[dict]:
 
 
 def _row(op: str, nbytes: int, iters: int, per_rank: list[list[float]], world: int) -> dict:
-    # a sample takes as long as its slowest rank (nccl-tests reports the max over ranks)
-    # The row's figures are medians of its samples (of the rates, not 1/median time: with an even
+    # a sample takes as long as its slowest rank (nccl-tests reports the max over ranks). The row's
+    # figures are medians of its samples (of the rates, not the rate of the median time: with an even
     # number of repeats those differ), so the row and a headline taken from it are the same number.
     sample_s = [max(rank[i] for rank in per_rank) for i in range(len(per_rank[0]))]
     rank_median_s = [statistics.median(r) for r in per_rank]
