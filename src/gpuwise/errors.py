@@ -18,6 +18,7 @@ EXIT_WARNINGS = 1  # doctor: warnings found
 EXIT_CRITICAL = 2  # doctor: critical findings
 EXIT_COULD_NOT_RUN = 3  # bad input, missing tool, output exists, a concurrent writer won: see 'To fix'
 EXIT_BENCH_FAILED = 4  # bench: a benchmark failed (crash, timeout, error) and --keep-going was not given
+EXIT_SKIPPED = 5  # bench: nothing failed, but a benchmark was skipped because a tool it needs is missing
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGINT: temporary files removed, nothing published
 EXIT_TERMINATED = 143  # SIGTERM: the same clean-up as SIGINT
 EXIT_PIPE_CLOSED = 141  # stdout was closed by the reader (`gpuwise ... | head`)
@@ -27,6 +28,7 @@ EXIT_CODES = {
     EXIT_CRITICAL: "critical findings (doctor)",
     EXIT_COULD_NOT_RUN: "could not run; the message ends with 'To fix: ...'",
     EXIT_BENCH_FAILED: "a benchmark failed (bench without --keep-going)",
+    EXIT_SKIPPED: "some benchmarks skipped: a tool is missing (bench; the message says what to install)",
     EXIT_INTERRUPTED: "interrupted (SIGINT, Ctrl-C); nothing half-written is left",
     EXIT_TERMINATED: "terminated (SIGTERM); nothing half-written is left",
     EXIT_PIPE_CLOSED: "stdout closed by the reader",

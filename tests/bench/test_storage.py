@@ -12,9 +12,8 @@ import pytest
 
 from facts.fake_host import FakeHost
 from gpuwise.bench import storage
-from gpuwise.bench.context import BenchContext, BenchOptions
+from gpuwise.bench.context import BenchContext, BenchOptions, MissingTool
 from gpuwise.capture.host import LiveHost
-from gpuwise.errors import MissingDependencyError
 from gpuwise.facts.storage import collect_storage
 
 from ..conftest import real_files
@@ -146,10 +145,11 @@ def test_direct_io_probe_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_fio_missing_names_the_install_command(tmp_path, monkeypatch):
+def test_fio_missing_skips_with_the_install_command(tmp_path, monkeypatch):
     monkeypatch.setattr(storage.shutil, "which", lambda name: None)
-    with pytest.raises(MissingDependencyError, match="apt-get install fio"):
+    with pytest.raises(MissingTool, match="To fix: apt-get install fio") as missing:
         storage.run(_ctx(tmp_path), storage.Spec(str(tmp_path)))
+    assert missing.value.tool == "fio"
 
 
 def test_fio_argv_writes_only_inside_the_directory():

@@ -1,8 +1,9 @@
 """Collectives over torch.distributed: all_reduce, all_gather, reduce_scatter, broadcast.
 
-Reports algbw and busbw as nccl-tests defines them (collective_rank.py), per size, the large-message
-plateau (median busbw of the largest three sizes), per-rank times and the slowest rank. NCCL on
-GPUs, gloo on CPU.
+Reports algbw and busbw as nccl-tests defines them (collective_rank.py), per size, per-rank times
+and the slowest rank. Each op's headline is the median busbw of the timed samples at the largest
+size (where the bandwidth plateaus; `stats.of` names it), the same figure as that size's row in the
+table. NCCL on GPUs, gloo on CPU.
 
 Two ways in:
 - `gpuwise bench --only collective` (single node): run() starts one process per rank on this machine
@@ -16,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -140,14 +140,12 @@ def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) ->
         table = sorted((r for r in rows if r["op"] == op), key=lambda r: r["bytes"])
         if not table:
             continue
-        plateau = table[-3:]
-        largest = table[-1]
+        largest = table[-1]  # the plateau size: the headline is its row's median busbw
         m = Measurement(
             name=f"{op.replace('_', '')}_busbw",
             layer="collective",
             unit="GB/s",
-            value=statistics.median(r["busbw_gb_s"] for r in plateau),
-            stats=stats_from(largest["busbw_samples_gb_s"]),
+            stats=stats_from(largest["busbw_samples_gb_s"], of=human(largest["bytes"])),
             device=device,
             params={
                 "op": op,
@@ -160,8 +158,8 @@ def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) ->
                 "busbw_factor": f"{op}: {BUS_FACTOR[op](info.world_size):.4g} at n={info.world_size}",
             },
             extra={
-                "plateau_sizes": [r["bytes"] for r in plateau],
-                "algbw_plateau_gb_s": statistics.median(r["algbw_gb_s"] for r in plateau),
+                "headline_bytes": largest["bytes"],
+                "algbw_plateau_gb_s": largest["algbw_gb_s"],  # the headline row's algbw
                 "slowest_rank": largest["slowest_rank"],
                 "per_rank_time_us": largest["per_rank_time_us"],
                 "table": [{k: v for k, v in r.items() if k != "busbw_samples_gb_s"} for r in table],

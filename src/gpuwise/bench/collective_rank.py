@@ -194,18 +194,20 @@ def run_rank(info: RankInfo, args) -> list[dict]:
 
 
 def _row(op: str, nbytes: int, iters: int, per_rank: list[list[float]], world: int) -> dict:
-    # a sample takes as long as its slowest rank (nccl-tests reports the max over ranks)
+    # a sample takes as long as its slowest rank (nccl-tests reports the max over ranks). The row's
+    # figures are medians of its samples (of the rates, not the rate of the median time: with an even
+    # number of repeats those differ), so the row and a headline taken from it are the same number.
     sample_s = [max(rank[i] for rank in per_rank) for i in range(len(per_rank[0]))]
     rank_median_s = [statistics.median(r) for r in per_rank]
-    busbw = [nbytes / s / 1e9 * BUS_FACTOR[op](world) for s in sample_s]
-    time_s = statistics.median(sample_s)
+    algbw = [nbytes / s / 1e9 for s in sample_s]
+    busbw = [a * BUS_FACTOR[op](world) for a in algbw]
     return {
         "op": op,
         "bytes": nbytes,
         "iters": iters,
-        "time_us": time_s * 1e6,
-        "algbw_gb_s": nbytes / time_s / 1e9,
-        "busbw_gb_s": nbytes / time_s / 1e9 * BUS_FACTOR[op](world),
+        "time_us": statistics.median(sample_s) * 1e6,
+        "algbw_gb_s": statistics.median(algbw),
+        "busbw_gb_s": statistics.median(busbw),
         "busbw_samples_gb_s": busbw,
         "per_rank_time_us": [round(t * 1e6, 2) for t in rank_median_s],
         "slowest_rank": max(range(world), key=lambda r: rank_median_s[r]),

@@ -95,7 +95,7 @@ def time_matmul(torch, dtype: str, shape: Shape, device: str, spec: Spec):
         warmup_s=spec.warmup_s,
     )
     flops = 2.0 * shape[0] * shape[1] * shape[2]
-    return timed, timed.stats_of(lambda s: flops / s / 1e12)
+    return timed, timed.stats_of(lambda s: flops / s / 1e12, of="x".join(map(str, shape)))
 
 
 def _peak(ctx: BenchContext, dtype: str) -> Peak:
@@ -138,7 +138,8 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
             if ctx.device == "cuda":
                 torch.cuda.empty_cache()
         torch.set_float32_matmul_precision("highest")
-        m.value, m.stats = best[1].median, best[1]
+        m.stats = best[1]  # the best shape's samples: the headline is their median
+        m.value = m.stats.headline()
         m.params["best_shape"] = list(best[0])
         m.extra["per_shape"] = per_shape
         _peak(ctx, dtype).apply(m)

@@ -22,7 +22,18 @@ if TYPE_CHECKING:  # the facts models import pydantic: imported when a context i
 
 
 class Skip(Exception):  # noqa: N818 - a control-flow signal, not an error
-    """Raised by a benchmark that cannot run here (no GPU, no fio, one GPU for a pair test)."""
+    """Raised by a benchmark that cannot run here (no GPU, one GPU for a pair test)."""
+
+
+class MissingTool(Skip):
+    """Raised by a benchmark whose tool is not installed (fio): skipped, and the user can install it.
+
+    Unlike a plain Skip (this machine has no GPU: nothing to install), it makes `gpuwise bench` exit
+    EXIT_SKIPPED, and the result names the tool (Measurement.missing_tool)."""
+
+    def __init__(self, tool: str, message: str, install: str):
+        super().__init__(_("{message} To fix: {install}").format(message=message, install=install))
+        self.tool = tool
 
 
 @dataclass(frozen=True)

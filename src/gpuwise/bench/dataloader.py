@@ -153,7 +153,9 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
 
 def _measurement(ctx: BenchContext, spec: Spec, table: list[dict], pin: bool) -> Measurement:
     rows = [r for r in table if r["pin_memory"] == pin]
-    medians = {r["num_workers"]: stats_from(r["samples_per_s"]) for r in rows}
+    medians = {
+        r["num_workers"]: stats_from(r["samples_per_s"], of=f"num_workers={r['num_workers']}") for r in rows
+    }
     best_workers = max(medians, key=lambda w: medians[w].median)
     best = medians[best_workers]
     saturating = min(w for w, s in medians.items() if s.median >= SATURATION * best.median)
@@ -161,7 +163,6 @@ def _measurement(ctx: BenchContext, spec: Spec, table: list[dict], pin: bool) ->
         name="dataloader_samples_per_s" + ("_pinned" if pin else ""),
         layer="dataloader",
         unit="samples/s",
-        value=best.median,
         stats=best,
         device=ctx.device,
         peak_source=PeakSource(kind="none", text=_("no peak: loader throughput has no physical peak")),

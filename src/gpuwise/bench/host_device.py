@@ -88,7 +88,6 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                     name=f"{direction}_{memory}" + (f"_gpu{gpu}" if spec.all_gpus else ""),
                     layer="host-device",
                     unit="GB/s",
-                    value=stats.median,
                     stats=stats,
                     device=f"cuda:{gpu}",
                     params={

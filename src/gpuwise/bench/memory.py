@@ -73,7 +73,6 @@ def stream_pair(torch, device: str, nbytes: int, spec: Spec, where: str, peak: P
             name=f"{where}_{kind}",
             layer="memory",
             unit="GB/s",
-            value=stats.median,
             stats=stats,
             device=device,
             params={

@@ -55,7 +55,12 @@ def legacy_peak_source(text: str) -> dict[str, Any]:
 
 
 class Stats(BaseModel):
-    """Median with min and max over the timed repeats (after warm-up)."""
+    """The timed repeats (after warm-up) behind a result: its headline statistic, min and max.
+
+    A Measurement's `value` is `stats.median` (`statistic`) of one set of samples, so it always lies
+    in [min, max]. When a benchmark timed several sets (sizes, shapes, worker counts), `of` names the
+    one the headline comes from ("16 MiB", "8192x8192x8192", "num_workers=4").
+    """
 
     model_config = ConfigDict(extra="forbid")
     median: float
@@ -63,6 +68,17 @@ class Stats(BaseModel):
     max: float
     repeats: int
     warmup: int = 0
+    statistic: Literal["median"] = "median"  # which statistic of the samples the headline `value` is
+    of: str | None = None  # which set of samples, when the benchmark timed several
+
+    def headline(self) -> float:
+        """The declared statistic of the samples: what `Measurement.value` must be."""
+        return self.median
+
+    def contains(self, value: float, rel: float = 1e-9) -> bool:
+        """Is `value` inside [min, max] (up to float rounding)?"""
+        slack = rel * max(abs(self.min), abs(self.max))
+        return self.min - slack <= value <= self.max + slack
 
 
 class Measurement(BaseModel):
@@ -79,10 +95,22 @@ class Measurement(BaseModel):
     percent_of_achievable: float | None = None
     status: Status = "ok"
     reason: str | None = None  # why failed / skipped / invalid
+    missing_tool: str | None = None  # skipped because this tool is not installed ("fio"): bench exits 5
     device: str | None = None  # "cuda:0", "cpu", "GPU0->GPU1", a path for storage
-    stats: Stats | None = None
+    stats: Stats | None = None  # the samples behind `value`: value is their headline (stats.headline())
     params: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)  # per-size tables, per-rank times, percentiles
+
+    @model_validator(mode="after")
+    def _value_from_stats(self) -> Measurement:
+        # one statistic per result: a benchmark gives its samples' Stats and the headline follows
+        if self.value is None and self.stats is not None and self.status == "ok":
+            self.value = self.stats.headline()
+        return self
+
+    def headline_outside_stats(self) -> bool:
+        """A value that its own samples cannot have produced (outside their [min, max])."""
+        return self.value is not None and self.stats is not None and not self.stats.contains(self.value)
 
 
 class BenchReport(BaseModel):

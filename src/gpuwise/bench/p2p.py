@@ -115,7 +115,6 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 name=f"p2p_gpu{src}_gpu{dst}",
                 layer="gpu-gpu",
                 unit="GB/s",
-                value=stats.median,
                 stats=stats,
                 device=f"GPU{src}->GPU{dst}",
                 params={"bytes": spec.nbytes, "direction": "unidirectional", "inner": timed.inner},

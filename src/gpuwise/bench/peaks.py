@@ -21,6 +21,17 @@ class Peak:
     source: PeakSource
     achievable_fraction: float | None = None
 
+    def __post_init__(self) -> None:
+        # A reason passed as plain text (nccl_tests.link_peak does) would land in Measurement.peak_source
+        # as a str, which pydantic writes out only with a serializer warning: make it a PeakSource here.
+        if isinstance(self.source, str):
+            source = (
+                PeakSource(kind="none", text=self.source)
+                if self.value is None
+                else PeakSource.model_validate(self.source)  # "catalog: ..." / "derived: ..." as old files
+            )
+            object.__setattr__(self, "source", source)
+
     def apply(self, measurement) -> None:
         """Copy the peak onto a Measurement (the runner computes the percentages)."""
         measurement.peak = self.value

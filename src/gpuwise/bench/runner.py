@@ -5,9 +5,10 @@ the reason; one that cannot run here (no GPU) becomes `skipped`; the others go o
 from a forkserver that has imported torch once, so isolation costs milliseconds, not a torch import,
 and each runs in its own session so a timeout can kill whatever it started (fio, collective ranks).
 
-Every exit path cleans up: on a timeout, Ctrl-C or SIGTERM the runner sends SIGTERM to the
-benchmark's process group (the benchmark's own `finally` blocks run and fio stops), waits
-GRACE_S, then SIGKILLs what is left. Each benchmark writes only inside one scratch directory that
+Every exit path cleans up: whether the benchmark returned, crashed, timed out, or the runner got
+Ctrl-C or SIGTERM, the runner sends SIGTERM to the benchmark's process group (its own `finally`
+blocks run and fio stops), waits up to GRACE_S, then SIGKILLs what is left, so no process a
+benchmark started outlives it. Each benchmark writes only inside one scratch directory that
 the runner creates (in --data-dir, else the temp dir) and removes after the group is gone, so
 nothing a benchmark started can leave files behind, whatever it did.
 """
@@ -29,7 +30,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from gpuwise import i18n
-from gpuwise.bench.context import BenchContext, Skip, read_clocks
+from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
 from gpuwise.i18n import _
@@ -38,8 +39,17 @@ Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
 
 
 def judge(m: Measurement) -> Measurement:
-    """Fill percent_of_peak / percent_of_achievable, and flag a result above its peak as invalid."""
-    if m.status != "ok" or m.value is None or not m.peak:
+    """Fill percent_of_peak / percent_of_achievable, and flag a result above its peak, or outside its
+    own samples' [min, max], as invalid."""
+    if m.status != "ok" or m.value is None:
+        return m
+    if m.headline_outside_stats():
+        m.status = "invalid"
+        m.reason = _(
+            "the result {value} is outside its own samples ({low} to {high}): a bug in this benchmark"
+        ).format(value=f"{m.value:.6g}", low=f"{m.stats.min:.6g}", high=f"{m.stats.max:.6g}")
+        return m
+    if not m.peak:
         return m
     m.percent_of_peak = round(100.0 * m.value / m.peak, 2)
     if m.achievable_fraction:
@@ -62,8 +72,10 @@ def judge(m: Measurement) -> Measurement:
     return m
 
 
-def _failed(entry: BenchEntry, status: str, reason: str) -> Measurement:
-    return Measurement(name=entry.name, layer=entry.layer, status=status, reason=reason)  # type: ignore[arg-type]
+def _failed(entry: BenchEntry, status: str, reason: str, missing_tool: str | None = None) -> Measurement:
+    return Measurement(
+        name=entry.name, layer=entry.layer, status=status, reason=reason, missing_tool=missing_tool
+    )  # type: ignore[arg-type]
 
 
 def _classify(exc: BaseException) -> tuple[str, str]:
@@ -93,7 +105,9 @@ def _execute(ctx: BenchContext, entry: BenchEntry, say: Callable[[str], None]) -
         status, reason = _classify(exc)
         if status == "failed" and os.environ.get("GPUWISE_BENCH_DEBUG"):
             reason += "\n" + traceback.format_exc()
-        return [_failed(entry, status, reason).model_dump()]
+        return [
+            _failed(entry, status, reason, exc.tool if isinstance(exc, MissingTool) else None).model_dump()
+        ]
     finally:
         del ctx.say  # back to the class's no-op, so the context stays picklable
     clocks = read_clocks(ctx.device)
@@ -223,53 +237,59 @@ def _run_child(
     )
     proc.start()
     child_conn.close()
-    deadline = time.monotonic() + timeout_s
-    result: list[dict] | None = None
     try:
-        while result is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                stop_group(proc.pid)
-                proc.join(5)
-                return [
-                    _failed(
-                        entry,
-                        "failed",
-                        _("timed out after {seconds} s (stopped with everything it started)").format(
-                            seconds=f"{timeout_s:.0f}"
-                        ),
-                    )
-                ]
-            if parent_conn.poll(min(0.2, remaining)):
-                try:
-                    kind, payload = parent_conn.recv()
-                except EOFError:
-                    break  # the child died without sending a result
-                if kind == "progress" and progress:
-                    progress(entry.name, payload)
-                elif kind == "result":
-                    result = payload
-            elif not proc.is_alive() and not parent_conn.poll(0):
-                break
-    except BaseException:  # Ctrl-C, SIGTERM or any error here: the benchmark and all it started go too
-        stop_group(proc.pid)
-        raise
+        result = _receive(parent_conn, proc, entry, progress, time.monotonic() + timeout_s)
+        if result is None:  # the deadline passed (the group is stopped below, SIGTERM first)
+            return [
+                _failed(
+                    entry,
+                    "failed",
+                    _("timed out after {seconds} s (stopped with everything it started)").format(
+                        seconds=f"{timeout_s:.0f}"
+                    ),
+                )
+            ]
+        proc.join(10)
+        if result == "died":
+            code = proc.exitcode
+            how = (
+                _("killed by signal {signal}").format(signal=signal.Signals(-code).name)
+                if code is not None and code < 0
+                else _("exit code {code}").format(code=code)
+            )
+            return [_failed(entry, "failed", _("crashed ({how}) before returning a result").format(how=how))]
+        return [Measurement.model_validate(d) for d in result]
     finally:
+        # Whatever happened (result, crash, timeout, Ctrl-C, SIGTERM, an error here), the benchmark's
+        # process group goes: a process it started must not outlive it (a crashed benchmark's `sleep`,
+        # a rank that outlived its launcher).
         parent_conn.close()
-    proc.join(10)
-    if proc.is_alive():
-        stop_group(proc.pid)
+        stop_group(proc.pid)  # SIGTERM first, so the benchmark's own `finally` blocks run
         proc.join(5)
-    if result is None:
-        code = proc.exitcode
-        how = (
-            _("killed by signal {signal}").format(signal=signal.Signals(-code).name)
-            if code is not None and code < 0
-            else _("exit code {code}").format(code=code)
-        )
-        return [_failed(entry, "failed", _("crashed ({how}) before returning a result").format(how=how))]
-    stop_group(proc.pid, grace_s=1.0)  # leftovers (a rank that outlived its benchmark) go with the group
-    return [Measurement.model_validate(d) for d in result]
+        if proc.is_alive():  # stopped before its setsid(), so not yet a group of its own
+            proc.kill()
+            proc.join(5)
+
+
+def _receive(
+    conn, proc, entry: BenchEntry, progress: Progress | None, deadline: float
+) -> list[dict] | str | None:
+    """The benchmark's result dicts; "died" if it ended without one; None if `deadline` passed first."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        if conn.poll(min(0.2, remaining)):
+            try:
+                kind, payload = conn.recv()
+            except EOFError:
+                return "died"
+            if kind == "progress" and progress:
+                progress(entry.name, payload)
+            elif kind == "result":
+                return payload
+        elif not proc.is_alive() and not conn.poll(0):
+            return "died"
 
 
 def run_inline(ctx: BenchContext, entry: BenchEntry, progress: Progress | None = None) -> list[Measurement]:

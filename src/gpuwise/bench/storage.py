@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuwise.bench.context import BenchContext
+from gpuwise.bench.context import BenchContext, MissingTool
 from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
-from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.errors import EnvironmentProblem, UserInputError
 from gpuwise.i18n import N_, _
 
 if TYPE_CHECKING:
@@ -210,9 +210,10 @@ def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) ->
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if shutil.which("fio") is None:
-        raise MissingDependencyError(
+        raise MissingTool(
+            "fio",
             _("fio is not installed, so storage cannot be measured."),
-            fix=_("apt-get install fio  (or dnf install fio / brew install fio)"),
+            _("apt-get install fio  (or dnf install fio / brew install fio)"),
         )
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
@@ -232,13 +233,14 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                 ctx.say(f"fio {job.name} ({'direct' if direct else 'buffered'}) {i + 1}/{spec.repeats}")
                 runs.append(run_job(job, workdir, spec, direct, engine))
             values = [r["bw_bytes"] / 1e9 if job.unit == "GB/s" else r["iops"] for r in runs]
-            best = runs[values.index(sorted(values)[len(values) // 2])]  # the run holding the median
+            stats = stats_from(values)  # the headline is their median (of 1 run in --quick, 3 in --full)
+            # latencies come from the run nearest that median (the median run itself when it is odd)
+            best = runs[min(range(len(runs)), key=lambda i, v=values, mid=stats.median: abs(v[i] - mid))]
             m = Measurement(
                 name=job.name,
                 layer="storage",
                 unit=job.unit,
-                value=sorted(values)[len(values) // 2],
-                stats=stats_from(values),
+                stats=stats,
                 device=str(base),
                 peak_source=no_storage_peak(),
                 params={

@@ -25,21 +25,26 @@ class Timed:
     inner: int
     warmup: int
 
-    def stats_of(self, per_second: Callable[[float], float]) -> Stats:
+    def stats_of(self, per_second: Callable[[float], float], of: str | None = None) -> Stats:
         """Turn the per-call times into a rate (e.g. bytes/s) and summarize it."""
-        return stats_from([per_second(s) for s in self.seconds], warmup=self.warmup)
+        return stats_from([per_second(s) for s in self.seconds], warmup=self.warmup, of=of)
 
     @property
     def median_s(self) -> float:
         return statistics.median(self.seconds)
 
 
-def stats_from(values: list[float], warmup: int = 0) -> Stats:
-    """Median, min and max of a non-empty list of samples."""
+def stats_from(values: list[float], warmup: int = 0, of: str | None = None) -> Stats:
+    """Median, min and max of a non-empty list of samples; `of` names the set when there are several."""
     if not values:
         raise ValueError("no samples to summarize")
     return Stats(
-        median=statistics.median(values), min=min(values), max=max(values), repeats=len(values), warmup=warmup
+        median=statistics.median(values),
+        min=min(values),
+        max=max(values),
+        repeats=len(values),
+        warmup=warmup,
+        of=of,
     )
 
 

@@ -163,7 +163,6 @@ def _one(
         name=name,
         layer="training",
         unit="TFLOP/s",
-        value=stats.median,
         stats=stats,
         device=device,
         params={

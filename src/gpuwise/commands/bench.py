@@ -15,7 +15,9 @@ BENCH_HELP = N_(
     """\
 Benchmark each layer (compute, memory, copies, collectives, storage, data, training) vs its peak.
 
-Exit codes: 0 = every benchmark ran or was skipped (no GPU here, say); 4 = a benchmark failed
+Exit codes: 0 = every benchmark ran, or was skipped because this machine lacks the hardware (no GPU:
+nothing to install); 5 = nothing failed, but some benchmarks were skipped because a tool they need
+is missing (fio): the message says what to install, the other layers ran; 4 = a benchmark failed
 (crashed, timed out, errored): the run stops there and the rest are listed as not run, unless
 --keep-going; 3 = could not run (bad option, torch missing, output path not writable); 130/143 =
 interrupted by SIGINT/SIGTERM (benchmark processes stopped, their files removed)."""
@@ -139,6 +141,27 @@ def bench(
             err=True,
         )
         raise typer.Exit(EXIT_BENCH_FAILED)
+    _exit_if_a_tool_is_missing(report)
+
+
+def _exit_if_a_tool_is_missing(report) -> None:
+    """Exit EXIT_SKIPPED when a benchmark was skipped for a tool the user can install (not for no GPU)."""
+    from gpuwise.errors import EXIT_SKIPPED
+
+    missing = [m for m in report.results if m.status == "skipped" and m.missing_tool]
+    if not missing:
+        return
+    typer.echo(
+        _("{n} benchmark(s) skipped because a tool is missing: {names}; the other layers ran.").format(
+            n=len(missing), names=", ".join(f"{m.name} ({m.missing_tool})" for m in missing)
+        )
+        + " "
+        + _("To fix: install it (the reason above says how) and rerun with --only {names}").format(
+            names=",".join(m.name for m in missing)
+        ),
+        err=True,
+    )
+    raise typer.Exit(EXIT_SKIPPED)
 
 
 def _reject_legacy_json_file(extra: list[str], as_json: bool) -> None:

@@ -7,7 +7,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from gpuwise.bench.context import Skip
+from gpuwise.bench.context import MissingTool, Skip
 from gpuwise.bench.models import Measurement
 from gpuwise.i18n import _
 
@@ -57,6 +57,10 @@ def skips(ctx, spec):
     raise Skip("no CUDA GPU: this needs one")
 
 
+def needs_a_tool(ctx, spec):
+    raise MissingTool("gw-tool", "gw-tool is not installed.", "apt-get install gw-tool")
+
+
 def skips_in_the_run_language(ctx, spec):
     raise Skip(_("error: {message}").format(message="x"))  # an existing message of the catalog
 
@@ -72,6 +76,8 @@ def litter(ctx, spec):
     time.sleep(0.5)
     with open(os.path.join(ctx.options.data_dir, "scratch"), "w") as fh:
         fh.write(tempfile.gettempdir())
+    with open(os.path.join(ctx.options.data_dir, "pgid"), "w") as fh:  # the group its children are in
+        fh.write(str(os.getpgid(0)))
     os.kill(os.getpid(), signal.SIGKILL)
 
 

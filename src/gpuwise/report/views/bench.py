@@ -30,12 +30,18 @@ def _details(m: Measurement) -> str:
     if m.layer == "compute" and "best_shape" in p:
         return _("best shape {shape}").format(shape="x".join(map(str, p["best_shape"])))
     if m.layer == "collective" and e.get("table"):
-        return _("{ranks} ranks {backend}; algbw {algbw} GB/s; slowest rank {slowest}").format(
-            ranks=p.get("world_size"),
-            backend=p.get("backend"),
-            algbw=units.number(e.get("algbw_plateau_gb_s")),
-            slowest=e.get("slowest_rank"),
-        )
+        facts = {
+            "ranks": p.get("world_size"),
+            "backend": p.get("backend"),
+            "algbw": units.number(e.get("algbw_plateau_gb_s")),
+            "slowest": e.get("slowest_rank"),
+        }
+        if m.stats and m.stats.of:
+            return _(
+                "{ranks} ranks {backend}; median at {size}; algbw {algbw} GB/s; slowest rank {slowest}"
+            ).format(size=m.stats.of, **facts)
+        # files from before headlines named their samples do not say which size
+        return _("{ranks} ranks {backend}; algbw {algbw} GB/s; slowest rank {slowest}").format(**facts)
     if m.layer == "storage":
         lat = e.get("latency_us", {})
         how = _("direct") if p.get("direct") else _("buffered")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuwise import units
 from gpuwise.i18n import C_, _
 from gpuwise.report.document import Chart, Column, Document, Heading, KeyValues, Paragraph, Series, Table
 from gpuwise.store.history import Metric, Run
@@ -10,7 +11,7 @@ SCHEMA = "gpuwise-history/1"
 
 
 def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.4g}"
+    return units.number(value)  # the rounding every other view uses, so a figure reads the same everywhere
 
 
 def _run_json(run: Run) -> dict:
