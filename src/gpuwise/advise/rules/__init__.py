@@ -1,7 +1,9 @@
 """Doctor rules, one module per layer. Importing this package registers every rule with the engine."""
 
 from gpuwise.advise.rules import (  # noqa: F401
+    dcgm_diag,
     driver_cuda,
+    fabric_manager,
     framework,
     gpu_health,
     gpu_memory,
@@ -9,6 +11,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     hardware,
     isolation,
     kernel,
+    kernel_events,
     measurements,
     monitoring,
     nccl_logs,

@@ -30,12 +30,7 @@ def _details(m: Measurement) -> str:
     if m.layer == "compute" and "best_shape" in p:
         return _("best shape {shape}").format(shape="x".join(map(str, p["best_shape"])))
     if m.layer == "collective" and e.get("table"):
-        return _("{ranks} ranks {backend}; algbw {algbw} GB/s; slowest rank {slowest}").format(
-            ranks=p.get("world_size"),
-            backend=p.get("backend"),
-            algbw=units.number(e.get("algbw_plateau_gb_s")),
-            slowest=e.get("slowest_rank"),
-        )
+        return _collective_details(p, e)
     if m.layer == "storage":
         lat = e.get("latency_us", {})
         how = _("direct") if p.get("direct") else _("buffered")
@@ -52,6 +47,26 @@ def _details(m: Measurement) -> str:
     if m.layer == "gpu-gpu":
         return _("link {link}").format(link=e.get("link"))
     return ""
+
+
+def _collective_details(p: dict, e: dict) -> str:
+    """Ranks, algbw plateau, slowest rank and nccl-tests' own average: each only when the run reported it."""
+    parts = []
+    if p.get("world_size"):
+        parts.append(
+            _("{ranks} ranks {backend}").format(ranks=p["world_size"], backend=p.get("backend") or "")
+        )
+    if e.get("algbw_plateau_gb_s") is not None:
+        parts.append(_("algbw {algbw} GB/s").format(algbw=units.number(e["algbw_plateau_gb_s"])))
+    if e.get("slowest_rank") is not None:
+        parts.append(_("slowest rank {slowest}").format(slowest=e["slowest_rank"]))
+    if e.get("avg_busbw_gb_s") is not None:
+        parts.append(
+            _("nccl-tests Avg bus bandwidth {avg} GB/s (mean over all sizes)").format(
+                avg=units.number(e["avg_busbw_gb_s"])
+            )
+        )
+    return "; ".join(x.strip() for x in parts)
 
 
 def _peak_cell(m: Measurement) -> str | Styled:
