@@ -70,7 +70,7 @@ def test_newer_layout_two_nodes_has_no_peak():
     run = parse(NEW_LAYOUT)
     assert (run.op, run.nodes, len(run.rows)) == ("all_reduce", 2, 4)
     m = to_measurement(run, "x")
-    assert m.value == 48.81 and m.peak is None and "nodes" in (m.peak_source or "")
+    assert m.value == 48.81 and m.peak is None and "nodes" in m.peak_source.text
 
 
 def test_json_output_version_2(tmp_path):
@@ -139,9 +139,10 @@ def _findings(text: str, facts: Facts | None = None, ids=("nccl.socket_transport
     return run_rules(facts or Facts(), None, "onprem", rules, nccl_logs=[parse_nccl_debug(text, "job.log")])
 
 
-def test_socket_with_ib_disabled_is_critical():
+def test_socket_with_ib_disabled_but_no_rdma_evidence_is_a_warning():
+    # The job disabled IB on purpose; nothing says the node has RDMA: a warning, not a proven loss (critical).
     (f,) = _findings(INFO_SOCKET)
-    assert f.status == "fail"
+    assert f.status == "warn" and "NCCL_IB_DISABLE" in f.recommendation.text
 
 
 def test_socket_with_active_rdma_ports_is_critical():
@@ -196,4 +197,4 @@ def test_doctor_cli_accepts_nccl_logs(tmp_path, capsys):
         app, ["doctor", "--from", str(captures), "--nccl-log", str(log), "--format", "json"]
     )
     ids = {f["id"]: f["status"] for f in json.loads(result.stdout)["findings"]}
-    assert ids["nccl.socket_transport"] == "fail" and result.exit_code == 2
+    assert ids["nccl.socket_transport"] == "warn" and result.exit_code == 1, result.output

@@ -85,6 +85,11 @@ def collect_evidence(host: Host) -> Evidence:
 
 
 def _dcgm(ev: Evidence, host: Host) -> None:
+    version = host.run("dcgmi-version")
+    if version is not None and version.status == "missing" and DCGM_DIAG_COMMAND not in host.executed():
+        # the same reason a capture of this machine records, so live and replayed facts agree
+        ev.why("dcgm_diag", command_reason(DCGM_DIAG_COMMAND, version))
+        return
     if host.meta().source == "live" and DCGM_DIAG_COMMAND not in host.executed():
         ev.why(
             "dcgm_diag",

@@ -24,8 +24,9 @@ _LINK = (
         re.I,
     ),
     re.compile(r"(?P<dev>mlx\d_\d+): Port: (?P<port>\d+) Link (?P<s>ACTIVE|DOWN)\b"),  # IB port state
-    re.compile(r"(?P<dev>[\w.@-]+): port (?P<port>\d+)\(.*?\) entered (?P<s>disabled) state"),
 )
+# containers and VMs start and stop these all day: their state changes are not link flaps
+_VIRTUAL = ("veth", "docker", "br-", "virbr", "cali", "flannel", "cni", "vxlan", "tun", "tap", "lo", "gw-")
 _AER_BUS = re.compile(
     rf"(?P<drv>[\w-]+) (?P<bdf>{_BDF}): PCIe Bus Error: severity=(?P<sev>Corrected|Correctable|Uncorrected|Uncorrectable)"
     r"(?: \((?P<kind>Non-Fatal|Fatal)\))?(?:, type=(?P<type>[^,]+))?",
@@ -149,6 +150,8 @@ def _link(line: str) -> tuple[str, str] | None:
             continue
         groups = m.groupdict()
         dev = m.group("dev").rstrip(":")
+        if dev.startswith(_VIRTUAL):
+            return None
         if groups.get("port"):
             dev = f"{dev}/{groups['port']}"
         if groups.get("lost") is not None or groups.get("gained") is not None:

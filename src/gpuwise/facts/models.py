@@ -139,7 +139,11 @@ class NvLink(BaseModel):
 class GpuNvLinks(BaseModel):
     model_config = ConfigDict(extra="forbid")
     gpu_index: int
+    name: str | None = None  # the model nvidia-smi prints on the GPU's line
     links: list[NvLink] = Field(default_factory=list)
+    # NVML's "Unable to retrieve NVLink information as all links are inActive": no link is up (on a part
+    # without NVLink hardware NVML prints the same, so the rule checks the model in the catalog)
+    all_inactive: bool = False
 
 
 class Topology(Part):

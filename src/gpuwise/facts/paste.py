@@ -15,14 +15,16 @@ _QUOTE = re.compile(r"^> ?")
 
 
 def unpaste(text: str) -> str:
-    """The tool's own lines: no CR, no fences, no quote markers, no launcher prefixes."""
+    """The tool's own lines: no CR, no quote markers, no fences, no launcher prefixes."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    lines = [ln for ln in lines if not _FENCE.match(ln)]
     if lines and sum(1 for ln in lines if ln.startswith(">")) > len([ln for ln in lines if ln.strip()]) // 2:
         lines = [_QUOTE.sub("", ln) for ln in lines]
+    lines = [ln for ln in lines if not _FENCE.match(ln)]
     return "\n".join(strip_launcher(ln) for ln in lines)
 
 
 def strip_launcher(line: str) -> str:
-    """One line without an srun / mpirun / Open MPI rank prefix."""
-    return _LAUNCHER.sub("", line, count=1)
+    """One line without its srun / mpirun / Open MPI rank prefixes (srun -l around mpirun gives two)."""
+    for _ in range(2):
+        line = _LAUNCHER.sub("", line, count=1)
+    return line

@@ -3,6 +3,7 @@
 from gpuwise.advise.rules import (  # noqa: F401
     dcgm_diag,
     driver_cuda,
+    evidence_sources,
     fabric_manager,
     framework,
     gpu_health,
