@@ -14,7 +14,7 @@ import yaml
 from gpuwise.bench.nccl_files import merge_into
 from gpuwise.commands.evidence_files import read_evidence
 from gpuwise.errors import UserInputError
-from gpuwise.facts.evidence import detect_kind
+from gpuwise.facts.evidence import detect_kinds
 from gpuwise.facts.models import Facts
 from gpuwise.pipeline import diagnose
 from gpuwise.report.formats import get_renderer
@@ -65,7 +65,7 @@ def test_recording_gives_its_expected_findings(name):
         assert golden["refused"] in str(err.value)
         return
     if golden["kind"] != "nccl":
-        assert detect_kind(path.read_text(encoding="utf-8")) == golden["kind"]
+        assert detect_kinds(path.read_text(encoding="utf-8")) == [golden["kind"]]
     report, measurements = _doctor(path)
     judged = [f for f in report.findings if JUDGED.match(f.id)]
     matched = set()

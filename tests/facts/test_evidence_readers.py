@@ -199,3 +199,34 @@ def test_capture_records_the_new_sources_and_doctor_from_shows_them(tmp_path):
     paths = {e["path"] for e in src["evidence"]}
     assert "evidence.unknown.dcgm_diag" in paths and "evidence.unknown.fabric_manager" in paths
     assert report["facts"]["evidence"]["unknown"]["dcgm_diag"]["kind"] == "tool_missing"
+
+
+def test_a_whole_journal_with_fabric_manager_and_kernel_lines_reads_both(tmp_path):
+    corpus = Path(__file__).parent.parent / "fixtures" / "evidence"
+    journal = tmp_path / "journal.txt"
+    journal.write_text(
+        (corpus / "fabric_manager" / "gpu-operator-issue610_journal_fm-nothing-to-do-a40.log").read_text()
+        + (corpus / "kernel" / "cubecos-issue733_journal_mlx5-eth1-link-up-repeated.log").read_text()
+    )
+    facts = Facts()
+    read_evidence([journal], facts)
+    assert facts.evidence.fabric_manager and facts.evidence.kernel_logs
+    found = {
+        f.id: f.status
+        for f in run_rules(
+            facts, None, "onprem", [registry()["fabric.manager_start"], registry()["kernel.link_flaps"]]
+        )
+    }
+    # the journal ends in November, the flaps were in March: old repeated events are kept, below recent ones
+    assert found == {"fabric.manager_start": "info", "kernel.link_flaps": "info"}
+
+
+def test_nvswitch_sxid_lines_in_the_kernel_log():
+    # SXid line layout of the NVSwitch driver (constructed: the corpus has no citable recording of one yet)
+    from gpuwise.facts.kernel_log import parse_kernel_log
+
+    text = "[  117.984502] nvidia-nvswitch3: SXid (PCI:0000:08:00.0): 22013, Non-fatal, Link 60 Minion Link DLREQ interrupt\n"
+    facts = Facts()
+    facts.evidence.kernel_logs = [parse_kernel_log(text, "dmesg")]
+    (f,) = run_rules(facts, None, "onprem", [registry()["fabric.nvswitch_errors"]])
+    assert f.status == "warn" and "22013" in f.evidence[0].value and "0000:08:00.0" in f.evidence[0].value

@@ -12,7 +12,7 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.bench.nccl_files import read_nccl_text
 from gpuwise.errors import UserInputError
-from gpuwise.facts.evidence import add_file, detect_kind
+from gpuwise.facts.evidence import add_file, detect_kinds
 from gpuwise.facts.models import Facts
 from gpuwise.i18n import N_, _
 
@@ -47,24 +47,25 @@ def read_evidence(paths: list[Path], facts: Facts) -> tuple[list[Measurement], l
     logs: list[NcclDebugLog] = []
     for path in map(Path, paths):
         text = read_tail(path)
-        kind = detect_kind(text)
-        if kind == "kernel-log" or kind is None:
+        kinds = detect_kinds(text)
+        if kinds in ([], ["kernel-log"]):
             nccl = read_nccl_text(text, path, "--evidence")
             if nccl is not None:
                 measurements += nccl[0]
                 logs += nccl[1]
                 continue
-        if kind is None:
+        if not kinds:
             raise UserInputError(
                 _("--evidence {path}: not a kind of evidence gpuwise reads").format(path=path), _(HOW)
             )
-        try:
-            add_file(facts, text, kind, path.name)
-        except ValueError as exc:
-            raise UserInputError(
-                _("--evidence {path}: looks like {kind} but could not be read ({error})").format(
-                    path=path, kind=kind, error=exc
-                ),
-                _(HOW),
-            ) from None
+        for kind in kinds:
+            try:
+                add_file(facts, text, kind, path.name)
+            except ValueError as exc:
+                raise UserInputError(
+                    _("--evidence {path}: looks like {kind} but could not be read ({error})").format(
+                        path=path, kind=kind, error=exc
+                    ),
+                    _(HOW),
+                ) from None
     return measurements, logs

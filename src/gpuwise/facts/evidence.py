@@ -19,18 +19,18 @@ from gpuwise.i18n import _
 KERNEL_LOG_COMMANDS = ("journalctl-k", "dmesg", "tail-kern-log", "tail-syslog")
 FABRIC_MANAGER_COMMANDS = ("tail-fabricmanager-log", "journalctl-fabricmanager")
 DCGM_DIAG_COMMAND = "dcgmi-diag-r1-j"
-KINDS = ("dcgm-diag", "fabric-manager", "kernel-log")
 
 
-def detect_kind(text: str) -> str | None:
-    """'dcgm-diag', 'fabric-manager' or 'kernel-log' for a file's text; None when it is none of them."""
-    if looks_like_dcgm_diag(text):
-        return "dcgm-diag"
-    if looks_like_fabric_manager(text):
-        return "fabric-manager"
-    if looks_like_kernel_log(text):
-        return "kernel-log"
-    return None
+def detect_kinds(text: str) -> list[str]:
+    """The kinds a file's text holds, of 'dcgm-diag', 'fabric-manager', 'kernel-log' (a whole journal can
+    hold Fabric Manager and kernel lines both); empty when none."""
+    checks = (
+        ("dcgm-diag", looks_like_dcgm_diag),
+        ("fabric-manager", looks_like_fabric_manager),
+        ("kernel-log", looks_like_kernel_log),
+    )
+    kinds = [kind for kind, looks in checks if looks(text)]
+    return kinds[:1] if kinds[:1] == ["dcgm-diag"] else kinds
 
 
 def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
