@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import real_files
 from gpuwise.bench.nccl_files import merge_into
 from gpuwise.commands.evidence_files import read_evidence
 from gpuwise.errors import UserInputError
@@ -88,11 +89,15 @@ def test_recording_gives_its_expected_findings(name):
     assert not false_alarms, f"{name}: warnings or criticals the recording does not support: {false_alarms}"
 
 
-@pytest.mark.parametrize("name", sorted(n for n, g in GOLDEN.items() if not g.get("refused")))
-def test_recording_renders_without_none_nan_or_serializer_warnings(name):
+RENDERED = [CORPUS / n for n, g in sorted(GOLDEN.items()) if not g.get("refused")] + real_files("nccl_tests")
+
+
+@pytest.mark.parametrize("path", RENDERED, ids=lambda p: p.name)
+def test_recording_renders_without_none_nan_or_serializer_warnings(path):
+    name = path.name
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report, _m = _doctor(CORPUS / name)
+        report, _m = _doctor(path)
         doc = doctor_view(report)
         outputs = {
             fmt: get_renderer(fmt)(doc, width=120, color=False) for fmt in ("text", "md", "json", "html")

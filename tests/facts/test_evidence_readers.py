@@ -230,3 +230,35 @@ def test_nvswitch_sxid_lines_in_the_kernel_log():
     facts.evidence.kernel_logs = [parse_kernel_log(text, "dmesg")]
     (f,) = run_rules(facts, None, "onprem", [registry()["fabric.nvswitch_errors"]])
     assert f.status == "warn" and "22013" in f.evidence[0].value and "0000:08:00.0" in f.evidence[0].value
+
+
+def _fm(text: str):
+    from gpuwise.facts.fabric_manager import parse_fabric_manager
+
+    facts = Facts()
+    facts.evidence.fabric_manager = [parse_fabric_manager(text, "fm.log")]
+    return run_rules(facts, None, "onprem", [registry()["fabric.manager_start"]])
+
+
+def test_fabric_manager_restart_and_failure():
+    # journal lines in systemd's layout (constructed around the unit's real start message)
+    start = "Mar 03 18:{m:02d}:51 node systemd[1]: Starting NVIDIA fabric manager service...\n"
+    (restarted,) = _fm(start.format(m=10) + start.format(m=38))
+    assert restarted.status == "warn" and "NVLS" in restarted.recommendation.text
+    assert _fm(start.format(m=10)) == []  # one start: a boot, nothing to say
+    failed = "Mar 03 18:39:19 node systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE\n"
+    (f,) = _fm(start.format(m=39) + failed)
+    assert f.status == "fail"
+
+
+def test_dcgm_warn_names_the_gpu_and_the_message():
+    table = """\
+| Diagnostic                | Result                                         |
++-----  Deployment  --------+------------------------------------------------+
+| Persistence Mode          | Warn - GPU: 0                                  |
+| Warning                   | GPU 0 Persistence mode for GPU 0 is disabled.  |
+"""
+    facts = Facts()
+    facts.evidence.dcgm_diag = [parse_dcgm_diag(table, "diag.txt")]
+    (f,) = run_rules(facts, None, "onprem", [registry()["gpu.dcgm_diag"]])
+    assert f.status == "warn" and "Persistence mode for GPU 0 is disabled" in f.evidence[0].value
