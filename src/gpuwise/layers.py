@@ -24,13 +24,13 @@ LAYER_ORDER: tuple[str, ...] = get_args(Layer)
 # The layers probe shows and the Facts fields each one holds. `framework` is judged by doctor from
 # benchmarks and settings of a training run, so probe has no facts for it.
 PROBE_LAYERS: dict[str, tuple[str, ...]] = {
-    "hardware": ("gpus", "gpu_probe", "topology", "cpu", "memory"),
+    "hardware": ("gpus", "gpu_probe", "topology", "cpu", "memory", "evidence"),
     "driver-cuda": ("software",),
-    "network": ("network",),
+    "network": ("network", "evidence"),
     "storage": ("storage",),
     "isolation": ("platform",),
     "monitoring": ("monitoring",),
     "toolchain": ("software",),
-    "kernel": ("kernel",),
+    "kernel": ("kernel", "evidence"),
 }
 assert set(PROBE_LAYERS) <= set(LAYER_ORDER)

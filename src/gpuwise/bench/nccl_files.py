@@ -8,14 +8,18 @@ may hold both (nccl-tests run with NCCL_DEBUG=INFO); one holding neither is an e
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog, looks_like_nccl_debug, parse_nccl_debug
 from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measurement
 from gpuwise.errors import UserInputError
+from gpuwise.facts.paste import unpaste
 from gpuwise.i18n import N_, _
 
+# nccl-tests' banner and rank lines, with or without their '#'
+_BANNER = re.compile(r"nThread \d+ nGpus \d+|^\s*#?\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+", re.M)
 MAX_LOG_BYTES = 64 * 1024 * 1024  # NCCL TRACE logs of long jobs can be large; INFO logs are far smaller
 HOW = N_(
     "pass the stdout of an nccl-tests binary (e.g. all_reduce_perf -b 8 -e 8G -f 2 -g 8), its -J JSON, "
@@ -43,38 +47,57 @@ def _read(path: Path) -> str:
 
 def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebugLog]]:
     """(nccl-tests measurements, NCCL debug logs) from the files; UserInputError for a file that is neither."""
-    from gpuwise.bench.runner import judge
-
     measurements, logs = [], []
     for path in paths:
-        text = _read(Path(path))
-        found = False
-        if looks_like_nccl_tests(text):
-            try:
-                run = parse(text, path.name)
-            except (ValueError, json.JSONDecodeError) as exc:
-                raise UserInputError(
-                    _("--nccl-log {path}: not readable as nccl-tests output ({exc})").format(
-                        path=path, exc=exc
-                    ),
-                    _(HOW),
-                ) from None
-            if run.rows:
-                measurements.append(judge(to_measurement(run, path.name)))
-                found = True
-        if looks_like_nccl_debug(text):
-            log = parse_nccl_debug(text, path.name)
-            if log.networks or log.transports or log.warnings or log.env or log.version or log.algorithms:
-                logs.append(log)
-                found = True
-        if not found:
+        found = read_nccl_text(_read(Path(path)), Path(path), "--nccl-log")
+        if found is None:
             raise UserInputError(
                 _("--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found").format(
                     path=path
                 ),
                 _(HOW),
             )
+        measurements += found[0]
+        logs += found[1]
     return measurements, logs
+
+
+def read_nccl_text(text: str, path: Path, option: str) -> tuple[list[Measurement], list[NcclDebugLog]] | None:
+    """What one file holds of nccl-tests results and NCCL debug lines; None when it holds neither.
+
+    A table with no result rows (the banner and rank lines only, or a header with nothing under it) is an
+    error that says so, not a silent nothing."""
+    from gpuwise.bench.runner import judge
+
+    text = unpaste(text)
+    measurements, logs = [], []
+    is_table = looks_like_nccl_tests(text)
+    banner = is_table or bool(_BANNER.search(text))
+    if is_table:
+        try:
+            run = parse(text, path.name)
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise UserInputError(
+                _("{option} {path}: not readable as nccl-tests output ({exc})").format(
+                    option=option, path=path, exc=exc
+                ),
+                _(HOW),
+            ) from None
+        if run.rows:
+            measurements.append(judge(to_measurement(run, path.name)))
+    if looks_like_nccl_debug(text):
+        log = parse_nccl_debug(text, path.name)
+        if log.networks or log.transports or log.warnings or log.env or log.version or log.algorithms:
+            logs.append(log)
+    if banner and not measurements and not logs:
+        raise UserInputError(
+            _(
+                "{option} {path}: an nccl-tests output with no result rows (only its banner, rank lines or "
+                "column header)"
+            ).format(option=option, path=path),
+            _("paste the whole output, including the rows under the '# size count type' header"),
+        )
+    return (measurements, logs) if measurements or logs else None
 
 
 def merge_into(bench: BenchReport | None, measurements: list[Measurement]) -> BenchReport | None:

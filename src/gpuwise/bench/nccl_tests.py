@@ -1,10 +1,12 @@
 """Results of NVIDIA's nccl-tests (`all_reduce_perf` & co.) read as gpuwise Measurements.
 
 Accepts the three shapes users have: the classic table (`error` column, as in nccl-tests 2.x logs),
-the newer table (`root` and `#wrong` columns, optional per-iteration and timestamp columns, lines
-possibly prefixed by mpirun's `[1,0]<stdout>:`), and the `-J FILE.json` document (version 2: `config`,
-`devices`, `results` with `out_of_place`/`in_place`). The busbw plateau is the median out-of-place
-busbw of the three largest sizes, as gpuwise's own collective benchmark reports it.
+the newer table (`root` and `#wrong` columns, optional per-iteration and timestamp columns), and the
+`-J FILE.json` document (version 2: `config`, `devices`, `results` with `out_of_place`/`in_place`),
+as people paste them (gpuwise.facts.paste: srun/mpirun prefixes, Markdown fences, CRLF; banner, rank
+lines and the Avg line may be missing, and rank lines may have lost their '#'). The busbw plateau is
+the median out-of-place busbw of the three largest sizes, as gpuwise's own collective benchmark
+reports it; nccl-tests' "Avg bus bandwidth" (the mean over all sizes) is kept beside it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from gpuwise.bench.models import Measurement
-from gpuwise.bench.peaks import Peak, gpu_spec, nvlink_peak, pcie_peak
+from gpuwise.bench.peaks import Peak, gpu_spec, no_peak, nvlink_peak, pcie_peak
+from gpuwise.facts.paste import unpaste
 from gpuwise.i18n import _
 
 OPS = (
@@ -28,9 +31,8 @@ OPS = (
     "sendrecv",
     "hypercube",
 )
-_MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
 _RANK = re.compile(
-    r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$"
+    r"^\s*#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$"
 )
 _PROGRAM = re.compile(r"Collective test starting:\s*(\S+)")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}$|^\d{2}:\d{2}:\d{2}$")
@@ -54,7 +56,11 @@ class NcclTestsRun:
 
 
 def looks_like_nccl_tests(text: str) -> bool:
-    return "busbw" in text and ("Avg bus bandwidth" in text or "out-of-place" in text) or '"results"' in text
+    """nccl-tests output, whole or trimmed (no banner, no Avg line: a header with busbw is enough)."""
+    return (
+        "busbw" in text
+        and ("Avg bus bandwidth" in text or "out-of-place" in text or re.search(r"\bsize\b.*\bbusbw\b", text))
+    ) or '"results"' in text
 
 
 def op_from_name(name: str | None) -> str | None:
@@ -71,14 +77,14 @@ def parse_text(text: str, hint: str | None = None) -> NcclTestsRun:
     """The stdout of an nccl-tests binary (either table layout). `hint`: the file name, for the op."""
     run = NcclTestsRun(op=None)
     header: list[str] | None = None
-    for raw in text.splitlines():
-        line = _MPI_PREFIX.sub("", raw).rstrip()
+    for raw in unpaste(text).splitlines():
+        line = raw.rstrip()
         if m := _PROGRAM.search(line):
             run.op = op_from_name(m.group(1))
         elif m := _RANK.match(line):
             run.hosts.append(m.group(2))
             run.devices.append(m.group(3))
-        elif line.startswith("#") and "busbw" in line and "size" in line:
+        elif "busbw" in line and re.search(r"\bsize\b", line):
             header = line.lstrip("#").split()
         elif "Avg bus bandwidth" in line:
             run.avg_busbw_gb_s = _float(line.rpartition(":")[2].split()[0] if ":" in line else None)
@@ -102,6 +108,9 @@ def _row(header: list[str], tokens: list[str]) -> dict | None:
     tail = tokens[len(tokens) - len(tail_names) :]
     if len(tail) != len(tail_names):
         return None
+    size = tokens[header.index("size")] if len(tokens) == len(header) and "size" in header else tokens[0]
+    if not size.isdigit():
+        return None
     values = dict(zip(tail_names, tail, strict=True))  # first occurrence (out-of-place) wins below
     out_of_place = {name: tail[tail_names.index(name)] for name in ("algbw", "busbw") if name in tail_names}
     time_us, algbw, busbw = (
@@ -113,7 +122,7 @@ def _row(header: list[str], tokens: list[str]) -> dict | None:
         return None
     wrong = values.get("#wrong", values.get("error"))
     return {
-        "bytes": int(tokens[0]),
+        "bytes": int(size),
         "time_us": time_us,
         "algbw_gb_s": algbw,
         "busbw_gb_s": busbw,
@@ -166,14 +175,15 @@ def link_peak(run: NcclTestsRun) -> Peak:
     """The busbw bottleneck for a single-node run: NVLink for parts the catalog lists with NVLink, else
     PCIe. A multi-node run is bounded by the NICs, which the log does not name: no peak."""
     if run.nodes > 1:
-        return Peak(
-            None,
-            _("{n} nodes: the NIC bandwidth is not in the nccl-tests output, no peak").format(n=run.nodes),
+        return no_peak(
+            _("{n} nodes: the NIC bandwidth is not in the nccl-tests output, no peak").format(n=run.nodes)
         )
-    name = run.devices[0] if run.devices else None
+    if not run.devices:
+        return no_peak(_("the nccl-tests output names no GPU (no rank lines): no peak"))
+    name = run.devices[0]
     spec, why = gpu_spec(name)
     if spec is None:
-        return Peak(None, why)
+        return no_peak(why)
     return nvlink_peak(name) if spec.nvlink_bandwidth_gb_s else pcie_peak(name)
 
 
@@ -189,18 +199,26 @@ def to_measurement(run: NcclTestsRun, source: str) -> Measurement:
         params={
             "op": op,
             "tool": "nccl-tests",
+            "backend": "nccl-tests",
             "source": source,
-            "ranks": len(run.hosts) or None,
             "nodes": run.nodes,
-            "gpu": run.devices[0] if run.devices else None,
             "sizes": [r["bytes"] for r in table],
+            # only what the output says: a trimmed table has no rank lines, and no key is better than a None
+            **({"ranks": len(run.hosts), "world_size": len(run.hosts)} if run.hosts else {}),
+            **({"gpu": run.devices[0]} if run.devices else {}),
         },
-        extra={"table": table, "avg_busbw_gb_s": run.avg_busbw_gb_s},
+        extra={"table": table},
     )
+    if run.avg_busbw_gb_s is not None:
+        # nccl-tests' own figure is the mean over every size, small ones included: below the plateau
+        m.extra["avg_busbw_gb_s"] = run.avg_busbw_gb_s
     if not table:
         m.status, m.reason = "failed", f"{source}: no result rows in the nccl-tests output"
         return m
     m.value = round(statistics.median(r["busbw_gb_s"] for r in table[-3:]), 3)
+    algbw = [r["algbw_gb_s"] for r in table[-3:] if r["algbw_gb_s"] is not None]
+    if algbw:
+        m.extra["algbw_plateau_gb_s"] = round(statistics.median(algbw), 3)
     link_peak(run).apply(m)
     wrong = [
         r

@@ -57,6 +57,18 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     ("lspci-vvv", ("lspci", "-vvv"), 30.0),
     # the kernel ring buffer: NVIDIA Xid events (NVRM: Xid ...); needs root where kernel.dmesg_restrict=1
     ("dmesg", ("dmesg",), 10.0),
+    # the kernel log of this boot with wall-clock times (link flaps, PCIe AER, OOM kills, hung tasks, MCEs);
+    # the syslog files are the fallback where there is no journal. The newest lines only: logs grow large.
+    ("journalctl-k", ("journalctl", "-k", "-b", "--no-pager", "-o", "short-iso", "-n", "20000"), 30.0),
+    ("tail-kern-log", ("tail", "-n", "20000", "/var/log/kern.log"), 10.0),
+    ("tail-syslog", ("tail", "-n", "20000", "/var/log/syslog"), 10.0),
+    # NVIDIA Fabric Manager (NVSwitch systems): its own log file, and its unit's journal
+    ("tail-fabricmanager-log", ("tail", "-n", "5000", "/var/log/fabricmanager.log"), 10.0),
+    (
+        "journalctl-fabricmanager",
+        ("journalctl", "-u", "nvidia-fabricmanager", "--no-pager", "-o", "short-iso", "-n", "2000"),
+        20.0,
+    ),
     ("systemd-detect-virt", ("systemd-detect-virt",), 5.0),
     ("systemd-detect-virt-vm", ("systemd-detect-virt", "--vm"), 5.0),
     ("systemd-detect-virt-c", ("systemd-detect-virt", "--container"), 5.0),
@@ -82,6 +94,9 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     ("podman-version", ("podman", "--version"), 5.0),
     ("nvidia-container-cli-version", ("nvidia-container-cli", "--version"), 5.0),
     ("dcgmi-version", ("dcgmi", "--version"), 5.0),
+    # DCGM's quick diagnostic (run level 1, seconds to a minute), JSON per test and GPU; capture only:
+    # a live doctor does not run it (facts/evidence.py)
+    ("dcgmi-diag-r1-j", ("dcgmi", "diag", "-r", "1", "-j"), 180.0),
 )
 
 INTERNAL_COLLECTORS: dict[str, InternalCollector] = {

@@ -70,6 +70,15 @@ def doctor(
         metavar="FILE",
         help=N_("nccl-tests output (table or -J JSON) or an NCCL_DEBUG=INFO log of your job; repeatable."),
     ),
+    evidence: list[Path] = typer.Option(
+        None,
+        "--evidence",
+        metavar="FILE",
+        help=N_(
+            "A log or tool output of the node, kind detected: dcgmi diag (table or -j), Fabric Manager log, "
+            "kernel log (dmesg, journalctl -k, syslog), nccl-tests output or NCCL_DEBUG=INFO log; repeatable."
+        ),
+    ),
     profile: list[Path] = typer.Option(
         None,
         "--profile",
@@ -132,6 +141,12 @@ def doctor(
     profiles = tuple(read_profiles(list(profile or [])))
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
+    if evidence:
+        from gpuwise.commands.evidence_files import read_evidence
+
+        more_measurements, more_logs = read_evidence(list(evidence), facts)
+        nccl_measurements += more_measurements
+        nccl_logs += more_logs
     if bench == "quick":
         bench_report = _run_quick_bench()
     report = diagnose(

@@ -9,14 +9,18 @@ from typing import TypeVar
 from gpuwise.capture.host import Host
 from gpuwise.capture.sources import ALL_COMMAND_IDS
 from gpuwise.facts import cpu, gpu, kernel, memory, monitoring, network, platform, software, storage, topology
-from gpuwise.facts.models import Facts, Meta, Part
+from gpuwise.facts.evidence import DCGM_DIAG_COMMAND, collect_evidence
+from gpuwise.facts.models import Evidence, Facts, Meta, Part
 from gpuwise.i18n import _
 
 P = TypeVar("P", bound=Part)
 
 # Commands a probe needs up front; a live host runs them concurrently (nvidia-smi -q -x is left out:
-# NVML answers the same questions in milliseconds, and the XML is read only if NVML fails).
-LIVE_PREFETCH = tuple(c for c in ALL_COMMAND_IDS if c not in ("nvidia-smi-q-x", "nvidia-smi"))
+# NVML answers the same questions in milliseconds, and the XML is read only if NVML fails; dcgmi diag loads
+# the GPUs for up to a minute and only `gpuwise capture` runs it).
+LIVE_PREFETCH = tuple(
+    c for c in ALL_COMMAND_IDS if c not in ("nvidia-smi-q-x", "nvidia-smi", DCGM_DIAG_COMMAND)
+)
 
 
 def _guard(fn: Callable[[Host], P], host: Host, empty: Callable[[], P]) -> P:
@@ -52,6 +56,7 @@ def collect_facts(host: Host) -> Facts:
     facts.software = _guard(software.collect_software, host, software.Software)
     facts.monitoring = _guard(monitoring.collect_monitoring, host, monitoring.Monitoring)
     facts.platform = _guard(platform.collect_platform, host, platform.Platform)
+    facts.evidence = _guard(collect_evidence, host, Evidence)
 
     if g is not None:
         facts.software.driver_version = g.driver_version

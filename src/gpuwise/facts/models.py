@@ -139,7 +139,11 @@ class NvLink(BaseModel):
 class GpuNvLinks(BaseModel):
     model_config = ConfigDict(extra="forbid")
     gpu_index: int
+    name: str | None = None  # the model nvidia-smi prints on the GPU's line
     links: list[NvLink] = Field(default_factory=list)
+    # NVML's "Unable to retrieve NVLink information as all links are inActive": no link is up (on a part
+    # without NVLink hardware NVML prints the same, so the rule checks the model in the catalog)
+    all_inactive: bool = False
 
 
 class Topology(Part):
@@ -339,6 +343,104 @@ class Platform(Part):
     environment_reason: str = ""
 
 
+# ---------------------------------------------------------------- evidence: DCGM diag, Fabric Manager, kernel log
+# Filled by `gpuwise capture` (commands and files) or `doctor --evidence FILE`; judged by the doctor rules in
+# advise/rules/dcgm_diag.py, fabric_manager.py and kernel_events.py.
+DiagStatus = Literal["pass", "fail", "warn", "skip"]
+
+
+class DcgmResult(BaseModel):
+    """One test's result for one GPU (gpu None: DCGM reported it for all GPUs, 'Fail - All')."""
+
+    model_config = ConfigDict(extra="forbid")
+    test: str
+    category: str | None = None  # Deployment, Integration, Hardware, Stress, ...
+    gpu: int | None = None
+    status: DiagStatus
+    messages: list[str] = Field(default_factory=list)  # DCGM's own warning / info text
+
+
+class DcgmDiag(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    dcgm_version: str | None = None
+    driver_version: str | None = None
+    results: list[DcgmResult] = Field(default_factory=list)
+
+
+FabricKind = Literal[
+    "nvswitch_fatal",
+    "nvswitch_nonfatal",
+    "training_failed",
+    "degraded",
+    "fm_start",
+    "fm_failed",
+    "no_nvswitch",
+    "error",
+]
+
+
+class FabricEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: FabricKind
+    error: int | None = None  # SXid / NVSwitch error number
+    switch: str | None = None  # NVSwitch PCI bus id
+    physical_id: int | None = None
+    port: int | None = None
+    t: float | None = None  # seconds on the log's clock (gpuwise.facts.log_time)
+    stamp: str | None = None  # the timestamp as the log printed it
+    line: str = ""
+
+
+class FabricManagerLog(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    events: list[FabricEvent] = Field(default_factory=list)
+
+
+KernelKind = Literal[
+    "link_down",
+    "link_up",
+    "aer_corrected",
+    "aer_nonfatal",
+    "aer_fatal",
+    "oom_kill",
+    "hung_task",
+    "mce",
+    "mce_corrected",
+    "mce_uncorrected",
+    "sxid_fatal",
+    "sxid_nonfatal",
+]
+
+
+class KernelEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: KernelKind
+    device: str  # interface, PCI address, process name, memory controller
+    t: float | None = None  # seconds on the log's own clock (boot time or wall clock), for windows
+    clock: Literal["boot", "wall"] | None = None
+    stamp: str | None = None  # the timestamp as the log printed it
+    count: int = 1  # EDAC "262 CE" lines stand for many errors
+    detail: str = ""
+
+
+class KernelLog(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    events: list[KernelEvent] = Field(default_factory=list)
+    lines: int = 0
+    end: dict[str, float] = Field(default_factory=dict)  # clock -> time of the log's last stamped line
+
+
+class Evidence(Part):
+    """Evidence kinds read from the node's own tools and logs; None: not read (the reason is in `unknown`)."""
+
+    dcgm_diag: list[DcgmDiag] | None = None
+    fabric_manager: list[FabricManagerLog] | None = None
+    kernel_logs: list[KernelLog] | None = None
+
+
 class Meta(BaseModel):
     model_config = ConfigDict(extra="forbid")
     hostname: str | None = None
@@ -366,6 +468,7 @@ class Facts(BaseModel):
     software: Software = Field(default_factory=Software)
     monitoring: Monitoring = Field(default_factory=Monitoring)
     platform: Platform = Field(default_factory=Platform)
+    evidence: Evidence = Field(default_factory=Evidence)
 
     def to_json_dict(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)

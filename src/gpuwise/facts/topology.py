@@ -169,6 +169,8 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
 _NVLINK_GPU = re.compile(r"^\s*GPU\s+(\d+)\s*:")
 _NVLINK_LINK = re.compile(r"^\s*Link\s+(\d+)\s*:\s*(.+?)\s*$")
 _SPEED = re.compile(r"^([0-9.]+)\s*GB/s$", re.IGNORECASE)
+_NVLINK_NAME = re.compile(r"^\s*(.+?)\s*(?:\(UUID:.*)?$")
+_ALL_INACTIVE = re.compile(r"all links are in-?active", re.IGNORECASE)
 
 
 def parse_nvlink_s(text: str) -> list[GpuNvLinks]:
@@ -183,7 +185,8 @@ def _parse_nvlink(text: str) -> tuple[list[GpuNvLinks], list[str]]:
     for line in _ANSI.sub("", text).splitlines():
         gpu = _NVLINK_GPU.match(line)
         if gpu:
-            gpus.append(GpuNvLinks(gpu_index=int(gpu.group(1))))
+            name = _NVLINK_NAME.match(line[gpu.end() :])
+            gpus.append(GpuNvLinks(gpu_index=int(gpu.group(1)), name=name.group(1) if name else None))
             continue
         link = _NVLINK_LINK.match(line)
         if link and gpus:
@@ -197,6 +200,8 @@ def _parse_nvlink(text: str) -> tuple[list[GpuNvLinks], list[str]]:
                     speed_gb_s=float(speed.group(1)) if speed else None,
                 )
             )
+        elif line.strip() and gpus and _ALL_INACTIVE.search(line):
+            gpus[-1].all_inactive = True  # a link state, not "not applicable": the rule judges it
         elif line.strip() and gpus:
             message = f"GPU {gpus[-1].gpu_index}: {line.strip()}"
             if message not in messages:

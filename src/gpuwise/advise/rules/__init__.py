@@ -1,7 +1,10 @@
 """Doctor rules, one module per layer. Importing this package registers every rule with the engine."""
 
 from gpuwise.advise.rules import (  # noqa: F401
+    dcgm_diag,
     driver_cuda,
+    evidence_sources,
+    fabric_manager,
     framework,
     gpu_health,
     gpu_memory,
@@ -9,6 +12,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     hardware,
     isolation,
     kernel,
+    kernel_events,
     measurements,
     monitoring,
     nccl_logs,

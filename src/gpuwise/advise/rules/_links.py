@@ -44,3 +44,10 @@ NODE_EXPORTER = "https://github.com/prometheus/node_exporter"
 KERNEL_SYSCTL_VM = "https://docs.kernel.org/admin-guide/sysctl/vm.html"
 KERNEL_THP = "https://docs.kernel.org/admin-guide/mm/transhuge.html"
 KERNEL_CGROUP_V2 = "https://docs.kernel.org/admin-guide/cgroup-v2.html"
+
+# Kernel documentation for the kernel-log events (doctor --evidence, captured journal / dmesg)
+KERNEL_AER = "https://docs.kernel.org/PCI/pcieaer-howto.html"
+KERNEL_EDAC = "https://docs.kernel.org/driver-api/edac.html"
+KERNEL_MCE = "https://docs.kernel.org/arch/x86/x86_64/machinecheck.html"
+KERNEL_HUNG_TASK = "https://docs.kernel.org/admin-guide/sysctl/kernel.html#hung-task-timeout-secs"
+KERNEL_OOM = "https://docs.kernel.org/admin-guide/mm/concepts.html#oom-killer"

@@ -232,21 +232,56 @@ def nvlink_inactive(ctx: RuleContext):
         # A GPU with every link down is reported the same way: it has NVLink hardware that is not working.
         if dead:
             evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].inactive_links", dead))
+        elif gl.all_inactive and not gl.links and _has_nvlink(gl.name or _gpu_model(ctx, gl.gpu_index)):
+            # NVML: "Unable to retrieve NVLink information as all links are inActive" on a model that has
+            # NVLink (catalog): every link of this GPU is down, not "not applicable"
+            evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].all_inactive", gl.name or True))
+            inactive += 1
     if not evidence:
+        if total == 0:
+            return None  # no NVLink to judge (no links listed, or a model without NVLink)
         return ctx.passed(
             [("topology.nvlinks.active_links", total)],
             _("all {total} NVLink links are active").format(total=total),
         )
+    down = [gl.gpu_index for gl in links if gl.all_inactive and not gl.links]
+    text = _(
+        "{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs "
+        "is slower or goes over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM "
+        "diagnostics and get the baseboard checked."
+    ).format(inactive=inactive - len(down), total=total)
+    if down:
+        text = _(
+            "Every NVLink of GPU {gpus} is down (NVML: all links are inActive) although the model has NVLink: "
+            "its GPU-to-GPU traffic goes over PCIe. Reset the GPU or reboot; if the links stay down, run DCGM "
+            "diagnostics and get the baseboard or bridge checked."
+        ).format(gpus=", ".join(map(str, down)))
     return ctx.finding(
         "fail",
         evidence,
-        _(
-            "{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs "
-            "is slower or goes over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM "
-            "diagnostics and get the baseboard checked."
-        ).format(inactive=inactive, total=total),
+        text,
         commands=["nvidia-smi nvlink -s", "nvidia-smi topo -m", "dcgmi diag -r 2"],
     )
+
+
+def _gpu_model(ctx: RuleContext, index: int) -> str | None:
+    for pos, g in enumerate(ctx.facts.gpus):
+        if (g.index if g.index is not None else pos) == index:
+            return g.name
+    return None
+
+
+def _has_nvlink(name: str | None) -> bool:
+    """Whether the catalog lists this model with NVLink (unknown models: no, so no false alarm)."""
+    if not name:
+        return False
+    from gpuwise.catalog.gpus import match_gpu
+
+    try:
+        spec = match_gpu(name, warn=False)
+    except Exception:  # a broken catalog must not turn into a finding
+        return False
+    return bool(spec and spec.nvlink_bandwidth_gb_s)
 
 
 @rule(

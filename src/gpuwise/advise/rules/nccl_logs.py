@@ -55,18 +55,13 @@ def socket_transport(ctx: RuleContext):
         evidence.append((f"nccl_log[{log.source}].ib_device_missing", True))
     active = _active_rdma_ports(ctx)
     evidence += [(path, "ACTIVE") for path in active[:4]]
-    if disabled or active:
+    if active:
         return ctx.finding(
             "fail",
             evidence,
             _sentences(
                 [
                     _(
-                        "NCCL moved data over TCP sockets although RDMA is available (NCCL_IB_DISABLE is "
-                        "set in the job)."
-                    )
-                    if disabled
-                    else _(
                         "NCCL moved data over TCP sockets although RDMA is available (active RDMA ports on "
                         "this machine)."
                     ),
@@ -81,6 +76,17 @@ def socket_transport(ctx: RuleContext):
                 "ibv_devinfo | grep -E 'hca_id|state'",
                 "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <your job>",
             ],
+        )
+    if disabled:
+        # The job chose sockets; nothing read here says the node has RDMA, so this is not a proven loss.
+        return ctx.finding(
+            "warn",
+            evidence,
+            _(
+                "The job set NCCL_IB_DISABLE, so NCCL used TCP sockets. If the nodes have InfiniBand or RoCE "
+                "HCAs, remove it: collectives over sockets run several times slower."
+            ),
+            commands=["ibv_devinfo | grep -E 'hca_id|state'"],
         )
     if log.ib_device_missing:
         return ctx.finding(

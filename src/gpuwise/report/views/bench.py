@@ -30,18 +30,7 @@ def _details(m: Measurement) -> str:
     if m.layer == "compute" and "best_shape" in p:
         return _("best shape {shape}").format(shape="x".join(map(str, p["best_shape"])))
     if m.layer == "collective" and e.get("table"):
-        facts = {
-            "ranks": p.get("world_size"),
-            "backend": p.get("backend"),
-            "algbw": units.number(e.get("algbw_plateau_gb_s")),
-            "slowest": e.get("slowest_rank"),
-        }
-        if m.stats and m.stats.of:
-            return _(
-                "{ranks} ranks {backend}; median at {size}; algbw {algbw} GB/s; slowest rank {slowest}"
-            ).format(size=m.stats.of, **facts)
-        # files from before headlines named their samples do not say which size
-        return _("{ranks} ranks {backend}; algbw {algbw} GB/s; slowest rank {slowest}").format(**facts)
+        return _collective_details(p, e, m.stats.of if m.stats else None)
     if m.layer == "storage":
         lat = e.get("latency_us", {})
         how = _("direct") if p.get("direct") else _("buffered")
@@ -58,6 +47,29 @@ def _details(m: Measurement) -> str:
     if m.layer == "gpu-gpu":
         return _("link {link}").format(link=e.get("link"))
     return ""
+
+
+def _collective_details(p: dict, e: dict, size: str | None = None) -> str:
+    """Ranks, the size the headline is the median at, algbw plateau, slowest rank and nccl-tests' own average:
+    each only when the run reported it (files from before headlines named their samples have no size)."""
+    parts = []
+    if p.get("world_size"):
+        parts.append(
+            _("{ranks} ranks {backend}").format(ranks=p["world_size"], backend=p.get("backend") or "")
+        )
+    if size:
+        parts.append(_("median at {size}").format(size=size))
+    if e.get("algbw_plateau_gb_s") is not None:
+        parts.append(_("algbw {algbw} GB/s").format(algbw=units.number(e["algbw_plateau_gb_s"])))
+    if e.get("slowest_rank") is not None:
+        parts.append(_("slowest rank {slowest}").format(slowest=e["slowest_rank"]))
+    if e.get("avg_busbw_gb_s") is not None:
+        parts.append(
+            _("nccl-tests Avg bus bandwidth {avg} GB/s (mean over all sizes)").format(
+                avg=units.number(e["avg_busbw_gb_s"])
+            )
+        )
+    return "; ".join(x.strip() for x in parts)
 
 
 def _peak_cell(m: Measurement) -> str | Styled:

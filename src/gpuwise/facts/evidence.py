@@ -1,0 +1,141 @@
+"""Evidence from the node's own tools and logs (DCGM diagnostics, Fabric Manager, the kernel log), read from a
+Host (the commands and files `gpuwise capture` records) or from files a user gives `doctor --evidence`.
+
+A file's kind is detected from its content (`detect_kind`), so people need one option whatever they paste.
+"""
+
+from __future__ import annotations
+
+from gpuwise.capture.host import Host
+from gpuwise.facts.dcgm_diag import looks_like_dcgm_diag, parse_dcgm_diag
+from gpuwise.facts.fabric_manager import looks_like_fabric_manager, parse_fabric_manager
+from gpuwise.facts.kernel_log import looks_like_kernel_log, parse_kernel_log
+from gpuwise.facts.models import Evidence, Facts, Unknown
+from gpuwise.facts.sourcing import command_reason
+from gpuwise.facts.xid import parse_xid_lines
+from gpuwise.i18n import _
+
+# The kernel log, best source first: one of them is read (reading two would count each event twice).
+KERNEL_LOG_COMMANDS = ("journalctl-k", "dmesg", "tail-kern-log", "tail-syslog")
+FABRIC_MANAGER_COMMANDS = ("tail-fabricmanager-log", "journalctl-fabricmanager")
+DCGM_DIAG_COMMAND = "dcgmi-diag-r1-j"
+
+
+def detect_kinds(text: str) -> list[str]:
+    """The kinds a file's text holds, of 'dcgm-diag', 'fabric-manager', 'kernel-log' (a whole journal can
+    hold Fabric Manager and kernel lines both); empty when none."""
+    checks = (
+        ("dcgm-diag", looks_like_dcgm_diag),
+        ("fabric-manager", looks_like_fabric_manager),
+        ("kernel-log", looks_like_kernel_log),
+    )
+    kinds = [kind for kind, looks in checks if looks(text)]
+    return kinds[:1] if kinds[:1] == ["dcgm-diag"] else kinds
+
+
+def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
+    """Read one evidence file of `kind` into facts (ValueError when it holds nothing of that kind)."""
+    ev = facts.evidence
+    if kind == "dcgm-diag":
+        ev.dcgm_diag = [*(ev.dcgm_diag or []), parse_dcgm_diag(text, source)]
+        ev.unknown.pop("dcgm_diag", None)
+    elif kind == "fabric-manager":
+        ev.fabric_manager = [*(ev.fabric_manager or []), parse_fabric_manager(text, source)]
+        ev.unknown.pop("fabric_manager", None)
+    elif kind == "kernel-log":
+        log = parse_kernel_log(text, source)
+        xids = parse_xid_lines(text)
+        if not log.events and not xids and not log.lines:
+            raise ValueError("no kernel log lines in it")
+        ev.kernel_logs = [*(ev.kernel_logs or []), log]
+        ev.unknown.pop("kernel_logs", None)
+        if xids or facts.kernel.xid_events is not None:
+            facts.kernel.xid_events = [*(facts.kernel.xid_events or []), *xids]
+            facts.kernel.unknown.pop("xid_events", None)
+    else:
+        raise ValueError(f"unknown evidence kind {kind!r}")
+
+
+def collect_evidence(host: Host) -> Evidence:
+    ev = Evidence()
+    _dcgm(ev, host)
+    reasons: list[Unknown] = []
+    for cid in FABRIC_MANAGER_COMMANDS:
+        text, reason = _text(host, cid)
+        if text is None:
+            reasons.append(reason)
+            continue
+        ev.fabric_manager = [*(ev.fabric_manager or []), parse_fabric_manager(text, cid)]
+    if ev.fabric_manager is None:
+        ev.why(
+            "fabric_manager",
+            _least(reasons, _("no Fabric Manager log (not installed, or no NVSwitch system)")),
+        )
+    reasons = []
+    for cid in KERNEL_LOG_COMMANDS:
+        text, reason = _text(host, cid)
+        if text is None:
+            reasons.append(reason)
+            continue
+        ev.kernel_logs = [parse_kernel_log(text, cid)]
+        break
+    if ev.kernel_logs is None:
+        ev.why("kernel_logs", _least(reasons, _("no kernel log could be read")))
+    return ev
+
+
+def _dcgm(ev: Evidence, host: Host) -> None:
+    version = host.run("dcgmi-version")
+    if version is not None and version.status == "missing" and DCGM_DIAG_COMMAND not in host.executed():
+        # the same reason a capture of this machine records, so live and replayed facts agree
+        ev.why("dcgm_diag", command_reason(DCGM_DIAG_COMMAND, version))
+        return
+    if host.meta().source == "live" and DCGM_DIAG_COMMAND not in host.executed():
+        ev.why(
+            "dcgm_diag",
+            _(
+                "not run by a live doctor (dcgmi diag loads the GPUs for up to a minute): `gpuwise capture` "
+                "records it, or pass its output with --evidence"
+            ),
+            kind="not_captured",
+        )
+        return
+    text, reason = _text(host, DCGM_DIAG_COMMAND)
+    if text is None:
+        ev.why("dcgm_diag", reason)
+        return
+    try:
+        ev.dcgm_diag = [parse_dcgm_diag(text, DCGM_DIAG_COMMAND)]
+    except ValueError as exc:
+        ev.why("dcgm_diag", _("dcgmi diag output not readable: {error}").format(error=exc), kind="unparsable")
+
+
+def _text(host: Host, command_id: str) -> tuple[str | None, Unknown]:
+    """The command's stdout, or why not; `tail` of a missing file is an absent file, not a failure."""
+    result = host.run(command_id)
+    if result is not None and result.status == "ok" and result.stdout.strip().startswith("-- No entries --"):
+        detail = (result.stderr or "").strip().splitlines()[:1]
+        text = _("`{command}`: no entries in the journal").format(command=command_id)
+        return None, Unknown(kind="absent", text=text + (f" ({detail[0][:120]})" if detail else ""))
+    if result is not None and result.status == "ok" and result.rc == 0 and result.stdout.strip():
+        return result.stdout, Unknown(kind="absent", text="")
+    if result is not None and result.status == "ok" and "No such file" in (result.stderr or ""):
+        return None, Unknown(kind="absent", text=result.stderr.strip().splitlines()[0][:160])
+    if result is not None and result.status == "ok" and result.rc == 0:
+        return None, Unknown(kind="absent", text=_("`{command}` printed nothing").format(command=command_id))
+    if (
+        command_id == DCGM_DIAG_COMMAND
+        and result is not None
+        and result.status == "ok"
+        and result.stdout.strip()
+    ):
+        return result.stdout, Unknown(kind="absent", text="")  # dcgmi diag exits non-zero when a test fails
+    return None, command_reason(command_id, result) or Unknown(kind="failed", text=command_id)
+
+
+def _least(reasons: list[Unknown], text: str) -> Unknown:
+    """One reason for several sources: the least conclusive kind, with each source's own text."""
+    from gpuwise.facts.models import combined
+
+    details = "; ".join(r.text for r in reasons if r.text)
+    return combined(reasons, f"{text} ({details})" if details else text)
