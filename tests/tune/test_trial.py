@@ -21,7 +21,7 @@ def _config(target: str, steps: int = 3) -> dict:
 def test_progress_line_round_trips():
     rec = parse_line(progress_line(3, 64, 0.0123, 0.01, 2.5))
     assert rec.index == 3 and rec.seconds == pytest.approx(0.0123) and rec.loss == pytest.approx(2.5)
-    assert parse_line("epoch 3 loss 2.5") is None and parse_line("gpuwise-tune step=x") is None
+    assert parse_line("epoch 3 loss 2.5") is None  # the script's own output (bad values: test_hostile_input)
 
 
 @pytest.mark.parametrize(

@@ -140,8 +140,10 @@ def _device() -> str:
 def _fresh_name(target: str) -> str:
     from datetime import datetime, timezone
 
+    from gpuwise.tune.storage import safe_name
+
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{Path(target).name.replace(':', '-').replace('.', '-')}-{stamp}"
+    return f"{safe_name(Path(target).name)}-{stamp}"
 
 
 def _prior(path: Path) -> str | None:

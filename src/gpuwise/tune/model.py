@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -35,6 +36,9 @@ class TrialRecord(BaseModel):
     guard_ok: bool | None = None
     beats_baseline: bool = False
     wall_s: float = 0.0
+    ignored_lines: int = Field(
+        0, description="progress lines ignored: not finite/positive, or over the size cap"
+    )
 
 
 class SkippedKnob(BaseModel):
@@ -72,4 +76,15 @@ class TuneResult(BaseModel):
     model_config = {"populate_by_name": True}
 
     def to_json_dict(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
+        """Strict JSON: a value that is not a finite number (a diverged loss) is null, never NaN/Infinity."""
+        return _finite(self.model_dump(mode="json", by_alias=True))
+
+
+def _finite(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

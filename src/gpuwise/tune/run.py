@@ -25,9 +25,11 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
     from gpuwise.bench import require_torch
     from gpuwise.errors import UserInputError
     from gpuwise.tune import knobs
+    from gpuwise.tune.storage import check_study_name
     from gpuwise.tune.summary import summarize
     from gpuwise.workloads.spec import SpecConfig, build
 
+    check_study_name(opts.study)  # before anything is imported or written
     require_optuna()
     require_torch()
     if opts.batch_size < 4 or opts.batch_size % 4:

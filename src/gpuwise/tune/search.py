@@ -19,6 +19,7 @@ from pathlib import Path
 from gpuwise.i18n import N_, _
 from gpuwise.tune import knobs, policy
 from gpuwise.tune.policy import baseline_params, category_order, suggest
+from gpuwise.tune.storage import new_trial_folder, trials_folder
 from gpuwise.tune.trial import TrialOutcome, because, run_trial
 
 # heuristic: a trial that used more than this share of its memory leaves too little for a longer sequence,
@@ -60,21 +61,15 @@ Progress = Callable[[str, dict], None]
 def _study(opts: TuneOptions):
     import optuna
 
+    from gpuwise.tune.storage import open_study
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # failed trials carry an "infeasible" constraint (Trial.set_constraint), which TPE learns to avoid
     sampler = optuna.samplers.TPESampler(seed=opts.seed, n_startup_trials=4)
     # steps are counted from the first timed step (warm-up differs per setting), and a trial is judged only
     # after half its timed steps: on a busy machine two steps say little
     pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=max(2, opts.steps // 2) - 1)
-    opts.storage.parent.mkdir(parents=True, exist_ok=True)
-    return optuna.create_study(
-        study_name=opts.study,
-        storage=f"sqlite:///{opts.storage}",
-        load_if_exists=True,
-        direction="maximize",
-        sampler=sampler,
-        pruner=pruner,
-    )
+    return open_study(opts.study, opts.storage, sampler, pruner)
 
 
 IDENTITY = ("target", "device", "batch_size", "warmup", "steps", "keep_numerics", "nproc", "seed")
@@ -146,6 +141,7 @@ def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: int) -> 
         "losses": [r.loss for r in outcome.steps[: max(opts.guard_steps, 1)]],
         "info": outcome.info,
         "wall_s": outcome.wall_s,
+        "ignored_lines": outcome.ignored_lines,
     }
 
 
@@ -167,7 +163,7 @@ def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: P
     env = {**opts.env, **env}
     outcome = run_trial(
         config,
-        folder / "baseline-end",
+        new_trial_folder(folder / "baseline-end"),
         timeout_s=opts.timeout_s,
         nproc=opts.nproc,
         env=env,
@@ -212,7 +208,7 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
     try:
         outcome = run_trial(
             config,
-            folder / f"{trial.number:04d}",
+            new_trial_folder(folder / f"{trial.number:04d}"),
             timeout_s=opts.timeout_s,
             nproc=opts.nproc,
             env=env,
@@ -353,10 +349,19 @@ def run_search(
 ) -> object:
     """Run (or continue) the study until `opts.trials` trials finished, then re-measure the baseline.
     `memory_space` (sharding) joins `space`, in place, once a trial ran out of memory or used most of it."""
+    from gpuwise.errors import UserInputError
+
+    folder = trials_folder(opts.storage, opts.study)  # checks the name before anything is written
     study = _study(opts)
     _check_identity(study, opts)
+    if not study.get_trials(deepcopy=False) and folder.is_dir() and any(folder.iterdir()):
+        raise UserInputError(
+            _("{folder} holds trials of an earlier study named {study!r}, not in {storage}").format(
+                folder=folder, study=opts.study, storage=opts.storage
+            ),
+            fix=_("pass another --study NAME, or move that folder away"),
+        )
     _recover(study)
-    folder = opts.storage.parent / f"{opts.storage.stem}.trials" / opts.study
     # one inductor cache per study: compiled kernels are reused between trials (rule T4), and a trial
     # killed mid-write cannot corrupt the cache other programs on this machine share
     opts.env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(folder / "inductor-cache"))

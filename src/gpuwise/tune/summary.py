@@ -26,6 +26,7 @@ def _record(t, space: dict, opts: TuneOptions, base_s: list[float], base_losses:
         reason=reworded(a.get("reason"), a.get("reason_msg")),
         numerics=effect,
         wall_s=a.get("wall_s", 0.0),
+        ignored_lines=a.get("ignored_lines", 0),
     )
     info = a.get("info") or {}
     rec.peak_memory_bytes, rec.memory_kind = info.get("peak_memory_bytes"), info.get("memory_kind")

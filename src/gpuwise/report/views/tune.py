@@ -20,6 +20,7 @@ from gpuwise.report.document import (
 )
 from gpuwise.tune.knobs import numerics_label
 from gpuwise.tune.model import TrialRecord, TuneResult
+from gpuwise.tune.trial import MAX_LINE
 
 STATUS_STYLE = {"ok": "ok", "failed": "fail", "pruned": "dim"}
 
@@ -166,6 +167,22 @@ def view(result: TuneResult) -> Document:
                         reason=r.reason,
                     )
                     for r in unfinished
+                ]
+            )
+        )
+    ignored = [r for r in result.trials if r.ignored_lines]
+    if ignored:
+        blocks.append(
+            Bullets(
+                [
+                    Styled(
+                        _(
+                            "trial {number}: {count} progress line(s) ignored (values not finite and "
+                            "positive, or a line over {limit} bytes)"
+                        ).format(number=r.number, count=r.ignored_lines, limit=MAX_LINE),
+                        "warn",
+                    )
+                    for r in ignored
                 ]
             )
         )
