@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -47,19 +48,32 @@ def test_a_trial_runs_and_reports_every_step(tmp_path):
     assert (tmp_path / "t" / "config.json").exists() and (tmp_path / "t" / "cmd.rank0.txt").exists()
 
 
-def test_a_hanging_trial_is_killed_at_the_timeout(tmp_path):
-    out = run_trial(_config("specs:hang"), tmp_path / "t", timeout_s=8, env=ENV)
+@pytest.mark.parametrize("preloaded", [True, False])
+def test_a_hanging_trial_is_killed_at_the_timeout(tmp_path, preloaded):
+    pidfile = tmp_path / "pids"
+    env = {**ENV, "GW_TU_PIDFILE": str(pidfile)}
+    out = run_trial(_config("specs:hang"), tmp_path / "t", timeout_s=8, env=env, preloaded=preloaded)
     assert out.status == "failed" and out.failure == "timeout"
     assert out.wall_s < 30
-    config = str(tmp_path / "t" / "config.json").encode()
-    alive = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and config in (proc / "cmdline").read_bytes():
-                alive.append(proc.name)
-        except OSError:
-            continue
+    pids = [int(p) for p in pidfile.read_text().split()]
+    time.sleep(0.5)
+    alive = [pid for pid in pids if Path(f"/proc/{pid}").exists() and _state(pid) != "Z"]
     assert not alive, f"trial processes outlived the timeout: {alive}"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_both_ways_of_starting_a_trial_give_the_same_steps_and_losses(tmp_path):
+    forked = run_trial(_config("specs:fast_mlp"), tmp_path / "f", timeout_s=120, env=ENV, preloaded=True)
+    execd = run_trial(_config("specs:fast_mlp"), tmp_path / "e", timeout_s=120, env=ENV, preloaded=False)
+    assert forked.status == execd.status == "ok", (forked.reason, execd.reason)
+    assert [r.loss for r in forked.steps] == [r.loss for r in execd.steps]
+    assert "forkserver" in (tmp_path / "f" / "cmd.rank0.txt").read_text()
 
 
 def test_an_out_of_memory_trial_fails_typed(tmp_path):

@@ -32,6 +32,10 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
     check_study_name(opts.study)  # before anything is imported or written
     require_optuna()
     require_torch()
+    if not opts.command and opts.rank_prefix is None:
+        from gpuwise.tune import preloaded
+
+        preloaded.start()  # its torch import overlaps the spec build; trials fork from it
     if opts.batch_size < 4 or opts.batch_size % 4:
         raise UserInputError(
             _("--batch-size {batch_size} cannot be split into 2 and 4 micro-batches").format(

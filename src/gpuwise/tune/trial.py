@@ -1,7 +1,8 @@
 """Run one trial in its own process group with a hard timeout, and type how it ended.
 
-A trial is `python -m gpuwise.tune.worker CONFIG.json` (one process per rank for data parallel, all
-in one process group). Its progress lines come back as StepRecords; `on_step` may return True to stop
+A trial is gpuwise.tune.worker on CONFIG.json, forked from a forkserver with torch imported
+(preloaded.py), or `python -m gpuwise.tune.worker CONFIG.json` where a rank prefix (netns) needs an exec;
+a command-mode trial is the user's command. One process per rank for data parallel. Its progress lines come back as StepRecords; `on_step` may return True to stop
 it early (pruning). A hang past the timeout, a crash, an out-of-memory kill or an exception becomes a
 failed TrialOutcome with its kind and reason, and the whole group is killed, so nothing it started
 (DataLoader workers, other ranks) outlives it. Each trial keeps a folder with its command, config,
@@ -176,8 +177,11 @@ def run_trial(
     rank_prefix: Callable[[int], list[str]] | None = None,
     master_addr: str = "127.0.0.1",
     on_step: Callable[[StepRecord], bool] | None = None,
+    preloaded: bool | None = None,
 ) -> TrialOutcome:
-    """Run `config` (see worker.py) in `nproc` rank processes under `folder`; never raises for the trial's own faults."""
+    """Run `config` (see worker.py) in `nproc` rank processes under `folder`; never raises for the trial's
+    own faults. `preloaded` forks the ranks from the forkserver with torch imported (default: in spec
+    mode without a rank prefix); False starts `python -m gpuwise.tune.worker` (benchmarks compare)."""
     folder.mkdir(parents=True, exist_ok=True)
     config = {**config, "result_path": str(folder / "result.json")}
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
@@ -191,6 +195,9 @@ def run_trial(
     cmd = config.get("command") or [sys.executable, "-m", "gpuwise.tune.worker", str(folder / "config.json")]
     if config.get("command") and nproc > 1:
         nproc = 1  # the command launches its own ranks (torchrun); gpuwise runs it once
+    # spec mode without a rank prefix (netns, taskset) forks from the preloaded forkserver: a fork, not
+    # a Python start and a torch import (see preloaded.py); a prefix or a command needs a real exec
+    forked = preloaded if preloaded is not None else not config.get("command") and rank_prefix is None
     procs, handles, pgid = [], [], None
     started = time.monotonic()
     outcome = TrialOutcome(status="failed")
@@ -198,6 +205,16 @@ def run_trial(
     try:
         for rank in range(nproc):
             rank_env = {**base_env, "RANK": str(rank), "LOCAL_RANK": str(rank)} if nproc > 1 else base_env
+            if forked:
+                from gpuwise.tune.preloaded import Forked
+
+                (folder / f"cmd.rank{rank}.txt").write_text(
+                    f"(forked from the preloaded forkserver) {' '.join(cmd)}\n", encoding="utf-8"
+                )
+                out_path = str(folder / f"stderr.rank{rank}.txt")  # its stdout and stderr both
+                procs.append(Forked(str(folder / "config.json"), rank_env, out_path))
+                handles.append(procs[-1])
+                continue
             full = (rank_prefix(rank) if rank_prefix else []) + cmd
             (folder / f"cmd.rank{rank}.txt").write_text(" ".join(full) + "\n", encoding="utf-8")
             group = {"process_group": 0 if pgid is None else pgid}  # one group: all ranks die together
@@ -207,12 +224,21 @@ def run_trial(
             proc = subprocess.Popen(full, env=rank_env, stdout=out, stderr=err, **group)
             pgid = pgid or proc.pid
             procs.append(proc)
-        threading.Thread(target=_reader, args=(procs[0].stdout, lines), daemon=True).start()
+        if forked:
+            from gpuwise.tune.preloaded import read_lines
+
+            reader = (read_lines, (procs[0].conn, lines.put))
+        else:
+            reader = (_reader, (procs[0].stdout, lines))
+        threading.Thread(target=reader[0], args=reader[1], daemon=True).start()
         enough = config["steps"] if config.get("command") else None
         outcome = _follow(procs, lines, folder, started + timeout_s, timeout_s, on_step, enough)
     finally:
         if pgid is not None:
             _kill_group(pgid)  # DataLoader workers and other ranks go with the trial
+        for proc in procs if forked else ():
+            _kill_group(proc.pid)  # each forked rank leads its own session
+            proc.kill()  # and itself, in case it was stopped before it called setsid
         for proc in procs:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(5)
