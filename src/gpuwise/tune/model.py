@@ -11,12 +11,12 @@ from pydantic import BaseModel, Field
 class TrialRecord(BaseModel):
     number: int
     role: Literal[
-        "baseline", "baseline-end", "probe", "search", "neighbour"
-    ]  # neighbour: of the best, see policy
+        "baseline", "baseline-end", "probe", "search", "neighbour", "repeat", "reduction"
+    ]  # neighbour: of the best, see policy; reduction: the winner without one change (see reduce.py)
     changes: dict[str, object] = Field(
         default_factory=dict, description="knob values that differ from the baseline"
     )
-    status: Literal["ok", "failed", "pruned"]
+    status: Literal["ok", "failed", "skipped", "pruned", "unreliable"]
     failure: str | None = None
     reason: str | None = None
     samples_per_s: float | None = None
@@ -36,9 +36,29 @@ class TrialRecord(BaseModel):
     guard_ok: bool | None = None
     beats_baseline: bool = False
     wall_s: float = 0.0
+    dropped: str | None = Field(None, description="reduction: the change set back to its baseline value")
     ignored_lines: int = Field(
         0, description="progress lines ignored: not finite/positive, or over the size cap"
     )
+
+
+class Contribution(BaseModel):
+    """What one change of the winner is worth: how much faster the setting is with it than without."""
+
+    knob: str
+    value: object = None
+    kept: bool
+    why: Literal["measured", "removal-failed", "unreliable", "only-change"]
+    trial: int = Field(description="the trial that measured the setting without it (or the change alone)")
+    speedup: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+
+
+class KnobVerdict(BaseModel):
+    knob: str
+    outcome: Literal["gain", "within-noise", "failed", "pruned", "unreliable", "skipped", "held", "not-tried"]
+    detail: str = ""
 
 
 class SkippedKnob(BaseModel):
@@ -65,7 +85,11 @@ class TuneResult(BaseModel):
     baseline_drift: float | None = None
     trials: list[TrialRecord] = Field(default_factory=list)
     skipped: list[SkippedKnob] = Field(default_factory=list)
+    held: str | None = Field(None, description="why compute-side knobs waited for data loading")
     winner: int | None = None
+    reduced_from: int | None = Field(None, description="the search's winner that the recommendation reduces")
+    contributions: list[Contribution] = Field(default_factory=list)
+    knobs: list[KnobVerdict] = Field(default_factory=list, description="per knob: why it won or did not")
     verdict: str = ""
     best_changes: dict[str, object] = Field(default_factory=dict)
     snippet_python: list[str] = Field(default_factory=list)

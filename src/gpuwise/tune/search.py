@@ -29,6 +29,9 @@ MAX_REPEATS = 1  # measured settings TPE may propose in a row before the search 
 DATA_BOUND_FRACTION = (
     0.05  # torch-tb-profiler recommends data-loading fixes above 5 % of the step in DataLoader
 )
+# while the baseline is data-bound, these categories wait: on a step that mostly waits for data they can
+# gain only the compute share of it (Amdahl), and a compile trial costs a compile
+DATA_HELD = ("precision", "compile")
 
 
 @dataclass
@@ -151,19 +154,24 @@ def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: 
     trial.set_constraint("failed", 1.0 if outcome.status == "failed" else 0.0)
 
 
-def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: Progress) -> None:
-    """The baseline again, after the search: kept in the study's attributes (Optuna's queue would run
-    leftover probes first), so its drift from the first baseline measures how much the machine moved."""
-    params = baseline_params(space)
-    number = len(study.get_trials(deepcopy=False))
-    progress(
-        "trial-start", {"number": number, "role": "baseline-end", "params": params, "total": opts.trials}
-    )
+def run_stored(
+    study,
+    opts: TuneOptions,
+    params: dict,
+    role: str,
+    number: int,
+    where: Path,
+    progress: Progress,
+    total: int,
+) -> dict:
+    """Run a setting outside Optuna's trials (the closing baseline, the winner's reduction: Optuna's queue
+    would run leftover probes first) and return its attributes, with its params and number."""
+    progress("trial-start", {"number": number, "role": role, "params": params, "total": total})
     config, env = _config(opts, params)
     env = {**opts.env, **env}
     outcome = run_trial(
         config,
-        new_trial_folder(folder / "baseline-end"),
+        new_trial_folder(where),
         timeout_s=opts.timeout_s,
         nproc=opts.nproc,
         env=env,
@@ -173,12 +181,22 @@ def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: P
     warmup = warmup_for(opts, params)
     if outcome.status == "ok" and len(outcome.steps) <= warmup:
         outcome = TrialOutcome("failed", outcome.steps, failure="error", **because(N_("no timed steps")))
-    attrs = _attrs(outcome, "baseline-end", opts, warmup)
-    study.set_user_attr("baseline_end", {**attrs, "params": params, "number": number})
     progress(
         "trial-end",
-        {"number": number, "role": "baseline-end", "outcome": outcome, "params": params, "warmup": warmup},
+        {"number": number, "role": role, "outcome": outcome, "params": params, "warmup": warmup},
     )
+    return {**_attrs(outcome, role, opts, warmup), "params": params, "number": number}
+
+
+def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: Progress) -> None:
+    """The baseline again, after the search and the reduction: its drift from the first baseline
+    measures how much the machine moved while they ran."""
+    steps = (study.user_attrs.get("reduction") or {}).get("steps", [])
+    number = len(study.get_trials(deepcopy=False)) + len(steps)
+    params = baseline_params(space)
+    total = opts.trials + len(steps) + 1
+    attrs = run_stored(study, opts, params, "baseline-end", number, folder / "baseline-end", progress, total)
+    study.set_user_attr("baseline_end", attrs)
 
 
 def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, total: int):
@@ -186,7 +204,7 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
 
     trial = study.ask()
     role = trial.user_attrs.get("queued_role", "search")
-    params = suggest(trial, space, trial.user_attrs.get("queued_params"))
+    params = suggest(trial, space, trial.user_attrs.get("queued_params"), skip=held_knobs(study, space))
     earlier = measured(study).get(policy.key(params)) if role != "baseline" else None
     if earlier is not None:
         _repeat(study, trial, earlier)
@@ -304,7 +322,7 @@ def _queue_neighbour(study, space, order: list[str]) -> bool:
         key=lambda t: -t.value,
     )
     for t in ranked:
-        for params in policy.neighbours(dict(t.params), space, order):
+        for params in policy.neighbours(dict(t.params), space, order, held_knobs(study, space)):
             if policy.key(params) not in seen:
                 _enqueue(study, params, "neighbour")
                 return True
@@ -374,9 +392,12 @@ def run_search(
         _offer_memory_knobs(study, space, memory_space or {})  # first: an OOM-ing step needs memory relief
         if not study.user_attrs.get("probes_queued") and "baseline" in roles():
             order, _why = category_order(opts.prior or _baseline_prior(study, opts))
-            for params in policy.probes(space, order):
+            held = list(DATA_HELD) if _baseline_prior(study, opts) == "data" else []
+            study.set_user_attr("held", held)  # before the probes: held knobs are not probed yet
+            for params in policy.probes(space, order, skip=held_knobs(study, space)):
                 _enqueue(study, params, "probe")
             study.set_user_attr("probes_queued", True)
+        _release_held(study, space, order)
         if _run_one(study, opts, space, folder, progress, opts.trials) is not None:
             repeats = 0
             continue
@@ -385,9 +406,49 @@ def run_search(
             repeats = 0
             if not _queue_neighbour(study, space, order):
                 break  # every setting around every measured one is measured: the space is done
+    from gpuwise.tune.reduce import reduce_winner
+
+    reduce_winner(study, opts, space, folder, progress)
     if "baseline_end" not in study.user_attrs:
         _run_baseline_end(study, opts, space, folder, progress)
     return study
+
+
+def held_knobs(study, space: dict) -> tuple[str, ...]:
+    """Knobs that wait for data loading to be fixed: compute-side knobs (DATA_HELD categories) while the
+    baseline is data-bound and no trial has brought the data wait under DATA_BOUND_FRACTION yet."""
+    held = study.user_attrs.get("held") or []
+    if not held or study.user_attrs.get("held_released") is not None:
+        return ()
+    by_name = knobs.by_name()
+    return tuple(name for name in space if by_name[name].category in held)
+
+
+def data_wait_share(attrs: dict) -> float | None:
+    seconds = sum(attrs.get("seconds") or [])
+    return sum(attrs.get("data_wait_s") or []) / seconds if seconds > 0 else None
+
+
+def _release_held(study, space: dict, order: list[str]) -> None:
+    """Once a trial waits on data for at most DATA_BOUND_FRACTION of its step, the held knobs are
+    probed on top of the fastest such setting (on the data-bound baseline they could not show)."""
+    waiting = held_knobs(study, space)
+    if not waiting:
+        return
+    fixed = [
+        t
+        for t in counted(study)
+        if t.user_attrs.get("status") == "ok"
+        and t.value
+        and (data_wait_share(t.user_attrs) or 1.0) <= DATA_BOUND_FRACTION
+    ]
+    if not fixed:
+        return
+    best = max(fixed, key=lambda t: t.value)
+    study.set_user_attr("held_released", best.number)
+    base = {name: best.params.get(name, values[0]) for name, values in space.items()}
+    for params in policy.probes({k: space[k] for k in waiting}, order, base=base):
+        _enqueue(study, policy.valid({**base, **params}), "probe")
 
 
 def _waiting(study) -> list:

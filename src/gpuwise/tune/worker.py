@@ -93,8 +93,12 @@ def forked_main(config_path: str, env: dict[str, str], conn, output_path: str) -
     """A trial forked from tune's preloaded forkserver (tune/preloaded.py): the same run as `main`, with
     the environment the trial asked for, its own session, its output in `output_path` and its progress
     lines sent over `conn` (the parent reads them as it reads a worker's stdout)."""
+    import multiprocessing
     import signal
 
+    # a child of the forkserver inherits its start method; DataLoader workers need what a fresh
+    # interpreter uses (fork on Linux: the dataset is not pickled)
+    multiprocessing.set_start_method(None, force=True)
     os.setsid()  # own process group: the parent kills the trial with everything it started
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.environ.clear()
