@@ -76,7 +76,7 @@ def test_a_data_bound_baseline_holds_compile_until_the_data_wait_is_fixed(tmp_pa
 
 def test_compile_is_probed_on_top_of_the_setting_that_fixed_the_data_wait(tmp_path, monkeypatch):
     space = {**SPACE, "compile": ("off", "default")}
-    result, ran = _run(tmp_path, monkeypatch, space, trials=6, fixed_wait=0.01)
+    result, ran = _run(tmp_path, monkeypatch, space, trials=6, fixed_wait=0.0)  # no wait at all
     compiled = [s for _, s in ran if s.get("compile") == "default"]
     assert compiled and compiled[0]["num_workers"] == 4
     assert "were probed once trial" in result.held
@@ -107,3 +107,26 @@ def test_an_interval_wider_than_its_value_is_unreliable(half_width):
 
     tp = Throughput(245.0, max(0.0, 245.0 - half_width), 245.0 + half_width, 0.1, 10)
     assert unreliable(tp) is (half_width > 245.0)
+
+
+def test_a_setting_measured_unreliably_is_measured_once_more_not_handed_back(tmp_path, monkeypatch):
+    ran: list = []
+
+    def run_trial(config, where, *, on_step=None, **_):
+        s = config["settings"]
+        ran.append(s["num_workers"])
+        # workers deliver in clumps: most steps take no time, one in five waits a full read
+        step = [0.002, 0.002, 0.002, 0.002, 3.0] if s["num_workers"] else [0.8]
+        steps = [StepRecord(i, step[i % len(step)], 0.0, 1.0) for i in range(config["steps"])]
+        return TrialOutcome("ok", steps)
+
+    monkeypatch.setattr(search, "run_trial", run_trial)
+    opts = search.TuneOptions(
+        target="mlp-slow-data", trials=6, steps=6, warmup=1, storage=tmp_path / "s.sqlite3", study="n"
+    )
+    study = search.run_search(opts, {"num_workers": (0, 4)}, lambda event, data: None)
+    result = summarize(study, opts, {"num_workers": (0, 4)}, [], None)
+    assert ran.count(4) == 2, ran  # the probe, then once more when proposed again; then handed back
+    measured = [r for r in result.trials if r.changes == {"num_workers": 4} and r.status != "skipped"]
+    assert [r.status for r in measured] == ["unreliable", "unreliable"]
+    assert result.winner is None  # never a clean result

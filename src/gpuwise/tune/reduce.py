@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuwise.tune import knobs, policy, stats
-from gpuwise.tune.policy import LOADER_ONLY
 from gpuwise.tune.search import Progress, TuneOptions, counted, run_stored
 
 
@@ -62,8 +61,9 @@ def changes_of(params: dict, space: dict) -> dict:
 
 
 def drop_order(changes: dict, study) -> list[str]:
-    """Costly changes first, then by the gain their one-knob probe showed (least first; loader options
-    before num_workers, which they depend on)."""
+    """Changes with a cost (a numerics effect, or a declared cost such as checkpointing's extra forward)
+    first, then by the gain their one-knob probe showed, least first; num_workers last (the loader
+    options depend on it and go with it)."""
     by_name = knobs.by_name()
     gain: dict[str, float] = {}
     for t in counted(study):
@@ -73,10 +73,9 @@ def drop_order(changes: dict, study) -> list[str]:
 
     def rank(name: str) -> tuple:
         costly = by_name[name].numerics != "none" or bool(by_name[name].cost)
-        return (not costly, name != "num_workers" and name not in LOADER_ONLY, gain.get(name, 0.0), name)
+        return (not costly, name == "num_workers", gain.get(name, 0.0), name)
 
-    ordered = sorted(changes, key=rank)
-    return [n for n in ordered if n in LOADER_ONLY] + [n for n in ordered if n not in LOADER_ONLY]
+    return sorted(changes, key=rank)
 
 
 def _without(params: dict, name: str, space: dict) -> dict:

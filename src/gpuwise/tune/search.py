@@ -1,5 +1,7 @@
 """The search: baseline, prior-ordered one-knob probes, Optuna TPE (and an unmeasured neighbour of the best
-setting when TPE proposes a measured one: gpuwise.tune.policy), then the baseline again.
+setting when TPE proposes a measured one: gpuwise.tune.policy), the winner's reduction (reduce.py), then
+the baseline again. While the baseline waits on data for over 5 % of its step, precision and compile
+knobs wait too (DATA_HELD); they are probed on top of the first setting that brings the wait under it.
 
 Every trial is an Optuna trial in a SQLite study, with its step times, losses and failure kept as user
 attributes, so the result is always computed from the storage: `--study NAME` after an interruption
@@ -169,6 +171,9 @@ def run_stored(
     progress("trial-start", {"number": number, "role": role, "params": params, "total": total})
     config, env = _config(opts, params)
     env = {**opts.env, **env}
+    retry = 1
+    while where.exists():  # an interrupted attempt left its folder: kept, never reused
+        where, retry = where.with_name(f"{where.name.split('.')[0]}.retry{retry}"), retry + 1
     outcome = run_trial(
         config,
         new_trial_folder(where),
@@ -206,7 +211,7 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
     role = trial.user_attrs.get("queued_role", "search")
     params = suggest(trial, space, trial.user_attrs.get("queued_params"), skip=held_knobs(study, space))
     earlier = measured(study).get(policy.key(params)) if role != "baseline" else None
-    if earlier is not None:
+    if earlier is not None and not _measure_again(study, earlier, opts):
         _repeat(study, trial, earlier)
         return None
     samples = opts.batch_size * opts.nproc
@@ -301,6 +306,21 @@ def measured(study) -> dict[str, object]:
     return {policy.key(t.params): t for t in counted(study)}
 
 
+def _measure_again(study, earlier, opts: TuneOptions) -> bool:
+    """A setting proposed again whose only measurement was unreliable (its +/- larger than its value) is
+    measured once more instead of being handed back (summary.unreliable)."""
+    from gpuwise.tune import stats
+    from gpuwise.tune.summary import unreliable
+
+    seconds = earlier.user_attrs.get("seconds") or []
+    if earlier.user_attrs.get("status") != "ok" or not seconds:
+        return False
+    if not unreliable(stats.throughput(seconds, opts.batch_size, seed=earlier.number)):
+        return False
+    same = policy.key(earlier.params)
+    return sum(policy.key(t.params) == same for t in counted(study)) < 2
+
+
 def _repeat(study, trial, earlier) -> None:
     """A setting measured before: Optuna gets the stored result back, and nothing runs (no budget used)."""
     import optuna
@@ -365,7 +385,8 @@ def _offer_memory_knobs(study, space: dict, memory_space: dict) -> None:
 def run_search(
     opts: TuneOptions, space: dict[str, tuple], progress: Progress, memory_space: dict | None = None
 ) -> object:
-    """Run (or continue) the study until `opts.trials` trials finished, then re-measure the baseline.
+    """Run (or continue) the study until `opts.trials` trials finished, reduce the winner to its smallest
+    winning change (reduce.py), then re-measure the baseline.
     `memory_space` (sharding) joins `space`, in place, once a trial ran out of memory or used most of it."""
     from gpuwise.errors import UserInputError
 
@@ -435,13 +456,11 @@ def _release_held(study, space: dict, order: list[str]) -> None:
     waiting = held_knobs(study, space)
     if not waiting:
         return
-    fixed = [
-        t
-        for t in counted(study)
-        if t.user_attrs.get("status") == "ok"
-        and t.value
-        and (data_wait_share(t.user_attrs) or 1.0) <= DATA_BOUND_FRACTION
-    ]
+    fixed = []
+    for t in counted(study):
+        share = data_wait_share(t.user_attrs) if t.user_attrs.get("status") == "ok" and t.value else None
+        if share is not None and share <= DATA_BOUND_FRACTION:
+            fixed.append(t)
     if not fixed:
         return
     best = max(fixed, key=lambda t: t.value)
