@@ -130,3 +130,31 @@ def test_a_setting_measured_unreliably_is_measured_once_more_not_handed_back(tmp
     measured = [r for r in result.trials if r.changes == {"num_workers": 4} and r.status != "skipped"]
     assert [r.status for r in measured] == ["unreliable", "unreliable"]
     assert result.winner is None  # never a clean result
+
+
+def test_a_clear_change_measured_noisily_is_kept_on_its_removal_and_flagged(tmp_path, monkeypatch):
+    """Workers deliver in clumps: every measurement with them is too noisy to quote (+/- above the value),
+    yet removing them costs far more than the noise: they are recommended, their figure is not quoted."""
+    ran: list = []
+
+    def run_trial(config, where, *, on_step=None, **_):
+        s = config["settings"]
+        ran.append(where.name)
+        clumps = [0.002, 0.002, 0.002, 0.002, 0.4] if s["num_workers"] else [0.8]
+        slower = 1.02 if s["optimizer_impl"] == "fused" else 1.0
+        steps = [StepRecord(i, clumps[i % len(clumps)] * slower, 0.0, 1.0) for i in range(config["steps"])]
+        return TrialOutcome("ok", steps)
+
+    monkeypatch.setattr(search, "run_trial", run_trial)
+    space = {"optimizer_impl": ("default", "fused"), "num_workers": (0, 4)}
+    opts = search.TuneOptions(
+        target="mlp-slow-data", trials=5, steps=10, warmup=1, storage=tmp_path / "s.sqlite3", study="c"
+    )
+    study = search.run_search(opts, dict(space), lambda event, data: None)
+    result = summarize(study, opts, space, [], None)
+    assert result.best_changes == {"num_workers": 4}, result.verdict
+    winner = next(r for r in result.trials if r.number == result.winner)
+    assert winner.status == "unreliable" and "too noisy to quote" in result.verdict
+    worth = {c.knob: c for c in result.contributions}
+    assert worth["num_workers"].kept and worth["num_workers"].speedup_low > 1.5
+    assert all(c.kept == (c.knob == "num_workers") for c in result.contributions)

@@ -48,7 +48,7 @@ class Contribution(BaseModel):
     knob: str
     value: object = None
     kept: bool
-    why: Literal["measured", "removal-failed", "unreliable", "only-change"]
+    why: Literal["measured", "removal-failed", "only-change"]
     trial: int = Field(description="the trial that measured the setting without it (or the change alone)")
     speedup: float | None = None
     speedup_low: float | None = None

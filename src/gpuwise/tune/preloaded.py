@@ -28,27 +28,17 @@ def context():
 
 
 def start() -> None:
-    """Start the forkserver now, so its torch import overlaps the parent's own; stopped at exit."""
+    """Start the forkserver now, so its torch import overlaps the parent's own; stopped at exit (by
+    bench's stop_workers, which stops whichever forkserver this process started)."""
     from multiprocessing import forkserver
+
+    from gpuwise.bench.runner import stop_workers
 
     context()
     forkserver.ensure_running()
     if not _state["atexit"]:
-        atexit.register(stop)
+        atexit.register(stop_workers)
         _state["atexit"] = True
-
-
-def stop() -> None:
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    pid = getattr(server, "_forkserver_pid", None)
-    if server is None or pid is None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGTERM)
-    with contextlib.suppress(OSError, AttributeError):
-        server._stop()
 
 
 @contextlib.contextmanager

@@ -7,9 +7,10 @@ rule a winner must pass: the 95 % interval's lower end above 1 + MIN_GAIN), the 
 setting without it is the new reference. Each kept change is worth what its removal cost (with the
 interval). Changes that cost something of their own (numerics other than none, or a declared cost such
 as activation checkpointing's extra forward) and knobs whose one-knob probe gained least are dropped
-first. A removal whose trial failed keeps the change (it was needed); a removal measured too noisily to
-tell drops it (what is recommended was measured). The trials are stored in the study's attributes, so
-an interrupted reduction continues where it stopped.
+first. A removal whose trial failed keeps the change (it was needed); a noisy measurement only widens
+the interval whose lower end decides, so it can drop a change, never keep one by chance. When the
+setting left was measured too noisily to report (summary.unreliable), it is measured once more. The
+trials are stored in the study's attributes, so an interrupted reduction continues where it stopped.
 """
 
 from __future__ import annotations
@@ -31,9 +32,14 @@ def reliable(seconds: list[float], samples: int, seed: int = 0) -> bool:
     return not unreliable(stats.throughput(seconds, samples, seed=seed))
 
 
+def _clean(attrs: dict, opts: TuneOptions) -> bool:
+    return _ok(attrs) and reliable(attrs["seconds"], opts.batch_size, attrs["number"])
+
+
 def search_winner(study, opts: TuneOptions, space: dict):
-    """The search's best trial against the first baseline: beats it beyond the noise, its interval no
-    wider than its value, its loss within the numerics guard. None when no trial does."""
+    """The search's best trial against the first baseline, by its speedup interval's lower end: beats it
+    beyond the noise, its loss within the numerics guard (a noisy one too: the reduction measures it
+    again). None when no trial does."""
     trials = [t for t in counted(study) if _ok(t.user_attrs)]
     base = next((t for t in trials if t.user_attrs.get("role") == "baseline"), None)
     if base is None:
@@ -45,14 +51,14 @@ def search_winner(study, opts: TuneOptions, space: dict):
             continue
         seconds = t.user_attrs["seconds"]
         sp = stats.speedup(seconds, base_s, seed=t.number)
-        if not stats.beats_baseline(sp, 0.0) or not reliable(seconds, opts.batch_size, t.number):
+        if not stats.beats_baseline(sp, 0.0):
             continue
         effect = knobs.numerics_of(dict(t.params))
         guard = stats.numerics_guard(t.user_attrs.get("losses") or [], base_losses, effect, opts.guard_steps)
         if base_losses and not guard.ok:
             continue
-        if sp.value > best_value:
-            best, best_value = t, sp.value
+        if sp.low > best_value:  # the interval's lower end: a noisy trial's value says little
+            best, best_value = t, sp.low
     return best
 
 
@@ -108,7 +114,10 @@ def reduce_winner(study, opts: TuneOptions, space: dict, folder: Path, progress:
         if reference is None:  # the winner's re-measurement comes first
             params, dropped = current, None
         elif not pending:
-            break
+            if state.get("confirmed") or not changes_of(current, space) or _clean(reference, opts):
+                break
+            state["confirmed"] = True  # the setting left is measured once more: its figure was too noisy
+            params, dropped = current, None
         else:
             params, dropped = _without(current, pending[0], space), pending[0]
         number = state["first_number"] + len(state["steps"])
@@ -131,10 +140,12 @@ def replay(state: dict, space: dict, searched: dict) -> tuple[dict, dict | None,
         return current, None, list(state["order"])
     reference = steps[0] if _ok(steps[0]) else searched
     for step in steps[1:]:
+        if step.get("dropped") is None:
+            continue  # the final setting measured once more (a clean figure for the report)
         verdict = decide(step, reference)
         if verdict["kept"] is False:
             current, reference = _without(current, step["dropped"], space), step
-    tested = [s["dropped"] for s in steps[1:]]
+    tested = [s["dropped"] for s in steps[1:] if s.get("dropped")]
     return (
         current,
         reference,
@@ -147,8 +158,8 @@ def decide(step: dict, reference: dict) -> dict:
     if not _ok(step):
         return {"kept": True, "why": "removal-failed"}
     seconds, ref = step["seconds"], reference["seconds"]
-    cost = stats.speedup(ref, seconds, seed=step["number"])  # how much faster the setting is with it
+    # how much faster the setting is with it; a noisy side widens the interval, so its lower end (the
+    # test) stays honest even when one of the two throughputs is too noisy to report on its own
+    cost = stats.speedup(ref, seconds, seed=step["number"])
     out = {"speedup": cost.value, "low": cost.low, "high": cost.high}
-    if not reliable(seconds, 1, step["number"]) or not reliable(ref, 1, step["number"]):
-        return {**out, "kept": False, "why": "unreliable"}
     return {**out, "kept": stats.beats_baseline(cost, 0.0), "why": "measured"}

@@ -163,7 +163,7 @@ def summarize(
         sources={k.name: k.source for k in knobs.catalogue()},
     )
     result.held = _held(study, space, records)
-    _choose(study, result, records, bool(base_s))
+    _choose(study, result, records, bool(base_s), drift)
     result.knobs = knob_verdicts(result, space)
     return result
 
@@ -199,7 +199,13 @@ def _data_prior(records: list[TrialRecord]) -> str | None:
     return "data" if base and base.data_wait_fraction > DATA_BOUND_FRACTION else None
 
 
-def _winner(study, records: list[TrialRecord], reduction: dict | None) -> tuple:
+def _clears(r: TrialRecord, drift: float) -> bool:
+    """Too noisy to quote (unreliable), yet its speedup interval's lower end clears the noise."""
+    low = r.speedup_low if r.status == "unreliable" and r.guard_ok is not False else None
+    return low is not None and low - 1.0 > stats.required_gain(None, drift)
+
+
+def _winner(study, records: list[TrialRecord], reduction: dict | None, drift: float) -> tuple:
     """(the recommended trial or None, the contributions of its changes, the trial it was reduced from)."""
     from gpuwise.tune.reduce import decide
 
@@ -225,11 +231,13 @@ def _winner(study, records: list[TrialRecord], reduction: dict | None) -> tuple:
             )  # fmt: skip
             for k, v in origin.changes.items()
         ]
-        return (origin if origin in candidates else None), only, None
+        return (origin if origin in candidates or _clears(origin, drift) else None), only, None
     searched = {**study.get_trials(deepcopy=False)[origin.number].user_attrs, "number": origin.number}
     ref = steps[0] if steps[0].get("status") == "ok" and steps[0].get("seconds") else searched
     contributions = []
     for attrs in steps[1:]:
+        if attrs.get("dropped") is None:
+            continue  # the setting left, measured once more
         verdict = decide(attrs, ref)
         contributions.append(
             Contribution(
@@ -245,15 +253,21 @@ def _winner(study, records: list[TrialRecord], reduction: dict | None) -> tuple:
         )
         if not verdict["kept"]:
             ref = attrs
-    final = by_number.get(ref["number"])
-    return (final if final in candidates else None), contributions, origin.number
+    left = by_number[ref["number"]].changes if ref["number"] in by_number else None
+    # the setting left, by its clean measurement that beat the baseline (the latest: its own reduction
+    # trial, or the measurement again, or the search's); none when every one was too noisy or slower
+    same = [r for r in candidates if left and r.changes == left]
+    if not same and left and any(c.kept for c in contributions):  # each change beat the noise, but its
+        # throughput is too noisy to quote: recommended on the removals' evidence, flagged unreliable
+        same = [r for r in records if r.changes == left and r.status == "unreliable"]
+    return (same[-1] if same else None), contributions, origin.number
 
 
-def _choose(study, result: TuneResult, records: list[TrialRecord], have_baseline: bool) -> None:
+def _choose(study, result: TuneResult, records: list[TrialRecord], have_baseline: bool, drift: float) -> None:
     if not have_baseline:
         result.verdict = _("the baseline did not run to completion, so no setting can be judged")
         return
-    best, contributions, origin = _winner(study, records, study.user_attrs.get("reduction"))
+    best, contributions, origin = _winner(study, records, study.user_attrs.get("reduction"), drift)
     result.contributions, result.reduced_from = contributions, origin
     if best is None or not best.changes:
         result.verdict = _("no setting beat the baseline beyond noise")
@@ -266,18 +280,24 @@ def _choose(study, result: TuneResult, records: list[TrialRecord], have_baseline
     result.winner = best.number
     result.best_changes = dict(best.changes)
     noise = (best.speedup_high - best.speedup_low) / 2
-    result.verdict = _(
-        "trial {number} is {speedup}x the baseline ({confidence} interval {low}-{high}, +/-{noise}); "
-        "numerics: {numerics}"
-    ).format(
-        number=best.number,
-        speedup=f"{best.speedup:.2f}",
-        confidence="95%",
-        low=f"{best.speedup_low:.2f}",
-        high=f"{best.speedup_high:.2f}",
-        noise=f"{noise:.2f}",
-        numerics=knobs.numerics_label(best.numerics),
-    )
+    if best.status == "unreliable":
+        result.verdict = _(
+            "recommended: {changes}: removing each of them cost more than the noise (see what each "
+            "change is worth), but trial {number}'s own throughput is too noisy to quote a speedup"
+        ).format(changes=", ".join(f"{k}={v}" for k, v in best.changes.items()), number=best.number)
+    else:
+        result.verdict = _(
+            "trial {number} is {speedup}x the baseline ({confidence} interval {low}-{high}, +/-{noise}); "
+            "numerics: {numerics}"
+        ).format(
+            number=best.number,
+            speedup=f"{best.speedup:.2f}",
+            confidence="95%",
+            low=f"{best.speedup_low:.2f}",
+            high=f"{best.speedup_high:.2f}",
+            noise=f"{noise:.2f}",
+            numerics=knobs.numerics_label(best.numerics),
+        )
     if origin is not None:
         dropped = [c.knob for c in contributions if not c.kept]
         result.verdict += _(

@@ -112,7 +112,6 @@ def contributions_table(result: TuneResult) -> Table:
     why = {
         "measured": _("measured"),
         "removal-failed": _("the setting without it failed"),
-        "unreliable": _("too noisy to tell: dropped"),
         "only-change": _("the only change: its speedup over the baseline"),
     }
     rows = []
