@@ -1,10 +1,10 @@
 """Run one trial in its own process group with a hard timeout, and type how it ended.
 
 A trial is gpuwise.tune.worker on CONFIG.json, forked from a forkserver with torch imported
-(preloaded.py), or `python -m gpuwise.tune.worker CONFIG.json` where a rank prefix (netns) needs an exec;
-a command-mode trial is the user's command. One process per rank for data parallel. Its progress lines come back as StepRecords; `on_step` may return True to stop
-it early (pruning). A hang past the timeout, a crash, an out-of-memory kill or an exception becomes a
-failed TrialOutcome with its kind and reason, and the whole group is killed, so nothing it started
+(preloaded.py), or `python -m gpuwise.tune.worker CONFIG.json` where a rank prefix (netns) needs an
+exec; a command-mode trial is the user's command. One process per rank for data parallel. Its progress
+lines come back as StepRecords; `on_step` may return True to stop it early (pruning). A hang past the
+timeout, a crash, an out-of-memory kill or an exception becomes a failed TrialOutcome with its kind and reason, and the whole group is killed, so nothing it started
 (DataLoader workers, other ranks) outlives it. Each trial keeps a folder with its command, config,
 stdout/stderr and result (the layout DeepSpeed Autotuning keeps per experiment).
 """
