@@ -91,3 +91,11 @@ def test_pruning_stops_the_trial_early(tmp_path):
         on_step=lambda r: r.index >= 1,
     )
     assert out.status == "pruned" and len(out.steps) == 2
+
+
+def test_two_forked_ranks_train_ddp_like_two_execd_ones(tmp_path):
+    config = {**_config("specs:fast_mlp", steps=3), "batch_size": 8}
+    forked = run_trial(config, tmp_path / "f", timeout_s=200, nproc=2, env=ENV, preloaded=True)
+    execd = run_trial(config, tmp_path / "e", timeout_s=200, nproc=2, env=ENV, preloaded=False)
+    assert forked.status == execd.status == "ok", (forked.reason, execd.reason)
+    assert [r.loss for r in forked.steps] == [r.loss for r in execd.steps]
