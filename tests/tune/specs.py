@@ -14,6 +14,14 @@ def fast_mlp(cfg: SpecConfig):
 
 
 def hang(cfg: SpecConfig):
+    """Sleeps, with a child of its own; writes both pids to $GW_TU_PIDFILE (the test checks they die)."""
+    import os
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "3600"])
+    if os.environ.get("GW_TU_PIDFILE"):
+        with open(os.environ["GW_TU_PIDFILE"], "w") as fh:
+            fh.write(f"{os.getpid()} {child.pid}\n")
     time.sleep(3600)
 
 

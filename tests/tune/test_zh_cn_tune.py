@@ -44,7 +44,8 @@ def study(tmp_path_factory):
     )
     i18n.set_language("en")
     english = tune(opts)
-    assert [t.status for t in english.trials] == ["ok"] * len(english.trials), english.trials
+    ran = [t.status for t in english.trials if t.status != "skipped"]  # queued probes the budget left
+    assert set(ran) <= {"ok", "unreliable"} and ran.count("ok") >= 2, english.trials
 
     def summarize():
         again = tune(opts)  # the study is complete: nothing runs, the result is read back from storage
@@ -110,11 +111,16 @@ def test_tune_numbers_knobs_and_code_are_the_same_in_both_languages(zh, study):
     i18n.set_language("zh-CN")
     zh_text = render(view(chinese), "text", width=100)
     # the JSON keeps its keys and enumerations; the numbers are the same measurement
-    strip = ("verdict", "order_reason", "skipped")
+    strip = ("verdict", "order_reason", "skipped", "held", "knobs", "trials")  # sentences
     en_json, zh_json = english.to_json_dict(), chinese.to_json_dict()
     assert {k: v for k, v in en_json.items() if k not in strip} == {
         k: v for k, v in zh_json.items() if k not in strip
     }
+    unsaid = [{**t, "reason": None} for t in en_json["trials"]]
+    assert unsaid == [{**t, "reason": None} for t in zh_json["trials"]]
+    assert [(v["knob"], v["outcome"]) for v in en_json["knobs"]] == [
+        (v["knob"], v["outcome"]) for v in zh_json["knobs"]
+    ]
     assert [(s["knob"], s["value"]) for s in en_json["skipped"]] == [
         (s["knob"], s["value"]) for s in zh_json["skipped"]
     ]

@@ -20,7 +20,8 @@ def default_storage() -> Path:
 
 TUNE_HELP = N_(
     """\
-Tune the training step: baseline, one-knob probes, then Optuna; a winner only beyond the noise.
+Tune the training step: baseline, one-knob probes, then Optuna; a winner only beyond the noise, reduced
+to the changes that each beat it.
 
 Exit codes: 0 = the search ran (with or without a winner); 3 = could not run."""
 )
@@ -37,7 +38,15 @@ def tune(
     workload: str = typer.Option(
         None, "--workload", help=N_("A reference spec instead: gpt-small, cnn-small or mlp-slow-data.")
     ),
-    trials: int = typer.Option(20, "--trials", min=2, help=N_("Trials to run, the first baseline included.")),
+    trials: int = typer.Option(
+        20,
+        "--trials",
+        min=2,
+        help=N_(
+            "Trials the search runs, the first baseline included; the winner's reduction (one trial per "
+            "change) and the closing baseline come after."
+        ),
+    ),
     steps: int = typer.Option(
         10, "--steps", min=5, help=N_("Timed steps per trial (at least 5: the noise interval needs samples).")
     ),
@@ -140,8 +149,10 @@ def _device() -> str:
 def _fresh_name(target: str) -> str:
     from datetime import datetime, timezone
 
+    from gpuwise.tune.storage import safe_name
+
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{Path(target).name.replace(':', '-').replace('.', '-')}-{stamp}"
+    return f"{safe_name(Path(target).name)}-{stamp}"
 
 
 def _prior(path: Path) -> str | None:
@@ -170,6 +181,8 @@ def _run_with_progress(opts):
 
         def progress(event: str, data: dict) -> None:
             if event == "trial-start":
+                if data.get("total", 0) + 1 > bar.tasks[0].total:  # the reduction adds trials
+                    bar.update(task, total=data["total"] + 1)
                 what = (
                     ", ".join(f"{k}={v}" for k, v in data["params"].items())
                     if data["role"] == "search"
@@ -199,6 +212,7 @@ def _role(role: str) -> str:
         "baseline-end": _("baseline (again, at the end)"),
         "probe": C_("trial", "probe"),
         "neighbour": C_("trial", "neighbour"),
+        "reduction": C_("trial", "reduction"),
     }
     return words.get(role, role)
 

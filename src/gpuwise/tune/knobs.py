@@ -29,6 +29,7 @@ class Knob:
     source: str
     priority: int
     offered: str = "always"  # always | memory-short (only once a trial ran out of memory or used most of it)
+    cost: str = ""  # what the change costs besides numerics (checkpointing: an extra forward), or ""
 
     @property
     def baseline(self):
@@ -76,6 +77,7 @@ def catalogue() -> tuple[Knob, ...]:
             source=r["source"],
             priority=int(r["priority"]),
             offered=r.get("offered", "always"),
+            cost=r.get("cost", ""),
         )
         for r in rows
     )

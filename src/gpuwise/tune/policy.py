@@ -69,11 +69,16 @@ def _ordered_knobs(space: dict[str, tuple], order: list[str]) -> list[str]:
     ]
 
 
-def probes(space: dict[str, tuple], order: list[str]) -> list[dict]:
-    """One-knob changes from the baseline, categories in `order` (the most promising value per knob)."""
-    base = baseline_params(space)
+def probes(
+    space: dict[str, tuple], order: list[str], base: dict | None = None, skip: tuple[str, ...] = ()
+) -> list[dict]:
+    """One-knob changes from `base` (the baseline), categories in `order` (the most promising value per
+    knob); knobs in `skip` are not probed."""
+    base = baseline_params(space) if base is None else base
     out = []
     for name in _ordered_knobs(space, order):
+        if name in skip:
+            continue
         values = space[name]
         pick = max(values) if name in ("num_workers", "bucket_cap_mb") else values[1]
         params = {**base, name: pick}
@@ -83,10 +88,13 @@ def probes(space: dict[str, tuple], order: list[str]) -> list[dict]:
     return out
 
 
-def neighbours(best: dict, space: dict[str, tuple], order: list[str]) -> list[dict]:
-    """Every setting one knob away from `best`, categories in `order` (loader knobs once workers run)."""
+def neighbours(
+    best: dict, space: dict[str, tuple], order: list[str], skip: tuple[str, ...] = ()
+) -> list[dict]:
+    """Every setting one knob away from `best`, categories in `order` (loader knobs once workers run);
+    knobs in `skip` are not changed."""
     full = {name: best.get(name, values[0]) for name, values in space.items()}
-    names = _ordered_knobs(space, order)
+    names = [n for n in _ordered_knobs(space, order) if n not in skip]
     if full.get("num_workers", 0):
         names += [k for k in LOADER_ONLY if k in space]
     out = []
@@ -97,14 +105,17 @@ def neighbours(best: dict, space: dict[str, tuple], order: list[str]) -> list[di
     return out
 
 
-def suggest(trial, space: dict[str, tuple], queued: dict | None = None) -> dict:
+def suggest(trial, space: dict[str, tuple], queued: dict | None = None, skip: tuple[str, ...] = ()) -> dict:
     """Ask the trial for each knob; a knob that would do nothing (see _inert) is not asked for. sharding is
     asked first, since it decides whether the DDP knobs apply (num_workers comes before the loader knobs).
-    A queued setting (`queued`) is asked only for the knobs it names: the others stay at their baseline."""
+    A queued setting (`queued`) is asked only for the knobs it names: the others stay at their baseline;
+    knobs in `skip` (waiting for data loading to be fixed) stay at their baseline unless queued."""
     params: dict = {}
     names = [n for n in ("sharding",) if n in space] + [n for n in space if n != "sharding"]
     for name in names:
         if name in _inert(params) or (queued is not None and name not in queued):
+            continue
+        if queued is None and name in skip:
             continue
         params[name] = trial.suggest_categorical(name, list(space[name]))
     return params

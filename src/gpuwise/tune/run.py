@@ -25,11 +25,17 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
     from gpuwise.bench import require_torch
     from gpuwise.errors import UserInputError
     from gpuwise.tune import knobs
+    from gpuwise.tune.storage import check_study_name
     from gpuwise.tune.summary import summarize
     from gpuwise.workloads.spec import SpecConfig, build
 
+    check_study_name(opts.study)  # before anything is imported or written
     require_optuna()
     require_torch()
+    if not opts.command and opts.rank_prefix is None:
+        from gpuwise.tune import preloaded
+
+        preloaded.start()  # its torch import overlaps the spec build; trials fork from it
     if opts.batch_size < 4 or opts.batch_size % 4:
         raise UserInputError(
             _("--batch-size {batch_size} cannot be split into 2 and 4 micro-batches").format(

@@ -1,5 +1,7 @@
 """The search: baseline, prior-ordered one-knob probes, Optuna TPE (and an unmeasured neighbour of the best
-setting when TPE proposes a measured one: gpuwise.tune.policy), then the baseline again.
+setting when TPE proposes a measured one: gpuwise.tune.policy), the winner's reduction (reduce.py), then
+the baseline again. While the baseline waits on data for over 5 % of its step, precision and compile
+knobs wait too (DATA_HELD); they are probed on top of the first setting that brings the wait under it.
 
 Every trial is an Optuna trial in a SQLite study, with its step times, losses and failure kept as user
 attributes, so the result is always computed from the storage: `--study NAME` after an interruption
@@ -19,6 +21,7 @@ from pathlib import Path
 from gpuwise.i18n import N_, _
 from gpuwise.tune import knobs, policy
 from gpuwise.tune.policy import baseline_params, category_order, suggest
+from gpuwise.tune.storage import new_trial_folder, trials_folder
 from gpuwise.tune.trial import TrialOutcome, because, run_trial
 
 # heuristic: a trial that used more than this share of its memory leaves too little for a longer sequence,
@@ -28,6 +31,9 @@ MAX_REPEATS = 1  # measured settings TPE may propose in a row before the search 
 DATA_BOUND_FRACTION = (
     0.05  # torch-tb-profiler recommends data-loading fixes above 5 % of the step in DataLoader
 )
+# while the baseline is data-bound, these categories wait: on a step that mostly waits for data they can
+# gain only the compute share of it (Amdahl), and a compile trial costs a compile
+DATA_HELD = ("precision", "compile")
 
 
 @dataclass
@@ -60,21 +66,15 @@ Progress = Callable[[str, dict], None]
 def _study(opts: TuneOptions):
     import optuna
 
+    from gpuwise.tune.storage import open_study
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # failed trials carry an "infeasible" constraint (Trial.set_constraint), which TPE learns to avoid
     sampler = optuna.samplers.TPESampler(seed=opts.seed, n_startup_trials=4)
     # steps are counted from the first timed step (warm-up differs per setting), and a trial is judged only
     # after half its timed steps: on a busy machine two steps say little
     pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=max(2, opts.steps // 2) - 1)
-    opts.storage.parent.mkdir(parents=True, exist_ok=True)
-    return optuna.create_study(
-        study_name=opts.study,
-        storage=f"sqlite:///{opts.storage}",
-        load_if_exists=True,
-        direction="maximize",
-        sampler=sampler,
-        pruner=pruner,
-    )
+    return open_study(opts.study, opts.storage, sampler, pruner)
 
 
 IDENTITY = ("target", "device", "batch_size", "warmup", "steps", "keep_numerics", "nproc", "seed")
@@ -146,6 +146,7 @@ def _attrs(outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: int) -> 
         "losses": [r.loss for r in outcome.steps[: max(opts.guard_steps, 1)]],
         "info": outcome.info,
         "wall_s": outcome.wall_s,
+        "ignored_lines": outcome.ignored_lines,
     }
 
 
@@ -155,19 +156,27 @@ def _record(trial, outcome: TrialOutcome, role: str, opts: TuneOptions, warmup: 
     trial.set_constraint("failed", 1.0 if outcome.status == "failed" else 0.0)
 
 
-def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: Progress) -> None:
-    """The baseline again, after the search: kept in the study's attributes (Optuna's queue would run
-    leftover probes first), so its drift from the first baseline measures how much the machine moved."""
-    params = baseline_params(space)
-    number = len(study.get_trials(deepcopy=False))
-    progress(
-        "trial-start", {"number": number, "role": "baseline-end", "params": params, "total": opts.trials}
-    )
+def run_stored(
+    study,
+    opts: TuneOptions,
+    params: dict,
+    role: str,
+    number: int,
+    where: Path,
+    progress: Progress,
+    total: int,
+) -> dict:
+    """Run a setting outside Optuna's trials (the closing baseline, the winner's reduction: Optuna's queue
+    would run leftover probes first) and return its attributes, with its params and number."""
+    progress("trial-start", {"number": number, "role": role, "params": params, "total": total})
     config, env = _config(opts, params)
     env = {**opts.env, **env}
+    retry = 1
+    while where.exists():  # an interrupted attempt left its folder: kept, never reused
+        where, retry = where.with_name(f"{where.name.split('.')[0]}.retry{retry}"), retry + 1
     outcome = run_trial(
         config,
-        folder / "baseline-end",
+        new_trial_folder(where),
         timeout_s=opts.timeout_s,
         nproc=opts.nproc,
         env=env,
@@ -177,12 +186,22 @@ def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: P
     warmup = warmup_for(opts, params)
     if outcome.status == "ok" and len(outcome.steps) <= warmup:
         outcome = TrialOutcome("failed", outcome.steps, failure="error", **because(N_("no timed steps")))
-    attrs = _attrs(outcome, "baseline-end", opts, warmup)
-    study.set_user_attr("baseline_end", {**attrs, "params": params, "number": number})
     progress(
         "trial-end",
-        {"number": number, "role": "baseline-end", "outcome": outcome, "params": params, "warmup": warmup},
+        {"number": number, "role": role, "outcome": outcome, "params": params, "warmup": warmup},
     )
+    return {**_attrs(outcome, role, opts, warmup), "params": params, "number": number}
+
+
+def _run_baseline_end(study, opts: TuneOptions, space, folder: Path, progress: Progress) -> None:
+    """The baseline again, after the search and the reduction: its drift from the first baseline
+    measures how much the machine moved while they ran."""
+    steps = (study.user_attrs.get("reduction") or {}).get("steps", [])
+    number = len(study.get_trials(deepcopy=False)) + len(steps)
+    params = baseline_params(space)
+    total = opts.trials + len(steps) + 1
+    attrs = run_stored(study, opts, params, "baseline-end", number, folder / "baseline-end", progress, total)
+    study.set_user_attr("baseline_end", attrs)
 
 
 def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, total: int):
@@ -190,9 +209,9 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
 
     trial = study.ask()
     role = trial.user_attrs.get("queued_role", "search")
-    params = suggest(trial, space, trial.user_attrs.get("queued_params"))
+    params = suggest(trial, space, trial.user_attrs.get("queued_params"), skip=held_knobs(study, space))
     earlier = measured(study).get(policy.key(params)) if role != "baseline" else None
-    if earlier is not None:
+    if earlier is not None and not _measure_again(study, earlier, opts):
         _repeat(study, trial, earlier)
         return None
     samples = opts.batch_size * opts.nproc
@@ -212,7 +231,7 @@ def _run_one(study, opts: TuneOptions, space, folder: Path, progress: Progress, 
     try:
         outcome = run_trial(
             config,
-            folder / f"{trial.number:04d}",
+            new_trial_folder(folder / f"{trial.number:04d}"),
             timeout_s=opts.timeout_s,
             nproc=opts.nproc,
             env=env,
@@ -287,6 +306,21 @@ def measured(study) -> dict[str, object]:
     return {policy.key(t.params): t for t in counted(study)}
 
 
+def _measure_again(study, earlier, opts: TuneOptions) -> bool:
+    """A setting proposed again whose only measurement was unreliable (its +/- larger than its value) is
+    measured once more instead of being handed back (summary.unreliable)."""
+    from gpuwise.tune import stats
+    from gpuwise.tune.summary import unreliable
+
+    seconds = earlier.user_attrs.get("seconds") or []
+    if earlier.user_attrs.get("status") != "ok" or not seconds:
+        return False
+    if not unreliable(stats.throughput(seconds, opts.batch_size, seed=earlier.number)):
+        return False
+    same = policy.key(earlier.params)
+    return sum(policy.key(t.params) == same for t in counted(study)) < 2
+
+
 def _repeat(study, trial, earlier) -> None:
     """A setting measured before: Optuna gets the stored result back, and nothing runs (no budget used)."""
     import optuna
@@ -308,7 +342,7 @@ def _queue_neighbour(study, space, order: list[str]) -> bool:
         key=lambda t: -t.value,
     )
     for t in ranked:
-        for params in policy.neighbours(dict(t.params), space, order):
+        for params in policy.neighbours(dict(t.params), space, order, held_knobs(study, space)):
             if policy.key(params) not in seen:
                 _enqueue(study, params, "neighbour")
                 return True
@@ -351,12 +385,22 @@ def _offer_memory_knobs(study, space: dict, memory_space: dict) -> None:
 def run_search(
     opts: TuneOptions, space: dict[str, tuple], progress: Progress, memory_space: dict | None = None
 ) -> object:
-    """Run (or continue) the study until `opts.trials` trials finished, then re-measure the baseline.
+    """Run (or continue) the study until `opts.trials` trials finished, reduce the winner to its smallest
+    winning change (reduce.py), then re-measure the baseline.
     `memory_space` (sharding) joins `space`, in place, once a trial ran out of memory or used most of it."""
+    from gpuwise.errors import UserInputError
+
+    folder = trials_folder(opts.storage, opts.study)  # checks the name before anything is written
     study = _study(opts)
     _check_identity(study, opts)
+    if not study.get_trials(deepcopy=False) and folder.is_dir() and any(folder.iterdir()):
+        raise UserInputError(
+            _("{folder} holds trials of an earlier study named {study!r}, not in {storage}").format(
+                folder=folder, study=opts.study, storage=opts.storage
+            ),
+            fix=_("pass another --study NAME, or move that folder away"),
+        )
     _recover(study)
-    folder = opts.storage.parent / f"{opts.storage.stem}.trials" / opts.study
     # one inductor cache per study: compiled kernels are reused between trials (rule T4), and a trial
     # killed mid-write cannot corrupt the cache other programs on this machine share
     opts.env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(folder / "inductor-cache"))
@@ -369,9 +413,12 @@ def run_search(
         _offer_memory_knobs(study, space, memory_space or {})  # first: an OOM-ing step needs memory relief
         if not study.user_attrs.get("probes_queued") and "baseline" in roles():
             order, _why = category_order(opts.prior or _baseline_prior(study, opts))
-            for params in policy.probes(space, order):
+            held = list(DATA_HELD) if _baseline_prior(study, opts) == "data" else []
+            study.set_user_attr("held", held)  # before the probes: held knobs are not probed yet
+            for params in policy.probes(space, order, skip=held_knobs(study, space)):
                 _enqueue(study, params, "probe")
             study.set_user_attr("probes_queued", True)
+        _release_held(study, space, order)
         if _run_one(study, opts, space, folder, progress, opts.trials) is not None:
             repeats = 0
             continue
@@ -380,9 +427,47 @@ def run_search(
             repeats = 0
             if not _queue_neighbour(study, space, order):
                 break  # every setting around every measured one is measured: the space is done
+    from gpuwise.tune.reduce import reduce_winner
+
+    reduce_winner(study, opts, space, folder, progress)
     if "baseline_end" not in study.user_attrs:
         _run_baseline_end(study, opts, space, folder, progress)
     return study
+
+
+def held_knobs(study, space: dict) -> tuple[str, ...]:
+    """Knobs that wait for data loading to be fixed: compute-side knobs (DATA_HELD categories) while the
+    baseline is data-bound and no trial has brought the data wait under DATA_BOUND_FRACTION yet."""
+    held = study.user_attrs.get("held") or []
+    if not held or study.user_attrs.get("held_released") is not None:
+        return ()
+    by_name = knobs.by_name()
+    return tuple(name for name in space if by_name[name].category in held)
+
+
+def data_wait_share(attrs: dict) -> float | None:
+    seconds = sum(attrs.get("seconds") or [])
+    return sum(attrs.get("data_wait_s") or []) / seconds if seconds > 0 else None
+
+
+def _release_held(study, space: dict, order: list[str]) -> None:
+    """Once a trial waits on data for at most DATA_BOUND_FRACTION of its step, the held knobs are
+    probed on top of the fastest such setting (on the data-bound baseline they could not show)."""
+    waiting = held_knobs(study, space)
+    if not waiting:
+        return
+    fixed = []
+    for t in counted(study):
+        share = data_wait_share(t.user_attrs) if t.user_attrs.get("status") == "ok" and t.value else None
+        if share is not None and share <= DATA_BOUND_FRACTION:
+            fixed.append(t)
+    if not fixed:
+        return
+    best = max(fixed, key=lambda t: t.value)
+    study.set_user_attr("held_released", best.number)
+    base = {name: best.params.get(name, values[0]) for name, values in space.items()}
+    for params in policy.probes({k: space[k] for k in waiting}, order, base=base):
+        _enqueue(study, policy.valid({**base, **params}), "probe")
 
 
 def _waiting(study) -> list:

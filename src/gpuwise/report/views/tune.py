@@ -17,11 +17,13 @@ from gpuwise.report.document import (
     Series,
     Styled,
     Table,
+    cell_text,
 )
 from gpuwise.tune.knobs import numerics_label
 from gpuwise.tune.model import TrialRecord, TuneResult
+from gpuwise.tune.trial import MAX_LINE
 
-STATUS_STYLE = {"ok": "ok", "failed": "fail", "pruned": "dim"}
+STATUS_STYLE = {"ok": "ok", "failed": "fail", "pruned": "dim", "skipped": "dim", "unreliable": "warn"}
 
 
 def _failure(kind: str | None) -> str:
@@ -39,15 +41,26 @@ def _failure(kind: str | None) -> str:
 
 
 def _status(r: TrialRecord) -> str:
-    if r.status == "pruned":
-        return C_("trial", "pruned")
-    return _("failed ({failure})").format(failure=_failure(r.failure))
+    """A trial's status (ok, failed, skipped, pruned, unreliable: the JSON's values) in words."""
+    if r.status == "failed":
+        return _("failed ({failure})").format(failure=_failure(r.failure))
+    words = {
+        "ok": C_("trial", "ok"),
+        "pruned": C_("trial", "pruned"),
+        "skipped": C_("trial", "skipped"),
+        "unreliable": C_("trial", "unreliable"),
+    }
+    return words.get(r.status, r.status)
 
 
 def _setting(r: TrialRecord) -> str:
     if r.role in ("baseline", "baseline-end"):
         return _("baseline") if r.role == "baseline" else _("baseline (again, at the end)")
-    return ", ".join(f"{k}={v}" for k, v in r.changes.items()) or _("baseline values")
+    text = ", ".join(f"{k}={v}" for k, v in r.changes.items()) or _("baseline values")
+    if r.role == "reduction":
+        what = _("without {knob}").format(knob=r.dropped) if r.dropped else _("the winner again")
+        return _("{setting} (reduction: {what})").format(setting=text, what=what)
+    return text
 
 
 def _numerics(r: TrialRecord) -> str | Styled:
@@ -61,28 +74,25 @@ def _numerics(r: TrialRecord) -> str | Styled:
 
 def _row(r: TrialRecord, winner: int | None) -> list:
     mark = Styled(f"{r.number}*", "accent") if r.number == winner else str(r.number)
-    if r.status != "ok":
-        why = Styled(_status(r), STATUS_STYLE[r.status])
-        return [mark, _setting(r), why, "", "", _numerics(r)]
+    status = Styled(_status(r), STATUS_STYLE[r.status])
+    if r.samples_per_s is None:
+        return [mark, _setting(r), status, "", "", "", _numerics(r)]
     noise = (r.samples_per_s_high - r.samples_per_s_low) / 2
+    rate = _("{rate} +/-{noise}").format(rate=units.number(r.samples_per_s), noise=units.number(noise))
     speed: str | Styled = ""
     if r.speedup is not None:
         speed = f"{r.speedup:.2f}x [{r.speedup_low:.2f}-{r.speedup_high:.2f}]"
         speed = Styled(speed, "ok") if r.beats_baseline else speed
-    return [
-        mark,
-        _setting(r),
-        _("{rate} +/-{noise}").format(rate=units.number(r.samples_per_s), noise=units.number(noise)),
-        speed,
-        units.size(r.peak_memory_bytes),
-        _numerics(r),
-    ]
+    if r.status == "unreliable":  # shown, never as a clean result
+        rate, speed = Styled(rate, "dim"), Styled(f"({cell_text(speed)})" if speed else "", "dim")
+    return [mark, _setting(r), status, rate, speed, units.size(r.peak_memory_bytes), _numerics(r)]
 
 
 def trials_table(result: TuneResult) -> Table:
     columns = [
         Column("#"),
         Column(_("setting")),
+        Column(_("status")),
         Column(_("samples/s +/-{confidence}").format(confidence="95%"), "right"),
         Column(_("speedup [{confidence}]").format(confidence="95%"), "right"),
         Column(_("memory"), "right"),
@@ -91,9 +101,52 @@ def trials_table(result: TuneResult) -> Table:
     memory_kind = next((r.memory_kind for r in result.trials if r.memory_kind), "")
     caption = _(
         "* the winner. speedup: baseline mean step / this mean step, {confidence} bootstrap interval; "
-        "memory: {memory_kind}; numerics: the declared effect and the first steps' loss vs the baseline's."
+        "memory: {memory_kind}; numerics: the declared effect and the first steps' loss vs the baseline's. "
+        "unreliable: a +/- larger than the value, shown in parentheses, not a result."
     ).format(confidence="95%", memory_kind=_(memory_kind) if memory_kind else "")
     return Table(columns, [_row(r, result.winner) for r in result.trials], title=_("Trials"), caption=caption)
+
+
+def contributions_table(result: TuneResult) -> Table:
+    """What each change of the search's winner is worth: the setting with it vs without it."""
+    why = {
+        "measured": _("measured"),
+        "removal-failed": _("the setting without it failed"),
+        "only-change": _("the only change: its speedup over the baseline"),
+    }
+    rows = []
+    for c in result.contributions:
+        worth = (
+            f"{c.speedup:.2f}x [{c.speedup_low:.2f}-{c.speedup_high:.2f}]" if c.speedup is not None else ""
+        )
+        kept = Styled(_("kept"), "ok") if c.kept else Styled(_("dropped"), "dim")
+        rows.append([f"{c.knob}={c.value}", worth, kept, why[c.why], str(c.trial)])
+    columns = [
+        Column(_("change")),
+        Column(_("worth [{confidence}]").format(confidence="95%"), "right"),
+        Column(""),
+        Column(_("how")),
+        Column("#", "right"),
+    ]
+    caption = _(
+        "worth: the setting's mean step without the change / with it, measured in this run; a change is "
+        "kept when the interval's lower end is above {gain}"
+    ).format(gain="1.05x")
+    return Table(columns, rows, title=_("What each change is worth"), caption=caption)
+
+
+def _verdicts(result: TuneResult) -> Bullets:
+    outcome = {
+        "gain": _("measured gain"),
+        "within-noise": _("within noise"),
+        "failed": C_("trial", "failed"),
+        "pruned": C_("trial", "pruned"),
+        "unreliable": C_("trial", "unreliable"),
+        "skipped": C_("trial", "skipped"),
+        "held": _("waited for data loading"),
+        "not-tried": _("not tried"),
+    }
+    return Bullets([f"{v.knob}: {outcome[v.outcome]} — {v.detail}" for v in result.knobs])
 
 
 def _skipped(result: TuneResult) -> Bullets:
@@ -155,21 +208,47 @@ def view(result: TuneResult) -> Document:
         ),
         trials_table(result),
     ]
-    unfinished = [r for r in result.trials if r.status != "ok"]
+    unfinished = [r for r in result.trials if r.status != "ok" and r.reason]
     if unfinished:
+        words = {
+            "failed": C_("trial", "failed"),
+            "pruned": C_("trial", "pruned"),
+            "skipped": C_("trial", "skipped"),
+            "unreliable": C_("trial", "unreliable"),
+        }
         blocks.append(
             Bullets(
                 [
                     _("trial {number} {status}: {reason}").format(
-                        number=r.number,
-                        status=C_("trial", "pruned") if r.status == "pruned" else C_("trial", "failed"),
-                        reason=r.reason,
+                        number=r.number, status=words[r.status], reason=r.reason
                     )
                     for r in unfinished
                 ]
             )
         )
+    ignored = [r for r in result.trials if r.ignored_lines]
+    if ignored:
+        blocks.append(
+            Bullets(
+                [
+                    Styled(
+                        _(
+                            "trial {number}: {count} progress line(s) ignored (values not finite and "
+                            "positive, or a line over {limit} bytes)"
+                        ).format(number=r.number, count=r.ignored_lines, limit=MAX_LINE),
+                        "warn",
+                    )
+                    for r in ignored
+                ]
+            )
+        )
+    if result.held:
+        blocks.append(Paragraph(result.held, "dim"))
     blocks.append(Paragraph(result.verdict, "ok" if result.winner is not None else "warn"))
+    if result.contributions and (result.reduced_from is not None or result.winner is not None):
+        blocks.append(contributions_table(result))
+    if result.knobs and result.winner is None:
+        blocks += [Heading(_("Per knob"), 2), _verdicts(result)]
     if result.winner is not None:
         blocks.append(Heading(_("Best setting"), 2))
         if result.snippet_python:
