@@ -50,7 +50,7 @@ def test_doctor_from_a_capture_is_a_replay_left_out_of_this_hosts_trend(tmp_path
     assert replay.host == mask_host("host-1")  # the captured host's id, not this one's
     assert (live.origin, live.gpu, live.host) == ("live", "none", mask_host("vm"))
     mine = _trend(path)
-    assert mine.exit_code == 0 and "0.07374" in mine.output and "51.96" not in mine.output
+    assert mine.exit_code == 0 and "0.0737" in mine.output and "51.96" not in mine.output
     everyone = _trend(path, "--host", "all", "--format", "json")
     series = json.loads(everyone.output)["series"]
     assert [(s["gpu"], s["origin"]) for s in series] == [("none", "live"), ("NVIDIA H200", "replay")]
@@ -117,3 +117,13 @@ def test_a_live_doctor_with_another_hosts_bench_file_is_a_replay():
     assert doctor_origin({"hostname": "node7", "facts": facts, "measurements": bench}) == "replay"
     assert doctor_origin({"hostname": "vm", "facts": {"gpus": []}, "measurements": bench}) == "replay"
     assert doctor_origin({"hostname": "vm", "facts": facts, "source": "node7.tar.gz"}) == "replay"
+
+
+def test_a_live_doctor_run_is_recorded_as_live(tmp_path):
+    """A live probe's facts carry source "live": that is this host's own data, not a replay."""
+    path = tmp_path / "h.db"
+    r = CliRunner().invoke(app, ["doctor", "--history", str(path), "--format", "json"])
+    assert r.exit_code in (0, 1, 2), r.output
+    with History(path) as db:
+        (run,) = db.runs()
+    assert (run.kind, run.origin) == ("doctor", "live")

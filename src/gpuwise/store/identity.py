@@ -39,9 +39,9 @@ def doctor_gpu(document: dict) -> str:
 
 
 def doctor_origin(document: dict) -> str:
-    """REPLAY when the facts were read from a capture (`source` is set) or the measurements it carries
+    """REPLAY when the facts were read from a capture (`source` is its path, not "live") or the measurements it carries
     come from another host or GPU model than its facts; LIVE otherwise."""
-    if document.get("source"):
+    if document.get("source") not in (None, "", "live"):  # a live probe's facts say source "live"
         return REPLAY
     bench = document.get("measurements")
     if isinstance(bench, dict) and bench.get("results"):
