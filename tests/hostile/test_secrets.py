@@ -264,3 +264,11 @@ def test_redacting_a_large_innocent_output_is_fast():
     start = time.monotonic()
     assert redact_text(text) == text
     assert time.monotonic() - start < 10
+
+
+def test_text_whose_lower_case_is_longer_is_redacted_in_place():
+    """'İ'.lower() is two characters: line offsets found in a lowered copy must still fit the text."""
+    from gpuwise.capture.redact import redact_text
+
+    text = "İ" * 50 + " boot\nİstanbul MY_TOKEN=abc123\nnext line with key words\nA=1\n"
+    assert redact_text(text) == text.replace("abc123", "<redacted>")

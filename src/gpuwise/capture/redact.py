@@ -223,7 +223,7 @@ def is_secret_name(name: str) -> bool:
 
 def secret_value_rule(value: str) -> str | None:
     """The id of the first value rule that `value` matches, or None."""
-    lowered = value.lower()
+    lowered = _ascii_lower(value)
     for rule, pattern in VALUE_RULES:
         if _may_match(rule, value, lowered) and pattern.search(value):
             return rule
@@ -263,9 +263,18 @@ def _assignment(match: re.Match[str], hits: list[int]) -> str:
     return (groups.get("lhead") or groups.get("head") or "") + REDACTED
 
 
+def _ascii_lower(text: str) -> str:
+    """`text` with A-Z lowered and nothing else changed: the same length, so offsets in it are offsets
+    in `text` (str.lower() turns 'İ' into two characters)."""
+    return text.translate(_LOWER)
+
+
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def _keyword_lines(text: str) -> list[int]:
     """The start offsets of the lines of `text` that contain a _KEYWORDS word (any case), sorted."""
-    lowered = text.lower()
+    lowered = _ascii_lower(text)
     starts: set[int] = set()
     for word in _KEYWORDS:
         pos = lowered.find(word)
@@ -298,7 +307,7 @@ def _redact_assignments(text: str, hits: list[int]) -> str:
 
 def redact_text(text: str, counts: dict[str, int] | None = None) -> str:
     """Replace credential-shaped values in free text; add hits per rule id to `counts`."""
-    lowered = text.lower()
+    lowered = _ascii_lower(text)
     for rule, pattern in VALUE_RULES:
         if not _may_match(rule, text, lowered):
             continue
