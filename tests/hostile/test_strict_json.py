@@ -78,3 +78,22 @@ def test_every_json_output_is_strict(hostile):
         out = hostile.run(*args).check(rc)
         doc = strict((hostile.work / written).read_text() if written else out.stdout)
         assert doc, args
+
+
+def test_history_json_is_strict_on_a_database_holding_nan_and_infinity(hostile):
+    """A history database written by an older gpuwise (or edited) holds NaN in a run's document and an
+    infinite metric: `history show` and `history trend` still print strict JSON."""
+    import sqlite3
+
+    hostile.run("doctor", "--from", "nan").check(EXIT_WARNINGS)
+    db = sqlite3.connect(hostile.history / "history.db")
+    with db:
+        db.execute(
+            'UPDATE runs SET document = replace(document, \'"schema"\', \'"injected": NaN, "schema"\')'
+        )
+        db.execute("INSERT INTO metrics VALUES (1, 'matmul_bf16', 1e999, 'TFLOP/s', -1e999, NULL, 3)")
+    db.close()
+    show = hostile.run("history", "show", "1", "--json").check(EXIT_OK).stdout
+    strict(show)
+    assert '"injected": null' in show  # the document is there, its NaN as null
+    strict(hostile.run("history", "trend", "matmul_bf16", "--json").check(EXIT_OK).stdout)
