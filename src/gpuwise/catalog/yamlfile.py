@@ -6,7 +6,8 @@ counterpart is gpuwise/datafiles.py (which also reads the file: size cap, regula
 We compose the document ourselves from PyYAML's event stream (libyaml's C parser where installed), so
 every limit holds *while* the file is read, before anything large is built: at most MAX_NODES nodes,
 MAX_DEPTH levels of nesting, MAX_SCALAR_CHARS characters in one value, MAX_INT_DIGITS digits in one
-integer, and no aliases. PyYAML's own composer builds the whole tree first: a 4 MiB flow list took
+integer, and no aliases (30 nested aliases of a two-item list expand to 2**30 items: a "billion
+laughs" bomb; no gpuwise file needs them). PyYAML's own composer builds the whole tree first: a 4 MiB flow list took
 `plan` 2 min 49 s and 1.67 GB (benchmarks/yaml_input_limits.py measures both). Each node keeps its
 start mark, so we remember the line of each key path (("training", "parallelism", "tp") -> 12) and
 construct plain Python data from the same node tree. When pydantic rejects the data, its error location is a key path too, so we
