@@ -40,9 +40,19 @@ def max_input_bytes() -> int:
     return DEFAULT_MAX_INPUT_BYTES
 
 
-def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "utf-8") -> str:
-    """The text of a user's input file; DataValidationError (naming the file and the fix) otherwise.
-    `kind` names the file in the messages ("YAML file"): mark it with N_() where it is written."""
+def shown_name(name: object, limit: int = 160) -> str:
+    """`name` as it may be echoed in a message: a hostile member name or path can be megabytes long
+    (a PAX `path` record), so anything past `limit` characters is cut, and the cut is said."""
+    text = str(name)
+    if len(text) <= limit:
+        return text
+    return text[: limit - 20] + _("... ({count:,} characters)").format(count=len(text))
+
+
+def read_input_bytes(path: str | Path, kind: str = N_("file"), tail: int | None = None) -> bytes:
+    """The bytes of a user's input file (regular files only, at most MAX_INPUT_BYTES); with `tail`,
+    only its last `tail` bytes (a log may be any size: its end is what matters). DataValidationError
+    (naming the file and the fix) otherwise. `kind` names the file in the messages ("YAML file")."""
     path = Path(path)
     kind = _(kind)
     limit = max_input_bytes()
@@ -52,13 +62,13 @@ def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "u
         raise DataValidationError(
             _("{kind} not found").format(kind=kind),
             _("check the path (relative paths start in the current directory)"),
-            path=str(path),
+            path=shown_name(path),
         ) from None
     except OSError as exc:
         raise DataValidationError(
             _("cannot open the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror),
             _("check the path and its permissions"),
-            path=str(path),
+            path=shown_name(path),
         ) from None
     try:
         info = os.fstat(fd)
@@ -66,7 +76,7 @@ def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "u
             raise DataValidationError(
                 _("is a directory, not a {kind}").format(kind=kind),
                 _("pass the file inside it"),
-                path=str(path),
+                path=shown_name(path),
             )
         if not stat.S_ISREG(info.st_mode):
             raise DataValidationError(
@@ -74,13 +84,23 @@ def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "u
                     "is not a regular file (a FIFO, device or socket), so it cannot be read as a {kind}"
                 ).format(kind=kind),
                 _("save the input to a file first and pass that file"),
-                path=str(path),
+                path=shown_name(path),
             )
+        if tail is not None:
+            os.lseek(fd, max(0, info.st_size - min(tail, limit)), os.SEEK_SET)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                return fh.read(min(tail, limit))
         if info.st_size > limit:
             data = b""
         else:
             with os.fdopen(fd, "rb", closefd=False) as fh:
                 data = fh.read(limit + 1)  # a file that grows meanwhile still stops here
+    except OSError as exc:
+        raise DataValidationError(
+            _("cannot read the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror or exc),
+            _("check the path and its permissions"),
+            path=shown_name(path),
+        ) from None
     finally:
         os.close(fd)
     if info.st_size > limit or len(data) > limit:
@@ -91,8 +111,15 @@ def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "u
             _("check that this is the right file; to read a larger one, set {max_input_env}=N").format(
                 max_input_env=MAX_INPUT_ENV
             ),
-            path=str(path),
+            path=shown_name(path),
         )
+    return data
+
+
+def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "utf-8") -> str:
+    """The text of a user's input file within read_input_bytes' limits; not UTF-8 is an error at its line.
+    `kind` names the file in the messages ("YAML file"): mark it with N_() where it is written."""
+    data = read_input_bytes(path, kind)
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -102,7 +129,7 @@ def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "u
                 data=data[exc.start], start=exc.start
             ),
             _("save the file as UTF-8"),
-            path=str(path),
+            path=shown_name(path),
             line=line,
         ) from None
 

@@ -99,6 +99,24 @@ def test_healthcheck_deadline_is_a_critical_finding():
     assert facts is None and finding.status == "fail" and "longer than 0.2s" in finding.title
 
 
+def test_healthcheck_deadline_holds_against_work_that_holds_the_gil():
+    """A thread stuck in C code that holds the GIL (here a backtracking regex; in the issue a huge tar
+    header) kept `--timeout 2` from firing until 4 s: the check now runs in a child killed on time."""
+    import re
+    import time
+
+    from gpuwise.fleet.healthcheck import collect_with_deadline
+
+    def stuck():  # 2**27 backtracking steps in one C call: seconds, without releasing the GIL
+        return re.match(r"(a+)+$", "a" * 27 + "b")
+
+    start = time.monotonic()
+    facts, finding = collect_with_deadline(stuck, 0.3, timeout_s=0.3)
+    elapsed = time.monotonic() - start
+    assert facts is None and finding.id == "health.timeout" and "longer than 0.3s" in finding.title
+    assert elapsed < 1.5, f"the 0.3 s deadline took {elapsed:.1f} s"
+
+
 def test_run_without_slurm_installed_says_how_to_fix(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # no sbatch on PATH
     p = subprocess.run(

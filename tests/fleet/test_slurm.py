@@ -96,19 +96,21 @@ def test_healthcheck_drains_the_node_in_slurmctld(slurm_cluster, lang):
 
 def test_healthcheck_healthy_node_is_left_alone(slurm_cluster):
     capture = CAPTURES / "h200-1gpu-kvm-vm"
-    p = slurm_cluster.nsenter(
-        "gwfl1",
-        GPUWISE,
-        "fleet",
-        "healthcheck",
-        "--from",
-        str(capture),
-        "--expect",
-        "gpus=1,pcie_width=16",
-        "--drain",
-    )
+    args = ("fleet", "healthcheck", "--from", str(capture), "--expect", "gpus=1,pcie_width=16")
+    p = slurm_cluster.nsenter("gwfl1", GPUWISE, *args)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "healthy" in p.stdout
+    assert slurm_cluster.state("gwfl1") == "idle"
+
+
+def test_healthcheck_drain_with_another_nodes_capture_is_refused(slurm_cluster):
+    """Issue 28.5: `--from <node07's capture> --drain` drained *this* node. The capture (of host-1) is
+    checked on gwfl1 and refused with exit 3, whatever it holds; gwfl1 stays idle."""
+    capture = CAPTURES / "h200-1gpu-kvm-vm"
+    args = ("fleet", "healthcheck", "--from", str(capture), "--expect", "gpus=8", "--drain")
+    p = slurm_cluster.nsenter("gwfl1", GPUWISE, *args)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "the capture is of node host-1, not of this node (gwfl1)" in p.stderr
     assert slurm_cluster.state("gwfl1") == "idle"
 
 

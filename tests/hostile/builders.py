@@ -89,3 +89,31 @@ def deep_json(depth: int = 100_000) -> str:
 def fifo(path: Path) -> Path:
     os.mkfifo(path)
     return path
+
+
+def pax_path_bomb_tar(path: Path, record_bytes: int = 160 * 1024 * 1024) -> Path:
+    """A capture tar.gz (~200 KB) whose first member carries a PAX `path` record of `record_bytes`
+    ('a' repeated): streamed through gzip in chunks, never built in memory."""
+    body_len = record_bytes - len(" path=\n")
+    digits = len(str(record_bytes))
+    record_len = body_len + len(" path=\n") + digits  # "LEN path=VALUE\n", LEN counts itself
+    while len(str(record_len)) != digits:
+        digits = len(str(record_len))
+        record_len = body_len + len(" path=\n") + digits
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type, header.size = tarfile.XHDTYPE, record_len
+    meta = json.dumps(META).encode()
+    member = tarfile.TarInfo("cap/meta.json")
+    member.size = len(meta)
+    with gzip.open(path, "wb", compresslevel=6) as gz:
+        gz.write(header.tobuf(tarfile.USTAR_FORMAT))
+        gz.write(f"{record_len} path=".encode())
+        chunk = b"a" * (1 << 20)
+        left = body_len
+        while left:
+            gz.write(chunk[: min(left, len(chunk))])
+            left -= min(left, len(chunk))
+        gz.write(b"\n" + b"\0" * ((-record_len) % 512))
+        gz.write(member.tobuf(tarfile.USTAR_FORMAT) + meta + b"\0" * ((-len(meta)) % 512))
+        gz.write(b"\0" * 1024)
+    return path

@@ -14,6 +14,7 @@ from pathlib import Path
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog, looks_like_nccl_debug, parse_nccl_debug
 from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measurement
+from gpuwise.datafiles import read_input_bytes
 from gpuwise.errors import UserInputError
 from gpuwise.facts.paste import unpaste
 from gpuwise.i18n import N_, _
@@ -34,10 +35,8 @@ def _read(path: Path) -> str:
                 _("--nccl-log {path}: larger than {value} MiB").format(path=path, value=MAX_LOG_BYTES >> 20),
                 _("pass an INFO-level log (not TRACE), or cut it to the run you want judged"),
             )
-        with path.open("rb") as fh:
-            return fh.read(MAX_LOG_BYTES).decode("utf-8", errors="replace")
-    except IsADirectoryError:
-        raise UserInputError(_("--nccl-log {path} is a directory").format(path=path), _(HOW)) from None
+        # regular files only (a FIFO named like a log would block doctor forever), within the input cap
+        return read_input_bytes(path, N_("NCCL log")).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UserInputError(
             _("--nccl-log {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc),

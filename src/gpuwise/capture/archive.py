@@ -6,7 +6,10 @@ link onto the reader's own machine, or block on a FIFO:
 - a tarball is streamed member by member (never listed whole); each member, the total of all
   members and the number of members are capped, and so is the decompressed stream itself, so a
   gzip bomb or a huge PAX header stops at the cap instead of filling memory;
-- only regular files (and directories) are accepted: links, devices and FIFOs are refused by name;
+- a PAX or GNU long-name header record is capped too (HEADER_RECORD_BYTES): tarfile would read a
+  160 MiB `path` record whole and parse it, costing seconds and gigabytes before any member cap;
+- only regular files (and directories) are accepted: links, devices and FIFOs are refused by name,
+  and a name is echoed cut to a bounded length (datafiles.shown_name);
 - in a directory capture, no path may leave the capture root after resolving symlinks.
 
 The caps are environment variables so a user with a legitimately huge capture can raise them.
@@ -24,6 +27,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuwise.datafiles import shown_name
 from gpuwise.errors import CaptureFormatError
 from gpuwise.i18n import _
 
@@ -35,6 +39,26 @@ LIMIT_ENV = {
     "members": ("GPUWISE_CAPTURE_MAX_FILES", 10_000),
 }
 _HEADER_ALLOWANCE = 4096  # per member: tar header, PAX/GNU long-name records and padding
+# A PAX record holds a path (PATH_MAX is 4096 on Linux), link target, times and sizes: 64 KiB is 16
+# paths' worth, and bounds what one header may make tarfile read and parse.
+HEADER_RECORD_BYTES = 64 * 1024
+_HEADER_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, *tarfile.GNU_TYPES)
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A TarInfo whose extended-header records (PAX, GNU long name/link) may not exceed
+    HEADER_RECORD_BYTES; tarfile.open(tarinfo=...) builds every member with it."""
+
+    def _proc_member(self, tarfile_):
+        extended = self.type in _HEADER_TYPES and self.type != tarfile.GNUTYPE_SPARSE
+        if extended and self.size > HEADER_RECORD_BYTES:
+            raise _HeaderTooLarge(self.size)
+        return super()._proc_member(tarfile_)
+
+
+class _HeaderTooLarge(Exception):
+    def __init__(self, size: int):
+        self.size = size
 
 
 @dataclass(frozen=True)
@@ -109,7 +133,7 @@ def _open_decompressed(path: Path):
 
 def _kind(member: tarfile.TarInfo) -> str:
     if member.issym() or member.islnk():
-        return _("a link to {target}").format(target=repr(member.linkname))
+        return _("a link to {target}").format(target=repr(shown_name(member.linkname)))
     if member.isfifo():
         return _("a FIFO")
     if member.ischr() or member.isblk():
@@ -126,7 +150,7 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
     raw = _open_decompressed(path)
     try:
         counted = io.BufferedReader(_Counted(raw, stream_cap, stream_error), 1 << 16)
-        with tarfile.open(fileobj=counted, mode="r|") as tar:
+        with tarfile.open(fileobj=counted, mode="r|", tarinfo=_BoundedTarInfo) as tar:
             for n, member in enumerate(tar, start=1):
                 if n > limits.members:
                     raise _over(path, _("the number of members"), limits.members, LIMIT_ENV["members"][0])
@@ -136,7 +160,7 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
                     raise CaptureFormatError(
                         _(
                             "{path}: member {name!r} is {kind_member}; a capture holds only regular files"
-                        ).format(path=path, name=member.name, kind_member=_kind(member)),
+                        ).format(path=path, name=shown_name(member.name), kind_member=_kind(member)),
                         _(
                             "re-create the tarball with `gpuwise capture -o NAME.tar.gz` (links are not followed)"
                         ),
@@ -145,7 +169,7 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
                     raise _over(
                         path,
                         _("member {name} ({size} bytes)").format(
-                            name=repr(member.name), size=f"{member.size:,}"
+                            name=repr(shown_name(member.name)), size=f"{member.size:,}"
                         ),
                         limits.member_bytes,
                         LIMIT_ENV["member_bytes"][0],
@@ -157,9 +181,20 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
                     )
                 fh = tar.extractfile(member)
                 out[member.name] = fh.read() if fh is not None else b""
+    except _HeaderTooLarge as exc:  # raised while tarfile reads a header (tarfile.open reads the first)
+        raise _header_too_large(path, exc.size) from None
     finally:
         raw.close()
     return out
+
+
+def _header_too_large(path: Path, size: int) -> CaptureFormatError:
+    return CaptureFormatError(
+        _(
+            "{path}: a tar header record (PAX or GNU long name) of {size:,} bytes exceeds the limit of {limit:,}"
+        ).format(path=path, size=size, limit=HEADER_RECORD_BYTES),
+        _("check that this is a gpuwise capture; re-create it with `gpuwise capture -o NAME.tar.gz`"),
+    )
 
 
 def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 from collections.abc import Callable
 from typing import Any
+
+from gpuwise import strictjson
 
 NVML_FORMAT = "gpuwise-nvml/1"
 _ENABLED = 1  # NVML_FEATURE_ENABLED and NVML_DEVICE_MIG_ENABLE are both 1 in nvml.h
@@ -30,7 +31,7 @@ def collect_json(env: dict[str, str]) -> str:
     which is what a machine probe wants, so it is not used.
     """
     del env
-    return json.dumps(collect(), sort_keys=True)
+    return strictjson.dumps(collect(), sort_keys=True)  # a NaN from NVML is null + a reason, not `NaN`
 
 
 def collect() -> dict[str, Any]:

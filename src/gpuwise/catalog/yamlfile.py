@@ -3,9 +3,14 @@
 Used for the planner's workload and options files and the catalog's on-prem cost defaults; the CSV
 counterpart is gpuwise/datafiles.py (which also reads the file: size cap, regular files, UTF-8).
 
-PyYAML's composer keeps a start mark on every node, so we compose the document once (refusing
-aliases), remember the line of each key path (("training", "parallelism", "tp") -> 12), and construct plain Python data
-from the same node tree. When pydantic rejects the data, its error location is a key path too, so we
+We compose the document ourselves from PyYAML's event stream (libyaml's C parser where installed), so
+every limit holds *while* the file is read, before anything large is built: at most MAX_NODES nodes,
+MAX_DEPTH levels of nesting, MAX_SCALAR_CHARS characters in one value, MAX_INT_DIGITS digits in one
+integer, and no aliases (30 nested aliases of a two-item list expand to 2**30 items: a "billion
+laughs" bomb; no gpuwise file needs them). PyYAML's own composer builds the whole tree first: a 4 MiB flow list took
+`plan` 2 min 49 s and 1.67 GB (benchmarks/yaml_input_limits.py measures both). Each node keeps its
+start mark, so we remember the line of each key path (("training", "parallelism", "tp") -> 12) and
+construct plain Python data from the same node tree. When pydantic rejects the data, its error location is a key path too, so we
 can point at the line the user has to edit, name the field, list allowed values and suggest the
 closest known field name.
 """
@@ -14,13 +19,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpuwise.datafiles import read_input_text
+from gpuwise.datafiles import read_input_bytes
 from gpuwise.errors import DataValidationError
 from gpuwise.i18n import N_, _
 
@@ -51,48 +57,148 @@ def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: Path)
             _walk(item, (*path, i), lines, file)
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases: `*a` re-uses a node, and 30 nested aliases of a two-item list
-    expand to 2**30 items (a "billion laughs" bomb). No gpuwise file needs them."""
+# Real gpuwise YAML files (workloads, options, costs, jobs) hold at most ~1,000 nodes (the largest shipped,
+# plan_defaults.yaml, 12 kB) and lines of under 200 characters; these bounds leave 50x that and keep
+# the worst 64 MiB file under 5 s and 250 MB (benchmarks/yaml_input_limits.py).
+MAX_NODES = 50_000
+MAX_DEPTH = 64
+MAX_SCALAR_CHARS = 64 * 1024
+MAX_INT_DIGITS = 100  # int() refuses > 4300 digits (CVE-2020-10735) with a ValueError; no count is this long
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's C parser when PyYAML was built with it
+_NUMBER = re.compile(r"[-+]?(?:\d[\d_]*)?\.?[\d_]*(?:[eE][-+]?\d+)?")
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise _AliasRefused(event.anchor, event.start_mark.line + 1)
-        return super().compose_node(parent, index)
+
+class _Refused(Exception):
+    """A bound or rule broken while composing: (message, fix, 1-based line)."""
+
+    def __init__(self, message: str, fix: str, line: int):
+        self.message, self.fix, self.line = message, fix, line
 
 
-class _AliasRefused(Exception):
-    def __init__(self, anchor: str, line: int):
-        self.anchor, self.line = anchor, line
+def _compose(loader) -> yaml.Node | None:
+    """The single document of `loader`'s event stream as a node tree, within the bounds above."""
+    loader.get_event()  # StreamStart
+    if loader.check_event(yaml.StreamEndEvent):
+        return None
+    loader.get_event()  # DocumentStart
+    count = [0]
+    node = _node(loader, 0, count)
+    loader.get_event()  # DocumentEnd
+    if not loader.check_event(yaml.StreamEndEvent):
+        event = loader.peek_event()
+        raise _Refused(
+            _("the file holds more than one YAML document ('---')"),
+            _("keep one document per file"),
+            event.start_mark.line + 1,
+        )
+    return node
+
+
+def _node(loader, depth: int, count: list[int]) -> yaml.Node:
+    event = loader.get_event()
+    line = event.start_mark.line + 1
+    count[0] += 1
+    if count[0] > MAX_NODES:
+        raise _Refused(
+            _("the YAML has more than {limit:,} values; a gpuwise file has a few hundred").format(
+                limit=MAX_NODES
+            ),
+            _("check that this is the right file"),
+            line,
+        )
+    if depth > MAX_DEPTH:
+        raise _Refused(
+            _("the YAML is nested more than {limit} levels deep").format(limit=MAX_DEPTH),
+            _("check that this is the right file"),
+            line,
+        )
+    if isinstance(event, yaml.AliasEvent):
+        raise _Refused(
+            _("YAML aliases are not accepted (*{anchor})").format(anchor=event.anchor),
+            _("write the value out in full instead of referring to an &anchor"),
+            line,
+        )
+    if isinstance(event, yaml.ScalarEvent):
+        return _scalar(loader, event, line)
+    if isinstance(event, yaml.SequenceStartEvent):
+        tag = (
+            event.tag
+            if event.tag not in (None, "!")
+            else loader.resolve(yaml.SequenceNode, None, event.implicit)
+        )
+        items = []
+        while not loader.check_event(yaml.SequenceEndEvent):
+            items.append(_node(loader, depth + 1, count))
+        end = loader.get_event()
+        return yaml.SequenceNode(tag, items, event.start_mark, end.end_mark, flow_style=event.flow_style)
+    tag = (
+        event.tag if event.tag not in (None, "!") else loader.resolve(yaml.MappingNode, None, event.implicit)
+    )
+    pairs = []
+    while not loader.check_event(yaml.MappingEndEvent):
+        key = _node(loader, depth + 1, count)
+        pairs.append((key, _node(loader, depth + 1, count)))
+    end = loader.get_event()
+    return yaml.MappingNode(tag, pairs, event.start_mark, end.end_mark, flow_style=event.flow_style)
+
+
+def _scalar(loader, event, line: int) -> yaml.ScalarNode:
+    value = event.value
+    if len(value) > MAX_SCALAR_CHARS:
+        raise _Refused(
+            _("a value of {length:,} characters (the limit is {limit:,})").format(
+                length=len(value), limit=MAX_SCALAR_CHARS
+            ),
+            _("check that this is the right file"),
+            line,
+        )
+    tag = (
+        event.tag if event.tag not in (None, "!") else loader.resolve(yaml.ScalarNode, value, event.implicit)
+    )
+    plain = not event.style  # None (PyYAML) or "" (libyaml): a plain, unquoted scalar
+    if tag == _INT_TAG or (plain and tag == "tag:yaml.org,2002:str" and _NUMBER.fullmatch(value)):
+        digits = sum(c.isdigit() for c in value.split("e")[0].split("E")[0])
+        if digits > MAX_INT_DIGITS:
+            raise _Refused(
+                _("a number with {digits:,} digits; gpuwise accepts at most {limit}").format(
+                    digits=digits, limit=MAX_INT_DIGITS
+                ),
+                _("write the number in scientific notation (e.g. 1.5e9), or check the file"),
+                line,
+            )
+    if plain and tag in (_FLOAT_TAG, "tag:yaml.org,2002:str") and _NUMBER.fullmatch(value):
+        try:  # 1.0e400 is a string to YAML 1.1 (no sign in the exponent) and infinity to pydantic
+            number = float(value.replace("_", ""))
+        except ValueError:
+            number = 0.0
+        if not math.isfinite(number):
+            raise _Refused(
+                _("{value} is out of range for a number (it would be infinite)").format(value=value[:40]),
+                _("write a number between -1e308 and 1e308"),
+                line,
+            )
+    return yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, style=event.style)
 
 
 def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
     """Read a YAML file; return (data, {key path: 1-based line}).
 
-    Bounded: the file is read through datafiles.read_input_text (regular files, size cap, UTF-8),
-    aliases and a key set twice in one mapping are refused, nesting deeper than Python's recursion limit is an error, and a number that
-    is NaN or infinite (`.nan`, `.inf`) is an error at its line.
+    Bounded: the file is read through datafiles.read_input_bytes (regular files, size cap), must be
+    UTF-8, and is composed within MAX_NODES, MAX_DEPTH, MAX_SCALAR_CHARS and MAX_INT_DIGITS; aliases,
+    a key set twice in one mapping and a number that is NaN, infinite or out of range (`.nan`,
+    `.inf`, `1.0e400`) are errors at their line.
     """
     p = Path(path)
-    text = read_input_text(p, N_("YAML file"))
-    loader = _NoAliasLoader(text)
+    data = read_input_bytes(p, N_("YAML file"))
+    _check_utf8(data, p)
+    loader = _LOADER(data)  # bytes: libyaml reads them without a second, decoded copy
     try:
-        node = loader.get_single_node()
+        node = _compose(loader)
         data = loader.construct_document(node) if node is not None else None
-    except _AliasRefused as exc:
-        raise DataValidationError(
-            _("YAML aliases are not accepted (*{anchor})").format(anchor=exc.anchor),
-            _("write the value out in full instead of referring to an &anchor"),
-            path=str(p),
-            line=exc.line,
-        ) from None
-    except RecursionError:
-        raise DataValidationError(
-            _("the YAML is nested too deeply to be a gpuwise file"),
-            _("check that this is the right file"),
-            path=str(p),
-        ) from None
+    except _Refused as exc:
+        raise DataValidationError(exc.message, exc.fix, path=str(p), line=exc.line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -110,6 +216,20 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
         _walk(node, (), lines, p)
     _refuse_non_finite(data, (), lines, p)
     return data, lines
+
+
+def _check_utf8(data: bytes, path: Path) -> None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(
+            _("not UTF-8 text (byte 0x{data:02x} at byte {start})").format(
+                data=data[exc.start], start=exc.start
+            ),
+            _("save the file as UTF-8"),
+            path=str(path),
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None
 
 
 def _refuse_non_finite(data: Any, path: KeyPath, lines: dict[KeyPath, int], file: Path) -> None:
@@ -243,7 +363,7 @@ def validate_data(
 ) -> M:
     """Validate data read by `load_yaml_with_lines` as `model`; errors name file:line (see validate_file)."""
     try:
-        return model.model_validate(data)
+        model_obj = model.model_validate(data)
     except ValidationError as exc:
         described = []
         for err in exc.errors():
@@ -256,3 +376,6 @@ def validate_data(
                 where=where, message=other_message, fix=other_fix
             )
         raise DataValidationError(message, fix, path=str(path), line=line) from None
+    # a quoted "1e400" or "nan" is a string to YAML and a float to pydantic: refused here, at its line
+    _refuse_non_finite(model_obj.model_dump(by_alias=True), (), lines, Path(path))
+    return model_obj

@@ -151,7 +151,8 @@ HEALTHCHECK_HELP = N_(
 Doctor with expectations, for slurm.conf HealthCheckProgram or Prolog (a few seconds at most).
 
 Exit codes (as Slurm uses them): 0 = healthy (warnings included); 1 = critical finding (as Prolog,
-Slurm drains the node and requeues the job); 3 = could not run (bad --expect)."""
+Slurm drains the node and requeues the job); 3 = could not run (bad --expect, or --drain with --from
+a capture of another node)."""
 )
 
 
@@ -166,7 +167,7 @@ def healthcheck(
     ),
     from_capture: Path = typer.Option(None, "--from", help=N_("Check a capture instead of this machine.")),
     timeout: float = typer.Option(
-        4.0, "--timeout", help=N_("Give up reading the node after this many seconds.")
+        4.0, "--timeout", help=N_("The whole check (and the drain) ends within this many seconds.")
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
@@ -179,19 +180,51 @@ def healthcheck(
     from gpuwise.fleet.expect import parse_expect
     from gpuwise.report.views.fleet import health_view
 
+    start = time.monotonic()
     name = output_format(fmt, as_json)
     check_output(output)
     expected = parse_expect(expect) if expect else None
-    start = time.monotonic()
-    result = hc.HealthResult(node=hc.node_name(node))
-    facts, broken = hc.collect_with_deadline(lambda: _collect(from_capture), timeout)
-    result.findings = [broken] if broken else hc.health_findings(facts, expected)
+    this_node = hc.node_name(node)
+    # with --drain, a quarter of the time is kept for scontrol, so the whole command stays within --timeout
+    budget = max(0.0, timeout * (0.75 if drain else 1.0) - (time.monotonic() - start))
+    checked, broken = hc.collect_with_deadline(
+        lambda: hc.check_node(lambda: _collect(from_capture), expected, drain), budget, timeout
+    )
+    result = hc.HealthResult(node=this_node, findings=[broken] if broken else checked.findings)
+    if from_capture is not None:
+        result.node = hc.short_host(checked.hostname if checked else None) or str(from_capture)
+        if drain and result.node != this_node:
+            _refuse_drain(from_capture, result.node if checked else None, this_node)
     if drain and result.critical:  # the drain reason stays English: Slurm shows it to every operator
-        result.drain_error = hc.drain(result.node, hc.english_findings(result.findings, facts, expected))
+        english = checked.english if checked else hc.english_findings(result.findings, None, expected)
+        left = max(0.5, timeout - (time.monotonic() - start))
+        result.drain_error = hc.drain(result.node, english or result.findings, left)
         result.drained = result.drain_error is None
     result.seconds = time.monotonic() - start
     emit(health_view(result), name, output)
     raise typer.Exit(result.exit_code)
+
+
+def _refuse_drain(capture: Path, host: str | None, this_node: str) -> None:
+    """--drain acts on the node the check runs on; a capture of another node (or of no known node) is
+    checked, never drained here: `scontrol` would drain this machine for another machine's fault."""
+    from gpuwise.datafiles import shown_name
+    from gpuwise.errors import UserInputError
+
+    if host is None:
+        message = _("--drain: the capture {capture} could not be read, so its node is unknown").format(
+            capture=shown_name(capture)
+        )
+    else:
+        message = _("--drain: the capture is of node {host}, not of this node ({node})").format(
+            host=host, node=this_node
+        )
+    raise UserInputError(
+        message,
+        _(
+            "run `gpuwise fleet healthcheck --drain` on that node itself, or drop --drain to check the capture only"
+        ),
+    )
 
 
 def _collect(capture: Path | None):

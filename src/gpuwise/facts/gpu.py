@@ -10,6 +10,7 @@ A machine without GPUs or driver is a normal result: no GPUs, source "none", a r
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -90,12 +91,17 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
     pcie = entry.get("pcie") if isinstance(entry.get("pcie"), dict) else {}
     data["pcie"] = {f: pcie.get(f) for f in _PCIE_FIELDS if f in pcie}
     data["warnings"] = [str(w) for w in entry.get("warnings") or [] if isinstance(w, str)]
+    not_finite = _drop_non_finite(data) + [(f"pcie.{n}", v) for n, v in _drop_non_finite(data["pcie"])]
     gpu, bad = _validate(data)
     for name, reason in unknown.items():
         if _known_field(str(name)):
             mark_unknown(gpu, str(name), f"NVML: {reason}", kind=placeholder_kind(str(reason)))
     for name in bad:
         mark_unknown(gpu, name, _("NVML gave a value of the wrong type"), kind="unparsable")
+    for name, value in not_finite:
+        mark_unknown(
+            gpu, name, _("NVML gave {value}, not a finite number").format(value=value), kind="unparsable"
+        )
     if garbled:
         gpu.why("clock_event_reasons", f"NVML: {garbled}", kind="unparsable")
     for name in _GPU_FIELDS:
@@ -105,6 +111,14 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
         if getattr(gpu.pcie, name) is None and name not in gpu.pcie.unknown:
             gpu.pcie.why(name, _("not in the NVML output"), kind="unparsable")
     return gpu
+
+
+def _drop_non_finite(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Remove NaN and infinite numbers (json.loads accepts `NaN`, `Infinity`); return (field, value)."""
+    dropped = [(k, repr(v)) for k, v in data.items() if isinstance(v, float) and not math.isfinite(v)]
+    for name, _value in dropped:
+        del data[name]
+    return dropped
 
 
 def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: dict[str, Any]) -> str | None:

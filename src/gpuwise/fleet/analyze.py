@@ -8,20 +8,30 @@ eight nodes. benchmarks/fleet_report_scale.py measures it.
 
 from __future__ import annotations
 
-import json
+import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gpuwise.datafiles import read_json, shown_name
+from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.fleet.drift import find_drift
-from gpuwise.fleet.layout import NodeResult, load_node, node_dirs, read_json_report
+from gpuwise.fleet.layout import (
+    LAYOUT_FIX,
+    NodeResult,
+    Refused,
+    fleet_entry,
+    load_node,
+    node_dirs,
+    read_json_report,
+)
 from gpuwise.fleet.linktest import LINKS_SCHEMA
 from gpuwise.fleet.model import Collective, Distribution, FleetReport, NodeValue, Outlier
 from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
 from gpuwise.fleet.thresholds import thresholds
-from gpuwise.i18n import _, language, set_language
+from gpuwise.i18n import N_, _, language, set_language
 
 PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs more than it saves
 
@@ -29,7 +39,32 @@ PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs mor
 def analyze_fleet(directory: str | Path, run_rules: bool = True) -> FleetReport:
     """Read every node folder under `directory` and compare the nodes with each other."""
     root = Path(directory).expanduser()
-    return analyze_results(load_nodes(node_dirs(root), run_rules), root)
+    results = load_nodes(node_dirs(root), run_rules)
+    refuse_unread(results, root)
+    return analyze_results(results, root)
+
+
+def refuse_unread(results: list[NodeResult], root: Path) -> None:
+    """UserInputError (exit 3) when no node gave a capture or a bench result: "no node differs from its
+    peers" would be a verdict on no data. The message counts the nodes and groups their reasons."""
+    if any(r.facts is not None or r.bench is not None for r in results):
+        return
+    by_reason: dict[str, list[str]] = {}
+    for r in results:
+        reason = r.status.problems[0] if r.status.problems else _("nothing to read")
+        by_reason.setdefault(reason[:200], []).append(r.name)
+    shown = []
+    for reason, nodes in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:3]:
+        names = ", ".join(nodes[:3]) + (", ..." if len(nodes) > 3 else "")
+        shown.append(_("{reason} ({count}: {nodes})").format(reason=reason, count=len(nodes), nodes=names))
+    if len(by_reason) > 3:
+        shown.append(_("{count} other reasons").format(count=len(by_reason) - 3))
+    raise UserInputError(
+        _("{root}: no node could be read ({unread} of {total}: {reasons})").format(
+            root=shown_name(root), unread=len(results), total=len(results), reasons="; ".join(shown)
+        ),
+        _(LAYOUT_FIX),
+    )
 
 
 def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeResult]:
@@ -120,10 +155,14 @@ def read_collective(root: Path) -> Collective | None:
 
 
 def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
-    if not path.exists():
+    try:
+        if fleet_entry(path.parent, path) is None:
+            return None
+    except Refused as exc:
+        problems.append(str(exc))
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path, N_("link test result"))  # size cap, regular files, NaN/Infinity refused
         if doc.get("schema") != LINKS_SCHEMA:
             raise ValueError(
                 _("schema is {found!r}, expected {schema!r}").format(
@@ -134,16 +173,25 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
             {
                 "src": str(p["src"]),
                 "dst": str(p["dst"]),
-                "gb_s": float(p["gb_s"]),
-                "best_gb_s": float(p.get("best_gb_s", p["gb_s"])),
+                "gb_s": _finite(p["gb_s"]),
+                "best_gb_s": _finite(p.get("best_gb_s", p["gb_s"])),
             }
             for p in doc.get("pairs") or []
         ]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (DataValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        error = exc.reason if isinstance(exc, DataValidationError) else str(exc)
         problems.append(
-            _("links.json: not a {schema} file ({error})").format(schema=LINKS_SCHEMA, error=str(exc)[:200])
+            _("links.json: not a {schema} file ({error})").format(schema=LINKS_SCHEMA, error=error[:200])
         )
         return None
+
+
+def _finite(value: object) -> float:
+    """A link's GB/s: a number, and a finite one ("nan" as a string is not a measurement)."""
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        raise ValueError(_("a pair's GB/s is {value!r}, not a finite number").format(value=value))
+    return number
 
 
 def distribution(metric: str, unit: str, samples: list[Sample], scope: str | None = None) -> Distribution:

@@ -4,15 +4,23 @@ Exit codes follow what Slurm does with them: 0 = healthy (warnings included); 1 
 (as Prolog, a non-zero exit makes slurmd drain the node and requeue the job; as HealthCheckProgram the
 exit code is ignored, so use --drain to drain it here). The whole check is bounded by a deadline: a
 GPU driver that hangs `nvidia-smi` or NVML is itself a critical finding, not a hung health check.
+
+The check runs in a forked child that is killed at the deadline. A thread cannot be stopped, and a
+thread stuck in C code that holds the GIL (a regex or a tar header over a huge hostile input) keeps
+the main thread from even noticing the deadline: `--timeout 2` once took 4 s that way.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 
 from gpuwise.advise.finding import Evidence, Finding
@@ -40,13 +48,93 @@ class HealthResult:
         return 1 if self.critical else 0
 
 
+@dataclass
+class Checked:
+    """What the child of collect_with_deadline sends back: the node's host name, its findings, and the
+    same findings in English when a drain may follow (None otherwise)."""
+
+    hostname: str | None
+    findings: list[Finding]
+    english: list[Finding] | None = None
+
+
+def check_node(collect, expected: dict[str, object] | None, for_drain: bool) -> Checked:
+    """Read the node (`collect()` -> Facts) and judge it: the work that the deadline bounds."""
+    facts = collect()
+    findings = health_findings(facts, expected)
+    english = None
+    if for_drain and any(f.status == "fail" for f in findings):
+        english = english_findings(findings, facts, expected)
+    return Checked(facts.meta.hostname, findings, english)
+
+
+def short_host(hostname: str | None) -> str | None:
+    """node07.cluster.example -> node07 (the name Slurm knows a node by)."""
+    return hostname.split(".")[0] if hostname else None
+
+
 def node_name(given: str | None = None) -> str:
     """The Slurm node name: --node, else $SLURMD_NODENAME (set for prolog and health check), else the short hostname."""
     return given or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
-def collect_with_deadline(collect, deadline_s: float) -> tuple[Facts | None, Finding | None]:
-    """Run `collect()` in a daemon thread; a timeout becomes a critical finding instead of a hang."""
+def collect_with_deadline(
+    collect, deadline_s: float, timeout_s: float | None = None
+) -> tuple[Facts | None, Finding | None]:
+    """Run `collect()` within `deadline_s` seconds; a timeout or an error becomes a critical finding
+    (naming `timeout_s`, the user's --timeout, when given) instead of a hang or a traceback. `collect`
+    runs in a forked child (killed at the deadline) and its result comes back pickled; without fork
+    (not Linux/macOS), in a daemon thread."""
+    if not hasattr(os, "fork"):
+        return _in_thread(collect, deadline_s)
+    kind, value = _in_child(collect, deadline_s)
+    if kind == "timeout":
+        return None, broken_finding("health.timeout", deadline_s if timeout_s is None else timeout_s)
+    if kind == "error":
+        return None, broken_finding("health.collect_failed", value)
+    return value, None
+
+
+def _in_child(work, deadline_s: float) -> tuple[str, object]:
+    """("ok", work()) or ("error", text) or ("timeout", None); the child never outlives the deadline."""
+    end = time.monotonic() + deadline_s
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
+        os.close(read_fd)
+        try:
+            try:
+                payload = pickle.dumps(("ok", work()))
+            except BaseException as exc:  # noqa: BLE001 - every failure is a finding, never a traceback
+                payload = pickle.dumps(("error", str(exc) or type(exc).__name__))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write_fd, view) :]
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    try:
+        while True:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                return "timeout", None
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+    try:
+        kind, value = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - the child died (killed, out of memory) before it sent a result
+        return "error", _("the check ended without a result")
+    return kind, value
+
+
+def _in_thread(collect, deadline_s: float) -> tuple[Facts | None, Finding | None]:
     box: dict = {}
 
     def work() -> None:
@@ -107,16 +195,16 @@ def english_findings(
         set_language(current)
 
 
-def drain(node: str, findings: list[Finding]) -> str | None:
+def drain(node: str, findings: list[Finding], timeout_s: float = 10.0) -> str | None:
     """`scontrol update nodename=NODE state=drain reason=...`; returns an error text, or None when done.
     `findings` in English (english_findings): the reason is read by Slurm's users, not this run's."""
     if shutil.which("scontrol") is None:
         return _("scontrol not found (not a Slurm node?)")
     cmd = ["scontrol", "update", f"nodename={node}", "state=drain", f"reason={short_reason(findings)}"]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return _("scontrol did not answer within {seconds} s").format(seconds=10)
+        return _("scontrol did not answer within {seconds:g} s").format(seconds=round(timeout_s, 1))
     return (
         None if p.returncode == 0 else (p.stderr.strip() or _("scontrol exited {rc}").format(rc=p.returncode))
     )

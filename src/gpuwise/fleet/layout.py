@@ -10,18 +10,25 @@
                                                           `python -m gpuwise.fleet.linktest --json`)
 
 Folders whose names start with "." or "_" are skipped (a node still being written is `.partial-<node>`).
-A node that cannot be read is listed with its problem; it never sinks the report.
+A node that cannot be read is listed with its problem; it never sinks the report (but a report where
+no node could be read is no report: analyze.py says so, exit 3).
+
+Every file here comes from the nodes, so it is read like a capture: regular files only (a FIFO named
+doctor.json would block the report forever), within datafiles' size cap, and no link may lead out of
+the fleet folder (a node folder or file that is a symlink to /etc is refused, not read).
 """
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport
-from gpuwise.errors import GpuwiseError, UserInputError
+from gpuwise.datafiles import read_input_bytes, read_json, shown_name
+from gpuwise.errors import DataValidationError, GpuwiseError, UserInputError
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import NodeStatus
 from gpuwise.i18n import N_, _
@@ -42,32 +49,98 @@ class NodeResult:
 
 
 def node_dirs(root: Path) -> list[Path]:
-    """The node folders of a fleet directory, sorted by name; UserInputError when there are none."""
+    """The node folders of a fleet directory, sorted by name; UserInputError when there are none.
+    A symlink among them is kept (and refused by load_node when it leads out of the folder)."""
     root = Path(root).expanduser()
     if not root.is_dir():
         raise UserInputError(
-            _("fleet directory {root} does not exist or is not a folder").format(root=root), _(LAYOUT_FIX)
+            _("fleet directory {root} does not exist or is not a folder").format(root=shown_name(root)),
+            _(LAYOUT_FIX),
         )
     dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     if not dirs:
-        raise UserInputError(_("fleet directory {root} has no node folders").format(root=root), _(LAYOUT_FIX))
+        raise UserInputError(
+            _("fleet directory {root} has no node folders").format(root=shown_name(root)), _(LAYOUT_FIX)
+        )
     return dirs
 
 
+class Refused(Exception):
+    """A fleet file that is not read: a FIFO, device or socket, or a link out of the fleet folder."""
+
+
+def _inside(root: Path, path: Path) -> bool:
+    target = path.resolve()
+    return target == root or root in target.parents
+
+
+def fleet_entry(root: Path, path: Path, folder: bool = False) -> Path | None:
+    """`path` when it exists as a regular file (a folder with `folder`) inside `root` after resolving
+    links; None when it does not exist; Refused (with the reason, in words) when it is anything else."""
+    if not os.path.lexists(path):
+        return None
+    root = root.resolve()
+    if not _inside(root, path):
+        raise Refused(
+            _("{name} is a symlink that leads outside the fleet folder ({target})").format(
+                name=path.name, target=shown_name(path.resolve())
+            )
+        )
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise Refused(
+            _("{name}: {error} (a broken link?)").format(name=path.name, error=exc.strerror or exc)
+        ) from None
+    if folder and stat.S_ISDIR(mode):
+        return path
+    if stat.S_ISREG(mode):
+        return None if folder else path
+    if stat.S_ISDIR(mode):
+        raise Refused(_("{name} is a folder, not a file").format(name=path.name))
+    raise Refused(
+        _("{name} is not a regular file (a FIFO, socket or device); it was not read").format(name=path.name)
+    )
+
+
 def capture_path(node_dir: Path) -> Path | None:
-    for name in ("capture.tar.gz", "capture"):
-        if (node_dir / name).exists():
-            return node_dir / name
+    """DIR/<node>/capture.tar.gz (a regular file) or DIR/<node>/capture/ (a folder); Refused otherwise."""
+    root = node_dir.parent
+    tarball = fleet_entry(root, node_dir / "capture.tar.gz")
+    if tarball is not None:
+        return tarball
+    if os.path.lexists(node_dir / "capture"):
+        found = fleet_entry(root, node_dir / "capture", folder=True)
+        if found is None:
+            raise Refused(_("capture is a file, not a folder (expected capture.tar.gz or capture/)"))
+        return found
     return None
 
 
 def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
     """Read one node's capture, bench and doctor results; every problem is recorded, none is raised."""
+    status = NodeStatus(node=node_dir.name)
+    result = NodeResult(node_dir.name, status)
+    root = node_dir.parent
+    if not _inside(root.resolve(), node_dir):
+        status.problems.append(
+            _("the node folder is a symlink that leads outside the fleet folder ({target})").format(
+                target=shown_name(node_dir.resolve())
+            )
+        )
+        return result
+    try:
+        _read_node(node_dir, result, run_rules)
+    except Refused as exc:  # one refused file ends this node's reading, not the report
+        status.problems.append(str(exc))
+    return result
+
+
+def _read_node(node_dir: Path, result: NodeResult, run_rules: bool) -> None:
     from gpuwise.capture.host import CaptureHost
     from gpuwise.facts.collect import collect_facts
 
-    status = NodeStatus(node=node_dir.name)
-    result = NodeResult(node_dir.name, status)
+    root, status = node_dir.parent, result.status
     cap = capture_path(node_dir)
     if cap is None:
         status.problems.append(_("no capture.tar.gz or capture/ folder"))
@@ -77,8 +150,8 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
             status.capture, status.hostname = True, result.facts.meta.hostname
         except GpuwiseError as exc:
             status.problems.append(exc.message)
-    bench_file = node_dir / "bench.json"
-    if bench_file.exists():
+    bench_file = fleet_entry(root, node_dir / "bench.json")
+    if bench_file is not None:
         from gpuwise.bench.report_file import read_bench_report
 
         try:
@@ -86,19 +159,20 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
             status.bench = True
         except GpuwiseError as exc:
             status.problems.append(exc.message)
-    elif (node_dir / "bench.log").exists():  # `fleet run` ran the benchmarks and they wrote nothing
-        status.problems.append(
-            _("no bench.json; bench.log ends: {line}").format(line=_last_line(node_dir / "bench.log"))
-        )
-    doctor_file = node_dir / "doctor.json"
-    if doctor_file.exists():
+    else:
+        log = fleet_entry(root, node_dir / "bench.log")
+        if log is not None:  # `fleet run` ran the benchmarks and they wrote nothing
+            status.problems.append(_("no bench.json; bench.log ends: {line}").format(line=_last_line(log)))
+    doctor_file = fleet_entry(root, node_dir / "doctor.json")
+    if doctor_file is not None:
         try:
             result.findings = _read_doctor(doctor_file)
             status.findings_from = "doctor.json"
-        except (OSError, ValueError) as exc:
+        except (DataValidationError, ValueError) as exc:
+            error = exc.reason if isinstance(exc, DataValidationError) else str(exc)
             status.problems.append(
                 _("doctor.json: not a {schema} file ({error})").format(
-                    schema="gpuwise-report/1", error=str(exc)[:200]
+                    schema="gpuwise-report/1", error=error[:200]
                 )
             )
     if status.findings_from == "none" and result.facts is not None and run_rules:
@@ -106,21 +180,24 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
 
         result.findings = run(result.facts, result.bench, result.facts.platform.environment or "unknown")
         status.findings_from = "rules"
-    return result
+
+
+LOG_TAIL_BYTES = 64 * 1024  # the end of bench.log says why the benchmarks wrote nothing
 
 
 def _last_line(path: Path) -> str:
     try:
-        lines = [x for x in path.read_text(encoding="utf-8", errors="replace").splitlines() if x.strip()]
-    except OSError as exc:
-        return _("(unreadable: {error})").format(error=exc.strerror or exc)
+        text = read_input_bytes(path, N_("bench log"), tail=LOG_TAIL_BYTES).decode("utf-8", "replace")
+    except DataValidationError as exc:
+        return _("(unreadable: {error})").format(error=exc.reason)
+    lines = [x for x in text.splitlines() if x.strip()]
     return lines[-1][:300] if lines else _("(empty)")
 
 
 def _read_doctor(path: Path) -> list[Finding]:
     from pydantic import ValidationError
 
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw = read_json(path, N_("doctor report"))  # size cap, regular files, NaN/Infinity refused
     if not isinstance(raw, dict) or raw.get("schema") != "gpuwise-report/1":
         raise ValueError(
             _("schema is {found!r}").format(found=raw.get("schema") if isinstance(raw, dict) else None)
@@ -133,7 +210,11 @@ def _read_doctor(path: Path) -> list[Finding]:
 
 def read_json_report(path: Path, problems: list[str]) -> BenchReport | None:
     """A fleet-wide bench file (collective.json); a problem is noted, not raised."""
-    if not path.exists():
+    try:
+        if fleet_entry(path.parent, path) is None:
+            return None
+    except Refused as exc:
+        problems.append(str(exc))
         return None
     from gpuwise.bench.report_file import read_bench_report
 

@@ -123,11 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in doc["pairs"]:
             print(f"{r['src']:>20} -> {r['dst']:<20} {r['gb_s']:10.3f} GB/s")
         if args.json:
-            import json
-
+            from gpuwise import strictjson
             from gpuwise.atomic import write_text_atomic
 
-            write_text_atomic(args.json, json.dumps(doc, indent=1))
+            write_text_atomic(args.json, strictjson.dumps(doc, indent=1))
     return 0
 
 

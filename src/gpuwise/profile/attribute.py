@@ -14,7 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuwise.i18n import _
+from gpuwise.datafiles import read_input_text
+from gpuwise.errors import DataValidationError
+from gpuwise.i18n import N_, _
 from gpuwise.profile.model import Phase, TopOp
 
 LABELS = ("data", "forward", "backward", "optimizer")
@@ -46,7 +48,12 @@ def load_events(path: Path) -> list[dict]:
     from gpuwise.errors import UserInputError
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_input_text(path, N_("trace")))  # regular files, size cap: a FIFO never blocks
+    except DataValidationError as exc:
+        raise UserInputError(
+            _("cannot read trace {path}: {exc}").format(path=path, exc=exc.reason),
+            fix=_("pass a Chrome/Kineto JSON trace"),
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
             _("cannot read trace {path}: {exc}").format(path=path, exc=exc),

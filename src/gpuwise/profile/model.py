@@ -8,7 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gpuwise.i18n import _
+from gpuwise.datafiles import read_input_text
+from gpuwise.errors import DataValidationError
+from gpuwise.i18n import N_, _
 
 SCHEMA = "gpuwise-profile/1"
 
@@ -90,7 +92,11 @@ def read_profile(path: Path) -> ProfileResult:
                 ),
                 fix=fix,
             )
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_input_text(path, N_("profile")))  # regular files only: a FIFO never blocks
+    except DataValidationError as exc:
+        raise UserInputError(
+            _("cannot read profile {path}: {exc}").format(path=path, exc=exc.reason), fix=fix
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
             _("cannot read profile {path}: {exc}").format(path=path, exc=exc), fix=fix
