@@ -9,7 +9,8 @@ noise scale (MAD of first differences / sqrt 2, insensitive to level shifts), so
 `pelt_penalty_per_log_n * ln n`, fits every metric and unit.
 
 A segment is a slow window when it is worse than the baseline (the longest segment: the machine's
-usual state) by at least `window_min_change` and `window_min_z` robust standard deviations;
+usual state) by at least `window_min_change`, and its median differs from the baseline by at least
+`window_min_z` standard errors (robust sigma of the baseline segment * sqrt(pi/2) / sqrt(length));
 adjacent slow segments merge. For each window, each context signal's median inside is compared with
 its median outside; it "moved with" the window when the difference goes the way that explains a
 slowdown (steal up, throttled time up, clock down...) by at least `context_min_z` robust standard
@@ -26,6 +27,8 @@ from gpuwise.i18n import _
 from gpuwise.stability.context import SLOWDOWN_DIRECTION
 from gpuwise.stability.model import ContextMove, Window
 from gpuwise.stability.stats import MAD_TO_SIGMA, robust_sigma
+
+SQRT_HALF_PI = math.sqrt(math.pi / 2)  # the median's standard error over the mean's, for normal noise
 
 
 def noise_scale(x: np.ndarray) -> float:
@@ -55,6 +58,11 @@ def breakpoints(x: np.ndarray, penalty_per_log_n: float, min_size: int = 2) -> l
     return list(algo.predict(pen=penalty_per_log_n * math.log(n)))
 
 
+def _z(shift: float, sigma: float, m: int) -> float:
+    """A segment's shift in standard errors of its median (sqrt(pi/2) * sigma / sqrt(m) for normal noise)."""
+    return shift / (SQRT_HALF_PI * sigma / math.sqrt(max(m, 1)))
+
+
 def slow_windows(
     t: list[float],
     x: list[float],
@@ -76,7 +84,7 @@ def slow_windows(
         med = float(np.median(xs[a:b]))
         worse = (baseline - med) if higher_is_better else (med - baseline)
         change = worse / abs(baseline) if baseline else 0.0
-        if change >= float(settings["window_min_change"]) and worse / sigma >= float(
+        if change >= float(settings["window_min_change"]) and _z(worse, sigma, b - a) >= float(
             settings["window_min_z"]
         ):
             slow.append((a, b))
@@ -96,7 +104,7 @@ def slow_windows(
             median=med,
             baseline=baseline,
             change=worse / abs(baseline) if baseline else 0.0,
-            z=worse / sigma,
+            z=round(_z(worse, sigma, b - a), 2),
         )
         out.append((a, b, window))
     return out

@@ -3,6 +3,9 @@
 Signals (all from files the kernel or NVML exposes; a signal this machine lacks is simply absent):
   steal_pct          CPU steal time, % of all CPU time (/proc/stat "cpu" line, 8th field; proc(5))
   cpu_busy_pct       non-idle CPU time of the whole machine, % (/proc/stat)
+  runq_wait_ms_per_s time gpuwise's threads were runnable but waited for a CPU, ms per second: another
+                     task held the CPU (/proc/self/task/*/schedstat, 2nd field, ns; the kernel's
+                     Documentation/scheduler/sched-stats.rst)
   nonvol_cs_per_s    involuntary context switches of this process and its threads per second:
                      another task took our CPU (/proc/self/task/*/status nonvoluntary_ctxt_switches)
   throttled_ms_per_s time this process's cgroup was throttled by its CPU quota, ms per second
@@ -28,6 +31,9 @@ from gpuwise.i18n import N_
 SIGNALS = {
     "steal_pct": N_("CPU steal time (% of CPU time; the hypervisor ran someone else)"),
     "cpu_busy_pct": N_("machine CPU busy (% of all CPUs, non-idle)"),
+    "runq_wait_ms_per_s": N_(
+        "run-queue wait of gpuwise (ms per second runnable but not running: another task had the CPU)"
+    ),
     "nonvol_cs_per_s": N_("involuntary context switches of gpuwise per second (another task took its CPU)"),
     "throttled_ms_per_s": N_("cgroup CPU throttled time (ms per second; the CPU quota ran out)"),
     "major_faults_per_s": N_("major page faults per second (page-cache misses read from disk)"),
@@ -43,6 +49,7 @@ SIGNALS = {
 SLOWDOWN_DIRECTION = {
     "steal_pct": (+1, 2.0),
     "cpu_busy_pct": (+1, 10.0),
+    "runq_wait_ms_per_s": (+1, 50.0),
     "nonvol_cs_per_s": (+1, 20.0),
     "throttled_ms_per_s": (+1, 20.0),
     "major_faults_per_s": (+1, 50.0),
@@ -88,6 +95,16 @@ def nonvoluntary_switches(pid: int | str = "self") -> float | None:
                 with contextlib.suppress(ValueError):
                     total += float(line.split(":", 1)[1])
                     seen = True
+    return total if seen else None
+
+
+def runqueue_wait_seconds(pid: int | str = "self") -> float | None:
+    total, seen = 0.0, False
+    for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        parts = (_read(stat) or "").split()
+        if len(parts) >= 2 and parts[1].isdigit():
+            total += int(parts[1]) / 1e9
+            seen = True
     return total if seen else None
 
 
@@ -202,6 +219,7 @@ class ContextReader:
             "cpu_idle": cpu[1] if cpu else None,
             "cpu_steal": cpu[2] if cpu else None,
             "nonvol_cs": nonvoluntary_switches(),
+            "runq_wait": runqueue_wait_seconds(),
             "majflt": vmstat_field(_read("/proc/vmstat"), "pgmajfault"),
             "retrans": tcp_retrans(_read("/proc/net/snmp")),
         }
@@ -228,6 +246,7 @@ class ContextReader:
             out["cpu_busy_pct"] = 100.0 * (1.0 - (delta("cpu_idle") or 0.0) / total)
         for key, signal, scale in (
             ("nonvol_cs", "nonvol_cs_per_s", 1.0),
+            ("runq_wait", "runq_wait_ms_per_s", 1000.0),
             ("majflt", "major_faults_per_s", 1.0),
             ("retrans", "tcp_retrans_per_s", 1.0),
             ("throttled", "throttled_ms_per_s", 1000.0),

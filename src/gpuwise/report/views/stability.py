@@ -26,7 +26,7 @@ VERDICT_WORD = {
     "unstable": N_("unstable"),
     "unknown": N_("unknown"),
 }
-ALWAYS_SHOWN = ("steal_pct", "throttled_ms_per_s", "nonvol_cs_per_s", "gpu_sm_mhz")
+ALWAYS_SHOWN = ("steal_pct", "runq_wait_ms_per_s", "throttled_ms_per_s", "gpu_sm_mhz")
 MAX_CONTEXT_CHARTS = 5
 
 
