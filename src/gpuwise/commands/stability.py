@@ -17,7 +17,7 @@ Is this machine steady? Repeat short probes of each layer (matmul, memory bandwi
 copy, fio random reads, local all-reduce, TCP to a peer) every --interval for --for, with the context
 of each sample (CPU steal, cgroup throttling, involuntary context switches, page faults, TCP
 retransmits, GPU clock/power/temperature/clock-event reasons). Per layer: median, p5/p95/p99, cv with
-its 95% interval, the windows where it slowed (PELT change points) and the context signal that moved
+its 95 percent interval, the windows where it slowed (PELT change points) and the context signal that moved
 with them, and a verdict: stable / variable / unstable.
 
 --save FILE keeps the gpuwise-stability/1 result, which doctor --stability, plan --calibrate and

@@ -149,7 +149,7 @@ def worker(rank: int, world: int, port: int, backend: str) -> None:
             dist.barrier()
             sync()
             start = time.perf_counter()
-            for _ in range(ITERS):
+            for _i in range(ITERS):
                 dist.all_reduce(x)
             sync()
             print(f"{(time.perf_counter() - start) / ITERS:.9f}", flush=True)

@@ -29,8 +29,8 @@ from pathlib import Path
 from gpuwise.i18n import N_
 
 SIGNALS = {
-    "steal_pct": N_("CPU steal time (% of CPU time; the hypervisor ran someone else)"),
-    "cpu_busy_pct": N_("machine CPU busy (% of all CPUs, non-idle)"),
+    "steal_pct": N_("CPU steal time (percent of CPU time; the hypervisor ran someone else)"),
+    "cpu_busy_pct": N_("machine CPU busy (percent of all CPUs, non-idle)"),
     "runq_wait_ms_per_s": N_(
         "run-queue wait of gpuwise (ms per second runnable but not running: another task had the CPU)"
     ),
@@ -145,8 +145,8 @@ def cgroup_cpu_stat_path(proc_cgroup: str | None, mountinfo: str | None) -> tupl
         elif tail[0] == "cgroup" and "cpu" in tail[2].split(",") and v1_mount is None:
             v1_mount = mount
     for line in proc_cgroup.splitlines():
-        hid, _, rest = line.partition(":")
-        controllers, _, path = rest.partition(":")
+        hid, _sep, rest = line.partition(":")
+        controllers, _sep2, path = rest.partition(":")
         if hid == "0" and controllers == "" and v2_mount:
             candidate = os.path.join(v2_mount, path.lstrip("/"), "cpu.stat")
             if "throttled_usec" in (_read(candidate) or ""):

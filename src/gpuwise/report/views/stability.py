@@ -82,7 +82,7 @@ def _summary_table(r: StabilityReport) -> Table:
         rows,
         title=_("Every metric"),
         caption=_(
-            "cv = std/mean with its bootstrap 95% interval; robust cv = 1.4826·MAD/median (the verdict uses it, "
+            "cv = std/mean with its bootstrap 95 percent interval; robust cv = 1.4826·MAD/median (the verdict uses it, "
             "with the slow windows)"
         ),
     )
