@@ -179,3 +179,53 @@ def test_html_shades_the_windows(tmp_path):
         x[i] = 50.0
     html = get_renderer("html")(stability_view(_report(x)), width=100, color=False)
     assert html.count('class="x-band"') >= 1 and "compute.x" in html
+
+
+def _stepped_report(context_signal: str | None) -> StabilityReport:
+    rng = np.random.default_rng(5)
+    x = [100 + rng.standard_normal() for _ in range(24)]
+    ctx = [{"steal_pct": 0.0, "throttled_ms_per_s": 0.0, "runq_wait_ms_per_s": 5.0} for _ in range(24)]
+    for i in range(8, 16):
+        x[i] = 50 + rng.standard_normal()
+        if context_signal:
+            ctx[i] = {**ctx[i], context_signal: 400.0}
+    return _report(x, ctx)
+
+
+@pytest.mark.parametrize(
+    ("env", "signal", "advice"),
+    [
+        ("cloud", "steal_pct", "another instance or host"),
+        ("onprem", "throttled_ms_per_s", "cpu.max"),
+        ("onprem", "runq_wait_ms_per_s", "pin training"),
+        ("cloud", None, "placement group"),
+    ],
+)
+def test_doctor_turns_an_unstable_layer_into_a_finding_with_what_moved(env, signal, advice):
+    from gpuwise.advise.engine import registry, run_rules
+    from gpuwise.facts.models import Facts
+
+    rules = [registry()["isolation.stability"]]
+    (f,) = run_rules(Facts(), None, env, rules, stability=_stepped_report(signal))
+    assert f.status == "fail" and f.layer == "isolation"
+    assert advice in f.recommendation.text
+    window = next(e for e in f.evidence if e.path.endswith("windows[0]"))
+    assert ("with " + (signal or "no signal")) in window.value
+    assert run_rules(Facts(), None, env, rules) == []  # no --stability: nothing to say
+
+
+def test_doctor_passes_a_stable_layer_and_reads_the_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from gpuwise.cli import app
+
+    path = _saved(tmp_path, [100.0 + 0.1 * (i % 3) for i in range(20)])
+    out = CliRunner().invoke(app, ["doctor", "--stability", path, "--no-history", "--format", "json"])
+    doc = json.loads(out.stdout)
+    (f,) = [f for f in doc["findings"] if f["id"] == "isolation.stability"]
+    assert f["status"] == "pass" and "compute: stable over 20 samples" in f["title"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    out = CliRunner().invoke(app, ["doctor", "--stability", str(bad), "--no-history"])
+    assert isinstance(out.exception, UserInputError)  # cli.main turns it into exit 3 with the message
+    assert out.exception.exit_code == 3 and "not a gpuwise-stability/1" in str(out.exception)

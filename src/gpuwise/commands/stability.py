@@ -20,8 +20,8 @@ retransmits, GPU clock/power/temperature/clock-event reasons). Per layer: median
 its 95 percent interval, the windows where it slowed (PELT change points) and the context signal that moved
 with them, and a verdict: stable / variable / unstable.
 
---save FILE keeps the gpuwise-stability/1 result, which doctor --stability, plan --calibrate and
-compare read. Exit codes: 0 = every layer stable; 1 = a layer is variable or unstable; 3 = could not
+--save FILE keeps the gpuwise-stability/1 result, which doctor --stability, plan --calibrate,
+compare and history read. Exit codes: 0 = every layer stable; 1 = a layer is variable or unstable; 3 = could not
 run; 130/143 = interrupted."""
 )
 

@@ -7,5 +7,6 @@ change (context.py: CPU steal, cgroup throttling, involuntary context switches, 
 retransmits, NVML clocks, power and clock-event reasons), then summarises each layer (stats.py),
 finds the windows where it slowed (changepoints.py, PELT) and which context signal moved with it,
 and gives a verdict per layer (verdict.py). runner.py ties them together; model.py is the result
-document (schema gpuwise-stability/1) that doctor, plan --calibrate, history and compare read.
+document (schema gpuwise-stability/1) that doctor --stability, plan
+--calibrate, history and compare read.
 """

@@ -1,5 +1,5 @@
-"""Reading a saved stability result (`gpuwise stability --save FILE`) back: doctor --stability,
-plan --calibrate and compare use it. A file that is not one gives a clear error, never a traceback."""
+"""Reading a saved stability result (`gpuwise stability --save FILE`) back: doctor --stability and
+plan --calibrate use it. A file that is not one gives a clear error, never a traceback."""
 
 from __future__ import annotations
 

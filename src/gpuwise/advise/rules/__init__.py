@@ -14,6 +14,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     nccl_logs,
     network,
     profiles,
+    stability,
     storage,
     toolchain,
 )
