@@ -75,6 +75,12 @@ def register(app: typer.Typer) -> None:
             max=65535,
             help=N_("Be the peer: count the bytes a --peer probe sends to PORT, until Ctrl-C."),
         ),
+        source: Path | None = typer.Option(
+            None,
+            "--from",
+            metavar="FILE",
+            help=N_("Show a saved result (--save FILE) again, e.g. as --format html; probes nothing."),
+        ),
         save: Path | None = typer.Option(
             None, "--save", metavar="FILE", help=N_("Also save the result as JSON (gpuwise-stability/1).")
         ),
@@ -103,6 +109,13 @@ def register(app: typer.Typer) -> None:
                 ) from None
             return
         fmt = output_format(fmt, as_json)
+        if source is not None:
+            from gpuwise.report.views.stability import stability_view
+            from gpuwise.stability.document_file import read_stability
+
+            check_output(output)
+            emit(stability_view(read_stability(source, "--from")), fmt, output)
+            return
         seconds, every = parse_duration(duration, "--for"), parse_duration(interval, "--interval")
         from gpuwise.stability.probes import LAYERS
 

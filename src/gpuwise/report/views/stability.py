@@ -46,7 +46,7 @@ def _summary_table(r: StabilityReport) -> Table:
     rows = []
     for res in r.results:
         s = res.summary
-        ci = f"{s.cv_ci[0]:.1%}–{s.cv_ci[1]:.1%}" if s.cv_ci else "-"
+        ci = f" ({s.cv_ci[0]:.1%}–{s.cv_ci[1]:.1%})" if s.cv_ci else ""
         rows.append(
             [
                 res.info.name,
@@ -56,8 +56,7 @@ def _summary_table(r: StabilityReport) -> Table:
                 _num(s.p5),
                 _num(s.p95),
                 _num(s.p99),
-                _pct(s.cv),
-                ci,
+                _pct(s.cv) + ci,
                 _pct(s.robust_cv),
                 str(len(res.windows)),
                 verdict_cell(res.verdict),
@@ -71,8 +70,7 @@ def _summary_table(r: StabilityReport) -> Table:
         Column("p5", "right"),
         Column("p95", "right"),
         Column("p99", "right"),
-        Column("cv", "right"),
-        Column(_("cv 95% CI"), "right"),
+        Column(_("cv (95% CI)"), "right"),
         Column(_("robust cv"), "right"),
         Column(_("windows"), "right"),
         Column(_("verdict")),
@@ -152,7 +150,11 @@ def _metric_charts(r: StabilityReport) -> list[Chart]:
 def _context_charts(r: StabilityReport) -> list[Chart]:
     named = [c.signal for res in r.results for w in res.windows for c in w.context]
     wanted = list(dict.fromkeys([*named, *ALWAYS_SHOWN]))
-    bands = [(w.start_s, w.end_s, res.info.name) for res in r.results for w in res.windows]
+    spans: dict[tuple[float, float], list[str]] = {}  # one shaded band per window, naming every metric in it
+    for res in r.results:
+        for w in res.windows:
+            spans.setdefault((w.start_s, w.end_s), []).append(res.info.name)
+    bands = [(a, b, ", ".join(names)) for (a, b), names in spans.items()]
     charts = []
     for signal in wanted:
         pts = [(s.t, s.context.get(signal)) for s in r.samples if s.context.get(signal) is not None]
