@@ -679,6 +679,8 @@ def test_at_least_40_rules_cover_every_layer():
         | {"nccl.socket_transport", "nccl.log_warnings", "nccl.job_debug_vars", "nccl.run_summary"}
         # triggered in tests/advise/test_profile_rules.py with gpuwise-profile/1 documents
         | {r for r in rules if r.startswith("profile.")}
+        # triggered in tests/stability/test_analysis.py with gpuwise-stability/1 results (doctor --stability)
+        | {"isolation.stability"}
     )
     assert set(rules) - tested == set(), "every rule needs a trigger test"
 
