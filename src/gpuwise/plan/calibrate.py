@@ -1,10 +1,12 @@
 """`--calibrate FILE`: take measured numbers from a `gpuwise bench` report or an nccl-tests log into the model.
 
-A `gpuwise stability` result sets the straggler terms (plan/stability_calibration.py). A bench report gives MFU, matmul and NVLink all-reduce numbers; an all-reduce measured across nodes
+A bench report gives MFU, matmul and NVLink all-reduce numbers; an all-reduce measured across nodes
 (bench's collective run under torchrun/srun on several nodes, or an nccl-tests log of a multi-node run)
 gives the inter-node bandwidth and latency (network_fit.py) and the per-rank time spread. A fleet
 directory (`plan --calibrate FLEET_DIR`) is read by gpuwise.fleet.calibration, which builds the same
 Calibration from the fleet's nodes.
+
+A `gpuwise stability` result sets the straggler terms (plan/stability_calibration.py).
 
 Read defensively: only results with status "ok" and a usable value count, and every number taken is
 listed in `Calibration.used` (and every result skipped, with why, in `Calibration.ignored`), so the
@@ -31,9 +33,8 @@ class Calibration:
     network: NetworkFit | None = None  # inter-node all-reduce, fitted
     compute_cv: float | None = None  # per-node step-time spread (fleet)
     network_cv: float | None = None  # per-rank all-reduce time spread
-    straggler_any_gpu: bool = (
-        False  # the cv terms apply to every option (a stability run: plan/stability_calibration.py)
-    )
+    # the cv terms apply to every option, whatever its GPU (a stability run: plan/stability_calibration.py)
+    straggler_any_gpu: bool = False
     used: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 

@@ -18,13 +18,18 @@ from gpuwise.stability.model import StabilityReport
 
 COMPUTE_METRIC_PREFIX = "compute."
 NETWORK_METRICS = ("collective.allreduce_busbw", "network.tcp_gbit_s")
+MAX_CV = 5.0  # a cv above this is not a measured spread but a broken or hand-edited file
+
+
+def _usable(cv: float | None) -> bool:
+    return cv is not None and 0.0 <= cv <= MAX_CV
 
 
 def stability_calibration(report: StabilityReport, path: str | Path) -> Calibration:
     cal = Calibration(gpu_name=report.gpu_name, straggler_any_gpu=True)
     name = Path(path).name
     compute = next((r for r in report.results if r.info.name.startswith(COMPUTE_METRIC_PREFIX)), None)
-    if compute is not None and compute.summary.cv is not None:
+    if compute is not None and _usable(compute.summary.cv):
         cal.compute_cv = compute.summary.cv
         cal.used.append(
             _("{file}: {metric} cv {cv} over {n} samples on {host} (compute straggler term, every option)").format(
@@ -35,7 +40,7 @@ def stability_calibration(report: StabilityReport, path: str | Path) -> Calibrat
     else:
         cal.ignored.append(_("{file}: no compute samples (run with --layers compute)").format(file=name))
     network = next((r for m in NETWORK_METRICS for r in report.results if r.info.name == m), None)
-    if network is not None and network.summary.cv is not None:
+    if network is not None and _usable(network.summary.cv):
         cal.network_cv = network.summary.cv
         cal.used.append(
             _("{file}: {metric} cv {cv} over {n} samples (network straggler term, every option)").format(

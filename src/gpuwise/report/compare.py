@@ -127,10 +127,7 @@ def stability_results(data: dict) -> list[dict]:
     the same metric's spread side by side)."""
     rows = []
     for r in data.get("results") or []:
-        info, s = (
-            (r.get("info") or {}) if isinstance(r, dict) else {},
-            (r.get("summary") or {}) if isinstance(r, dict) else {},
-        )
+        info, s = (r.get(key) if isinstance(r.get(key), dict) else {} for key in ("info", "summary"))
         name, unit = str(info.get("name") or "?"), str(info.get("unit") or "")
         rows += [
             {"name": f"{name} median", "unit": unit, "value": s.get("median")},

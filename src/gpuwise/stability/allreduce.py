@@ -56,8 +56,14 @@ class AllReduceProbe:
                 argv += ["--world", str(self.world), "--port", str(port), "--backend", self.backend]
                 self.procs.append(
                     subprocess.Popen(
-                        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, bufsize=1
-                    )
+                        argv,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        text=True,
+                        env=env,
+                        bufsize=1,
+                        start_new_session=True,  # Ctrl-C reaches gpuwise only; close() stops the ranks
+                    )  # fmt: skip
                 )
             deadline = time.monotonic() + START_TIMEOUT_S
             for p in self.procs:

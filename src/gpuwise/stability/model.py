@@ -107,7 +107,6 @@ class StabilityReport(BaseModel):
     layers: list[LayerVerdict] = Field(default_factory=list)
     overhead: Overhead | None = None
     warnings: list[str] = Field(default_factory=list)
-    interrupted: bool = False
 
     model_config = {"populate_by_name": True}
 
