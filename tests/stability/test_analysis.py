@@ -229,3 +229,29 @@ def test_doctor_passes_a_stable_layer_and_reads_the_file(tmp_path):
     out = CliRunner().invoke(app, ["doctor", "--stability", str(bad), "--no-history"])
     assert isinstance(out.exception, UserInputError)  # cli.main turns it into exit 3 with the message
     assert out.exception.exit_code == 3 and "not a gpuwise-stability/1" in str(out.exception)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--for", "soon"], "--for soon is not a duration"),
+        (["--interval", "0s"], "--interval 0s is not a duration"),
+        (["--layers", "compute,gpu-magic"], "unknown layer gpu-magic"),
+        (["--peer", "10.0.0.2"], "--peer 10.0.0.2 is not HOST:PORT"),
+        (["--from", "/nonexistent/stab.json"], "not found"),
+    ],
+)
+def test_bad_arguments_fail_before_probing_with_a_fix(args, message):
+    from typer.testing import CliRunner
+
+    from gpuwise.cli import app
+
+    out = CliRunner().invoke(app, ["stability", *args, "--no-history"])
+    assert isinstance(out.exception, UserInputError), out.output
+    assert message in str(out.exception) and "To fix:" in str(out.exception)
+
+
+def test_parse_duration():
+    from gpuwise.commands.stability import parse_duration
+
+    assert [parse_duration(x, "--for") for x in ("90", "90s", "2m", "1.5h")] == [90, 90, 120, 5400]
