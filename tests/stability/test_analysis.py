@@ -255,3 +255,20 @@ def test_parse_duration():
     from gpuwise.commands.stability import parse_duration
 
     assert [parse_duration(x, "--for") for x in ("90", "90s", "2m", "1.5h")] == [90, 90, 120, 5400]
+
+
+def test_rank_puts_the_least_stable_node_first(tmp_path):
+    from gpuwise.stability.rank import load_folder, rank
+
+    steady = _report([100.0 + 0.1 * (i % 3) for i in range(20)])
+    shaky = _report([100.0, 60.0] * 10)
+    slow = _report([50.0 + 0.1 * (i % 3) for i in range(20)])
+    for name, r in (("a", steady), ("b", shaky), ("c", slow)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(r.to_json()))
+    ranks = rank(load_folder(tmp_path))
+    assert [n.node for n in ranks][0] == "b" and ranks[0].verdict == "unstable"
+    by_node = {n.node: n for n in ranks}
+    assert by_node["c"].verdict == "stable" and by_node["c"].relative["compute.x"] < 0.7
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserInputError, match="no \\*.json files"):
+        load_folder(tmp_path / "empty")

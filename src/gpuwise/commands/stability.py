@@ -81,6 +81,12 @@ def register(app: typer.Typer) -> None:
             metavar="FILE",
             help=N_("Show a saved result (--save FILE) again, e.g. as --format html; probes nothing."),
         ),
+        rank: Path | None = typer.Option(
+            None,
+            "--rank",
+            metavar="DIR",
+            help=N_("Rank the nodes of a fleet: DIR holds one --save result per node; least stable first."),
+        ),
         save: Path | None = typer.Option(
             None, "--save", metavar="FILE", help=N_("Also save the result as JSON (gpuwise-stability/1).")
         ),
@@ -109,6 +115,14 @@ def register(app: typer.Typer) -> None:
                 ) from None
             return
         fmt = output_format(fmt, as_json)
+        if rank is not None:
+            from gpuwise.report.views.stability import rank_view
+            from gpuwise.stability.rank import load_folder
+            from gpuwise.stability.rank import rank as rank_nodes
+
+            check_output(output)
+            emit(rank_view(rank_nodes(load_folder(rank))), fmt, output)
+            return
         if source is not None:
             from gpuwise.report.views.stability import stability_view
             from gpuwise.stability.document_file import read_stability

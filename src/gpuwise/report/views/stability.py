@@ -222,3 +222,42 @@ def stability_view(r: StabilityReport) -> Document:
         blocks += charts
         blocks += _context_charts(r)
     return Document(_("gpuwise stability"), blocks, data=r.to_json())
+
+
+def rank_view(ranks) -> Document:
+    """`gpuwise stability --rank DIR`: the nodes, least stable first (stability.rank.NodeRank rows)."""
+    metrics = sorted({m for n in ranks for m in n.relative})
+    rows = [
+        [
+            n.node,
+            verdict_cell(n.verdict),
+            n.worst_layer,
+            _pct(n.worst_robust_cv),
+            str(n.windows),
+            *[f"{n.relative[m]:.0%}" if m in n.relative else "-" for m in metrics],
+        ]
+        for n in ranks
+    ]
+    cols = [
+        Column(_("node")),
+        Column(_("verdict")),
+        Column(_("worst layer")),
+        Column(_("robust cv"), "right"),
+        Column(_("windows"), "right"),
+        *[Column(m, "right") for m in metrics],
+    ]
+    table = Table(
+        cols,
+        rows,
+        title=_("Nodes, least stable first"),
+        caption=_("metric columns: the node's median as a share of the fleet's median of that metric"),
+    )
+    data = {
+        "schema": "gpuwise-stability-rank/1",
+        "nodes": [
+            {"node": n.node, "verdict": n.verdict, "worst_layer": n.worst_layer,
+             "worst_robust_cv": n.worst_robust_cv, "windows": n.windows, "relative_median": n.relative}
+            for n in ranks
+        ],
+    }  # fmt: skip
+    return Document(_("gpuwise stability: nodes ranked"), [table], data=data)
