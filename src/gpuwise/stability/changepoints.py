@@ -39,11 +39,8 @@ def noise_scale(x: np.ndarray) -> float:
     return float(MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
 
 
-def breakpoints(x: np.ndarray, penalty_per_log_n: float, min_size: int = 2) -> list[int]:
-    """Segment end indices (exclusive), the last one len(x), as ruptures returns them."""
-    n = x.size
-    if n < 2 * min_size + 1:
-        return [n]
+def require_ruptures():
+    """Import ruptures or raise MissingDependencyError with the install command."""
     try:
         import ruptures
     except ImportError:
@@ -52,6 +49,15 @@ def breakpoints(x: np.ndarray, penalty_per_log_n: float, min_size: int = 2) -> l
         raise MissingDependencyError(
             _("ruptures (PELT change points) is not installed"), _("pip install 'gpuwise[stability]'")
         ) from None
+    return ruptures
+
+
+def breakpoints(x: np.ndarray, penalty_per_log_n: float, min_size: int = 2) -> list[int]:
+    """Segment end indices (exclusive), the last one len(x), as ruptures returns them."""
+    n = x.size
+    if n < 2 * min_size + 1:
+        return [n]
+    ruptures = require_ruptures()
     scale = noise_scale(x) or robust_sigma(x) or (abs(float(np.median(x))) * 1e-3) or 1.0
     z = ((x - np.median(x)) / scale).reshape(-1, 1)
     algo = ruptures.Pelt(model="l1", min_size=min_size, jump=1).fit(z)

@@ -54,9 +54,11 @@ def _check(opts: RunOptions) -> None:
 
 def run_stability(opts: RunOptions, say: Callable[[str], None] = lambda _text: None) -> StabilityReport:
     from gpuwise.bench.context import BenchOptions, Skip, build_context
+    from gpuwise.stability.changepoints import require_ruptures
     from gpuwise.stability.probes import default_layers, make_probe
 
     _check(opts)
+    require_ruptures()  # before minutes of probing, not after
     ctx = build_context(BenchOptions(mode="quick", data_dir=opts.data_dir))
     layers = list(opts.layers) if opts.layers else default_layers(ctx, opts.peer)
     warnings = list(ctx.warnings)
