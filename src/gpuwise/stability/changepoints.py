@@ -73,10 +73,13 @@ def slow_windows(
     t: list[float],
     x: list[float],
     higher_is_better: bool,
-    interval_s: float,
+    durations: list[float],
     settings: dict,
 ) -> list[tuple[int, int, Window]]:
-    """(first index, last index exclusive, Window) for each slow stretch; context not filled yet."""
+    """(first index, last index exclusive, Window) for each slow stretch; context not filled yet.
+    `durations`: how long each sample's probes ran. A window starts halfway between the end of the last
+    good sample and the start of the first slow one, and ends halfway between the end of the last slow
+    sample and the start of the next good one (a slowed round can last longer than the interval)."""
     xs = np.asarray(x, dtype=float)
     if xs.size < 5:
         return []
@@ -105,8 +108,10 @@ def slow_windows(
         med = float(np.median(xs[a:b]))
         worse = (baseline - med) if higher_is_better else (med - baseline)
         window = Window(
-            start_s=round(t[a] - interval_s / 2 if a > 0 else t[a], 3),
-            end_s=round(t[b - 1] + interval_s / 2 if b < xs.size else t[b - 1], 3),
+            start_s=round((t[a - 1] + durations[a - 1] + t[a]) / 2 if a > 0 else t[a], 3),
+            end_s=round(
+                (t[b - 1] + durations[b - 1] + t[b]) / 2 if b < xs.size else t[b - 1] + durations[b - 1], 3
+            ),
             median=med,
             baseline=baseline,
             change=worse / abs(baseline) if baseline else 0.0,

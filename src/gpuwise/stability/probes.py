@@ -1,6 +1,7 @@
 """Short probes, one per layer, each well under a second, built on bench's measurement code:
 
-  compute      one matmul shape timed with bench.compute.time_matmul (fp32 on CPU, bf16 on a GPU)
+  compute      one matmul shape timed with bench.timing.measure, a fixed number of calls per sample
+               (fp32 on one CPU thread, bf16 on a GPU)
   memory       STREAM triad with bench.memory.stream_pair (host DRAM; and HBM on a GPU)
   host-device  pinned H2D copy with bench.host_device.copy_bandwidth (GPU only)
   storage      1 s of fio 4 KiB random reads (bench.storage.run_job): throughput and completion-latency p99
@@ -38,18 +39,32 @@ class Probe:
 
 
 class ComputeProbe(Probe):
+    """One matmul shape, the same work every round: the number of back-to-back calls per timed sample is
+    calibrated once at start (bench.timing.measure, ~30 ms per sample) and then kept, so a round under
+    contention is not re-calibrated to a single short call that fits between two stalls."""
+
     layer = "compute"
+    SAMPLE_S = 0.03
 
     def __init__(self, ctx: BenchContext):
-        from gpuwise.bench import compute, require_torch
+        from gpuwise.bench import require_torch
+        from gpuwise.bench.timing import measure
 
-        self.torch = require_torch()
+        self.torch = torch = require_torch()
+        self.measure = measure
         self.device = ctx.device
         self.dtype = "bf16" if ctx.device == "cuda" and ctx.supports("bf16") else "fp32"
-        self.shape = (4096, 4096, 4096) if ctx.device == "cuda" else (384, 384, 384)
-        self.spec = compute.Spec(warmup=1, repeats=3, target_sample_s=0.03)
-        self._time = compute.time_matmul
-        m, n, k = self.shape
+        m, n, k = self.shape = (4096, 4096, 4096) if ctx.device == "cuda" else (384, 384, 384)
+        dtype = torch.bfloat16 if self.dtype == "bf16" else torch.float32
+        device = "cuda:0" if ctx.device == "cuda" else "cpu"
+        a = torch.randn(m, k, device=device, dtype=dtype)
+        b = torch.randn(k, n, device=device, dtype=dtype)
+        c = torch.empty(m, n, device=device, dtype=dtype)
+        self.fn = lambda: torch.mm(a, b, out=c)
+        with self._threads():
+            warm = measure(self.fn, device=self.device, warmup=2, repeats=1, target_sample_s=self.SAMPLE_S,
+                           warmup_s=0.5 if ctx.device == "cuda" else 0.0)  # fmt: skip
+        self.inner = warm.inner
         self.metrics = [
             MetricInfo(
                 name=f"compute.matmul_{self.dtype}",
@@ -58,19 +73,36 @@ class ComputeProbe(Probe):
                 higher_is_better=True,
                 description=f"{m}x{n}x{k} {self.dtype} matmul on {ctx.device}"
                 + (", 1 thread" if ctx.device == "cpu" else "")
-                + ", median of 3",
+                + f", {self.inner} calls per sample, median of 3",
             )
         ]
 
+    def _threads(self):
+        """One thread on CPU: a parallel region waits for its slowest thread, so on a shared host
+        OpenMP's barrier would make the number bimodal."""
+        import contextlib
+
+        torch = self.torch
+
+        @contextlib.contextmanager
+        def one_thread():
+            threads = torch.get_num_threads()
+            if self.device == "cpu":
+                torch.set_num_threads(1)
+            try:
+                yield
+            finally:
+                torch.set_num_threads(threads)
+
+        return one_thread()
+
     def run(self) -> dict[str, float]:
-        torch, threads = self.torch, self.torch.get_num_threads()
-        if self.device == "cpu":  # one thread: a parallel region waits for its slowest thread, so on a
-            torch.set_num_threads(1)  # shared host OpenMP's barrier would make the number bimodal
-        try:
-            _timed, stats = self._time(torch, self.dtype, self.shape, self.device, self.spec)
-        finally:
-            torch.set_num_threads(threads)
-        return {self.metrics[0].name: stats.median}
+        with self._threads():
+            # target_sample_s far above any call time: every sample runs exactly max_inner = self.inner calls
+            timed = self.measure(self.fn, device=self.device, warmup=1, repeats=3, target_sample_s=1e9,
+                                 max_inner=self.inner)  # fmt: skip
+        flops = 2.0 * self.shape[0] * self.shape[1] * self.shape[2]
+        return {self.metrics[0].name: timed.stats_of(lambda sec: flops / sec / 1e12).median}
 
 
 class MemoryProbe(Probe):

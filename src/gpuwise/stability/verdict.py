@@ -36,7 +36,9 @@ def setting(name: str):
 def judge_metric(report: StabilityReport, info: MetricInfo) -> MetricResult:
     values = {name: setting(name) for name in settings()}
     pts = [
-        (s.t, s.values[info.name], s.context) for s in report.samples if s.values.get(info.name) is not None
+        (s.t, s.values[info.name], s.context, s.probe_s)
+        for s in report.samples
+        if s.values.get(info.name) is not None
     ]
     t = [p[0] for p in pts]
     x = [float(p[1]) for p in pts]
@@ -49,7 +51,7 @@ def judge_metric(report: StabilityReport, info: MetricInfo) -> MetricResult:
         )
         return result
     contexts = [p[2] for p in pts]
-    for a, b, window in slow_windows(t, x, info.higher_is_better, report.interval_s, values):
+    for a, b, window in slow_windows(t, x, info.higher_is_better, [p[3] for p in pts], values):
         window.context = context_moves(contexts, range(a, b), float(values["context_min_z"]))
         result.windows.append(window)
     rcv = summary.robust_cv or 0.0
