@@ -43,7 +43,7 @@ skypilot-venv:
 # torch is pinned to the CPU build (2.13.0) for tests, so no multi-GB CUDA build is pulled in.
 test: system-deps skypilot-venv $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune]'
+	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune,stability]'
 	$(MAKE) catalogs
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks

@@ -31,6 +31,7 @@ from gpuwise.commands import (
     plan,
     probe,
     profile,
+    stability,
     tune,
     watch,
 )
@@ -142,6 +143,7 @@ for _module in (
     tune,
     profile,
     launch,
+    stability,
 ):
     _module.register(app)
 

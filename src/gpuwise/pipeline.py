@@ -37,12 +37,13 @@ def diagnose(
     nccl_logs: tuple[NcclDebugLog, ...] = (),
     expected: dict[str, object] | None = None,
     profiles: tuple[LoadedProfile, ...] = (),
+    stability=None,
 ) -> Report:
     """Run every rule over `facts` (and `bench`, NCCL debug logs and step profiles of the user's runs) for
     the resolved environment kind, check the operator's expectations (`--expect gpus=8,ib=4`), and build
-    the Report."""
+    the Report. `stability`: a gpuwise-stability/1 result of this machine (doctor --stability)."""
     info = resolve_env(facts, env)
-    findings = run_rules(facts, bench, info.kind, nccl_logs=nccl_logs, profiles=profiles)
+    findings = run_rules(facts, bench, info.kind, nccl_logs=nccl_logs, profiles=profiles, stability=stability)
     if expected:
         findings = sorted(findings + check_expectations(facts, expected), key=Finding.sort_key)
     return build_report(facts, findings, info, bench, nccl_logs)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from gpuwise.bench.nccl_debug import NcclDebugLog
     from gpuwise.facts.models import Facts
     from gpuwise.profile.model import LoadedProfile
+    from gpuwise.stability.model import StabilityReport
 
 ALL_ENVS: tuple[EnvKind, ...] = ("cloud", "onprem", "unknown")
 RuleFn = Callable[["RuleContext"], "Finding | Iterable[Finding] | None"]
@@ -212,8 +213,10 @@ class RuleContext:
         rule: Rule,
         nccl_logs: tuple[NcclDebugLog, ...] = (),
         profiles: tuple[LoadedProfile, ...] = (),
+        stability: StabilityReport | None = None,
     ):
         self.facts = facts
+        self.stability = stability  # a gpuwise-stability/1 result of this machine (doctor --stability)
         self.bench = bench
         self.nccl_logs = nccl_logs  # NCCL_DEBUG=INFO logs of the user's runs (doctor --nccl-log)
         self.profiles = profiles  # gpuwise-profile/1 files of the user's training step (doctor --profile)
@@ -314,6 +317,7 @@ def run_rules(
     rules: Iterable[Rule] | None = None,
     nccl_logs: Iterable[NcclDebugLog] = (),
     profiles: Iterable[LoadedProfile] = (),
+    stability: StabilityReport | None = None,
 ) -> list[Finding]:
     """Run every applicable rule and return the findings ranked (priority, status, layer, id)."""
     out: list[Finding] = []
@@ -321,7 +325,7 @@ def run_rules(
     for r in sorted(rules if rules is not None else registry().values(), key=lambda r: r.id):
         if env_kind not in r.environments or (r.needs_bench and bench is None):
             continue
-        ctx = RuleContext(facts, bench, env_kind, r, logs, profs)
+        ctx = RuleContext(facts, bench, env_kind, r, logs, profs, stability)
         try:
             result = r.fn(ctx)
             if result is None:

@@ -85,6 +85,12 @@ def doctor(
         metavar="FILE",
         help=N_("A step profile (`gpuwise profile --format json -o FILE`, gpuwise-profile/1); repeatable."),
     ),
+    stability: Path = typer.Option(
+        None,
+        "--stability",
+        metavar="FILE",
+        help=N_("A `gpuwise stability --save FILE` result of this machine: unstable layers become findings."),
+    ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
     as_json: bool = JsonOpt,
@@ -139,6 +145,9 @@ def doctor(
     from gpuwise.profile.model import read_profiles
 
     profiles = tuple(read_profiles(list(profile or [])))
+    from gpuwise.stability.document_file import read_stability
+
+    stability_report = read_stability(stability, "--stability") if stability is not None else None
     host = CaptureHost(source) if source else LiveHost()
     facts = collect_facts(host)
     if evidence:
@@ -150,8 +159,9 @@ def doctor(
     if bench == "quick":
         bench_report = _run_quick_bench()
     report = diagnose(
-        facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs), expected, profiles
-    )
+        facts, merge_into(bench_report, nccl_measurements), env, tuple(nccl_logs), expected, profiles,
+        stability=stability_report,
+    )  # fmt: skip
     from gpuwise.report.views.doctor import doctor_view
 
     emit(doctor_view(report), fmt, output, note=report.summary.verdict)

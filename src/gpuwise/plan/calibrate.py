@@ -6,6 +6,8 @@ gives the inter-node bandwidth and latency (network_fit.py) and the per-rank tim
 directory (`plan --calibrate FLEET_DIR`) is read by gpuwise.fleet.calibration, which builds the same
 Calibration from the fleet's nodes.
 
+A `gpuwise stability` result sets the straggler terms (plan/stability_calibration.py).
+
 Read defensively: only results with status "ok" and a usable value count, and every number taken is
 listed in `Calibration.used` (and every result skipped, with why, in `Calibration.ignored`), so the
 plan says exactly what was calibrated. A calibration applies to the options whose GPU matches the
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.bench.models import BenchReport, Measurement
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 from gpuwise.plan.network_fit import NetworkFit, fit_measurement, spread_cv
 
 
@@ -31,6 +33,8 @@ class Calibration:
     network: NetworkFit | None = None  # inter-node all-reduce, fitted
     compute_cv: float | None = None  # per-node step-time spread (fleet)
     network_cv: float | None = None  # per-rank all-reduce time spread
+    # the cv terms apply to every option, whatever its GPU (a stability run: plan/stability_calibration.py)
+    straggler_any_gpu: bool = False
     used: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 
@@ -91,6 +95,11 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
 
     if not _is_json(Path(path)):
         return load_nccl_calibration(Path(path))
+    stability = _stability_report(Path(path))
+    if stability is not None:
+        from gpuwise.plan.stability_calibration import stability_calibration
+
+        return stability_calibration(stability, path)
     report = read_bench_report(path, "--calibrate")
     cal = Calibration(gpu_name=_device_name(report))
     if cal.gpu_name is None:
@@ -165,6 +174,24 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             _("nothing usable: the report has no ok matmul, all-reduce or training-MFU result")
         )
     return cal
+
+
+def _stability_report(path: Path):
+    """The gpuwise-stability/1 document at `path`, or None when the file is something else."""
+    from gpuwise.stability.document_file import is_stability_document, parse_stability
+
+    p = path.expanduser()
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    if '"gpuwise-stability/1"' not in head:
+        return None
+    from gpuwise.datafiles import read_json
+
+    doc = read_json(p, N_("stability result"))
+    return parse_stability(doc, path, "--calibrate") if is_stability_document(doc) else None
 
 
 def _is_json(path: Path) -> bool:

@@ -218,13 +218,16 @@ def node_numbers(
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
     compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
     net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
-    if cal and _gpu_matches(hw.spec, cal.gpu_name):
+    if cal and (cal.straggler_any_gpu or _gpu_matches(hw.spec, cal.gpu_name)):
+        spread = "stability run sample" if cal.straggler_any_gpu else None
         if cal.compute_cv is not None:
             compute_cv = cal.compute_cv
-            prov["compute_cv"] = f"calibrated: per-node step-time spread cv {compute_cv:.3f}"
+            what = spread or "per-node step-time"
+            prov["compute_cv"] = f"calibrated: {what} spread cv {compute_cv:.3f}"
         if cal.network_cv is not None:
             network_cv = cal.network_cv
-            prov["network_cv"] = f"calibrated: per-rank all-reduce time spread cv {network_cv:.3f}"
+            what = spread or "per-rank all-reduce time"
+            prov["network_cv"] = f"calibrated: {what} spread cv {network_cv:.3f}"
     return NodeNumbers(
         gpus_per_node=hw.gpus_per_node,
         peak_flops=peak or NAN,

@@ -113,6 +113,10 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         _check_items(p, data.get("findings"), "findings")
         _check_items(p, (data.get("measurements") or {}).get("results"), "measurements.results")
         return "report", data
+    if schema == "gpuwise-stability/1":
+        _check_shape(p, data, {"results": list})
+        _check_items(p, data.get("results"), "results")
+        return "stability", data
     if schema == "gpuwise-bench/1":
         _check_shape(p, data, {"results": list})
         _check_items(p, data.get("results"), "results")
@@ -152,8 +156,25 @@ def _check_items(p: Path, items: Any, where: str) -> None:
 
 
 def _results(kind: str, data: dict) -> list[dict]:
+    if kind == "stability":
+        return stability_results(data)
     bench = data if kind == "bench" else (data.get("measurements") or {})
     return [r for r in bench.get("results", []) if isinstance(r, dict)]
+
+
+def stability_results(data: dict) -> list[dict]:
+    """A gpuwise-stability/1 run as comparable rows: each metric's median, p99 and cv (cloud vs own node:
+    the same metric's spread side by side)."""
+    rows = []
+    for r in data.get("results") or []:
+        info, s = (r.get(key) if isinstance(r.get(key), dict) else {} for key in ("info", "summary"))
+        name, unit = str(info.get("name") or "?"), str(info.get("unit") or "")
+        rows += [
+            {"name": f"{name} median", "unit": unit, "value": s.get("median")},
+            {"name": f"{name} p99", "unit": unit, "value": s.get("p99")},
+            {"name": f"{name} cv", "unit": "", "value": s.get("cv")},
+        ]
+    return rows
 
 
 def _ok_value(r: dict | None) -> float | None:
@@ -253,8 +274,8 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
         b=str(path_b),
         kind_a=ka,
         kind_b=kb,
-        host_a=_opt_str(a.get("hostname")),
-        host_b=_opt_str(b.get("hostname")),
+        host_a=_opt_str(a.get("hostname") or a.get("host")),
+        host_b=_opt_str(b.get("hostname") or b.get("host")),
     )
     if ka == kb == "report":
         comp.facts = diff_facts(a.get("facts") or {}, b.get("facts") or {})

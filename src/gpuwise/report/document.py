@@ -105,7 +105,8 @@ class Chart:
     horizontal (bars only): categories run down the chart and values along it, as in a tornado chart;
     `x_label` names the categories and `y_label` the values either way. `base`: bars grow from this
     value instead of 0 and every series shares its category's row (a tornado's low and high bar).
-    `rules`: reference lines across the value axis, each with a label (a baseline, a flip point)."""
+    `rules`: reference lines across the value axis, each with a label (a baseline, a flip point).
+    `x_bands` (numeric x only): spans of the x axis shaded across the plot, each with a label (a window)."""
 
     kind: Literal["bar", "line", "scatter"]
     title: str
@@ -116,6 +117,7 @@ class Chart:
     horizontal: bool = False
     base: float | None = None
     rules: list[tuple[float, str]] = field(default_factory=list)
+    x_bands: list[tuple[float, float, str]] = field(default_factory=list)
 
 
 Block = Heading | Paragraph | KeyValues | Table | Code | Bullets | Chart

@@ -125,9 +125,35 @@ def fleet_identity(document: dict) -> str:
     return "fleet:" + ",".join(sorted(str(n.get("node")) for n in document.get("nodes") or []))
 
 
+def stability_metrics(document: dict) -> list[Metric]:
+    """stability (gpuwise-stability/1): per metric its median (low/high: p5/p95) and its cv, so runs on
+    different instances and days compare; stability/<metric>/cv is the spread itself."""
+    metrics = []
+    for r in document.get("results") or []:
+        info, s = r.get("info") or {}, r.get("summary") or {}
+        name = info.get("name")
+        if not name or not isinstance(s.get("median"), (int, float)):
+            continue
+        metrics.append(
+            Metric(f"stability/{name}", float(s["median"]), info.get("unit") or "", s.get("p5"), s.get("p95"),
+                   s.get("n"))
+        )  # fmt: skip
+        if isinstance(s.get("cv"), (int, float)):
+            ci = s.get("cv_ci") or [None, None]
+            metrics.append(Metric(f"stability/{name}/cv", float(s["cv"]), "", ci[0], ci[1], s.get("n")))
+    return metrics
+
+
+def stability_facts(document: dict) -> dict:
+    facts = {k: document.get(k) for k in ("device", "gpu_name", "interval_s", "duration_s")}
+    facts["verdicts"] = {lv.get("layer"): lv.get("verdict") for lv in document.get("layers") or []}
+    return facts
+
+
 RECORDS = {  # kind -> (facts, metrics) of its JSON document
     "bench": (bench_facts, bench_metrics),
     "doctor": (doctor_facts, doctor_metrics),
     "tune": (tune_facts, tune_metrics),
     "fleet": (fleet_facts, fleet_metrics),
+    "stability": (stability_facts, stability_metrics),
 }

@@ -18,6 +18,7 @@ from gpuwise.advise.rules import (  # noqa: F401
     nccl_logs,
     network,
     profiles,
+    stability,
     storage,
     toolchain,
 )

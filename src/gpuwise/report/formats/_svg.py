@@ -126,6 +126,8 @@ def chart_svg(chart: Chart) -> str:
             f'fill="#999" fill-opacity="0.18"><title>band {_fmt(min(chart.band))}–'
             f"{_fmt(max(chart.band))}</title></rect>"
         )
+    if numeric_x:
+        out += _x_bands(chart, sx, top, plot_h, x_lo, x_hi)
     for tick in y_ticks:  # horizontal grid and y tick labels
         y = sy(tick)
         out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
@@ -164,6 +166,18 @@ def chart_svg(chart: Chart) -> str:
     out += legend
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _x_bands(chart: Chart, sx, top: float, plot_h: float, x_lo: float, x_hi: float) -> list[str]:
+    """Chart.x_bands: shaded spans of a numeric x axis (clipped to it), each with its label as tooltip."""
+    out = []
+    for start, end, label in chart.x_bands:
+        a, b = sx(max(min(start, end), x_lo)), sx(min(max(start, end), x_hi))
+        out.append(
+            f'<rect class="x-band" x="{a:.1f}" y="{top:.1f}" width="{max(b - a, 1.0):.1f}" height="{plot_h:.1f}" '
+            f'fill="#D55E00" fill-opacity="0.15"><title>{escape(label)}</title></rect>'
+        )
+    return out
 
 
 def _marks(chart: Chart, sx, sy, base: float, slot: float) -> list[str]:
@@ -230,6 +244,8 @@ def _legend(chart: Chart, shift: int = 0) -> tuple[list[str], int]:
     entries = [(PALETTE[i % len(PALETTE)], "1", s.name) for i, s in enumerate(chart.series)]
     if chart.band:
         entries.append(("#999", "0.3", _("typical range")))
+    if chart.x_bands:
+        entries.append(("#D55E00", "0.3", _("slow window")))
     out, x, y = ['<g class="legend">'], LEFT, 28 + shift
     for color, opacity, name in entries:
         width = 24 + 6.5 * cell_len(name)  # about 6.5 px per cell at 12 px (a CJK character is 2 cells)
