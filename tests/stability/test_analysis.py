@@ -118,28 +118,41 @@ def test_live_context_reader_gives_rates():
     assert 0 <= out["cpu_busy_pct"] <= 100 and out["runq_wait_ms_per_s"] >= 0
 
 
-def _saved(tmp_path, values=None) -> str:
-    r = _report(values or [100.0 + (i % 3) for i in range(12)])
+def _saved(tmp_path, values=None, gpu: str | None = "NVIDIA H100 80GB HBM3") -> str:
+    r = _report(values or [100.0 + (i % 3) for i in range(12)]).model_copy(update={"gpu_name": gpu})
     path = tmp_path / "stab.json"
     path.write_text(json.dumps(r.to_json()))
     return str(path)
 
 
-def test_plan_calibration_sets_the_straggler_terms_for_every_option(tmp_path):
+def test_plan_calibration_sets_the_straggler_terms_of_the_measured_gpu(tmp_path):
     from gpuwise.plan.calibrate import load_calibration
 
     cal = load_calibration(_saved(tmp_path), "bf16")
-    assert cal.straggler_any_gpu and cal.compute_cv == pytest.approx(0.0085, abs=0.002)
+    assert cal.from_stability and cal.compute_cv == pytest.approx(0.0085, abs=0.002)
     assert cal.network_cv is None and any("compute straggler term" in u for u in cal.used)
 
 
-def test_plan_shows_the_straggler_term_it_set(tmp_path):
+def test_plan_shows_the_straggler_term_it_set_on_options_with_the_measured_gpu(tmp_path):
     from gpuwise.plan.planner import make_plan
 
     plan = make_plan("examples/llm-7b-pretrain-1t.yaml", None, _saved(tmp_path, [100.0, 80.0] * 10), [1, 16])
-    prov = [r.provenance.get("compute_cv", "") for r in plan.rows]
-    assert prov and all(p.startswith("calibrated: stability run sample spread cv 0.1") for p in prov)
-    assert float(np.nanmax(plan.perf.straggler_s[:, 1])) > 0  # 16 nodes wait for the slowest
+    h100 = [o for o, r in enumerate(plan.rows) if "H100-SXM" in r.provenance.get("peak", "")]
+    other = [o for o, r in enumerate(plan.rows) if "H100-SXM" not in r.provenance.get("peak", "")]
+    assert h100 and other
+    assert all(
+        plan.rows[o].provenance["compute_cv"].startswith("calibrated: stability run sample spread cv 0.1")
+        for o in h100
+    )
+    assert not any(plan.rows[o].provenance.get("compute_cv") for o in other)  # another GPU, another spread
+    assert float(np.nanmax(plan.perf.straggler_s[h100, 1])) > 0  # 16 nodes wait for the slowest
+
+
+def test_a_stability_run_without_a_gpu_calibrates_no_gpu_option(tmp_path):
+    from gpuwise.plan.calibrate import load_calibration
+
+    cal = load_calibration(_saved(tmp_path, gpu=None), "bf16")
+    assert cal.compute_cv is None and any("has no GPU" in i for i in cal.ignored)
 
 
 def test_a_damaged_stability_file_is_a_clean_error(tmp_path):

@@ -33,8 +33,7 @@ class Calibration:
     network: NetworkFit | None = None  # inter-node all-reduce, fitted
     compute_cv: float | None = None  # per-node step-time spread (fleet)
     network_cv: float | None = None  # per-rank all-reduce time spread
-    # the cv terms apply to every option, whatever its GPU (a stability run: plan/stability_calibration.py)
-    straggler_any_gpu: bool = False
+    from_stability: bool = False  # the spreads come from a `gpuwise stability` run (its probes, not steps)
     used: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 

@@ -218,8 +218,8 @@ def node_numbers(
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
     compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
     net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
-    if cal and (cal.straggler_any_gpu or _gpu_matches(hw.spec, cal.gpu_name)):
-        spread = "stability run sample" if cal.straggler_any_gpu else None
+    if cal and _gpu_matches(hw.spec, cal.gpu_name):
+        spread = "stability run sample" if cal.from_stability else None
         if cal.compute_cv is not None:
             compute_cv = cal.compute_cv
             what = spread or "per-node step-time"
