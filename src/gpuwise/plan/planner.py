@@ -193,7 +193,7 @@ def make_plan(
         notes.append(
             _("calibration from {gpu} matched no option's GPU: nothing was applied").format(gpu=cal.gpu_name)
         )
-    numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"))
+    numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d)
     arrays = OptionArrays.stack([r.numbers for r in rows])
     perf = evaluate(numbers, arrays, nodes_arr)
     # The same at both ends of each network's achieved-bandwidth range (NCCL over TCP vs RDMA).

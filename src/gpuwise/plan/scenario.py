@@ -48,7 +48,7 @@ def scenario(workload_path: str, d: PlanDefaults | None = None) -> dict:
         # Same local storage for both, so only the network differs.
         rows.append(node_numbers(wl, hw, d, None, network(gbps, fabric, d, rdma=rdma), "local-nvme", 0.0, {}))
     perf = evaluate(
-        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
+        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d),
         OptionArrays.stack(rows),
         np.asarray(NODES, dtype=float),
     )
