@@ -77,3 +77,53 @@ def test_published_comparison_runs_and_computes_published_efficiency():
     assert r["published"][0] == pytest.approx(2632.95 / (2 * 2697.29))
     for i in range(len(r["nodes"])):
         assert 0 < r["low"][i] <= r["typical"][i] <= r["high"][i] <= 1.0
+
+
+def test_plan_says_what_tcp_socket_tuning_is_worth():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from gpuwise.plan import catalog_bridge as cat
+    from gpuwise.plan.options import Hardware, node_numbers
+    from gpuwise.plan.perf import OptionArrays, evaluate
+    from gpuwise.plan.planner import tcp_tuning_note
+
+    d = PlanDefaults()
+    wl = load_workload(ROOT / "examples" / "resnet50-imagenet.yaml")
+    hw = Hardware("A100-SXM-80GB", cat.match_gpu("A100-SXM-80GB"), 8)
+    nets = [network(25.0, None, d, rdma=False, provider="aws"), network(1600.0, "ib-hdr", d)]
+    arrays = OptionArrays.stack([node_numbers(wl, hw, d, None, n, "local-nvme", 0.0, {}) for n in nets])
+    w = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d)
+    nodes = np.array([1.0, 4.0, 16.0])
+    feasible = evaluate(w, arrays, nodes).infeasible == 0
+    rows = [SimpleNamespace(tcp=True, label="vpc-25g"), SimpleNamespace(tcp=False, label="ib")]
+    note = tcp_tuning_note(rows, w, arrays, nodes, feasible)
+    assert note and "vpc-25g" in note and "gpuwise tune" in note
+    # only RDMA options: nothing to tune on sockets
+    assert (
+        tcp_tuning_note([rows[1]], w, OptionArrays.stack([arrays_row(arrays, 1)]), nodes, feasible[1:])
+        is None
+    )
+
+
+def test_runtime_sets_buckets_coordination_and_sharding(tmp_path):
+    d = PlanDefaults()
+    base = LLM7B.read_text()
+    out = {}
+    for runtime in ("ddp", "horovod", "fsdp"):
+        path = tmp_path / f"{runtime}.yaml"
+        path.write_text(base.replace("precision: bf16", f"precision: bf16\n  runtime: {runtime}"))
+        out[runtime] = WorkloadNumbers.from_workload(load_workload(path), 4.0 / 3.0, d)
+    assert out["ddp"].sync_wait_s == 0.0 and out["ddp"].bucket_bytes == 25 * 2**20
+    assert out["horovod"].bucket_bytes == out["horovod"].first_bucket_bytes == 64 * 2**20
+    assert out["horovod"].sync_wait_s > d.value("runtimes.horovod.cycle_ms") * 1e-3
+    assert out["fsdp"].zero_stage == 3
+
+
+def arrays_row(arrays, i):
+    from dataclasses import fields
+
+    from gpuwise.plan.perf import NodeNumbers
+
+    return NodeNumbers(**{f.name: float(getattr(arrays, f.name)[i]) for f in fields(NodeNumbers)})

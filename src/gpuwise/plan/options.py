@@ -54,6 +54,7 @@ class OptionRow:
     network: str = ""
     provenance: dict[str, str] = field(default_factory=dict)
     price_as_of: dt.date | None = None  # the cloud price's date (None: undated or owned)
+    tcp: bool = False  # inter-node traffic is NCCL over TCP sockets (its range is untuned–tuned sockets)
 
     @property
     def price_age_days(self) -> int | None:
@@ -188,8 +189,9 @@ def achieved_range(
     if rdma:
         key = "network_achieved_fraction.rdma"
         return tuple(float(d.value(f"{key}.{end}")) for end in ("low", "typical", "high"))  # type: ignore[return-value]
+    if gbps <= 0:
+        raise ValueError("achieved_range over TCP needs the line rate (gbps)")
     untuned, default, tuned = tcp_sockets(d, provider)
-    gbps = gbps or 100.0
     return (
         tcp_fraction(d, gbps, untuned, d.value("tcp_sockets.per_flow_gbps_low_end")),
         tcp_fraction(d, gbps, default),
@@ -271,11 +273,11 @@ def node_numbers(
     prov["storage"] = f"{storage}: {st.source}"
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
     compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
-    cv_low_end = d.value("stragglers.compute_cv_low_end")
+    cv_low_end, cv_high_end = d.value("stragglers.compute_cv_low_end"), 0.0  # measured spread: both ends
     net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
     if cal and _gpu_matches(hw.spec, cal.gpu_name):
         if cal.compute_cv is not None:
-            compute_cv = cv_low_end = cal.compute_cv
+            compute_cv = cv_low_end = cv_high_end = cal.compute_cv
             prov["compute_cv"] = f"calibrated: per-node step-time spread cv {compute_cv:.3f}"
         if cal.network_cv is not None:
             network_cv = cal.network_cv
@@ -299,6 +301,7 @@ def node_numbers(
         inter_bytes_s_low=net.bytes_s_low,
         inter_bytes_s_high=net.bytes_s_high,
         compute_cv_low_end=max(cv_low_end, compute_cv),
+        compute_cv_high_end=cv_high_end,
     )
 
 
@@ -452,6 +455,7 @@ def cloud_rows(
                     instance_type=offer.instance_type,
                     region=offer.region,
                     network=prov["network"],
+                    tcp=bool(net.bytes_s) and not net.rdma,
                     provenance=prov,
                     price_as_of=offer.as_of
                     if price_src.startswith(offer.price_source or "catalog")

@@ -177,6 +177,7 @@ class NodeNumbers:
     interruption_cost_h: float = 0.0
     spot_max_nodes: float = math.inf
     compute_cv_low_end: float = -1.0  # the cv at the pessimistic end of the range; < 0 = compute_cv
+    compute_cv_high_end: float = 0.0  # the cv at the optimistic end (0 unless measured)
     sync_wait_factor: float = 1.0  # share of the workload's runtime coordination wait paid (high end: 0)
 
 
@@ -206,6 +207,7 @@ class OptionArrays:
     interruption_cost_h: np.ndarray
     spot_max_nodes: np.ndarray
     compute_cv_low_end: np.ndarray
+    compute_cv_high_end: np.ndarray
     sync_wait_factor: np.ndarray
 
     @classmethod
@@ -216,14 +218,14 @@ class OptionArrays:
 
     def with_network_end(self, end: str) -> OptionArrays:
         """The same options at the "low" or "high" end of each one's range: inter_bytes_s at that end of
-        the network's range, the straggler cv at its pessimistic value (low) or 0 (high), and at the high
-        end no runtime coordination wait (tuned Horovod)."""
+        the network's range, the straggler cv at its pessimistic value (low) or 0 unless measured (high),
+        and at the high end no runtime coordination wait (tuned Horovod)."""
         other = getattr(self, f"inter_bytes_s_{end}")
         chosen = np.where(other > 0, other, self.inter_bytes_s)
         if end == "low":
             cv = np.where(self.compute_cv_low_end >= 0, self.compute_cv_low_end, self.compute_cv)
         else:
-            cv = np.zeros_like(self.compute_cv)
+            cv = np.minimum(self.compute_cv_high_end, self.compute_cv)
         return OptionArrays(
             **{
                 **{f.name: getattr(self, f.name) for f in fields(self)},
