@@ -347,12 +347,12 @@ def predict(
 def predictions(
     t_compute: float, params: int, ranks: int, mbit: float, rtt_s: float, table, batch: int
 ) -> dict:
-    """(a) nominal rate × the sourced TCP range, (b) calibrated from the measured all-reduce table."""
+    """(a) nominal rate × the plan's TCP range at that rate, (b) calibrated from the measured all-reduce table."""
     from gpuwise.plan.defaults import PlanDefaults
     from gpuwise.plan.network_fit import fit_measurement
     from gpuwise.plan.options import achieved_range
 
-    low, typical, high = achieved_range(PlanDefaults(), rdma=False)
+    low, typical, high = achieved_range(PlanDefaults(), rdma=False, gbps=mbit / 1000)
     line = mbit * 1e6 / 8
     out = {
         name: predict(t_compute, params, ranks, line * frac, rtt_s / 2, batch)

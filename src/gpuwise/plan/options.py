@@ -54,6 +54,7 @@ class OptionRow:
     network: str = ""
     provenance: dict[str, str] = field(default_factory=dict)
     price_as_of: dt.date | None = None  # the cloud price's date (None: undated or owned)
+    tcp: bool = False  # inter-node traffic is NCCL over TCP sockets (its range is untuned–tuned sockets)
 
     @property
     def price_age_days(self) -> int | None:
@@ -160,10 +161,57 @@ def transport(rdma: bool) -> str:
     return "rdma" if rdma else "tcp"
 
 
-def achieved_range(d: PlanDefaults, rdma: bool) -> tuple[float, float, float]:
-    """(low, typical, high) large-message all-reduce busbw / NIC line rate for NCCL over TCP or RDMA."""
-    key = f"network_achieved_fraction.{transport(rdma)}"
-    return tuple(float(d.value(f"{key}.{end}")) for end in ("low", "typical", "high"))  # type: ignore[return-value]
+def tcp_sockets(d: PlanDefaults, provider: str | None = None) -> tuple[int, int, int]:
+    """(untuned, provider default, tuned) NCCL sockets per connection: NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD."""
+    by_provider = d.data["tcp_sockets"].get("providers") or {}
+    key = str(provider or "").lower()
+    here = by_provider[key]["value"] if key in by_provider else d.value("tcp_sockets.sockets_default")
+    return int(d.value("tcp_sockets.sockets_default")), int(here), int(d.value("tcp_sockets.sockets_tuned"))
+
+
+def tcp_fraction(d: PlanDefaults, gbps: float, sockets: int, per_flow_gbps: float | None = None) -> float:
+    """Large-message NCCL all-reduce busbw over TCP / line rate: the smallest of the wire, the flows NCCL
+    opens (channels × sockets, each at most the per-flow limit) and the host's socket-copy ceiling."""
+    flow = per_flow_gbps if per_flow_gbps is not None else d.value("tcp_sockets.per_flow_gbps")
+    flows = d.value("tcp_sockets.channels") * max(int(sockets), 1)
+    achieved = min(
+        gbps * d.value("tcp_sockets.wire_efficiency"), flows * flow, d.value("tcp_sockets.host_cap_gbps")
+    )
+    return achieved / gbps
+
+
+def achieved_range(
+    d: PlanDefaults, rdma: bool, gbps: float = 0.0, provider: str | None = None
+) -> tuple[float, float, float]:
+    """(low, typical, high) large-message all-reduce busbw / NIC line rate. RDMA: sourced fractions (low =
+    no GPUDirect RDMA). TCP at `gbps`: untuned NCCL sockets outside a placement group, the provider's NCCL
+    defaults, tuned sockets (NCCL_SOCKET_NTHREADS × NCCL_NSOCKS_PERTHREAD = 64)."""
+    if rdma:
+        key = "network_achieved_fraction.rdma"
+        return tuple(float(d.value(f"{key}.{end}")) for end in ("low", "typical", "high"))  # type: ignore[return-value]
+    if gbps <= 0:
+        raise ValueError("achieved_range over TCP needs the line rate (gbps)")
+    untuned, default, tuned = tcp_sockets(d, provider)
+    return (
+        tcp_fraction(d, gbps, untuned, d.value("tcp_sockets.per_flow_gbps_low_end")),
+        tcp_fraction(d, gbps, default),
+        tcp_fraction(d, gbps, tuned),
+    )
+
+
+def socket_advice(d: PlanDefaults, gbps: float, provider: str | None = None) -> str:
+    """What NCCL socket settings close the gap on this NIC, from the same model ("" when nothing does)."""
+    _untuned, default, tuned = tcp_sockets(d, provider)
+    now, best = tcp_fraction(d, gbps, default), tcp_fraction(d, gbps, tuned)
+    if best <= now * 1.02:
+        return ""
+    for threads, socks in ((2, 4), (4, 4), (4, 8), (8, 8)):
+        if tcp_fraction(d, gbps, threads * socks) >= best * 0.99:
+            break
+    return _(
+        "NCCL over TCP on {gbps:g} Gbit/s: NCCL_SOCKET_NTHREADS={threads} NCCL_NSOCKS_PERTHREAD={socks} "
+        "should raise the all-reduce from {now:.0%} to {best:.0%} of line rate; `gpuwise tune` measures it"
+    ).format(gbps=gbps, threads=threads, socks=socks, now=now, best=best)
 
 
 def network(
@@ -174,8 +222,11 @@ def network(
     achieved: float | None = None,
     rdma: bool | None = None,
     label: str | None = None,
+    provider: str | None = None,
+    gpudirect: bool = True,
 ) -> NetworkLink:
-    """A node's inter-node network: achieved bytes/s per node (with its range), latency, RDMA or not."""
+    """A node's inter-node network: achieved bytes/s per node (with its range), latency, RDMA or not.
+    Over RDMA without GPUDirect RDMA (NIC behind the CPU) the typical fraction is the range's low end."""
     fab = cat.get_fabric(fabric_key)
     kind = fab.kind if fab else None
     is_rdma = bool(rdma if rdma is not None else kind in RDMA_KINDS)
@@ -183,14 +234,19 @@ def network(
         gbps = fab.bandwidth_gbps
     if not gbps:
         return NetworkLink(0.0, NAN, is_rdma, "no network bandwidth known")
-    low, typical, high = achieved_range(d, is_rdma)
+    low, typical, high = achieved_range(d, is_rdma, gbps, provider)
+    if is_rdma and not gpudirect:
+        typical = low
     frac = achieved or (fab.achieved_fraction if fab else None) or typical
     lat_key = (
         "communication.default_rdma_latency_us" if is_rdma else "communication.default_network_latency_us"
     )
     lat_us = latency_us or (fab.latency_us if fab else None) or d.value(lat_key)
     name = fabric_key or label or ("RDMA" if is_rdma else "TCP")
-    desc = f"{gbps:g} Gbit/s {name} × {frac:g} achieved ({transport(is_rdma)} range {low:g}–{high:g}), {lat_us:g} us"
+    desc = (
+        f"{gbps:g} Gbit/s {name} × {frac:.2g} achieved ({transport(is_rdma)} range {low:.2g}–{high:.2g}), "
+        f"{lat_us:g} us"
+    )
     line = gbps / 8.0 * 1e9
     return NetworkLink(
         line * frac, lat_us * 1e-6, is_rdma, desc, line * min(low, frac), line * max(high, frac)
@@ -217,11 +273,12 @@ def node_numbers(
     prov["storage"] = f"{storage}: {st.source}"
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
     compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
+    cv_low_end, cv_high_end = d.value("stragglers.compute_cv_low_end"), 0.0  # measured spread: both ends
     net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
     if cal and _gpu_matches(hw.spec, cal.gpu_name):
         spread = "stability run sample" if cal.from_stability else None
         if cal.compute_cv is not None:
-            compute_cv = cal.compute_cv
+            compute_cv = cv_low_end = cv_high_end = cal.compute_cv
             what = spread or "per-node step-time"
             prov["compute_cv"] = f"calibrated: {what} spread cv {compute_cv:.3f}"
         if cal.network_cv is not None:
@@ -246,6 +303,8 @@ def node_numbers(
         usable_memory_fraction=d.value("memory.usable_fraction"),
         inter_bytes_s_low=net.bytes_s_low,
         inter_bytes_s_high=net.bytes_s_high,
+        compute_cv_low_end=max(cv_low_end, compute_cv),
+        compute_cv_high_end=cv_high_end,
     )
 
 
@@ -346,7 +405,13 @@ def cloud_rows(
         elif rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
             net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
         else:
-            net = network(offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp")
+            net = network(
+                offer.network_gbps, None, d, rdma=False, label=offer.fabric or "tcp", provider=offer.provider
+            )
+        if net.bytes_s and not net.rdma:
+            advice = socket_advice(d, float(offer.network_gbps or 0), offer.provider)
+            if advice:
+                net = dataclasses.replace(net, description=f"{net.description}; {advice}")
         if not net.bytes_s and not single_node and offer.network_source:
             net = dataclasses.replace(net, description=f"{net.description}: {offer.network_source}")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
@@ -393,6 +458,7 @@ def cloud_rows(
                     instance_type=offer.instance_type,
                     region=offer.region,
                     network=prov["network"],
+                    tcp=bool(net.bytes_s) and not net.rdma,
                     provenance=prov,
                     price_as_of=offer.as_of
                     if price_src.startswith(offer.price_source or "catalog")

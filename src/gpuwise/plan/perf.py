@@ -10,8 +10,11 @@ All inputs per option are numpy arrays of shape (O,), node counts shape (K,); ev
   reduced in their own dtype (`reduce_bytes`): fp32 under DDP + autocast, whatever the compute precision
 * overlap           = DDP's bucket schedule (overlap.py): only the last micro-batch's backward can hide
   the sync; buckets become ready in reverse layer order and are reduced one after another
-* stragglers        = synchronous steps wait for the slowest of N nodes: E[max] ≈ cv·sqrt(2 ln N); the
-  cvs are 0 unless calibrated from measured step-time spread (plan --calibrate FLEET_DIR)
+* runtime           = DDP buckets; Horovod fuses tensors into its fusion buffer and the last ones wait up
+  to one cycle plus a negotiation per tensor (multi-node only); FSDP/ZeRO-3 all-gather + reduce-scatter
+* stragglers        = synchronous steps wait for the slowest of N nodes: E[max] ≈ cv·sqrt(2 ln N); a
+  small sourced default cv (plan_defaults.yaml `stragglers`), or the measured step-time spread
+  (plan --calibrate FLEET_DIR)
 * data loading      = overlapped by prefetch: step = max(GPU time, read time)
 * memory fit        = weights, gradients, optimizer states per ZeRO stage, activations (Korthikanti 2022)
 """
@@ -88,9 +91,10 @@ class WorkloadNumbers:
     avg_read_bytes: float
     reduce_bytes: float = 4.0  # bytes per gradient value as all-reduced (fp32 under DDP + autocast)
     first_bucket_bytes: float = DDP_FIRST_BUCKET_BYTES
+    sync_wait_s: float = 0.0  # Horovod: exposed coordination per multi-node step (cycle + negotiation)
 
     @classmethod
-    def from_workload(cls, wl, recompute_factor: float = 4.0 / 3.0) -> WorkloadNumbers:
+    def from_workload(cls, wl, recompute_factor: float = 4.0 / 3.0, d=None) -> WorkloadNumbers:
         from gpuwise.plan.workload import GRAD_BYTES, OPTIMIZER_BYTES, reduce_bytes
 
         tr, m = wl.training, wl.model
@@ -99,6 +103,12 @@ class WorkloadNumbers:
             OPTIMIZER_BYTES[tr.optimizer] if mixed else OPTIMIZER_BYTES[tr.optimizer] - 4
         )  # no separate fp32 master
         par = tr.parallelism
+        bucket, first, wait = tr.bucket_mb * 2**20, DDP_FIRST_BUCKET_BYTES, 0.0  # DDP: bucket_cap_mb MiB
+        if tr.runtime == "horovod" and d is not None:
+            tensors = tr.grad_tensors or 12 * (m.layers or 16)
+            bucket = first = d.value("runtimes.horovod.fusion_mb") * 2**20
+            wait = horovod_wait_s(d, tensors)
+        zero = 3 if tr.runtime == "fsdp" else par.effective_zero
         return cls(
             flops_per_sample=m.train_flops_per_sample(),
             total_samples=wl.total_samples(),
@@ -108,11 +118,13 @@ class WorkloadNumbers:
             weight_bytes=2.0 if mixed else 4.0,
             grad_bytes=float(GRAD_BYTES[tr.precision]),
             optimizer_bytes=float(opt),
-            zero_stage=par.effective_zero,
+            zero_stage=zero,
             tp=par.tp,
             pp=par.pp,
             fixed_dp=0 if par.dp == "auto" else int(par.dp),
-            bucket_bytes=tr.bucket_mb * 2**20,  # DDP: bucket_cap_mb * 1024 * 1024
+            bucket_bytes=bucket,
+            first_bucket_bytes=first,
+            sync_wait_s=wait,
             layers=float(m.layers or 0),
             hidden=float(m.hidden or 0),
             heads=float(m.heads or 0),
@@ -126,6 +138,15 @@ class WorkloadNumbers:
             avg_read_bytes=wl.data.avg_read_kb * 1024.0,
             reduce_bytes=float(reduce_bytes(tr)),
         )
+
+
+def horovod_wait_s(d, tensors: float) -> float:
+    """Horovod's exposed coordination per step across nodes: the last fused tensors wait for the next
+    cycle (HOROVOD_CYCLE_TIME) and rank 0 negotiates every tensor (plan_defaults.yaml `runtimes.horovod`)."""
+    return (
+        d.value("runtimes.horovod.cycle_ms") * 1e-3
+        + tensors * d.value("runtimes.horovod.per_tensor_us") * 1e-6
+    )
 
 
 @dataclass(frozen=True)
@@ -155,6 +176,9 @@ class NodeNumbers:
     interruptions_per_node_hour: float = 0.0
     interruption_cost_h: float = 0.0
     spot_max_nodes: float = math.inf
+    compute_cv_low_end: float = -1.0  # the cv at the pessimistic end of the range; < 0 = compute_cv
+    compute_cv_high_end: float = 0.0  # the cv at the optimistic end (0 unless measured)
+    sync_wait_factor: float = 1.0  # share of the workload's runtime coordination wait paid (high end: 0)
 
 
 @dataclass
@@ -182,6 +206,9 @@ class OptionArrays:
     interruptions_per_node_hour: np.ndarray
     interruption_cost_h: np.ndarray
     spot_max_nodes: np.ndarray
+    compute_cv_low_end: np.ndarray
+    compute_cv_high_end: np.ndarray
+    sync_wait_factor: np.ndarray
 
     @classmethod
     def stack(cls, rows: list[NodeNumbers]) -> OptionArrays:
@@ -190,11 +217,22 @@ class OptionArrays:
         )
 
     def with_network_end(self, end: str) -> OptionArrays:
-        """The same options with inter_bytes_s at the "low" or "high" end of each one's range."""
+        """The same options at the "low" or "high" end of each one's range: inter_bytes_s at that end of
+        the network's range, the straggler cv at its pessimistic value (low) or 0 unless measured (high),
+        and at the high end no runtime coordination wait (tuned Horovod)."""
         other = getattr(self, f"inter_bytes_s_{end}")
         chosen = np.where(other > 0, other, self.inter_bytes_s)
+        if end == "low":
+            cv = np.where(self.compute_cv_low_end >= 0, self.compute_cv_low_end, self.compute_cv)
+        else:
+            cv = np.minimum(self.compute_cv_high_end, self.compute_cv)
         return OptionArrays(
-            **{**{f.name: getattr(self, f.name) for f in fields(self)}, "inter_bytes_s": chosen}
+            **{
+                **{f.name: getattr(self, f.name) for f in fields(self)},
+                "inter_bytes_s": chosen,
+                "compute_cv": cv,
+                "sync_wait_factor": self.sync_wait_factor * (0.0 if end == "high" else 1.0),
+            }
         )
 
     def as_column(self) -> OptionArrays:
@@ -313,6 +351,9 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     # activation checkpointing the backward also re-runs the forward: 3 of 4 units instead of 2 of 3.
     backward = (1.0 - 1.0 / (3.0 * recompute)) * compute / accum
     exposed = exposed_after_backward(grad_rank, first, w.bucket_bytes, per_byte, per_bucket, backward)
+    exposed = exposed + np.where(
+        m > 1, w.sync_wait_s * col.sync_wait_factor, 0.0
+    )  # Horovod coordination across nodes
 
     spread = np.sqrt(2.0 * np.log(np.maximum(n, 1.0)))  # E[max of N normals] ≈ mean + σ·sqrt(2 ln N)
     straggler = spread * (col.compute_cv * (compute + bubble + tp_comm) + col.network_cv * comm)

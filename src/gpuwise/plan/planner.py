@@ -128,6 +128,39 @@ def _cost_arrays(rows: list[OptionRow], case: int, fx: np.ndarray) -> CostArrays
     )
 
 
+def tcp_tuning_note(
+    rows: list[OptionRow], w: WorkloadNumbers, arrays: OptionArrays, nodes: np.ndarray, feasible: np.ndarray
+) -> str | None:
+    """How many points of scaling efficiency NCCL socket tuning is worth on the TCP options: the same
+    model with untuned sockets (the range's low end) and tuned ones (its high end), stragglers as typical."""
+    tcp = np.array([r.tcp for r in rows])
+    if not tcp.any() or len(nodes) < 2:
+        return None
+    ends = []
+    for end in ("low", "high"):
+        other = getattr(arrays, f"inter_bytes_s_{end}")
+        ends.append(
+            evaluate(
+                w,
+                OptionArrays(
+                    **{**arrays.__dict__, "inter_bytes_s": np.where(other > 0, other, arrays.inter_bytes_s)}
+                ),
+                nodes,
+            ).efficiency
+        )
+    gain = np.where(tcp[:, None] & feasible & (nodes[None, :] > 1), ends[1] - ends[0], 0.0)
+    o, k = np.unravel_index(int(np.argmax(gain)), gain.shape)
+    if gain[o, k] < 0.02:
+        return None
+    return _(
+        "NCCL over TCP: socket tuning is worth up to {points:.0f} points of scaling efficiency here "
+        "({option} at {nodes:g} nodes: {low:.0%} with untuned sockets, {high:.0%} tuned); "
+        "`gpuwise tune` measures it on your cluster"
+    ).format(
+        points=gain[o, k] * 100, option=rows[o].label, nodes=nodes[k], low=ends[0][o, k], high=ends[1][o, k]
+    )
+
+
 def _commitment_notes(rows: list[OptionRow], blocked: np.ndarray, unpriced: list[UnpricedOffer]) -> list[str]:
     notes = []
     terms = {r.pricing for o, r in enumerate(rows) if (blocked[o] & commitments.TERM_LONGER_THAN_RUN).all()}
@@ -193,13 +226,16 @@ def make_plan(
         notes.append(
             _("calibration from {gpu} matched no option's GPU: nothing was applied").format(gpu=cal.gpu_name)
         )
-    numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"))
+    numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d)
     arrays = OptionArrays.stack([r.numbers for r in rows])
     perf = evaluate(numbers, arrays, nodes_arr)
     # The same at both ends of each network's achieved-bandwidth range (NCCL over TCP vs RDMA).
     efficiency_range = tuple(
         evaluate(numbers, arrays.with_network_end(end), nodes_arr).efficiency for end in ("low", "high")
     )
+    tuning = tcp_tuning_note(rows, numbers, arrays, nodes_arr, perf.infeasible == 0)
+    if tuning:
+        notes.append(tuning)
     plan_ccy = wl.org.currency.upper()
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
     conversions = {r.currency: currency.conversion(r.currency, plan_ccy, rates) for r in rows}

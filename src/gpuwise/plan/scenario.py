@@ -22,13 +22,13 @@ from gpuwise.plan.workload import load_workload
 
 NODES = (1, 4, 16)
 GPU = "A100-SXM-80GB"
-# (label, per-node Gbit/s, fabric key or None for VPC TCP, rdma)
+# (label, per-node Gbit/s, fabric key or None for VPC TCP, rdma, provider whose NCCL socket defaults apply)
 NETWORKS = (
-    ("VPC 25G TCP", 25.0, None, False),
-    ("VPC 50G TCP", 50.0, None, False),
-    ("VPC 100G TCP", 100.0, None, False),
-    ("IB 8x HDR 200G", 8 * 200.0, "ib-hdr", True),
-    ("IB 8x NDR 400G", 8 * 400.0, "ib-ndr", True),
+    ("VPC 25G TCP", 25.0, None, False, "aws"),
+    ("VPC 50G TCP", 50.0, None, False, "aws"),
+    ("VPC 100G TCP", 100.0, None, False, "aws"),
+    ("IB 8x HDR 200G", 8 * 200.0, "ib-hdr", True, None),
+    ("IB 8x NDR 400G", 8 * 400.0, "ib-ndr", True, None),
 )
 CLAIM = {4: (0.70, 0.80), 16: (0.50, 0.60)}
 DEFAULT_WORKLOADS = (
@@ -44,11 +44,12 @@ def scenario(workload_path: str, d: PlanDefaults | None = None) -> dict:
     wl = load_workload(workload_path)
     hw = Hardware(GPU, cat.match_gpu(GPU), 8)
     rows = []
-    for _label, gbps, fabric, rdma in NETWORKS:
+    for _label, gbps, fabric, rdma, provider in NETWORKS:
         # Same local storage for both, so only the network differs.
-        rows.append(node_numbers(wl, hw, d, None, network(gbps, fabric, d, rdma=rdma), "local-nvme", 0.0, {}))
+        net = network(gbps, fabric, d, rdma=rdma, provider=provider)
+        rows.append(node_numbers(wl, hw, d, None, net, "local-nvme", 0.0, {}))
     perf = evaluate(
-        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor")),
+        WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d),
         OptionArrays.stack(rows),
         np.asarray(NODES, dtype=float),
     )

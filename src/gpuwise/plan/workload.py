@@ -125,6 +125,15 @@ class Training(_Strict):
         "parameters); bf16/fp16 with a compression hook (bf16_compress_hook) or bf16 parameters",
     )
     parallelism: Parallelism = Field(default_factory=Parallelism)
+    runtime: Literal["ddp", "horovod", "fsdp", "deepspeed"] = Field(
+        "ddp",
+        description="data-parallel runtime: ddp (buckets of bucket_mb), horovod (fusion buffer, cycle time, "
+        "per-tensor negotiation), fsdp (sharded all-gather + reduce-scatter, as ZeRO-3), deepspeed "
+        "(ZeRO stage from parallelism.zero_stage)",
+    )
+    grad_tensors: int | None = Field(
+        None, gt=0, description="gradient tensors per step (Horovod negotiates each); default 12 per layer"
+    )
     checkpoint_interval_minutes: float | None = Field(
         None, gt=0, le=100000, description="minutes between checkpoints (spot: work lost per interruption)"
     )

@@ -1,0 +1,81 @@
+"""The scaling model against published multi-node runs (benchmarks/data/published_scaling.yaml).
+
+Runs the plan's own model on every published point and holds it to the issue's tolerances, so a change
+that makes the model drift from published reality fails here. The points the model does not explain are
+listed by name (KNOWN_OUTSIDE) and in the README, rather than fitted away.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from gpuwise.plan.defaults import PlanDefaults
+from gpuwise.plan.options import achieved_range, socket_advice, tcp_fraction
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "validate_published_scaling.py"
+# Untuned runs over a Kubernetes kubenet overlay at 2 and 4 nodes (the model has no overlay term) and
+# one 2-node run at 99%, above the tuned end: reported in the README's validation table.
+KNOWN_OUTSIDE = {
+    ("ResNet-50 fp32, TF + Horovod, kubenet", 2),
+    ("ResNet-50 fp32, TF + Horovod, kubenet", 4),
+    ("ResNet-101 fp32, TF + Horovod, same cluster", 2),
+    ("ResNet-101 fp32, TF + Horovod, same cluster", 4),
+    ("ResNet-50 mixed, TF + Horovod, aws-samples example", 2),
+}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    spec = importlib.util.spec_from_file_location("validate_published_scaling", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.points()
+
+
+def test_enough_points_from_enough_sources(rows):
+    assert len(rows) >= 30
+    sources = {r["source"].split()[0] for r in rows}
+    assert len(sources) >= 5
+    tcp = {r["nodes"] for r in rows if r["transport"] == "TCP"}
+    assert 4 in tcp and max(tcp) >= 16  # cloud TCP at 4 and 16+ nodes
+
+
+def test_typical_within_10_points_on_90_percent(rows):
+    within = [abs(r["typical"] - r["published"]) <= 0.10 for r in rows]
+    assert sum(within) >= 0.9 * len(rows), [
+        (r["name"], r["nodes"], round(r["published"], 2), round(r["typical"], 2))
+        for r, ok in zip(rows, within, strict=True)
+        if not ok
+    ]
+
+
+def test_range_contains_published_except_the_named_points(rows):
+    outside = {
+        (r["name"], r["nodes"]) for r in rows if not r["low"] - 1e-9 <= r["published"] <= r["high"] + 1e-9
+    }
+    assert outside <= KNOWN_OUTSIDE, outside - KNOWN_OUTSIDE
+    for r in rows:
+        assert r["low"] <= r["typical"] <= r["high"]
+
+
+def test_fitted_points_are_few_and_marked(rows):
+    # the straggler cv is fitted to the DGX-2H cases only; everything else is out of sample
+    fitted = [r for r in rows if r["fitted"]]
+    assert fitted and all("DGX-2H" in r["name"] for r in fitted)
+    assert len(rows) - len(fitted) >= 25
+
+
+def test_tcp_fraction_depends_on_line_rate_and_sockets():
+    d = PlanDefaults()
+    # one socket is flow-limited; tuned sockets reach the wire on 25G and the host ceiling on 100G
+    assert tcp_fraction(d, 25, 1) < tcp_fraction(d, 25, 64)
+    assert tcp_fraction(d, 100, 64) < tcp_fraction(d, 25, 64)
+    low, typical, high = achieved_range(d, rdma=False, gbps=100, provider="aws")
+    assert low < typical <= high
+    assert achieved_range(d, rdma=False, gbps=25, provider=None)[1] < typical * 4  # defaults: 1 socket
+    assert "NCCL_SOCKET_NTHREADS" in socket_advice(d, 100, None)
+    assert socket_advice(d, 1, None) == ""  # 1 Gbit/s: one flow already fills it
