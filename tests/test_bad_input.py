@@ -102,7 +102,7 @@ def test_probe_prints_every_fact_literally():
 
     facts = poison(collect_facts(CaptureHost(H200)))
     facts.kernel.sysctl = {"vm.[/x]": "[/y] 1"}
-    facts.network.nccl_conf = "NCCL_SOCKET_IFNAME=[/eth]"
+    facts.network.nccl_conf = {"NCCL_SOCKET_IFNAME": "[/eth]"}  # a dict, as the reader makes it
     text = _text(probe_view(facts))
     assert text.count(MARK) >= 20
     for literal in ("vm.[/x]", "[/y] 1", "NCCL_SOCKET_IFNAME=[/eth]", f"{facts.kernel.release}"):

@@ -77,7 +77,7 @@ def test_zero1_and_fsdp_train_on_two_gloo_ranks(tmp_path, monkeypatch):
     opts = search.TuneOptions(
         target="specs:fast_mlp",
         nproc=2,
-        trials=3,
+        trials=5,  # the baseline, both sharding probes and their repeats (queued trials that do not run are "skipped")
         steps=5,
         warmup=1,
         batch_size=16,

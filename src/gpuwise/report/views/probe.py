@@ -180,7 +180,12 @@ def _network(f: Facts) -> list[Block]:
         _kv(
             [
                 (_("nvidia_peermem loaded"), n.nvidia_peermem_loaded, "nvidia_peermem_loaded"),
-                ("/etc/nccl.conf", n.nccl_conf if n.nccl_conf is not None else _("absent")),
+                (
+                    "/etc/nccl.conf",
+                    _("absent")
+                    if n.nccl_conf is None
+                    else ", ".join(f"{k}={x}" for k, x in n.nccl_conf.items()) or C_("list", "none"),
+                ),
                 (
                     _("NCCL_* environment"),
                     ", ".join(f"{k}={x}" for k, x in n.nccl_env.items()) or C_("list", "none"),
