@@ -59,7 +59,11 @@ class Dataset(Strict):
     source: OneLine  # a local path, an object-store URL (s3://, cos://, gs://) or an NFS export (host:/path)
     mount: OneLine = "/data"  # where the job reads it on every node
     size_gb: float | None = Field(default=None, gt=0)  # required unless `source` is a local path (measured)
-    link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / object-store bandwidth
+    region: OneLine | None = (
+        None  # the bucket's region (e.g. us-east-1, ap-guangzhou); same region: read free
+    )
+    link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / cross-cloud bandwidth
+    dedicated_line_gbps: float | None = Field(default=None, gt=0)  # a Direct Connect / 专线 port you have
     egress_price_per_gb: float | None = Field(default=None, ge=0)  # what the source charges to send it out
 
     @field_validator("mount")

@@ -179,6 +179,8 @@ def _duration(hours: float | None) -> str:
         return _("unknown")
     if hours * 60 < 1:
         return f"{hours * 3600:.0f} s"
+    if hours >= 48:
+        return f"{hours / 24:.1f} d"
     return f"{hours * 60:.1f} min" if hours < 1 else f"{hours:.1f} h"
 
 
@@ -203,11 +205,26 @@ def _transfer_block(p: LaunchPlan) -> KeyValues:
         [
             (C_("launch", "dataset"), _("{source} ({kind}) -> {mount}").format(source=ds.source, kind=kind, mount=ds.mount)),
             (C_("launch", "size"), size),
+            (C_("launch", "path"), _path_kind(t.path)),
             (C_("launch", "link"), _("{value} ({source})").format(value=link, source=t.link_source)),
             (C_("launch", "time"), _duration(t.hours)),
             (C_("launch", "cost"), _("{value} ({source})").format(value=_money(t.cost, t.currency), source=t.cost_source)),
+            *[(C_("launch", "instead"), _("{path}: {time}").format(path=_path_kind(a["path"]), time=_duration(a["hours"])))
+              for a in t.alternatives],
+            *([(C_("launch", "faster"), t.comparison)] if t.comparison else []),
         ]
     )  # fmt: skip
+
+
+def _path_kind(path: str) -> str:
+    """The data path (an enum in the JSON: catalog/data_paths.py PathKind) as the report shows it."""
+    return {
+        "same-region": C_("data path", "same-region object store"),
+        "internet": C_("data path", "internet (another region or cloud)"),
+        "dedicated-line": C_("data path", "dedicated line"),
+        "upload": C_("data path", "upload over your link"),
+        "shipping": C_("data path", "shipping disks"),
+    }.get(path, path)
 
 
 def _transfer_kind(kind: str) -> str:
