@@ -79,7 +79,8 @@ def test_cross_cloud_goes_over_the_internet_and_is_priced_by_the_source():
 def test_cross_region_same_cloud_is_not_free():
     tgt = dp.Target("aws", "eu-west-1", network_gbps=400, fabric="efa")
     m = dp.move(int(10 * GB), dp.Source("object-store", "s3", "us-east-1"), tgt)
-    assert m.chosen.path == "internet" and m.cost == pytest.approx(0.9)
+    assert m.chosen.path == "internet" and m.cost == pytest.approx(10 * 0.02)  # S3 to another AWS Region
+    assert "To other AWS Regions" in m.chosen.cost_source
 
 
 def test_a_measured_link_and_a_dedicated_line_replace_the_assumption():

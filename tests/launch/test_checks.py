@@ -158,3 +158,30 @@ def test_migration_without_target_versions_says_how_to_check(h200_facts):
 def test_old_driver_for_torch_cuda_is_critical(h200_facts):
     found = check_migration(h200_facts, {"cuda_driver_version": "11.8", "torch_cuda": "12.4"})
     assert any(m.what == "driver vs torch CUDA" and m.status == "fail" for m in found)
+
+
+def test_launch_from_a_cny_plan_shows_the_plans_staging_figure(tmp_path):
+    """A CNY plan of an S3 data set, then `launch --plan`: the same path, time and cost, in CNY."""
+    text = (EXAMPLES / "llm-13b-finetune.yaml").read_text(encoding="utf-8")
+    wl = tmp_path / "wl.yaml"
+    wl.write_text(text.replace("size_gb: 4", "size_gb: 120").replace("currency: USD", "currency: CNY"))
+    opts = tmp_path / "o.yaml"
+    opts.write_text("cloud:\n  providers: [aws]\n  pricing: [on_demand]\n  max_offers: 3\nonprem: []\n")
+    out = tmp_path / "plan.json"
+    r = gpuwise("plan", str(wl), "--options", str(opts), "--format", "json", "-o", str(out))
+    assert r.exit_code in (0, 1), r.output
+    plan = json.loads(out.read_text())
+    staged = [o for o in plan["options"] if o["data_staging"]]
+    assert staged and all(o["data_staging"]["currency"] == "CNY" for o in staged)
+    job = load_job(EXAMPLES / "job-llm.yaml")
+    res, _target = resources.from_plan(out, job)
+    best = next(
+        o for o in plan["options"] if o["instance_type"] == res.instance_type and o["region"] == res.region
+    )
+    est = transfer.estimate(job.dataset, res, "skypilot")
+    s = best["data_staging"]
+    assert est.path == s["path"] and est.link_gbps == s["gbps"]
+    assert est.hours == pytest.approx(s["hours"], abs=1e-4) and est.currency == "CNY"
+    assert est.cost == pytest.approx(s["cost"], abs=0.01)
+    # the 120 GB are not "moved in 0 s" at the 3,200 Gbit/s EFA fabric of a p5
+    assert est.hours * 3600 >= 120e9 * 8 / 100e9 - 1

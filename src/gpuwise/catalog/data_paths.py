@@ -19,6 +19,7 @@ is priced by the source in its own currency; converting it to the run's currency
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -115,6 +116,19 @@ class DataMove:
     @property
     def cost(self) -> float | None:
         return self.chosen.cost(self.size_bytes)
+
+
+def kind_of(source: str) -> Literal["local", "object-store", "nfs"]:
+    """A data set's kind from where it is: an object-store URL, an NFS export (host:/path) or a local path."""
+    if re.match(r"^(s3|cos|gs|gcs|r2|oss|az|https?)://", source):
+        return "object-store"
+    if source.startswith("nfs://") or re.match(r"^[A-Za-z0-9.\-]+:/", source):
+        return "nfs"
+    return "local"
+
+
+def scheme_of(source: str) -> str:
+    return source.split("://", 1)[0] if "://" in source else kind_of(source)
 
 
 def store(scheme: str) -> dict[str, Any] | None:
@@ -251,6 +265,9 @@ def internet(size_bytes: int | None, src: Source, tgt: Target) -> PathEstimate:
     gbps, why = _min_bound(bounds)
     if src.kind == "object-store":
         price, ccy, cost_source = _egress(src.scheme)
+        s = store(src.scheme) or {}
+        if s.get("cross_region_per_gb") is not None and (tgt.provider or "").startswith(s["provider"]):
+            price, cost_source = float(s["cross_region_per_gb"]), _src(s["cross_region_source"])
     else:
         price, ccy, cost_source = None, None, ""
     return PathEstimate(

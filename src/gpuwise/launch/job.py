@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from gpuwise.catalog import data_paths
 from gpuwise.catalog.yamlfile import validate_file
 from gpuwise.i18n import N_, _
 from gpuwise.launch.quoting import sh_words
@@ -75,15 +76,11 @@ class Dataset(Strict):
 
     @property
     def kind(self) -> Literal["local", "object-store", "nfs"]:
-        if re.match(r"^(s3|cos|gs|gcs|r2|oss|az|https?)://", self.source):
-            return "object-store"
-        if self.source.startswith("nfs://") or re.match(r"^[A-Za-z0-9.\-]+:/", self.source):
-            return "nfs"
-        return "local"
+        return data_paths.kind_of(self.source)
 
     @property
     def scheme(self) -> str:
-        return self.source.split("://", 1)[0] if "://" in self.source else self.kind
+        return data_paths.scheme_of(self.source)
 
     @property
     def nfs_export(self) -> str:

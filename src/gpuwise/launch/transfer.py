@@ -126,6 +126,8 @@ def _cost(
         )  # fmt: skip
     cost = p.cost(size)
     run_ccy = res.currency
+    if cost == 0.0:
+        return 0.0, run_ccy or p.currency, p.cost_source
     if cost is None or not p.currency or not run_ccy or p.currency.upper() == run_ccy.upper():
         return cost, p.currency, p.cost_source
     rate = conversion(p.currency, run_ccy, {})

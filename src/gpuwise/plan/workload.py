@@ -147,6 +147,14 @@ class DataSpec(_Strict):
         None, gt=0, description="bytes read per sample; default size/sample count"
     )
     avg_read_kb: float = Field(128.0, gt=0, description="size of one random read, KiB (one JPEG, one record)")
+    source: str | None = Field(
+        None,
+        description="where the data set is now: s3://, cos://, oss:// (with region) or a local path; "
+        "the plan then adds the time to bring it to each option (catalog/data_paths.py)",
+    )
+    region: str | None = Field(None, description="the bucket's region, e.g. us-east-1")
+    link_gbps: float | None = Field(None, gt=0, description="your measured upload / cross-cloud bandwidth")
+    dedicated_line_gbps: float | None = Field(None, gt=0, description="a Direct Connect / 专线 port you have")
 
 
 class OrgContext(_Strict):
