@@ -174,6 +174,11 @@ class OrgContext(_Strict):
         description="capacity reserved for this run is used by other work afterwards, so a 1- or 3-year "
         "reserved price is an option when the horizon covers its term",
     )
+    allow_community_cloud: bool = Field(
+        False,
+        description="production serving may use community / unsecured marketplace offers (offers CSV "
+        "Tier=community, e.g. RunPod Community Cloud: third-party hosts without a data-centre SLA)",
+    )
     currency: str = "USD"
     exchange_rates: dict[str, float] = Field(
         default_factory=dict, description="1 unit of KEY = value units of currency"
