@@ -193,7 +193,8 @@ def same_region(size_bytes: int | None, src: Source, tgt: Target) -> PathEstimat
             nodes=nodes, gbps=f"{per_node:g}", why=why_node
         ),
     )
-    gbps, why = _min_bound([readers, _store_limit(src.scheme, src.region), _prefix_limit(src.scheme)])
+    region = src.region or tgt.region  # same place: the bucket is in the nodes' region
+    gbps, why = _min_bound([readers, _store_limit(src.scheme, region), _prefix_limit(src.scheme)])
     return PathEstimate(
         "same-region", gbps, _hours(size_bytes, gbps), why, 0.0, _currency(src.scheme),
         _("free within the bucket's region: {source}").format(source=_egress_source(src.scheme)),
@@ -235,17 +236,14 @@ def _source_limits(src: Source) -> list[tuple[float | None, str]]:
 
 
 def _target_ingress(tgt: Target) -> list[tuple[float | None, str]]:
-    """What one target instance takes in from the internet, where the provider publishes it."""
+    """What the target's instances take in from the internet, where the provider publishes a cap.
+
+    EC2's cap for internet traffic (50% of the instance's bandwidth from 32 vCPUs) is far above the
+    internet rate for a GPU instance, so only Tencent's per-instance public bandwidth bounds it here."""
     p = table()["paths"]["internet"]
     if (tgt.provider or "").startswith("tencent"):
-        return [
-            (
-                float(p["tencent_instance_public_gbps"]) * max(1, tgt.nodes),
-                _src(p["tencent_instance_public_source"]),
-            )
-        ]
-    if (tgt.provider or "").startswith("aws"):
-        return [(float(p["egress_gbps"]) * max(1, tgt.nodes), _src(p["egress_source"]))]
+        gbps = float(p["tencent_instance_public_gbps"]) * max(1, tgt.nodes)
+        return [(gbps, _src(p["tencent_instance_public_source"]))]
     return []
 
 

@@ -65,7 +65,8 @@ class Dataset(Strict):
     )
     link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / cross-cloud bandwidth
     dedicated_line_gbps: float | None = Field(default=None, gt=0)  # a Direct Connect / 专线 port you have
-    egress_price_per_gb: float | None = Field(default=None, ge=0)  # what the source charges to send it out
+    # what the source charges per GB to send the data out, in the run's currency
+    egress_price_per_gb: float | None = Field(default=None, ge=0)
 
     @field_validator("mount")
     @classmethod
