@@ -63,6 +63,7 @@ def test_broken_user_csv_reports_file_line_and_is_left_untouched(isolated_config
         ("Fabric", "roce2", "roce"),
         ("Currency", "usd2", "USD"),
         ("Currency", "RMB", None),
+        ("Tier", "comunity", "community"),
     ],
 )
 def test_unknown_enum_values_get_a_did_you_mean(tmp_path, column, value, suggestion):

@@ -12,6 +12,7 @@ from gpuwise.facts.collect import collect_facts
 from gpuwise.launch import resources, transfer
 from gpuwise.launch.job import Dataset, ImageVersions, load_job
 from gpuwise.launch.migration import check_migration, target_software
+from gpuwise.plan.currency import conversion
 from tests.launch.kit import CAPTURES, EXAMPLES, gpuwise, write_job
 
 
@@ -82,27 +83,29 @@ def test_local_dataset_is_measured_and_its_upload_timed(tmp_path):
     assert est.warning and "more than 10% of the 0.01 h" in est.warning
 
 
-def test_object_store_uses_the_catalogued_network_and_the_sourced_egress_price():
+def test_object_store_is_bounded_by_the_data_path_and_priced_in_the_runs_currency():
     ds = Dataset(source="s3://bkt/x", size_gb=500)
-    res = resources.Resources(provider="tencent", instance_type="GT4.41XLARGE948", network_gbps=50, hours=100)
+    res = resources.Resources(provider="tencent", instance_type="GT4.41XLARGE948", network_gbps=50,
+                              hours=100, currency="CNY")  # fmt: skip
     est = transfer.estimate(ds, res, "tencent")
-    assert est.link_gbps == 50 and "catalogued network of GT4.41XLARGE948" in est.link_source
-    assert est.hours == pytest.approx(500e9 * 8 / 50e9 / 3600)
-    assert est.cost == pytest.approx(45.0) and est.currency == "USD"
-    assert "https://aws.amazon.com/s3/pricing/" in est.cost_source
-    assert est.warning is None
-    aws = resources.Resources(
-        provider="aws-capacity-blocks", instance_type="p5.48xlarge", network_gbps=3200, hours=9
-    )
+    # not the nodes' 50 Gbit/s network: an S3 bucket reaches a Tencent instance over the internet
+    assert est.path == "internet" and est.link_gbps == 1.0 and est.link_source.startswith("assumption")
+    assert est.hours == pytest.approx(500e9 * 8 / 1e9 / 3600)
+    rate = conversion("USD", "CNY", {})
+    assert est.currency == "CNY" and est.cost == pytest.approx(45.0 * rate.value)
+    assert "https://aws.amazon.com/s3/pricing/" in est.cost_source and "1 USD = " in est.cost_source
+    # the same bucket read from p5.48xlarge in its region: free, bounded by the reader, not 3,200 Gbit/s EFA
+    aws = resources.Resources(provider="aws-capacity-blocks", instance_type="p5.48xlarge",
+                              network_gbps=3200, fabric="efa", hours=9, currency="USD")  # fmt: skip
     same_cloud = transfer.estimate(ds, aws, "skypilot")
-    assert same_cloud.cost == 0.0 and same_cloud.cost_source.startswith(
-        "free from a bucket in the instances' region"
-    )
+    assert same_cloud.path == "same-region" and same_cloud.link_gbps < 3200
+    assert same_cloud.cost == 0.0 and same_cloud.cost_source.startswith("free within the bucket's region")
+    assert same_cloud.hours * 3600 > 30  # 500 GB is not "moved in 0 s"
 
 
 def test_unknown_size_or_link_is_said_not_guessed():
-    res = resources.Resources(provider="tencent", instance_type="X", hours=10)
-    est = transfer.estimate(Dataset(source="cos://b-1/x"), res, "tencent")
+    res = resources.Resources(provider="tencent", instance_type="X", region="ap-guangzhou", hours=10)
+    est = transfer.estimate(Dataset(source="cos://b-1/x", region="ap-singapore"), res, "tencent")
     assert est.hours is None and "dataset.size_gb" in est.warning
     assert est.cost is None and "egress_price_per_gb" in est.cost_source
 
@@ -155,3 +158,30 @@ def test_migration_without_target_versions_says_how_to_check(h200_facts):
 def test_old_driver_for_torch_cuda_is_critical(h200_facts):
     found = check_migration(h200_facts, {"cuda_driver_version": "11.8", "torch_cuda": "12.4"})
     assert any(m.what == "driver vs torch CUDA" and m.status == "fail" for m in found)
+
+
+def test_launch_from_a_cny_plan_shows_the_plans_staging_figure(tmp_path):
+    """A CNY plan of an S3 data set, then `launch --plan`: the same path, time and cost, in CNY."""
+    text = (EXAMPLES / "llm-13b-finetune.yaml").read_text(encoding="utf-8")
+    wl = tmp_path / "wl.yaml"
+    wl.write_text(text.replace("size_gb: 4", "size_gb: 120").replace("currency: USD", "currency: CNY"))
+    opts = tmp_path / "o.yaml"
+    opts.write_text("cloud:\n  providers: [aws]\n  pricing: [on_demand]\n  max_offers: 3\nonprem: []\n")
+    out = tmp_path / "plan.json"
+    r = gpuwise("plan", str(wl), "--options", str(opts), "--format", "json", "-o", str(out))
+    assert r.exit_code in (0, 1), r.output
+    plan = json.loads(out.read_text())
+    staged = [o for o in plan["options"] if o["data_staging"]]
+    assert staged and all(o["data_staging"]["currency"] == "CNY" for o in staged)
+    job = load_job(EXAMPLES / "job-llm.yaml")
+    res, _target = resources.from_plan(out, job)
+    best = next(
+        o for o in plan["options"] if o["instance_type"] == res.instance_type and o["region"] == res.region
+    )
+    est = transfer.estimate(job.dataset, res, "skypilot")
+    s = best["data_staging"]
+    assert est.path == s["path"] and est.link_gbps == s["gbps"]
+    assert est.hours == pytest.approx(s["hours"], abs=1e-4) and est.currency == "CNY"
+    assert est.cost == pytest.approx(s["cost"], abs=0.01)
+    # the 120 GB are not "moved in 0 s" at the 3,200 Gbit/s EFA fabric of a p5
+    assert est.hours * 3600 >= 120e9 * 8 / 100e9 - 1

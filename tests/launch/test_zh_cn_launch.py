@@ -18,10 +18,12 @@ import pytest
 from rich.cells import cell_len
 
 from gpuwise import i18n
+from gpuwise.catalog import data_paths
 from gpuwise.errors import GpuwiseError
 from gpuwise.launch import migration, resources, targets, transfer
 from gpuwise.launch.build import LaunchOptions, check_out_folder, plan_launch
 from gpuwise.launch.model import LaunchPlan
+from gpuwise.plan.currency import default_rates
 from gpuwise.report.document import Code, Document, Table
 from gpuwise.report.formats import render
 from gpuwise.report.views.launch import launch_view
@@ -111,7 +113,7 @@ def _quoted(p: LaunchPlan) -> list[str]:
     out = [str(p.out), p.job_path, job.name, job.command, r.instance_type or "", r.provider or ""]
     out += [job.dataset.source, job.dataset.mount] if job.dataset else []
     out += [m.source for m in p.migration] + [migration.CUDA_COMPAT, transfer.INGRESS_AWS]
-    out += [source for *_, source in transfer.egress_prices().values()]
+    out += data_paths.all_sources() + [source for *_, source in default_rates().values()]
     # commands inside a note: the torchrun line of the Tencent note, `sky launch`, `rsync`
     out += [job.torchrun(str(job.nodes), f"<private IP of the first instance>:{job.rdzv_port}", job.name)]
     return [q for q in out if q]

@@ -22,6 +22,7 @@ import pytest
 from rich.cells import cell_len
 
 from gpuwise import i18n
+from gpuwise.catalog import data_paths
 from gpuwise.plan.currency import default_rates
 from gpuwise.plan.export import assumptions
 from gpuwise.plan.planner import make_plan
@@ -51,6 +52,7 @@ def _quoted(plan) -> list[str]:
     out += [f"{u.provider} {u.instance_type}" for u in plan.unpriced]
     out += [source for _usd, _as_of, source in default_rates().values()]  # the currency note cites it
     out += [str(a["source"]) for a in assumptions(plan)]  # --verbose: the assumptions' citations
+    out += data_paths.all_sources()  # the data-staging lines cite the path limits
     return out
 
 

@@ -4,7 +4,10 @@ Columns (SkyPilot v8): InstanceType, AcceleratorName, AcceleratorCount, vCPUs, M
 SpotPrice, Region, AvailabilityZone. Ours, all optional: Provider (default: the file name without
 .csv), NetworkGbps, Fabric, RdmaGbps, Currency, PriceSource, AsOf, Reserved1yPrice,
 Reserved3yPrice, MonthlyPrice (a monthly subscription, per instance-month), Status, GpuKey (a gpus.csv key when AcceleratorName is ambiguous), NetworkSource (where the network columns come from;
-with Fabric "single-node", where the provider says the offer has no multi-node fabric), Notes.
+with Fabric "single-node", where the provider says the offer has no multi-node fabric), Notes, Tier
+("secure" or "community": a community / unsecured marketplace row, e.g. RunPod Community Cloud,
+which production serving leaves out unless org.allow_community_cloud is true; empty = the
+provider's own data centres).
 Columns gpuwise does not know (SkyPilot's GpuInfo, Arch) are ignored.
 
 Sources, later overriding earlier on the same (provider, InstanceType, Region, AvailabilityZone):
@@ -55,6 +58,7 @@ OUR_COLUMNS = (
     "GpuKey",
     "NetworkSource",
     "Notes",
+    "Tier",
 )
 COLUMNS = ("Provider",) + SKYPILOT_COLUMNS + OUR_COLUMNS[1:]
 # SkyPilot columns gpuwise reads past (GPU details as a Python dict, CPU architecture).
@@ -94,6 +98,7 @@ class Offer:
     monthly_price: float | None = None
     network_source: str | None = None  # where the network columns (or "single node only") come from
     notes: str = ""
+    tier: str = ""  # "" / "secure": the provider's data centres; "community": third-party hosts
     file: str = ""
     line: int = 0
 
@@ -126,6 +131,9 @@ class Offer:
         return gpus.match_gpu(self.accelerator_name, warn=False) if self.accelerator_name else None
 
 
+TIERS = ("secure", "community")  # empty: the provider's own data centres
+
+
 def _offer_from_row(row: Row, default_provider: str) -> Offer:
     gpu_key = row.text("GpuKey")
     if gpu_key and gpus.get_gpu(gpu_key) is None:
@@ -155,6 +163,7 @@ def _offer_from_row(row: Row, default_provider: str) -> Offer:
         gpu_key=gpu_key,
         network_source=row.text("NetworkSource"),
         notes=row.text("Notes") or "",
+        tier=row.choice("Tier", TIERS) or "",
         file=str(row.path),
         line=row.line,
     )

@@ -45,6 +45,7 @@ _FIELDS = {
     "GpuKey": "gpu_key",
     "NetworkSource": "network_source",
     "Notes": "notes",
+    "Tier": "tier",
 }
 assert tuple(_FIELDS) == offers_mod.COLUMNS, "writer columns must match the loader's"
 

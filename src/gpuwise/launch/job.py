@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from gpuwise.catalog import data_paths
 from gpuwise.catalog.yamlfile import validate_file
 from gpuwise.i18n import N_, _
 from gpuwise.launch.quoting import sh_words
@@ -59,8 +60,13 @@ class Dataset(Strict):
     source: OneLine  # a local path, an object-store URL (s3://, cos://, gs://) or an NFS export (host:/path)
     mount: OneLine = "/data"  # where the job reads it on every node
     size_gb: float | None = Field(default=None, gt=0)  # required unless `source` is a local path (measured)
-    link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / object-store bandwidth
-    egress_price_per_gb: float | None = Field(default=None, ge=0)  # what the source charges to send it out
+    region: OneLine | None = (
+        None  # the bucket's region (e.g. us-east-1, ap-guangzhou); same region: read free
+    )
+    link_gbps: float | None = Field(default=None, gt=0)  # your measured upload / cross-cloud bandwidth
+    dedicated_line_gbps: float | None = Field(default=None, gt=0)  # a Direct Connect / 专线 port you have
+    # what the source charges per GB to send the data out, in the run's currency
+    egress_price_per_gb: float | None = Field(default=None, ge=0)
 
     @field_validator("mount")
     @classmethod
@@ -71,15 +77,11 @@ class Dataset(Strict):
 
     @property
     def kind(self) -> Literal["local", "object-store", "nfs"]:
-        if re.match(r"^(s3|cos|gs|gcs|r2|oss|az|https?)://", self.source):
-            return "object-store"
-        if self.source.startswith("nfs://") or re.match(r"^[A-Za-z0-9.\-]+:/", self.source):
-            return "nfs"
-        return "local"
+        return data_paths.kind_of(self.source)
 
     @property
     def scheme(self) -> str:
-        return self.source.split("://", 1)[0] if "://" in self.source else self.kind
+        return data_paths.scheme_of(self.source)
 
     @property
     def nfs_export(self) -> str:

@@ -1,25 +1,24 @@
-"""Data transfer estimate: the dataset's size over the link it crosses, as time and money.
+"""Data transfer estimate: the dataset's size over the path it crosses, as time and money in the run's currency.
 
-Source document 003: "the dataset upload takes very long". A local dataset is uploaded over your own
-link (`dataset.link_gbps`, which you measure: nothing in a catalog knows it); an object-store or NFS
-dataset is read by the nodes over their catalogued network. On your own Slurm cluster a local path or
-NFS export is read in place (no copy). Egress prices come from data/egress.csv (one sourced row per
-store) or the job's `dataset.egress_price_per_gb`.
+Source document 003: "the dataset upload takes very long; use a dedicated line". The path model is
+catalog/data_paths.py (same-region object store, internet, dedicated line, shipping disks, each with
+its sourced limits or labelled assumption); this module applies it to the job's dataset and the
+launch's resources, and converts the source's egress price to the run's currency with
+plan/currency.py. On your own Slurm cluster a local path or NFS export is read in place (no copy).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuwise.datafiles import read_rows
+from gpuwise.catalog import data_paths
 from gpuwise.i18n import _
 from gpuwise.launch.job import Dataset
 from gpuwise.launch.resources import Resources
+from gpuwise.plan.currency import conversion, describe
 
-EGRESS_FILE = Path(__file__).parent / "data" / "egress.csv"
 DEFAULT_WARN_SHARE = 0.10  # a policy, not a measured fact: --transfer-warn-share changes it
 INGRESS_AWS = "https://aws.amazon.com/s3/pricing/ (Data Transfer IN To Amazon S3 From Internet: $0.00 per GB)"
 MAX_WALK_FILES = 2_000_000  # a bounded walk: beyond this, ask for size_gb instead of counting on
@@ -38,19 +37,9 @@ class TransferEstimate:
     cost_source: str
     copy_needed: bool
     warning: str | None = None
-
-
-@cache
-def egress_prices() -> dict[str, tuple[float, str, str, str]]:
-    """scheme -> (price per GB, currency, the provider that reads it free in its region, source)."""
-    out = {}
-    columns = ["Scheme", "PricePerGB", "Currency", "FreeWithin", "Tier", "AsOf", "Source"]
-    for row in read_rows(EGRESS_FILE, ["Scheme", "PricePerGB", "Currency", "Source"], columns):
-        scheme = row.text("Scheme", required=True) or ""
-        price = float(row.number("PricePerGB", required=True) or 0.0)
-        currency = row.text("Currency", required=True) or ""
-        out[scheme] = (price, currency, row.text("FreeWithin") or "", row.text("Source") or "")
-    return out
+    path: str = ""  # same-region | internet | dedicated-line | upload | shipping (data_paths.PathKind)
+    alternatives: list[dict] = field(default_factory=list)  # the other paths: path, gbps, hours
+    comparison: str = ""  # online vs shipping disks, when both apply
 
 
 def local_size_bytes(path: Path) -> tuple[int | None, str]:
@@ -75,6 +64,14 @@ def local_size_bytes(path: Path) -> tuple[int | None, str]:
     return total, _("measured: {n} files under {path}").format(n=f"{files:,}", path=path)
 
 
+def source_of(ds: Dataset) -> data_paths.Source:
+    return data_paths.Source(ds.kind, ds.scheme, ds.region, ds.link_gbps, ds.dedicated_line_gbps)
+
+
+def target_of(res: Resources) -> data_paths.Target:
+    return data_paths.Target(res.provider, res.region, res.nodes, res.network_gbps, res.fabric)
+
+
 def estimate(
     ds: Dataset, res: Resources, target: str, warn_share: float = DEFAULT_WARN_SHARE
 ) -> TransferEstimate:
@@ -88,64 +85,56 @@ def estimate(
     if target == "slurm" and kind in ("local", "nfs"):
         return TransferEstimate(kind, size, size_source, None, "", 0.0, 0.0, None,
                                 _("read in place on the cluster's shared filesystem"), copy_needed=False)  # fmt: skip
-    link, link_source = _link(ds, res, kind)
-    hours = size * 8 / (link * 1e9) / 3600 if size is not None and link else None
-    cost, currency, cost_source = _cost(ds, size, res)
+    move = data_paths.move(size, source_of(ds), target_of(res))
+    p = move.chosen
+    cost, currency, cost_source = _cost(ds, size, res, p)
     est = TransferEstimate(
-        kind, size, size_source, link, link_source, hours, cost, currency, cost_source, True
-    )
-    if hours is not None and res.hours and hours > warn_share * res.hours:
+        kind, size, size_source, p.gbps, p.bound, p.hours, cost, currency, cost_source, True,
+        path=p.path, comparison=move.note,
+        alternatives=[{"path": o.path, "gbps": o.gbps, "hours": o.hours} for o in move.options if o is not p],
+    )  # fmt: skip
+    if p.hours is not None and res.hours and p.hours > warn_share * res.hours:
         est.warning = _(
             "moving the dataset takes {hours} h, more than {share} of the {training} h of training: "
-            "stage it in the target region's object store or on a disk snapshot first"
-        ).format(hours=f"{hours:.1f}", share=f"{warn_share:.0%}", training=f"{res.hours:g}")
-    elif hours is None:
+            "stage it in the target region's object store, use a dedicated line or ship disks first"
+        ).format(hours=f"{p.hours:.1f}", share=f"{warn_share:.0%}", training=f"{res.hours:g}")
+    elif p.hours is None:
         est.warning = _("transfer time unknown: {reason}").format(
-            reason=size_source if size is None else link_source
+            reason=size_source if size is None else p.bound
         )
     return est
 
 
-def _link(ds: Dataset, res: Resources, kind: str) -> tuple[float | None, str]:
-    if ds.link_gbps:
-        return ds.link_gbps, _("the job's dataset.link_gbps (your measurement)")
-    if kind == "local":
-        return None, _("your upload bandwidth is unknown: measure it and add dataset.link_gbps")
-    if res.network_gbps:
-        return res.network_gbps, _(
-            "catalogued network of {instance}, one node reading: an upper bound, "
-            "an object store or NFS server usually delivers less"
-        ).format(instance=res.instance_type)
-    return None, _("no catalogued network bandwidth for the target: add dataset.link_gbps")
-
-
-def _cost(ds: Dataset, size: int | None, res: Resources) -> tuple[float | None, str | None, str]:
+def _cost(
+    ds: Dataset, size: int | None, res: Resources, p: data_paths.PathEstimate
+) -> tuple[float | None, str | None, str]:
+    """The chosen path's price, in the source's currency converted to the run's (the offer's) currency."""
     if ds.egress_price_per_gb is not None:
-        price, currency, source = ds.egress_price_per_gb, None, _("the job's dataset.egress_price_per_gb")
-    elif ds.scheme in egress_prices():
-        price, currency, free_within, source = egress_prices()[ds.scheme]
-        if free_within and (res.provider or "").startswith(free_within):
-            return (
-                0.0,
-                currency,
-                _("free from a bucket in the instances' region: {source}").format(source=source),
-            )
-    elif ds.kind == "local" and res.provider == "aws":
-        return 0.0, "USD", INGRESS_AWS
-    elif ds.kind == "local":
-        return (
-            None,
-            None,
+        price, currency, source = (
+            ds.egress_price_per_gb,
+            res.currency,
+            _("the job's dataset.egress_price_per_gb"),
+        )
+        return (None if size is None else price * size / 1e9), currency, source
+    if p.path == "upload" and res.provider and res.provider.startswith("aws"):
+        return 0.0, res.currency or "USD", INGRESS_AWS
+    if p.path == "upload":
+        return None, None, (
             _("check {provider}'s inbound transfer price (AWS charges none)").format(provider=res.provider)
             if res.provider
-            else _("check the provider's inbound transfer price (AWS charges none)"),
-        )
-    else:
-        return (
-            None,
-            None,
-            _("no egress price known for {scheme}: add dataset.egress_price_per_gb").format(scheme=ds.scheme),
-        )
-    if size is None:
-        return None, currency, source
-    return price * size / 1e9, currency, source
+            else _("check the provider's inbound transfer price (AWS charges none)")
+        )  # fmt: skip
+    cost = p.cost(size)
+    run_ccy = res.currency
+    if cost == 0.0:
+        return 0.0, run_ccy or p.currency, p.cost_source
+    if cost is None or not p.currency or not run_ccy or p.currency.upper() == run_ccy.upper():
+        return cost, p.currency, p.cost_source
+    rate = conversion(p.currency, run_ccy, {})
+    if rate is None:
+        return cost, p.currency, p.cost_source
+    return (
+        cost * rate.value,
+        rate.target,
+        _("{source}; {rate}").format(source=p.cost_source, rate=describe(rate)),
+    )

@@ -16,6 +16,7 @@ from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import OptionRow, UnpricedOffer
 from gpuwise.plan.perf import PerfResult
 from gpuwise.plan.region import Exclusion
+from gpuwise.plan.staging import Staging
 from gpuwise.plan.workload import Workload
 
 
@@ -46,6 +47,13 @@ class Evaluation:
     excluded: list[Exclusion] = field(default_factory=list)  # options the org cannot buy, with reasons
     # (low, high) scaling efficiency at the ends of each option's network achieved-fraction range, (O, K)
     efficiency_range: tuple[np.ndarray, np.ndarray] | None = None
+    # (O,) the data set's move to each option before training (plan/staging.py); empty: nothing moves
+    staging: list[Staging | None] = field(default_factory=list)
+
+    def staging_hours(self, o: int) -> float:
+        """Hours to bring the data to row `o` before training (0 when nothing moves or the time is unknown)."""
+        s = self.staging[o] if o < len(self.staging) else None
+        return s.hours if s is not None and s.hours is not None else 0.0
 
     def efficiency_bounds(self, o: int, k: int) -> tuple[float, float] | None:
         """(low, high) efficiency for one cell when the network range moves it by a point or more."""
@@ -58,9 +66,11 @@ class Evaluation:
         return float(self.perf.time_to_train_s[o, k] / 3600.0)
 
     def days_to_result(self, o: int) -> float:
-        """Lead time + training days of row `o` at its chosen node count (inf: nothing feasible)."""
+        """Lead time + data staging + training days of row `o` at its chosen node count (inf: nothing feasible)."""
         k = int(self.chosen[o])
-        return self.rows[o].lead_time_days + self.hours(o, k) / 24.0 if k >= 0 else float("inf")
+        if k < 0:
+            return float("inf")
+        return self.rows[o].lead_time_days + (self.staging_hours(o) + self.hours(o, k)) / 24.0
 
     def meets_deadline(self, o: int) -> bool:
         """No deadline, or row `o` at its chosen node count delivers within it (lead time included)."""

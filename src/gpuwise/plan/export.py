@@ -117,6 +117,8 @@ def option_json(plan: Plan, o: int) -> dict:
         "provenance": row.provenance,
         "chosen_nodes": int(plan.nodes[k]) if k >= 0 else None,
         "per_nodes": per_nodes,
+        # the data set's move to this option before training (plan/staging.py); null: nothing moves
+        "data_staging": st.to_json() if (st := plan.staging[o] if o < len(plan.staging) else None) else None,
     }
     if row.onprem is not None:
         out["onprem_costs"] = {key: _num(v, 2) for key, v in row.onprem.breakdown().items()}

@@ -15,7 +15,7 @@ import numpy as np
 from gpuwise.errors import UserInputError
 from gpuwise.i18n import _
 from gpuwise.plan import catalog_bridge as cat
-from gpuwise.plan import commitments, currency, region
+from gpuwise.plan import commitments, currency, region, staging
 from gpuwise.plan.calibrate import Calibration, load_calibration
 from gpuwise.plan.cost import CostArrays, cost_per_effective_gpu_hour, cost_per_run, cost_per_year
 from gpuwise.plan.decide import decide
@@ -296,6 +296,7 @@ def make_plan(
         notes=notes,
         excluded=excluded,
         efficiency_range=efficiency_range,
+        staging=staging.for_rows(wl.data, rows, chosen, nodes_arr, plan_ccy, rates),
     )
     ev.shown = _rows_to_show(ev, opts.cloud.max_offers)
     return Plan(**{f.name: getattr(ev, f.name) for f in fields(ev)}, decision=decide(ev))

@@ -156,6 +156,14 @@ class DataSpec(_Strict):
         None, gt=0, description="bytes read per sample; default size/sample count"
     )
     avg_read_kb: float = Field(128.0, gt=0, description="size of one random read, KiB (one JPEG, one record)")
+    source: str | None = Field(
+        None,
+        description="where the data set is now: s3://, cos://, oss:// (with region) or a local path; "
+        "the plan then adds the time to bring it to each option (catalog/data_paths.py)",
+    )
+    region: str | None = Field(None, description="the bucket's region, e.g. us-east-1")
+    link_gbps: float | None = Field(None, gt=0, description="your measured upload / cross-cloud bandwidth")
+    dedicated_line_gbps: float | None = Field(None, gt=0, description="a Direct Connect / 专线 port you have")
 
 
 class OrgContext(_Strict):
@@ -174,6 +182,11 @@ class OrgContext(_Strict):
         False,
         description="capacity reserved for this run is used by other work afterwards, so a 1- or 3-year "
         "reserved price is an option when the horizon covers its term",
+    )
+    allow_community_cloud: bool = Field(
+        False,
+        description="production serving may use community / unsecured marketplace offers (offers CSV "
+        "Tier=community, e.g. RunPod Community Cloud: third-party hosts without a data-centre SLA)",
     )
     currency: str = "USD"
     exchange_rates: dict[str, float] = Field(

@@ -78,8 +78,14 @@ def test_chat_example_plan_recommends_with_reasons_ranges_and_hourly_table():
     assert {"autoscale", "owned-peak"} <= {s.name for s in plan.strategies}
 
 
-def test_flat_example_favours_owning():
-    plan = make_serving_plan(FLAT)
+def test_flat_example_favours_owning(tmp_path):
+    # the cheapest burst for the 10% daytime rise is a RunPod Community Cloud GPU: allowed here, so
+    # the comparison is the one this example was written for (the default leaves it out, see below)
+    allowed = tmp_path / "flat.yaml"
+    allowed.write_text(
+        FLAT.read_text(encoding="utf-8").replace("org:\n", "org:\n  allow_community_cloud: true\n")
+    )
+    plan = make_serving_plan(allowed)
     assert plan.demand.peak_to_valley < 2
     assert any(r.kind == "steady_load" and r.favours == "build" for r in plan.decision.reasons)
     # owned capacity carries the load; with the neoclouds' per-GPU offers in the catalog, a cloud burst
@@ -217,3 +223,23 @@ def test_serving_overrides_apply_and_unknown_ones_are_refused(tmp_path):
     opts.write_text("model_overrides:\n  serving.max_laod_fraction: 0.4\n")
     with pytest.raises(DataValidationError, match="serving.max_load_fraction"):
         make_serving_plan(CHAT, options=load_options(opts))
+
+
+def test_community_marketplace_offers_are_left_out_of_production_serving(tmp_path):
+    from gpuwise.plan.options_file import load_options
+    from gpuwise.plan.serving.export import serving_plan_to_json
+
+    opts = tmp_path / "options.yaml"
+    opts.write_text("cloud:\n  providers: [runpod]\n  pricing: [on_demand]\nonprem: []\n")
+    plan = make_serving_plan(CHAT, options=load_options(opts))
+    used = {h.key for h in plan.hardware}
+    assert used and not any("Community Cloud" in k for k in used)
+    left = [e for e in plan.excluded if e.rule == "community-cloud"]
+    assert left and all("Community Cloud" in e.name and "runpod.csv" in e.detail for e in left)
+    assert "org.allow_community_cloud" in left[0].reason
+    assert serving_plan_to_json(plan)["excluded"][0]["rule"] == "community-cloud"
+    allowed = CHAT.read_text(encoding="utf-8").replace("org:\n", "org:\n  allow_community_cloud: true\n")
+    wl = tmp_path / "chat.yaml"
+    wl.write_text(allowed, encoding="utf-8")
+    plan = make_serving_plan(wl, options=load_options(opts))
+    assert any("Community Cloud" in h.key for h in plan.hardware) and not plan.excluded

@@ -137,4 +137,5 @@ def serving_plan_to_json(plan: ServingPlan) -> dict:
             for k in plan.defaults.names()
         ],
         "notes": plan.notes,
+        "excluded": [e.to_json() for e in plan.excluded],
     }

@@ -5,9 +5,10 @@ plans; prices in another currency convert with the workload's or options file's 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.commitments import block_billing
 from gpuwise.plan.cost import HOURS_PER_YEAR
@@ -17,6 +18,7 @@ from gpuwise.plan.onprem import cost_inputs
 from gpuwise.plan.options import _wanted, offer_price
 from gpuwise.plan.options_file import OnpremBuild, OptionsFile
 from gpuwise.plan.planner import default_builds
+from gpuwise.plan.region import Exclusion
 from gpuwise.plan.serving.capacity import Capacity, gpu_figures, llm_capacity, other_capacity
 from gpuwise.plan.serving.defaults import ServingDefaults
 from gpuwise.plan.serving.workload import InferenceWorkload
@@ -63,6 +65,22 @@ def _capacity(
     return llm_capacity(wl, figures, gpus_per_node, d)
 
 
+COMMUNITY_RULE = "community-cloud"
+COMMUNITY_REASON = N_(
+    "a community / unsecured marketplace offer (third-party hosts, no data-centre SLA) is left out of "
+    "production serving unless org.allow_community_cloud is true"
+)
+
+
+def community_exclusion(offer) -> Exclusion:
+    region = f" {offer.region}" if offer.region else ""
+    return Exclusion(
+        "offer", f"{offer.provider} {offer.instance_type}{region}", COMMUNITY_RULE,
+        _("Tier=community in {file}").format(file=os.path.basename(offer.file) or "offers.csv"),
+        COMMUNITY_REASON, offer.price_source or "",
+    )  # fmt: skip
+
+
 def cloud_hardware(
     wl: InferenceWorkload,
     opts: OptionsFile,
@@ -71,7 +89,10 @@ def cloud_hardware(
     rps_per_gpu: float | None,
     notes: list[str],
     plan_defaults: PlanDefaults,
+    excluded: list[Exclusion] | None = None,
 ) -> list[Hardware]:
+    """Every cloud offer that can serve, priced in the plan's currency; offers left out by policy go to
+    `excluded` with the reason (a community marketplace without org.allow_community_cloud)."""
     sel = opts.cloud
     out: list[Hardware] = []
     if not sel.include:
@@ -80,6 +101,10 @@ def cloud_hardware(
     for offer in cat.load_offers(sel.offers_dirs):
         gpus = int(offer.accelerator_count or 0)
         if gpus < 1 or not _wanted(offer, sel) or not (offer.gpu_key or offer.accelerator_name):
+            continue
+        if offer.tier == "community" and not wl.org.allow_community_cloud:
+            if excluded is not None:
+                excluded.append(community_exclusion(offer))
             continue
         if offer.provider.lower() in booked_ahead:
             line = _(

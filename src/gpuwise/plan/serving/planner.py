@@ -15,6 +15,7 @@ from gpuwise.i18n import _
 from gpuwise.plan.decision import Decision
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options_file import OptionsFile, load_options
+from gpuwise.plan.region import Exclusion
 from gpuwise.plan.serving.benchmarks import BenchmarkCheck, capacity_factors, compare
 from gpuwise.plan.serving.calibrate import calibrated_throughput
 from gpuwise.plan.serving.decide import best_by_side, decide
@@ -40,6 +41,7 @@ class ServingPlan:
     currency: str
     defaults: ServingDefaults
     notes: list[str] = field(default_factory=list)
+    excluded: list[Exclusion] = field(default_factory=list)  # offers left out by policy, with the reason
 
     def shown(self, limit: int = 8) -> list[Strategy]:
         """The cheapest strategy of each kind, then the rest, up to `limit`."""
@@ -88,7 +90,8 @@ def make_serving_plan(
         )
     demand = demand_week(wl.traffic, Path(workload_path).resolve().parent)
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
-    hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
+    excluded: list[Exclusion] = []
+    hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults, excluded)
     hardware += owned_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
     if not any(h.capacity.feasible for h in hardware):
         reasons = "; ".join(sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or _(
@@ -137,5 +140,5 @@ def make_serving_plan(
         )
     return ServingPlan(
         wl, str(workload_path), demand, hardware, strategies, decision, checks, factors, slo, delay,
-        wl.org.currency.upper(), d, notes,
+        wl.org.currency.upper(), d, notes, excluded,
     )  # fmt: skip

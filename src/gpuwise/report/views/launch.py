@@ -17,6 +17,7 @@ from gpuwise.report.document import (
     Styled,
     Table,
 )
+from gpuwise.report.views.plan import data_path_label, duration_text
 
 STATUS_STYLE = {"pass": "ok", "warn": "warn", "fail": "fail", "unknown": "dim"}
 
@@ -75,7 +76,7 @@ def launch_view(p: LaunchPlan) -> Document:
     hours = (
         _("unknown")
         if r.hours is None
-        else _("{value} ({source})").format(value=_duration(r.hours), source=r.hours_source)
+        else _("{value} ({source})").format(value=duration_text(r.hours), source=r.hours_source)
     )
     rows: list = [
         (C_("launch", "target"), p.target),
@@ -174,14 +175,6 @@ def _migration_table(p: LaunchPlan) -> Table:
     )  # fmt: skip
 
 
-def _duration(hours: float | None) -> str:
-    if hours is None:
-        return _("unknown")
-    if hours * 60 < 1:
-        return f"{hours * 3600:.0f} s"
-    return f"{hours * 60:.1f} min" if hours < 1 else f"{hours:.1f} h"
-
-
 def _transfer_block(p: LaunchPlan) -> KeyValues:
     t, ds = p.transfer, p.job.dataset
     kind = _transfer_kind(t.kind)
@@ -203,9 +196,13 @@ def _transfer_block(p: LaunchPlan) -> KeyValues:
         [
             (C_("launch", "dataset"), _("{source} ({kind}) -> {mount}").format(source=ds.source, kind=kind, mount=ds.mount)),
             (C_("launch", "size"), size),
+            (C_("launch", "path"), data_path_label(t.path)),
             (C_("launch", "link"), _("{value} ({source})").format(value=link, source=t.link_source)),
-            (C_("launch", "time"), _duration(t.hours)),
+            (C_("launch", "time"), duration_text(t.hours)),
             (C_("launch", "cost"), _("{value} ({source})").format(value=_money(t.cost, t.currency), source=t.cost_source)),
+            *[(C_("launch", "instead"), _("{path}: {time}").format(path=data_path_label(a["path"]), time=duration_text(a["hours"])))
+              for a in t.alternatives],
+            *([(C_("launch", "faster"), t.comparison)] if t.comparison else []),
         ]
     )  # fmt: skip
 

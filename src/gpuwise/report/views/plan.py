@@ -205,6 +205,54 @@ def _pick_line(p: Pick) -> str:
     return line + " " + _("(the price's source gives no date)")
 
 
+def duration_text(hours: float | None) -> str:
+    """Seconds, minutes, hours or days, whichever reads best (units are never translated)."""
+    if hours is None:
+        return _("unknown")
+    if hours * 60 < 1:
+        return f"{hours * 3600:.0f} s"
+    if hours >= 48:
+        return f"{hours / 24:.1f} d"
+    return f"{hours * 60:.1f} min" if hours < 1 else f"{hours:.1f} h"
+
+
+def data_path_label(path: str) -> str:
+    """The data path (an enum in the JSON: catalog/data_paths.py PathKind) as the report shows it."""
+    return {
+        "same-region": C_("data path", "same-region object store"),
+        "internet": C_("data path", "internet (another region or cloud)"),
+        "dedicated-line": C_("data path", "dedicated line"),
+        "upload": C_("data path", "upload over your link"),
+        "shipping": C_("data path", "shipping disks"),
+    }.get(path, path)
+
+
+def _staging(plan: Plan) -> list[Block]:
+    """Bringing the data set to each shown option before training: its own line, time and cost."""
+    shown = [(o, s) for o in plan.shown if o < len(plan.staging) and (s := plan.staging[o]) is not None]
+    if not shown:
+        return []
+    rows, why = [], {}
+    for o, s in shown:
+        time = duration_text(s.hours)
+        rate = _("unknown") if s.gbps is None else f"{s.gbps:g} Gbit/s"
+        cost = _("unknown") if s.cost is None else f"{s.cost:,.2f} {s.currency}"
+        rows.append([_label(plan, o), data_path_label(s.path), rate, time, cost])
+        why.setdefault(s.path, _("{path}: {bound}; cost: {cost}").format(
+            path=data_path_label(s.path), bound=s.bound, cost=s.cost_source))  # fmt: skip
+        if s.comparison:
+            why.setdefault(s.path + "/compare", s.comparison)
+    cols = [Column(_("option")), Column(_("path")), Column(_("rate")), Column(_("time")), Column(_("cost"))]
+    return [
+        Heading(_("Data staging (before training)"), level=2),
+        Table(cols, rows),
+        Paragraph(
+            _("The staging time is added to each option's time to result; its cost is not in the run cost.")
+        ),
+        Bullets(list(why.values())),
+    ]
+
+
 def _decision(plan: Plan) -> list[Block]:
     d = plan.decision
     blocks: list[Block] = [
@@ -298,5 +346,5 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
         *plan_time_chart(plan),
         *plan_cost_chart(plan),
     ]
-    blocks += [*chosen_tables(plan, one_ccy), *_decision(plan), *_notes(plan, verbose)]
+    blocks += [*chosen_tables(plan, one_ccy), *_staging(plan), *_decision(plan), *_notes(plan, verbose)]
     return Document(title=title, blocks=blocks, data=plan_to_json(plan))

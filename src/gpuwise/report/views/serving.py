@@ -236,6 +236,8 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
         *([benchmark_table(plan)] if wl.is_llm else []),
     ]
     blocks += [Paragraph(_("note: {note}").format(note=n), "warn") for n in plan.notes]
+    if plan.excluded:
+        blocks += _exclusions(plan)
     if verbose:
         d = plan.defaults
         rows = [
@@ -258,3 +260,12 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
             Paragraph(_('Model assumptions and their sources: --json ("assumptions") or --verbose.'), "dim")
         )
     return Document(title=title, blocks=blocks, data=serving_plan_to_json(plan))
+
+
+def _exclusions(plan: ServingPlan) -> list[Block]:
+    """Offers the serving plan left out by policy (a community marketplace), each rule once with its reason."""
+    rows = [[e.name, e.rule, e.detail] for e in plan.excluded]
+    cols = [Column(_("left out")), Column(_("rule")), Column(_("because"))]
+    rules = {e.rule: e for e in plan.excluded}
+    why = [f"{rule}: {_(e.reason)}" for rule, e in rules.items()]
+    return [Table(cols, rows, title=_("Offers left out of production serving")), Bullets(why)]
