@@ -58,10 +58,8 @@ def nothing_read(facts: Facts) -> str | None:
     A capture in which every command is missing, not captured, timed out or failed to start has no
     GPU, network or software facts: "no problems found" would be a claim about evidence never seen."""
     statuses = facts.meta.commands
-    if any(status not in NOT_RUN for status in statuses.values()):
-        return None
-    if not statuses and facts.meta.source == "live":
-        return None  # a live run records what it ran; nothing recorded means no command was asked for
+    if not statuses or any(status not in NOT_RUN for status in statuses.values()):
+        return None  # no record of commands (facts read from text, not a host) is no claim either way
     return _(
         "none of the {n} commands gave output (missing or not captured); capture again on the node "
         "with the tools installed (`gpuwise capture`), or run `gpuwise doctor` there"
