@@ -68,12 +68,14 @@ def gpu_nic_placement(ctx: RuleContext):
         for i, device, link in nearest
     ]
     far = [(i, device, link) for i, device, link in nearest if link not in SWITCH_LOCAL]
-    if not far or len(far) == len(nearest):
-        # symmetric: every GPU has a switch-local NIC, or none has (a workstation-style layout that
-        # topo.gpu_nic_numa judges by NUMA node)
-        if not far:
-            return ctx.passed(mapping, _("every GPU has a compute NIC behind its own PCIe switch"))
-        return None
+    if not far:
+        return ctx.passed(mapping, _("every GPU has a compute NIC behind its own PCIe switch"))
+    if len(far) == len(nearest):
+        # symmetric: no GPU has a switch-local NIC, so every rank takes the same path (SYS is judged
+        # by topo.gpu_nic_numa)
+        return ctx.passed(
+            mapping, _("every GPU reaches its nearest compute NIC the same way (no PCIe-switch-local NIC)")
+        )
     names = ", ".join(f"{gpu_name(g[i], i) if i < len(g) else f'GPU {i}'} ({link})" for i, _d, link in far)
     return ctx.finding(
         "warn",
