@@ -1,10 +1,11 @@
 """Doctor judges ports, NICs and throttle reasons by their role (issue 22 item 2).
 
-Real recordings come from the shared fixtures folder (provenance and licence in its SOURCES.md and in
-tests/fixtures/evidence/roles/SOURCES.md); the expected findings below were written from each
+Real recordings are in tests/fixtures/evidence/roles/ (provenance and licence in its SOURCES.md); the expected findings below were written from each
 recording's own evidence before doctor ran on it, and each says why."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -16,11 +17,12 @@ from gpuwise.facts.topology import parse_topo_m
 from tests.advise.factories import healthy_node
 from tests.conftest import REAL
 
-DGX1_TOPO = REAL / "topo" / "gengwg_dgx1_8gpu_topo-mp_4x-mlx5.txt"
-CX3_IBSTAT = REAL / "infiniband" / "heioy-books_ibstat_2x-connectx3-fdr.txt"
-CX3_IBV = REAL / "infiniband" / "heioy-books_ibv_devinfo_2x-connectx3-fdr.txt"
+ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles"
+DGX1_TOPO = ROLES / "topo_gengwg_dgx1-8x-v100_4x-mlx5.txt"
+CX3_IBV = ROLES / "ibv_devinfo_heioy-books_2x-connectx3.txt"
+CX3_IBSTAT = REAL / "infiniband" / "heioy-books_ibstat_2x-connectx3-fdr.txt"  # shared folder only
 
-needs_real = pytest.mark.skipif(not DGX1_TOPO.exists(), reason="shared real fixtures not present")
+needs_real = pytest.mark.skipif(not CX3_IBSTAT.exists(), reason="shared real fixtures not present")
 
 
 def _hits(facts, rule_id, env="onprem"):
@@ -104,7 +106,6 @@ def test_real_connectx3_ibstat_reads_the_model():
     assert {d.model for d in parse_ibv_devinfo(CX3_IBV.read_text())} == {"MT4099"}
 
 
-@needs_real
 def test_real_connectx3_down_port_next_to_active_peer_is_critical():
     """Evidence: each dual-port InfiniBand HCA has port 1 ACTIVE and port 2 PORT_DOWN, same model, no
     Ethernet: all ports are fabric ports, so a port down next to active peers is a fail (a cable or
@@ -127,7 +128,6 @@ def _dgx1():
     return f
 
 
-@needs_real
 def test_real_dgx1_placement_passes_and_shows_the_mapping():
     """DGX-1 `topo -mp`: every GPU has a PIX NIC, two GPUs per NIC (GPU2/3 -> mlx5_1, not GPUi<->NICi)."""
     (ok,) = _hits(_dgx1(), "topo.gpu_nic_placement")
@@ -137,7 +137,6 @@ def test_real_dgx1_placement_passes_and_shows_the_mapping():
     assert values[7].endswith("-> mlx5_3 PIX")
 
 
-@needs_real
 def test_real_dgx1_without_half_its_nics_warns_with_pxn():
     """The same matrix with mlx5_1 and mlx5_3 unplugged (their columns dropped): GPU2/3 and GPU6/7 reach
     a NIC only through the host bridge (PHB), GPU0/1 and 4/5 keep their PIX NIC."""
@@ -185,3 +184,14 @@ def test_thermal_slowdown_points_at_cooling():
     f.gpus[1].clock_event_reasons, f.gpus[1].temperature_c = ["sw_thermal_slowdown"], 88.0
     (hit,) = _hits(f, "gpu.throttle_active")
     assert hit.status == "warn" and "cooling" in hit.recommendation.text
+
+
+def test_gpu_nic_numa_ignores_a_management_nic_next_to_the_gpus():
+    """GPUs SYS to every InfiniBand rail but NODE to a management Ethernet port: still far from the fabric."""
+    f = healthy_node(2)
+    f.topology.nic_names = ["NIC0", "NIC1"]
+    f.topology.nic_devices = {"NIC0": "mlx5_0", "NIC1": "mlx5_1"}
+    f.topology.gpu_nic_links = [["SYS", "NODE"], ["SYS", "NODE"]]
+    f.network.rdma_devices = [_ib("mlx5_0"), _ib("mlx5_1", model="MT4125", rate=25.0, layer="Ethernet")]
+    (far,) = _hits(f, "topo.gpu_nic_numa")
+    assert far.status == "warn"
