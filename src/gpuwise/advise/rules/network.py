@@ -156,8 +156,8 @@ def rdma_port_down(ctx: RuleContext):
         evidence,
         _(
             "Compute-fabric ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link "
-            "(cable, transceiver, switch port), INIT means the subnet manager has not configured it. If a port is unused on purpose, exclude it "
-            "with NCCL_IB_HCA."
+            "(cable, transceiver, switch port), INIT means the subnet manager has not configured it. "
+            "If a port is unused on purpose, exclude it with NCCL_IB_HCA."
         ),
         commands=["ibstat", "ibv_devinfo -v", "sudo systemctl status opensm  # IB subnet manager"],
         env={"NCCL_IB_HCA": "=<active hca list>"},
@@ -215,7 +215,9 @@ def rdma_rate(ctx: RuleContext):
         behind = [(f"{p}.rate_gbps", port.rate_gbps) for p, _dev, port in rows if port.rate_gbps < best]
         if behind:
             slow += behind
-            best_rates.append((f"peers {model or '?'} {layer}".strip(), best))
+            best_rates.append(
+                (f"network.rdma_devices.ports.rate_gbps (best of {model or '?'} {layer})", best)
+            )
     if not slow:
         return None
     return ctx.finding(
@@ -371,7 +373,12 @@ def nccl_debug_vars(ctx: RuleContext):
 )
 def nccl_ib_disabled(ctx: RuleContext):
     value, where = nccl_setting(ctx.facts, "NCCL_IB_DISABLE")
-    active = [p for p, _dev, port in _ports(ctx) if (port.state or "").upper() == "ACTIVE"]
+    roles = port_roles(ctx.facts)
+    active = [
+        p
+        for p, dev, port in _ports(ctx)
+        if (port.state or "").upper() == "ACTIVE" and _is_compute(roles, dev, port)
+    ]
     if value is None or value.strip() in ("0", "") or not active:
         return None
     return ctx.finding(
