@@ -195,3 +195,12 @@ def test_gpu_nic_numa_ignores_a_management_nic_next_to_the_gpus():
     f.network.rdma_devices = [_ib("mlx5_0"), _ib("mlx5_1", model="MT4125", rate=25.0, layer="Ethernet")]
     (far,) = _hits(f, "topo.gpu_nic_numa")
     assert far.status == "warn"
+
+
+def test_gpu_nic_numa_without_a_nic_legend_judges_every_nic():
+    """A matrix whose NIC columns name no RDMA device (no legend): every column still counts."""
+    f = healthy_node(2)
+    f.topology.nic_names, f.topology.nic_devices = ["NIC0"], {}
+    f.topology.gpu_nic_links = [["SYS"], ["SYS"]]
+    (far,) = _hits(f, "topo.gpu_nic_numa")
+    assert far.status == "warn"

@@ -225,7 +225,9 @@ def gpu_nic_numa(ctx: RuleContext):
     roles = port_roles(ctx.facts)
     compute = {dev for (dev, _port), role in roles.items() if role.compute}
     # only compute-fabric NICs count: a management NIC on the GPU's socket carries no NCCL traffic
-    cols = [k for k, n in enumerate(topo.nic_names) if not roles or topo.nic_devices.get(n, n) in compute]
+    cols = [k for k, n in enumerate(topo.nic_names) if topo.nic_devices.get(n, n) in compute]
+    if not cols:  # no role known for the matrix's NICs (other names, no RDMA facts): judge them all
+        cols = list(range(len(topo.nic_names)))
     far = []
     for i, full_row in enumerate(topo.gpu_nic_links):
         row = [full_row[k] for k in cols if k < len(full_row)]

@@ -21,6 +21,8 @@ def nearest_nics(ctx: RuleContext) -> list[tuple[int, str, str]]:
     topo = ctx.facts.topology
     roles = port_roles(ctx.facts)
     compute = {dev for (dev, _port), role in roles.items() if role.compute}
+    # roles apply only when the matrix names the RDMA devices (NIC legend or mlx5_N columns)
+    known = any(topo.nic_devices.get(n, n) in compute for n in topo.nic_names)
     out = []
     for i, row in enumerate(topo.gpu_nic_links or []):
         best: tuple[int, str, str] | None = None
@@ -28,7 +30,7 @@ def nearest_nics(ctx: RuleContext) -> list[tuple[int, str, str]]:
             if col >= len(topo.nic_names) or link not in DISTANCE_ORDER:
                 continue
             device = topo.nic_devices.get(topo.nic_names[col], topo.nic_names[col])
-            if roles and device not in compute:
+            if known and device not in compute:
                 continue  # a management/storage NIC is no GPUDirect path for NCCL
             rank = DISTANCE_ORDER.index(link)
             if best is None or rank < best[0]:
