@@ -85,6 +85,8 @@ def test_nccl_ib_hca_decides_the_fabric():
     roles = port_roles(f)
     assert roles[("mlx5_0", 1)].compute and not roles[("mlx5_2", 1)].compute
     assert roles[("mlx5_0", 1)].why == "NCCL_IB_HCA"
+    del f.network.nccl_env["NCCL_IB_HCA"]
+    assert port_roles(f)[("mlx5_8", 1)].why == "Ethernet link layer next to InfiniBand ports"
     f.network.nccl_env["NCCL_IB_HCA"] = "^mlx5_8,mlx5_9,mlx5_10"
     assert port_roles(f)[("mlx5_9", 1)].compute is False
 
@@ -164,7 +166,9 @@ def _brake(f, gpus_hit):
 
 def test_power_brake_on_every_idle_gpu_is_a_node_fault():
     hits = _hits(_brake(healthy_node(), range(8)), "gpu.throttle_active")
-    brake = next(h for h in hits if "Power Brake" in h.title)
+    assert len(hits) == 1, "HW Slowdown is the umbrella of the power brake: one finding, not two"
+    brake = hits[0]
+    assert "Power Brake" in brake.title
     assert brake.status == "fail"
     text = brake.recommendation.text
     assert "node-level" in text and "power supplies" in text and "BMC" in text
@@ -204,3 +208,11 @@ def test_gpu_nic_numa_without_a_nic_legend_judges_every_nic():
     f.topology.gpu_nic_links = [["SYS"], ["SYS"]]
     (far,) = _hits(f, "topo.gpu_nic_numa")
     assert far.status == "warn"
+
+
+def test_hw_slowdown_without_a_named_cause_is_its_own_finding():
+    f = healthy_node()
+    f.gpus[3].clock_event_reasons = ["hw_slowdown"]
+    (hit,) = _hits(f, "gpu.throttle_active")
+    assert hit.status == "fail" and hit.title.startswith("HW Slowdown")
+    assert "Only GPU 3 (00000000:1B:00.0)" in hit.recommendation.text

@@ -95,7 +95,12 @@ def port_roles(facts: Facts) -> dict[tuple[str, int], PortRole]:
     if any(_layer(p) == "infiniband" for _d, p in ports):
         for d, p in rest:
             ib = _layer(p) == "infiniband"
-            roles[(d.name, p.port)] = PortRole(d.name, p.port, ib, p.link_layer or "?")
+            why = (
+                "InfiniBand link layer"
+                if ib
+                else f"{p.link_layer or '?'} link layer next to InfiniBand ports"
+            )
+            roles[(d.name, p.port)] = PortRole(d.name, p.port, ib, why)
         return roles
     fastest = _fastest_model(rest)
     for d, p in rest:

@@ -49,6 +49,10 @@ CAUSES: dict[str, tuple[str, str]] = {
 }
 
 
+# HW Slowdown is the umbrella nvidia-smi prints these two under: when one is active, it names the cause
+SPECIFIC_HW = ("hw_power_brake_slowdown", "hw_thermal_slowdown")
+
+
 def gpu_name(g: Gpu, pos: int) -> str:
     """'GPU 2 (00000000:3B:00.0)': the index and PCI bus id, as nvidia-smi and DCGM name a GPU."""
     index = g.index if g.index is not None else pos
@@ -135,7 +139,12 @@ def throttle_active(ctx: RuleContext):
     for reason, (title, meaning) in CAUSES.items():
         if reason not in bad:
             continue
-        hit = [(i, g) for i, (_p, g) in enumerate(all_gpus) if reason in (g.clock_event_reasons or [])]
+        hit = [
+            (i, g)
+            for i, (_p, g) in enumerate(all_gpus)
+            if reason in (g.clock_event_reasons or [])
+            and not (reason == "hw_slowdown" and set(g.clock_event_reasons or []) & set(SPECIFIC_HW))
+        ]
         if not hit:
             continue
         evidence = [
