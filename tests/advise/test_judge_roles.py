@@ -1,7 +1,9 @@
 """Doctor judges ports, NICs and throttle reasons by their role (issue 22 item 2).
 
-Real recordings are in tests/fixtures/evidence/roles/ (provenance and licence in its SOURCES.md); the expected findings below were written from each
-recording's own evidence before doctor ran on it, and each says why."""
+Real recordings are in tests/fixtures/evidence/roles/hosts/ (provenance and licence in its SOURCES.md);
+the expected findings below were written from each recording's own evidence before doctor ran on it,
+and each says why. (hosts/ is one level down so the evidence corpus test, which globs
+tests/fixtures/evidence/*/*, does not take these command outputs for --evidence files.)"""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from gpuwise.facts.topology import parse_topo_m
 from tests.advise.factories import healthy_node
 from tests.conftest import REAL
 
-ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles"
+ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles" / "hosts"
 DGX1_TOPO = ROLES / "topo_gengwg_dgx1-8x-v100_4x-mlx5.txt"
 CX3_IBV = ROLES / "ibv_devinfo_heioy-books_2x-connectx3.txt"
 CX3_IBSTAT = REAL / "infiniband" / "heioy-books_ibstat_2x-connectx3-fdr.txt"  # shared folder only

@@ -1,4 +1,4 @@
-"""Real hosts judged end to end (capture -> facts -> every rule) against tests/fixtures/evidence/roles/
+"""Real hosts judged end to end (capture -> facts -> every rule) against tests/fixtures/evidence/roles/hosts/
 golden.yaml: each expected finding with its reason, and no warning or critical of the role rules that
 the recording's own evidence does not call for."""
 
@@ -16,7 +16,7 @@ from gpuwise.facts.models import Gpu
 from gpuwise.pipeline import diagnose
 from tests.advise.capture_kit import make_capture
 
-ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles"
+ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles" / "hosts"
 GOLDEN = yaml.safe_load((ROLES / "golden.yaml").read_text())
 ROLE_RULES = ("net.", "topo.", "gpu.throttle_active")
 # a row of the plain nvidia-smi table: "|   0  NVIDIA RTX 6000 Ada Gene...    Off |   00000000:01:00.0 Off |"
