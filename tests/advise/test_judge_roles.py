@@ -218,3 +218,19 @@ def test_hw_slowdown_without_a_named_cause_is_its_own_finding():
     (hit,) = _hits(f, "gpu.throttle_active")
     assert hit.status == "fail" and hit.title.startswith("HW Slowdown")
     assert "Only GPU 3 (00000000:1B:00.0)" in hit.recommendation.text
+
+
+def test_sysfs_reader_reads_the_model(tmp_path):
+    from gpuwise.capture.host import CaptureHost
+    from gpuwise.facts.rdma import read_sysfs_infiniband
+    from tests.advise.capture_kit import make_capture
+
+    base = "/sys/class/infiniband/mlx5_0"
+    files = {
+        f"{base}/hca_type": "MT4129\n",
+        f"{base}/fw_ver": "28.39.1002\n",
+        f"{base}/ports/1/state": "4: ACTIVE\n",
+        f"{base}/ports/1/link_layer": "InfiniBand\n",
+    }
+    (dev,) = read_sysfs_infiniband(CaptureHost(make_capture(tmp_path / "c", files=files)))
+    assert dev.model == "MT4129" and dev.ports[0].state == "ACTIVE"
