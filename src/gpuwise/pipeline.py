@@ -15,6 +15,7 @@ from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.expect import check_expectations
+from gpuwise.i18n import _
 from gpuwise.profile.model import LoadedProfile
 from gpuwise.report.model import EnvInfo, Report, summarize
 
@@ -49,6 +50,23 @@ def diagnose(
     return build_report(facts, findings, info, bench, nccl_logs)
 
 
+NOT_RUN = ("missing", "not captured", "timeout", "error")  # Meta.commands statuses that gave no output
+
+
+def nothing_read(facts: Facts) -> str | None:
+    """Why no fact about the node could be read, or None when at least one command gave output.
+
+    A capture in which every command is missing, not captured, timed out or failed to start has no
+    GPU, network or software facts: "no problems found" would be a claim about evidence never seen."""
+    statuses = facts.meta.commands
+    if not statuses or any(status not in NOT_RUN for status in statuses.values()):
+        return None  # no record of commands (facts read from text, not a host) is no claim either way
+    return _(
+        "none of the {n} commands gave output (missing or not captured); capture again on the node "
+        "with the tools installed (`gpuwise capture`), or run `gpuwise doctor` there"
+    ).format(n=len(statuses))
+
+
 def build_report(
     facts: Facts,
     findings: list[Finding],
@@ -67,5 +85,5 @@ def build_report(
         measurements=bench.to_json_dict() if bench is not None else None,
         nccl_logs=[log.model_dump(mode="json") for log in nccl_logs],
         findings=findings,
-        summary=summarize(findings),
+        summary=summarize(findings, not_judged=nothing_read(facts)),
     )

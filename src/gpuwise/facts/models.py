@@ -217,6 +217,7 @@ class RdmaPort(BaseModel):
 class RdmaDevice(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
+    model: str | None = None  # "MT4129" (ibstat "CA type", ibv_devinfo vendor_part_id, sysfs hca_type)
     fw_version: str | None = None
     ports: list[RdmaPort] = Field(default_factory=list)
 

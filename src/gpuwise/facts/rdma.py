@@ -44,6 +44,14 @@ def normalize_link_layer(text: str | None) -> str | None:
     return text.strip() or None
 
 
+def normalize_model(text: str | None) -> str | None:
+    """ibstat's 'MT4129', ibv_devinfo's vendor_part_id '4129', sysfs hca_type 'MT4129' -> 'MT4129'."""
+    word = (text or "").strip()
+    if word.isdigit():
+        return f"MT{word}"
+    return word or None
+
+
 def _width_lanes(text: str | None) -> int | None:
     m = re.match(r"^\s*(\d+)X", text or "")
     return int(m.group(1)) if m else None
@@ -86,6 +94,8 @@ def parse_ibv_devinfo(text: str) -> list[RdmaDevice]:
             continue
         elif key == "fw_ver" and port is None:
             dev.fw_version = value or None
+        elif key == "vendor_part_id" and port is None:
+            dev.model = normalize_model(value)
         elif key == "port" and to_int(value) is not None:
             port, width = RdmaPort(port=to_int(value)), None  # type: ignore[arg-type]
             dev.ports.append(port)
@@ -128,6 +138,8 @@ def parse_ibstat(text: str) -> list[RdmaDevice]:
         key, value = key.strip(), value.strip()
         if key == "Firmware version" and port is None:
             dev.fw_version = value or None
+        elif key == "CA type" and port is None:
+            dev.model = normalize_model(value)
         elif port is None:
             continue
         elif key in _IBSTAT_PORT_FIELDS:
@@ -168,5 +180,6 @@ def read_sysfs_infiniband(host: Host) -> list[RdmaDevice]:
     for name, dev in devices.items():
         fw = host.read_file(f"/sys/class/infiniband/{name}/fw_ver")
         dev.fw_version = fw.strip() if fw and fw.strip() else None
+        dev.model = normalize_model(host.read_file(f"/sys/class/infiniband/{name}/hca_type"))
         dev.ports.sort(key=lambda p: p.port)
     return [devices[k] for k in sorted(devices)]

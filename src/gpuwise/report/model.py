@@ -59,12 +59,17 @@ def exit_code_for(findings: list[Finding]) -> int:
     return 2 if "fail" in statuses else 1 if "warn" in statuses else 0
 
 
-def summarize(findings: list[Finding]) -> Summary:
+def summarize(findings: list[Finding], not_judged: str | None = None) -> Summary:
+    """Counts, exit code and verdict. `not_judged` (why no node fact could be read) makes the verdict
+    "could not judge" with exit 3, unless a finding is critical (exit 2 outranks it)."""
     by_status = {s: sum(1 for f in findings if f.status == s) for s in STATUS_ORDER}
     by_priority = {
         p: sum(1 for f in findings if f.priority == p and f.status != "pass") for p in PRIORITY_ORDER
     }
     code = exit_code_for(findings)
+    if not_judged and code != 2:
+        verdict = _("could not judge this node: {why}").format(why=not_judged)
+        return Summary(by_status=by_status, by_priority=by_priority, exit_code=3, verdict=verdict)
     verdict = {
         0: _("no problems found"),
         1: _("{warn} warning(s) to look at").format(warn=by_status["warn"]),

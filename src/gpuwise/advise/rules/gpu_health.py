@@ -1,5 +1,6 @@
-"""GPU health and setup rules (layer: hardware): persistence, throttling, temperature, MIG, Fabric
-Manager, NVLink, infoROM, unreadable or mixed GPUs. Memory errors are in gpu_memory.py.
+"""GPU health and setup rules (layer: hardware): persistence, temperature, MIG, Fabric
+Manager, NVLink, infoROM, unreadable or mixed GPUs. Memory errors are in gpu_memory.py, clock-event
+reasons (throttling) in gpu_throttle.py.
 Sources: REFERENCE §5 rows."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from gpuwise.advise.controls import CLOUD_HARDWARE, cloud_only, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
 from gpuwise.advise.rules._links import (
-    AZURE_NHC,
     DCGM_DIAG,
     DRIVER_PERSISTENCE,
     FABRIC_MANAGER,
@@ -64,39 +64,6 @@ def persistence_off(ctx: RuleContext):
         )
         if ctx.env != "unknown"
         else None,
-    )
-
-
-@rule(
-    id="gpu.throttle_active",
-    layer="hardware",
-    title=N_("GPU clocks are held back (thermal, power or hardware slowdown)"),
-    source=f"NVML clocks event reasons, {NVML_CLOCK_EVENTS}; DCGM diagnostics, {DCGM_DIAG}; Azure HPC health checks check_gpu_clock_throttling, {AZURE_NHC}",
-    priority={"cloud": "medium", "onprem": "high"},
-    controllable=CLOUD_HARDWARE,
-)
-def throttle_active(ctx: RuleContext):
-    bad_names, fail_names = ctx.t("throttle_bad_reasons"), ctx.t("throttle_fail_reasons")
-    evidence, status = [], "warn"
-    for p, g in gpus(ctx.facts):
-        active = [r for r in (g.clock_event_reasons or []) if r in bad_names]
-        if active:
-            evidence.append((f"{p}.clock_event_reasons", active))
-            if any(r in fail_names for r in active):
-                status = "fail"
-            if g.temperature_c is not None:
-                evidence.append((f"{p}.temperature_c", g.temperature_c))
-    if not evidence:
-        return None
-    return ctx.finding(
-        status,
-        evidence,
-        _(
-            "Clock event reasons show the GPU is slowed by heat, power capping or a hardware "
-            "slowdown signal. Check airflow/cooling and PSU health, compare power limits with the "
-            "default, and re-check under load."
-        ),
-        commands=["nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE", "dcgmi diag -r 2"],
     )
 
 

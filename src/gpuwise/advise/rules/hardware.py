@@ -19,6 +19,7 @@ from gpuwise.advise.rules._util import (
     gpus,
     total_gpu_memory_bytes,
 )
+from gpuwise.facts.fabric import port_roles
 from gpuwise.i18n import N_, _
 
 
@@ -221,8 +222,15 @@ def gpu_nic_numa(ctx: RuleContext):
     topo = ctx.facts.topology
     if not topo.gpu_nic_links or not topo.nic_names:
         return None
+    roles = port_roles(ctx.facts)
+    compute = {dev for (dev, _port), role in roles.items() if role.compute}
+    # only compute-fabric NICs count: a management NIC on the GPU's socket carries no NCCL traffic
+    cols = [k for k, n in enumerate(topo.nic_names) if topo.nic_devices.get(n, n) in compute]
+    if not cols:  # no role known for the matrix's NICs (other names, no RDMA facts): judge them all
+        cols = list(range(len(topo.nic_names)))
     far = []
-    for i, row in enumerate(topo.gpu_nic_links):
+    for i, full_row in enumerate(topo.gpu_nic_links):
+        row = [full_row[k] for k in cols if k < len(full_row)]
         if row and all(c == "SYS" for c in row):
             name = topo.gpu_names[i] if i < len(topo.gpu_names) else f"GPU{i}"
             far.append((f"topology.gpu_nic_links[{name}]", row))

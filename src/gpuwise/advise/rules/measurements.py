@@ -190,7 +190,7 @@ for _row in _CHECKS:
 @rule(
     id="bench.not_measured",
     layer="hardware",
-    title=N_("Some benchmarks failed or were invalid"),
+    title=N_("Some benchmarks failed, were invalid or lacked their tool"),
     source=f"heuristic: a benchmark that failed, was skipped or measured above 100% of peak is no evidence either way (timing as in ml-engineering's mamf-finder, {MLE_ACCELERATOR})",
     priority="low",
     needs_bench=True,
@@ -199,14 +199,21 @@ def not_measured(ctx: RuleContext):
     bad = [
         (f"bench:{m.name}", f"{m.status}: {m.reason or ''}".strip())
         for m in ctx.bench.results
-        if m.status in ("failed", "invalid")
+        if m.status in ("failed", "invalid") or m.missing_tool
     ]
     if not bad:
         return None
+    tools = sorted({m.missing_tool for m in ctx.bench.results if m.missing_tool})
+    advice = _("These layers were not judged. Fix the reason shown and re-run the benchmark.")
+    if tools:
+        advice += " " + _(
+            "{tools} is not installed, so its layer was skipped: install it (the line after 'To fix') "
+            "and re-run."
+        ).format(tools=", ".join(tools))
     return ctx.finding(
         "info",
         bad,
-        _("These layers were not judged. Fix the reason shown and re-run the benchmark."),
+        advice,
         commands=["gpuwise bench --quick --save bench.json"],
     )
 

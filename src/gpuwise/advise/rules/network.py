@@ -20,6 +20,7 @@ from gpuwise.advise.rules._util import (
     physical_nics,
     version_tuple,
 )
+from gpuwise.facts.fabric import port_roles
 from gpuwise.i18n import N_, _
 
 RDMA_GAIN = ExpectedGain(
@@ -118,28 +119,65 @@ def cloud_placement(ctx: RuleContext):
     ),
 )
 def rdma_port_down(ctx: RuleContext):
+    roles = port_roles(ctx.facts)
     all_ports = list(_ports(ctx))
-    down = [(p, port) for p, _dev, port in all_ports if port.state and port.state.upper() != "ACTIVE"]
     if not all_ports:
         return None
-    if not down:
+    fabric = [(p, dev, port) for p, dev, port in all_ports if _is_compute(roles, dev, port)]
+    down = [(p, dev, port) for p, dev, port in fabric if not _active(port)]
+    other_down = [
+        (p, dev, port)
+        for p, dev, port in all_ports
+        if not _is_compute(roles, dev, port) and not _active(port)
+    ]
+    if not down and not other_down:
         return ctx.passed(
             [("network.rdma_devices.ports.active", len(all_ports))], _("all RDMA ports are active")
         )
-    evidence = [(f"{p}.state", f"{port.state} / {port.phys_state}") for p, port in down]
-    # Some ports up and some down is a broken cable/port; all down may be an unused adapter.
-    status = "fail" if len(down) < len(all_ports) else "warn"
+    if not down:
+        evidence = [(f"{p}.state", _port_text(dev, port, roles)) for p, dev, port in other_down]
+        return ctx.finding(
+            "info",
+            evidence,
+            _(
+                "These ports are down, but they are not the compute fabric (decided by: {why}); NCCL "
+                "does not move gradients over them. Bring them up only if they carry management or "
+                "storage traffic you need."
+            ).format(why=", ".join(sorted({roles[(d.name, pt.port)].why for _p, d, pt in other_down}))),
+            title=_("RDMA ports outside the compute fabric are down"),
+            priority="low",
+            commands=["ibstat", "ibdev2netdev"],
+        )
+    evidence = [(f"{p}.state", _port_text(dev, port, roles)) for p, dev, port in down]
+    # Some fabric ports up and some down is a broken cable/port; all down may be an unused adapter.
+    status = "fail" if len(down) < len(fabric) else "warn"
     return ctx.finding(
         status,
         evidence,
         _(
-            "Ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link (cable, "
-            "transceiver, switch port), INIT means the subnet manager has not configured it. If a "
-            "port is unused on purpose, exclude it with NCCL_IB_HCA."
+            "Compute-fabric ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link "
+            "(cable, transceiver, switch port), INIT means the subnet manager has not configured it. "
+            "If a port is unused on purpose, exclude it with NCCL_IB_HCA."
         ),
         commands=["ibstat", "ibv_devinfo -v", "sudo systemctl status opensm  # IB subnet manager"],
         env={"NCCL_IB_HCA": "=<active hca list>"},
     )
+
+
+def _active(port) -> bool:
+    return not port.state or port.state.upper() == "ACTIVE"
+
+
+def _is_compute(roles, dev, port) -> bool:
+    role = roles.get((dev.name, port.port))
+    return role is None or role.compute
+
+
+def _port_text(dev, port, roles) -> str:
+    role = roles.get((dev.name, port.port))
+    where = _("compute fabric") if role is None or role.compute else _("not compute fabric")
+    why = f" ({role.why})" if role is not None else ""
+    return f"{port.state} / {port.phys_state}; {dev.model or '?'} {port.link_layer or ''}; {where}{why}"
 
 
 @rule(
@@ -157,29 +195,37 @@ def rdma_port_down(ctx: RuleContext):
     ),
 )
 def rdma_rate(ctx: RuleContext):
+    roles = port_roles(ctx.facts)
     active = [
-        (p, port)
-        for p, _dev, port in _ports(ctx)
+        (p, dev, port)
+        for p, dev, port in _ports(ctx)
         if port.rate_gbps and (port.state or "").upper() == "ACTIVE"
     ]
-    if len(active) < 2:
-        return None
-    best: dict[str, float] = {}
-    for _nic, port in active:
-        best[port.link_layer or ""] = max(best.get(port.link_layer or "", 0.0), port.rate_gbps or 0.0)
-    slow = [
-        (f"{p}.rate_gbps", port.rate_gbps)
-        for p, port in active
-        if port.rate_gbps < best[port.link_layer or ""]
-    ]
+    # peers: the same device model, link layer and role; a 100G storage NIC is no peer of a 400G rail
+    groups: dict[tuple[str, str, bool], list] = {}
+    for row in active:
+        _p, dev, port = row
+        key = (dev.model or "", port.link_layer or "", _is_compute(roles, dev, port))
+        groups.setdefault(key, []).append(row)
+    slow, best_rates = [], []
+    for (model, layer, _compute), rows in sorted(groups.items()):
+        if len(rows) < 2:
+            continue
+        best = max(port.rate_gbps for _p, _dev, port in rows)
+        behind = [(f"{p}.rate_gbps", port.rate_gbps) for p, _dev, port in rows if port.rate_gbps < best]
+        if behind:
+            slow += behind
+            best_rates.append(
+                (f"network.rdma_devices.ports.rate_gbps (best of {model or '?'} {layer})", best)
+            )
     if not slow:
         return None
     return ctx.finding(
         "warn",
-        slow + [("network.rdma_devices.ports.rate_gbps (best)", max(best.values()))],
+        slow + best_rates,
         _(
-            "A port that trained at a lower rate than its peers (bad cable or transceiver, wrong "
-            "switch port configuration) slows every collective that uses it."
+            "A port that trained at a lower rate than its peers of the same model and role (bad cable "
+            "or transceiver, wrong switch port configuration) slows every collective that uses it."
         ),
         commands=["ibstat", "mlxlink -d <dev> -m"],
     )
@@ -194,15 +240,36 @@ def rdma_rate(ctx: RuleContext):
     references=(NCCL_ENV,),
 )
 def roce_gid(ctx: RuleContext):
-    roce = [p for p, _dev, port in _ports(ctx) if (port.link_layer or "").lower() == "ethernet"]
+    roles = port_roles(ctx.facts)
+    roce = [
+        p
+        for p, dev, port in _ports(ctx)
+        if (port.link_layer or "").lower() == "ethernet"
+        and (port.state or "").upper() == "ACTIVE"
+        and _is_compute(roles, dev, port)
+    ]
     if not roce:
-        return None
+        return None  # no active RoCE port in the compute fabric: NCCL uses no GID here
     value, where = nccl_setting(ctx.facts, "NCCL_IB_GID_INDEX")
     if value is not None:
         return ctx.passed([(f"{where}.NCCL_IB_GID_INDEX", value)], _("NCCL_IB_GID_INDEX is set for RoCE"))
     nccl = ctx.facts.software.torch_nccl or ctx.facts.software.nccl_system_version
-    auto = version_tuple(nccl) and version_tuple(nccl) >= version_tuple(ctx.t("nccl_auto_gid_min_version"))
     evidence = [(f"{roce[0]}.link_layer", "Ethernet"), ("NCCL_IB_GID_INDEX", None), ("NCCL version", nccl)]
+    if not version_tuple(nccl):
+        return ctx.finding(
+            "info",
+            evidence,
+            _(
+                "The NCCL version is unknown, so whether NCCL picks the RoCE v2 GID by itself (2.21 and "
+                'later) cannot be judged. Read the version (`python -c "import torch; '
+                "print(torch.cuda.nccl.version())\"`, or NCCL_DEBUG=INFO's first line); on an older "
+                "NCCL set NCCL_IB_GID_INDEX to the RoCE v2 IPv4 GID that `show_gids` lists."
+            ),
+            title=_("RoCE compute fabric: NCCL version unknown, GID choice not judged"),
+            priority="low",
+            commands=["show_gids"],
+        )
+    auto = version_tuple(nccl) >= version_tuple(ctx.t("nccl_auto_gid_min_version"))
     return ctx.finding(
         "info" if auto else "warn",
         evidence,
@@ -213,8 +280,8 @@ def roce_gid(ctx: RuleContext):
             )
             if auto
             else _(
-                "On RoCE an NCCL older than 2.21 (or of unknown version) may use a RoCE v1 or link-local "
-                "GID: find the RoCE v2 IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
+                "On RoCE an NCCL older than 2.21 may use a RoCE v1 or link-local GID: find the RoCE v2 "
+                "IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
             )
         ),
         commands=["show_gids"],
@@ -306,7 +373,12 @@ def nccl_debug_vars(ctx: RuleContext):
 )
 def nccl_ib_disabled(ctx: RuleContext):
     value, where = nccl_setting(ctx.facts, "NCCL_IB_DISABLE")
-    active = [p for p, _dev, port in _ports(ctx) if (port.state or "").upper() == "ACTIVE"]
+    roles = port_roles(ctx.facts)
+    active = [
+        p
+        for p, dev, port in _ports(ctx)
+        if (port.state or "").upper() == "ACTIVE" and _is_compute(roles, dev, port)
+    ]
     if value is None or value.strip() in ("0", "") or not active:
         return None
     return ctx.finding(
