@@ -16,7 +16,8 @@ DOCTOR_HELP = N_(
     "with evidence and exact commands.\n\nFindings are grouped by priority, "
     "which depends on the environment kind (cloud VM or your own hardware); "
     "each says whether you can change it here and what to do instead if not.\n\nExit codes: "
-    "0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run."
+    "0 = no problems found, 1 = warnings, 2 = critical findings, 3 = doctor could not run or could not judge "
+    "(no fact could be read)."
 )
 
 
