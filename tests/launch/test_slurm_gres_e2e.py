@@ -70,3 +70,16 @@ def test_a_two_node_job_is_granted_the_gpus_it_asks_for(gres_cluster, tmp_path, 
     assert "preflight failed; job aborted before training" in log and "rank " not in log
     reports = sorted(x.name for x in (out / "preflight").glob("*.json"))
     assert reports == ["gwsl1.json", "gwsl2.json"]
+
+
+def test_fleet_run_asks_for_the_gpus_sinfo_lists(gres_cluster, tmp_path):
+    """`fleet run --slurm` without --gpus-per-node asks for the GPU GRES the cluster declares (sinfo %G)."""
+    env = dict(gres_cluster.env, PATH=f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    p = subprocess.run([str(BIN / "gpuwise"), "fleet", "run", "--slurm", "-N", "2", "--out", str(tmp_path / "f"),
+                        "--dry-run"], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "#SBATCH --gpus-per-node=2" in p.stdout.splitlines()
+    p = subprocess.run([str(BIN / "gpuwise"), "fleet", "run", "--slurm", "-N", "2", "--out", str(tmp_path / "f"),
+                        "--gpu-request", "gres", "--exclusive", "--dry-run"], capture_output=True, text=True, env=env,
+                       timeout=120)  # fmt: skip
+    assert {"#SBATCH --gres=gpu:2", "#SBATCH --exclusive"} <= set(p.stdout.splitlines()), p.stdout
