@@ -87,9 +87,13 @@ def test_the_container_runs_through_pyxis_with_the_output_and_workdir_mounted(tm
 
 def test_fleet_run_asks_for_gpus_exclusive_and_qos(tmp_path):
     r = gpuwise("fleet", "run", "--slurm", "-N", "2", "--out", str(tmp_path / "o"), "--gpus-per-node", "4",
-                "--gpu-request", "gres", "--exclusive", "--qos", "high", "--time", "00:30:00", "--dry-run")  # fmt: skip
+                "--gpu-request", "gres", "--exclusive", "--qos", "high", "--time", "00:30:00", "--partition", "gpu",
+                "--account", "proj-1", "--dry-run")  # fmt: skip
     assert r.exit_code == 0, r.output
     header = [x for x in r.stdout.splitlines() if x.startswith("#SBATCH")]
+    options = [x.split("=")[0] for x in header]
+    assert len(options) == len(set(options)), header  # each option once
+    assert {"#SBATCH --partition=gpu", "#SBATCH --account=proj-1"} <= set(header)
     assert {
         "#SBATCH --gres=gpu:4",
         "#SBATCH --exclusive",

@@ -78,7 +78,6 @@ def job_script(o: JobOptions) -> str:
     for flag, value in (
         ("--nodes", o.nodes),
         ("--nodelist", o.nodelist),
-        ("--partition", o.partition),
     ):
         if value is not None:
             directives.append(f"{flag}={value}")

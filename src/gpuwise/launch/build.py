@@ -35,9 +35,8 @@ class LaunchOptions:
     target_capture: Path | None = None  # capture of a target node
     textfile: bool = False
     warn_share: float = transfer.DEFAULT_WARN_SHARE
-    slurm: dict = field(
-        default_factory=dict
-    )  # partition, account, time, qos, gpu_request, exclusive, container
+    # slurm: partition, account, time, qos, gpu_request, exclusive, container
+    slurm: dict = field(default_factory=dict)
     cloud: dict = field(default_factory=dict)  # per-target extras (zone, image, the gpuwise wheel, ...)
 
 
