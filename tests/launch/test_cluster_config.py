@@ -233,3 +233,20 @@ def test_the_examples_documented_commands_run_as_written(tmp_path):
             continue  # creates something: not a dry run
         r = gpuwise(*words[1:], cwd=tmp_path)
         assert r.exit_code == 0, f"{shlex.join(words)}\n{r.output}"
+
+
+def test_a_bad_gpuwise_wheel_is_a_clear_error_and_nothing_is_written(tmp_path):
+    not_zip = tmp_path / "gpuwise-0.1.0-py3-none-any.whl"
+    not_zip.write_text("not a zip")
+    for wheel, message in [(tmp_path / "evil;rm.whl", "is not a gpuwise wheel file name"),
+                           (tmp_path / "gpuwise-9.9-py3-none-any.whl", "no such file"),
+                           (not_zip, "is not a readable wheel")]:  # fmt: skip
+        out = tmp_path / "o"
+        r = gpuwise("launch", str(EXAMPLES / "job-llm.yaml"), "--target", "skypilot", "--offer", "aws:p4d.24xlarge",
+                    "--gpuwise-wheel", str(wheel), "--out", str(out))  # fmt: skip
+        assert r.exit_code == 3 and message in r.output and "To fix:" in r.output, r.output
+        assert "Traceback" not in r.output and not out.exists()
+    r = gpuwise("launch", str(EXAMPLES / "job-llm.yaml"), "--target", "tencent", "--offer", "tencent:GT4.41XLARGE948",
+                "--zone", "ap-guangzhou-6", "--image-id", "img-gwla0001", "--gpuwise-wheel-url", "http://x/w.whl",
+                "--out", str(tmp_path / "o"))  # fmt: skip
+    assert r.exit_code == 3 and "is not an https:// URL" in r.output

@@ -172,6 +172,19 @@ def check_cost_guard(plan: LaunchPlan, creating: bool) -> None:
         )
 
 
+def _copy_atomic(source: Path, path: Path) -> Path:
+    """Copy a file (the wheel) beside its destination, then rename it into place: never half a file."""
+    import os
+    import shutil
+
+    if path.resolve() != source.resolve():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.partial")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, path)
+    return path
+
+
 def write_files(plan: LaunchPlan) -> list[Path]:
     """The target's files (script, task YAML, request, the gpuwise wheel) and launch.json, atomically, in the
     output folder."""
@@ -179,10 +192,7 @@ def write_files(plan: LaunchPlan) -> list[Path]:
 
     written = []
     for name, source in plan.copies.items():
-        path = plan.out / name
-        if not path.exists() or path.read_bytes() != source.read_bytes():
-            write_text_atomic(path, source.read_bytes())
-        written.append(path)
+        written.append(_copy_atomic(source, plan.out / name))
     for name, text in {
         **plan.files,
         "launch.json": json.dumps(plan.to_json(), indent=2, default=str),

@@ -144,8 +144,13 @@ def ship_wheel(out: Path, given: Path | None = None) -> Wheel:
         else:
             _check_name(installed)
             source = installed
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    return Wheel(path=out / FOLDER / source.name, source=source, sha256=digest, requires=_requires(source))
+    digest = hashlib.sha256()
+    with source.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return Wheel(
+        path=out / FOLDER / source.name, source=source, sha256=digest.hexdigest(), requires=_requires(source)
+    )
 
 
 def install_command(wheel_dir: str, wheel: Wheel, python: str = "python3") -> str:
