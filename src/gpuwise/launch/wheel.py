@@ -32,6 +32,7 @@ _WHEEL_NAME = re.compile(
 WHEEL_FIX = N_("build one with `python -m pip wheel --no-deps -w DIR .` in a gpuwise checkout and pass "
                "--gpuwise-wheel DIR/gpuwise-VERSION-py3-none-any.whl")  # fmt: skip
 FOLDER = "wheels"
+METADATA_MAX_BYTES = 1 << 20  # a wheel's METADATA is a few kB; never read a bomb into memory
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,10 @@ def _requires(path: Path) -> tuple[str, ...]:
 
     try:
         with zipfile.ZipFile(path) as z:
-            name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-            text = z.read(name).decode("utf-8", "replace")
+            info = next(i for i in z.infolist() if i.filename.endswith(".dist-info/METADATA"))
+            if info.file_size > METADATA_MAX_BYTES:
+                raise OSError(f"METADATA is {info.file_size} bytes")
+            text = z.read(info).decode("utf-8", "replace")
     except (OSError, zipfile.BadZipFile, StopIteration, KeyError) as exc:
         raise UserInputError(
             _("{path} is not a readable wheel ({error})").format(path=path, error=exc), _(WHEEL_FIX)
