@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -19,11 +20,26 @@ def gpuwise(*args: str, env: dict | None = None, cwd: Path = REPO) -> SimpleName
     for name in ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"):
         e.pop(name, None)  # never send a request from a test
     e["HOME"] = str(cwd)  # no ~/.tencentcloud profile either
+    e.setdefault("GPUWISE_WHEEL", str(wheel()))  # built once, not by every dry run
     p = subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, env=e, cwd=cwd,
                        timeout=120)  # fmt: skip
     return SimpleNamespace(
         exit_code=p.returncode, output=p.stdout + p.stderr, stdout=p.stdout, stderr=p.stderr
     )
+
+
+@functools.cache
+def wheel() -> Path:
+    """The gpuwise wheel of this checkout, built once per test session (what a launch ships to its nodes)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="gwla-wheel-"))
+    atexit.register(shutil.rmtree, folder, True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(folder),
+                    str(REPO)], check=True, capture_output=True, timeout=300)  # fmt: skip
+    return next(folder.glob("gpuwise-*.whl"))
 
 
 def write_job(path: Path, **fields) -> Path:

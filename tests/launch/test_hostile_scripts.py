@@ -19,11 +19,23 @@ import yaml
 
 from gpuwise.launch import slurm, steps
 from gpuwise.launch.build import LaunchOptions, plan_launch, write_files
-from tests.launch.kit import CAPTURES, EXAMPLES, hostile, write_hostile_job, write_job
+from tests.launch.kit import CAPTURES, EXAMPLES, hostile, wheel, write_hostile_job, write_job
 
 SOURCE = CAPTURES / "h200-1gpu-kvm-vm"  # the migration check's source machine: a capture, not this one
 NFS = "10.0.0.1:/export"
-STUBS = ("sbatch", "srun", "scontrol", "gpuwise", "nvidia-smi", "torchrun", "pip", "pip3", "mount", "sudo")
+STUBS = (
+    "sbatch",
+    "srun",
+    "scontrol",
+    "gpuwise",
+    "nvidia-smi",
+    "torchrun",
+    "pip",
+    "pip3",
+    "python3",
+    "mount",
+    "sudo",
+)
 _LOG = r"""{ printf '%s' "${0##*/}"; printf '\037%s' "$@"; printf '\036'; } >> "$GWLA_LOG"
 """
 _BEHAVIOUR = {
@@ -31,6 +43,8 @@ _BEHAVIOUR = {
     "srun": 'while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do shift; done\nexec "$@"\n',
     "scontrol": '[ "$1 $2" = "show hostnames" ] && echo gwla-node1\nexit 0\n',
     "mount": 'exit "${GWLA_MOUNT_RC:-0}"\n',
+    # `python3 -m pip` (installing the shipped wheel) is only logged; any other python3 is the real one
+    "python3": f'[ "$1 $2" = "-m pip" ] && exit 0\nexec {sys.executable} "$@"\n',
     # what the training processes would see
     "torchrun": "{ printf 'env'; printf '\\037%s' \"$GWLA_VALUE\" \"${GPUWISE_DATASET:-}\"; printf '\\036'; } "
     '>> "$GWLA_LOG"\n',
@@ -96,7 +110,7 @@ def test_slurm_job_and_node_steps_execute_nothing(tmp_path, box):
     marks, env, log = box
     job = _Job(write_hostile_job(tmp_path / "job.yaml", marks, NFS), marks)
     plan = plan_launch(LaunchOptions(job_path=job.path, target="slurm", out=tmp_path / "out", source=SOURCE,
-                                     slurm={"partition": "gwla-part", "time": "1-00:00:00"}))  # fmt: skip
+                                     slurm={"partition": "gwla-part", "time": "1-00:00:00", "container": "pyxis"}))  # fmt: skip
     write_files(plan)
     slurm_env = dict(
         env,
@@ -146,9 +160,8 @@ def test_a_setup_command_cannot_reach_into_the_preflight(tmp_path, box):
 def test_skypilot_setup_and_run_execute_nothing(tmp_path, box):
     marks, env, log = box
     job = _Job(write_hostile_job(tmp_path / "job.yaml", marks, NFS, gpus_per_node=1), marks)
-    pip = hostile(marks, "pip")
     plan = plan_launch(LaunchOptions(job_path=job.path, target="skypilot", offer="aws:g5.4xlarge",
-                                     out=tmp_path / "out", source=SOURCE, cloud={"gpuwise_pip": pip}))  # fmt: skip
+                                     out=tmp_path / "out", source=SOURCE, cloud={"gpuwise_wheel": wheel()}))  # fmt: skip
     task = yaml.safe_load(plan.files["task.yaml"])
     sky_env = dict(env, **task["envs"], SKYPILOT_NUM_NODES="1", SKYPILOT_NODE_IPS="127.0.0.1",
                    SKYPILOT_TASK_ID="gwla-task")  # fmt: skip
@@ -162,7 +175,9 @@ def test_skypilot_setup_and_run_execute_nothing(tmp_path, box):
     assert (marks / "setup-ran").exists()
     calls = _calls(log)
     mount = job.doc["dataset"]["mount"]
-    assert ["pip", "install", "-q", pip] in calls
+    wheels = f"{tmp_path}/gpuwise-wheels"  # $HOME/gpuwise-wheels: where SkyPilot uploads OUT/wheels
+    assert ["python3", "-m", "pip", "install", "-q", "--no-index", "--find-links", wheels,
+            f"{wheels}/{wheel().name}"] in calls  # fmt: skip
     assert ["sudo", "mount", "-t", "nfs", job.doc["dataset"]["source"], mount] in calls
     train = next(c for c in calls if c[0] == "torchrun")
     assert train[train.index("--rdzv-id") + 2 :] == job.script_args()
@@ -176,7 +191,8 @@ def test_tencent_boot_script_executes_nothing(tmp_path, box):
     job = _Job(write_hostile_job(tmp_path / "job.yaml", marks, NFS, gpus_per_node=1), marks)
     plan = plan_launch(LaunchOptions(job_path=job.path, target="tencent", offer="tencent:GN7.2XLARGE32",
                                      out=tmp_path / "out", source=SOURCE,
-                                     cloud={"zone": "ap-guangzhou-6", "image_id": "img-gwla0001"}))  # fmt: skip
+                                     cloud={"zone": "ap-guangzhou-6", "image_id": "img-gwla0001",
+                                            "gpuwise_wheel": wheel()}))  # fmt: skip
     write_files(plan)
     script = plan.out / "user-data.sh"
     source, mount = job.doc["dataset"]["source"], job.doc["dataset"]["mount"]
@@ -204,14 +220,17 @@ def _generated_scripts(tmp_path: Path, marks: Path) -> dict[str, str]:
     """Every script launch writes, for the hostile job and the examples, each exporter mode."""
     hostile_nfs = write_hostile_job(tmp_path / "h-nfs.yaml", marks, NFS, gpus_per_node=1)
     hostile_s3 = write_hostile_job(tmp_path / "h-s3.yaml", marks, "s3://gwla-bucket/", gpus_per_node=1)
-    tencent = {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001"}
+    tencent = {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001", "gpuwise_wheel": wheel()}
+    sky = {"gpuwise_wheel": wheel()}
     runs = {
         "hostile-slurm": LaunchOptions(hostile_nfs, "slurm"),
         "hostile-slurm-s3": LaunchOptions(hostile_s3, "slurm"),
-        "hostile-sky": LaunchOptions(hostile_nfs, "skypilot", offer="aws:g5.4xlarge"),
-        "hostile-sky-s3": LaunchOptions(hostile_s3, "skypilot", offer="aws:g5.4xlarge"),
+        "hostile-sky": LaunchOptions(hostile_nfs, "skypilot", offer="aws:g5.4xlarge", cloud=sky),
+        "hostile-sky-s3": LaunchOptions(hostile_s3, "skypilot", offer="aws:g5.4xlarge", cloud=sky),
         "example-slurm": LaunchOptions(EXAMPLES / "job-cpu.yaml", "slurm"),
-        "example-sky": LaunchOptions(EXAMPLES / "job-llm.yaml", "skypilot", offer="aws:p4d.24xlarge"),
+        "example-sky": LaunchOptions(
+            EXAMPLES / "job-llm.yaml", "skypilot", offer="aws:p4d.24xlarge", cloud=sky
+        ),
     }
     try:
         import tencentcloud.cvm.v20170312.models  # noqa: F401

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from gpuwise.catalog.offers import load_shipped_offers
-from tests.launch.kit import EXAMPLES, REPO, gpuwise, hostile, write_hostile_job, write_job
+from tests.launch.kit import EXAMPLES, REPO, gpuwise, write_hostile_job, write_job
 
 SKY_PYTHON = REPO / ".venv-skypilot" / "bin" / "python"
 pytestmark = pytest.mark.skipif(
@@ -73,7 +73,7 @@ def tasks(tmp_path_factory):
         "plan": [str(EXAMPLES / "job-llm.yaml"), "--plan", str(plan)],
         "nfs": [str(nfs_job), "--offer", "aws:g5.4xlarge"],
         "local": [str(local_job), "--offer", "aws:p5.48xlarge"],
-        "hostile": [str(hostile_job), "--offer", "aws:g5.4xlarge", "--gpuwise-pip", hostile(marks, "pip")],
+        "hostile": [str(hostile_job), "--offer", "aws:g5.4xlarge"],
     }
     out = {}
     for name, args in runs.items():
@@ -107,7 +107,8 @@ def test_skypilot_parses_the_task_and_it_round_trips(name, tasks, understood):
     assert loaded["use_spot"] == r.get("use_spot", False)
     assert loaded["setup"] == ours["setup"] and loaded["run"] == ours["run"]
     assert loaded["envs"] == ours.get("envs", {})
-    assert loaded["file_mounts"] == sorted(ours.get("file_mounts", {}))
+    assert sorted(loaded["file_mounts"]) == sorted(ours.get("file_mounts", {}))
+    assert "~/gpuwise-wheels" in loaded["file_mounts"]  # the gpuwise wheel, uploaded to every node
     assert "doctor --expect gpus=" in loaded["setup"] and " export --listen :9401" in loaded["run"]
     assert "--rdzv-backend c10d" in loaded["run"] and "SKYPILOT_NODE_IPS" in loaded["run"]
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.launch import kit
+
 pytest.importorskip("tencentcloud.cvm.v20170312.models", reason="the tencent extra is not installed")
 
 from gpuwise.errors import UserInputError  # noqa: E402
@@ -22,7 +24,7 @@ from tests.launch.kit import write_job  # noqa: E402
 
 
 def _options(job: Path, **cloud) -> LaunchOptions:
-    base = {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001", "gpuwise_pip": "gpuwise"}
+    base = {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001", "gpuwise_wheel": kit.wheel()}
     return LaunchOptions(job_path=job, target="tencent", offer=cloud.pop("offer", "tencent:GT4.41XLARGE948"),
                          out=job.parent / "out", cloud={**base, **cloud})  # fmt: skip
 

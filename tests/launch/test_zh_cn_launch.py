@@ -28,6 +28,7 @@ from gpuwise.report.document import Code, Document, Table
 from gpuwise.report.formats import render
 from gpuwise.report.views.launch import launch_view
 from tests.conftest import REAL
+from tests.launch import kit
 from tests.launch.kit import CAPTURES, EXAMPLES, gpuwise, write_job
 from tests.report.zh_check import ENGLISH_RUN, english_runs, written_texts
 
@@ -72,7 +73,7 @@ def _inputs(tmp: Path, plan_json: Path) -> list[tuple[str, LaunchOptions]]:
                     image_versions={"cuda": "99.0", "torch": "2.11.0+cu130", "nccl": "2.21.5"})  # fmt: skip
     bucket = write_job(tmp / "bucket.yaml", name="zh-bucket", hours=5,
                        dataset={"source": "cos://zh-bucket-1250000000/data", "mount": "/data"})  # fmt: skip
-    tencent = {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001", "gpuwise_pip": "gpuwise"}
+    tencent = {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001", "gpuwise_wheel": kit.wheel()}
     llm, cpu = EXAMPLES / "job-llm.yaml", EXAMPLES / "job-cpu.yaml"
     out = [
         ("slurm", LaunchOptions(cpu, "slurm", out=tmp / "o-slurm", max_cost=5, source=H200)),

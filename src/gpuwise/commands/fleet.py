@@ -85,6 +85,25 @@ def run(
     partition: str = typer.Option(None, "--partition", help="sbatch --partition."),
     account: str = typer.Option(None, "--account", help="sbatch --account."),
     time_limit: str = typer.Option(None, "--time", help=N_("sbatch --time, e.g. 00:30:00.")),
+    qos: str = typer.Option(None, "--qos", help="sbatch --qos."),
+    gpus_per_node: int = typer.Option(
+        None,
+        "--gpus-per-node",
+        min=0,
+        help=N_(
+            "GPUs to ask for on each node (default: the GPU GRES `sinfo` lists for the nodes, 0 = none). "
+            "A cluster with ConstrainDevices shows a job only the GPUs it asked for."
+        ),
+    ),
+    gpu_request: str = typer.Option(
+        "gpus-per-node",
+        "--gpu-request",
+        metavar="gpus-per-node|gres|none",
+        help=N_(
+            "How to ask for them: --gpus-per-node=N, --gres=gpu:N, or none (no GPU GRES on the cluster)."
+        ),
+    ),
+    exclusive: bool = typer.Option(False, "--exclusive", help=N_("Whole nodes (sbatch --exclusive).")),
     bench_only: str = typer.Option(
         None,
         "--bench-only",
@@ -112,6 +131,7 @@ def run(
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
     from gpuwise.fleet.slurm import JobOptions, job_script, submit
+    from gpuwise.fleet.slurm_request import check_gpu_request, cluster_gpus
 
     if not slurm:
         raise UserInputError(_("fleet run needs a launcher"), _("add --slurm (run it on a Slurm login node)"))
@@ -126,6 +146,10 @@ def run(
         collective_sizes=collective_sizes,
         link_bytes=link_bytes,
         port=port,
+        gpus_per_node=cluster_gpus(partition) if gpus_per_node is None else gpus_per_node,
+        gpu_request=check_gpu_request(gpu_request),
+        exclusive=exclusive,
+        qos=qos,
     )
     script = job_script(opts)
     if dry_run:

@@ -71,11 +71,24 @@ def launch(
     partition: str = typer.Option(None, "--partition", help=N_("slurm: partition.")),
     account: str = typer.Option(None, "--account", help=N_("slurm: account.")),
     time_limit: str = typer.Option(None, "--time", help=N_("slurm: time limit (sbatch --time).")),
-    gres: bool = typer.Option(
-        True,
-        "--gres/--no-gres",
+    qos: str = typer.Option(None, "--qos", help=N_("slurm: quality of service (sbatch --qos).")),
+    gpu_request: str = typer.Option(
+        "gpus-per-node",
+        "--gpu-request",
+        metavar="gpus-per-node|gres|none",
         help=N_(
-            "slurm: ask for the GPUs as GRES (--gpus-per-node); --no-gres where the cluster has no GPU GRES."
+            "slurm: how the GPUs are asked for: --gpus-per-node=N, --gres=gpu:N, or none where the cluster "
+            "has no GPU GRES."
+        ),
+    ),
+    exclusive: bool = typer.Option(False, "--exclusive", help=N_("slurm: whole nodes (sbatch --exclusive).")),
+    container: str = typer.Option(
+        "auto",
+        "--container",
+        metavar="auto|pyxis|none",
+        help=N_(
+            "slurm: run training in the job's image through Pyxis/enroot (srun --container-image); "
+            "auto = when this srun has Pyxis."
         ),
     ),
     zone: str = typer.Option(
@@ -89,12 +102,19 @@ def launch(
     hpc_cluster: str = typer.Option(
         None, "--hpc-cluster", help=N_("tencent: HpcClusterId for RDMA (HCC) instances.")
     ),
-    gpuwise_pip: str = typer.Option(
-        "gpuwise",
-        "--gpuwise-pip",
+    gpuwise_wheel: Path = typer.Option(
+        None,
+        "--gpuwise-wheel",
+        envvar="GPUWISE_WHEEL",
         help=N_(
-            "skypilot/tencent: what the nodes `pip install` to get gpuwise (a name, wheel URL or git URL)."
+            "skypilot/tencent: the gpuwise wheel the nodes install offline (default: built from this "
+            "gpuwise's checkout)."
         ),
+    ),
+    gpuwise_wheel_url: str = typer.Option(
+        None,
+        "--gpuwise-wheel-url",
+        help=N_("tencent: an https URL the instances fetch that wheel from (e.g. a presigned COS URL)."),
     ),
     down: str = typer.Option(
         None,
@@ -126,6 +146,12 @@ def launch(
             _("launch needs JOB.yaml and --target"),
             _("e.g. {command}").format(command="gpuwise launch examples/job-cpu.yaml --target slurm"),
         )
+    _check_target_flags(target, {
+        "--partition": partition, "--account": account, "--time": time_limit, "--qos": qos,
+        "--gpu-request": gpu_request != "gpus-per-node", "--exclusive": exclusive, "--container": container != "auto",
+        "--wait": wait, "--wait-timeout": wait_timeout, "--zone": zone, "--image-id": image_id,
+        "--hpc-cluster": hpc_cluster, "--gpuwise-wheel-url": gpuwise_wheel_url,
+    })  # fmt: skip
     fmt = output_format(fmt, as_json)
     check_output(output)
     from gpuwise.launch.build import (
@@ -139,8 +165,10 @@ def launch(
     options = LaunchOptions(
         job_path=job, target=target, plan_path=plan, offer=offer, out=out, max_cost=max_cost, source=source,
         target_capture=target_capture, textfile=textfile, warn_share=warn_share,
-        slurm={"partition": partition, "account": account, "time": time_limit, "gres": gres},
-        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "gpuwise_pip": gpuwise_pip},
+        slurm={"partition": partition, "account": account, "time": time_limit, "qos": qos,
+               "gpu_request": gpu_request, "exclusive": exclusive, "container": container},
+        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster,
+               "gpuwise_wheel": gpuwise_wheel, "gpuwise_wheel_url": gpuwise_wheel_url},
     )  # fmt: skip
     launch_plan = plan_launch(options)
     check_out_folder(launch_plan)
@@ -163,6 +191,29 @@ def launch(
             err=True,
         )
         sys.exit(1)
+
+
+# the options only one target reads; any other target refuses them instead of ignoring them
+_TARGET_OF_FLAG = {
+    **dict.fromkeys(("--partition", "--account", "--time", "--qos", "--gpu-request", "--exclusive", "--container",
+                     "--wait", "--wait-timeout"), "slurm"),
+    **dict.fromkeys(("--zone", "--image-id", "--hpc-cluster", "--gpuwise-wheel-url"), "tencent"),
+}  # fmt: skip
+
+
+def _check_target_flags(target: str, given: dict[str, object]) -> None:
+    from gpuwise.errors import UserInputError
+    from gpuwise.i18n import _
+
+    for flag, value in given.items():
+        owner = _TARGET_OF_FLAG[flag]
+        if value not in (None, False) and target != owner:
+            raise UserInputError(
+                _("{flag} is a --target {owner} option; --target {target} does not use it").format(
+                    flag=flag, owner=owner, target=target
+                ),
+                _("drop {flag}, or launch with --target {owner}").format(flag=flag, owner=owner),
+            )
 
 
 def register(app: typer.Typer) -> None:

@@ -53,6 +53,16 @@ def register(app: typer.Typer) -> None:
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help=N_("List every model assumption with its source.")
         ),
+        target: str | None = typer.Option(
+            None,
+            "--target",
+            "--launchable",
+            metavar="slurm|skypilot|tencent",
+            help=N_(
+                "Only what `gpuwise launch --target T` can launch: slurm = on-prem builds, skypilot = the "
+                "clouds SkyPilot supports, tencent = Tencent offers."
+            ),
+        ),
         fmt: str = FormatOpt,
         output: Path | None = OutputOpt,
         as_json: bool = JsonOpt,
@@ -80,5 +90,10 @@ def register(app: typer.Typer) -> None:
             from gpuwise.fleet.calibration import fleet_calibration
 
             cal, calibrate = fleet_calibration(calibrate), None
-        plan = make_plan(workload, options, calibrate, parse_sweep(sweep), calibration=cal)
+        opts = None
+        if target is not None:
+            from gpuwise.plan.options_file import for_target, load_options
+
+            opts = for_target(load_options(options), target)
+        plan = make_plan(workload, options, calibrate, parse_sweep(sweep), options=opts, calibration=cal)
         emit(plan_view(plan, verbose=verbose), fmt, output)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.fleet.slurm_request import SlurmRequest, resource_options
 from gpuwise.i18n import _
 
 
@@ -35,6 +36,10 @@ class JobOptions:
     collective_sizes: str = "1M:256M"
     link_bytes: str = "64M"
     port: int = 29500
+    gpus_per_node: int = 0  # GPUs to ask for (0: none); a ConstrainDevices cluster shows a job only its own
+    gpu_request: str = "gpus-per-node"  # or "gres" (--gres=gpu:N) or "none"
+    exclusive: bool = False
+    qos: str | None = None
 
 
 def gpuwise_executable() -> str:
@@ -60,18 +65,23 @@ def bench_args(only: str | None) -> str:
     return f"--quick --only {only}"
 
 
+def resource_directives(o: JobOptions) -> list[str]:
+    """GPUs (--gpus-per-node or --gres), --exclusive, --time, --partition, --account, --qos (fleet/slurm_request.py)."""
+    request = SlurmRequest(gpus_per_node=o.gpus_per_node, gpu_request=o.gpu_request, exclusive=o.exclusive,
+                           time=o.time, partition=o.partition, account=o.account, qos=o.qos)  # fmt: skip
+    return [f"--{k}" if v is None else f"--{k}={v}" for k, v in resource_options(request)]
+
+
 def job_script(o: JobOptions) -> str:
     out = str(Path(o.out).expanduser().absolute())
     directives = ["--job-name=gpuwise-fleet", "--ntasks-per-node=1", f"--output={out}/_slurm/fleet-%j.out"]
     for flag, value in (
         ("--nodes", o.nodes),
         ("--nodelist", o.nodelist),
-        ("--partition", o.partition),
-        ("--account", o.account),
-        ("--time", o.time),
     ):
         if value is not None:
             directives.append(f"{flag}={value}")
+    directives += resource_directives(o)
     q = shlex.quote
     lines = ["#!/bin/bash", *(f"#SBATCH {d}" for d in directives)]
     lines += [

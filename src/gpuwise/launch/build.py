@@ -19,6 +19,9 @@ from gpuwise.launch.migration import check_migration, target_software
 from gpuwise.launch.model import TARGETS, LaunchPlan
 from gpuwise.launch.quoting import sh, sh_words
 
+# an offer each cloud target can launch, for the hint when none is given
+EXAMPLE_OFFER = {"skypilot": "--offer aws:p4d.24xlarge", "tencent": "--offer tencent:GT4.41XLARGE948"}
+
 
 @dataclass
 class LaunchOptions:
@@ -32,8 +35,9 @@ class LaunchOptions:
     target_capture: Path | None = None  # capture of a target node
     textfile: bool = False
     warn_share: float = transfer.DEFAULT_WARN_SHARE
-    slurm: dict = field(default_factory=dict)  # partition, account, time, gres
-    cloud: dict[str, str | None] = field(default_factory=dict)  # per-target extras (zone, image, ...)
+    # slurm: partition, account, time, qos, gpu_request, exclusive, container
+    slurm: dict = field(default_factory=dict)
+    cloud: dict = field(default_factory=dict)  # per-target extras (zone, image, the gpuwise wheel, ...)
 
 
 def _facts(path: Path | None):
@@ -49,7 +53,7 @@ def _resolve(job: Job, o: LaunchOptions):
             _("--plan and --offer both given"), _("use one: the plan's choice, or an offer you pick")
         )
     if o.plan_path:
-        res, implied = resources.from_plan(o.plan_path, job)
+        res, implied = resources.from_plan(o.plan_path, job, target=o.target)
         if implied == "slurm" and o.target != "slurm":
             raise UserInputError(
                 _("the plan recommends building (on-prem), but --target is {target}").format(target=o.target),
@@ -65,8 +69,9 @@ def _resolve(job: Job, o: LaunchOptions):
             _(
                 "--target {target} needs an instance type: --plan PLAN.json or --offer PROVIDER:INSTANCE"
             ).format(target=o.target),
-            _("e.g. {option} (list them with `gpuwise catalog offers`)").format(
-                option="--offer tencent:GT4.41XLARGE948"
+            _("e.g. {option} (list them with `gpuwise catalog offers`), or {plan}").format(
+                option=EXAMPLE_OFFER[o.target],
+                plan=f"gpuwise plan WORKLOAD.yaml --target {o.target} --format json -o plan.json",
             ),
         )
     return resources.for_own_cluster(job)
@@ -167,11 +172,27 @@ def check_cost_guard(plan: LaunchPlan, creating: bool) -> None:
         )
 
 
+def _copy_atomic(source: Path, path: Path) -> Path:
+    """Copy a file (the wheel) beside its destination, then rename it into place: never half a file."""
+    import os
+    import shutil
+
+    if path.resolve() != source.resolve():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.partial")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, path)
+    return path
+
+
 def write_files(plan: LaunchPlan) -> list[Path]:
-    """The target's files (script, task YAML, request) and launch.json, atomically, in the output folder."""
+    """The target's files (script, task YAML, request, the gpuwise wheel) and launch.json, atomically, in the
+    output folder."""
     import json
 
     written = []
+    for name, source in plan.copies.items():
+        written.append(_copy_atomic(source, plan.out / name))
     for name, text in {
         **plan.files,
         "launch.json": json.dumps(plan.to_json(), indent=2, default=str),

@@ -41,6 +41,7 @@ class LaunchPlan:
     transfer: TransferEstimate | None
     migration: list[MigrationFinding]
     files: dict[str, str] = field(default_factory=dict)  # name -> content written to the output folder
+    copies: dict[str, Path] = field(default_factory=dict)  # name -> a file copied there (the gpuwise wheel)
     creates: list[Created] = field(default_factory=list)
     max_cost: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -78,7 +79,7 @@ class LaunchPlan:
             "transfer": asdict(self.transfer) if self.transfer else None,
             "migration": [asdict(m) for m in self.migration],
             "creates": [asdict(c) for c in self.creates],
-            "files": sorted(self.files),
+            "files": sorted([*self.files, *self.copies]),
             "notes": [*r.notes, *self.notes],
             "cloud_check": self.cloud_check,
             "submitted": self.submitted,

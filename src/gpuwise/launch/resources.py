@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuwise.catalog.launchable import launchable
 from gpuwise.catalog.offers import Offer, find_offer
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
@@ -126,8 +127,11 @@ def on_demand_cost(r: Resources) -> tuple[float | None, str]:
     )
 
 
-def from_plan(path: Path, job: Job, offers: list[Offer] | None = None) -> tuple[Resources, str]:
-    """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud')."""
+def from_plan(
+    path: Path, job: Job, offers: list[Offer] | None = None, target: str | None = None
+) -> tuple[Resources, str]:
+    """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud').
+    With a cloud target, only the options that target can launch are considered."""
     try:
         plan = read_json(path, "plan", _(PLAN_FIX))
     except DataValidationError as exc:
@@ -141,7 +145,19 @@ def from_plan(path: Path, job: Job, offers: list[Offer] | None = None) -> tuple[
     options = [o for o in plan.get("options") or [] if isinstance(o, dict) and o.get("chosen_nodes")]
     verdict = str((plan.get("decision") or {}).get("verdict", "undecided"))
     kind = "onprem" if verdict == "build" else "cloud"
-    best = _cheapest([o for o in options if o.get("kind") == kind])
+    candidates = [o for o in options if o.get("kind") == kind]
+    if kind == "cloud" and target not in (None, "slurm"):
+        candidates = [o for o in candidates if launchable(target, o.get("provider"))]
+        if not candidates and any(o.get("kind") == kind for o in options):
+            raise UserInputError(
+                _("{path}: none of the plan's cloud options can be launched with --target {target}").format(
+                    path=path, target=target
+                ),
+                _("make the plan for it: {command}").format(
+                    command=f"gpuwise plan WORKLOAD.yaml --target {target} --format json -o {path}"
+                ),
+            )
+    best = _cheapest(candidates)
     if best is None:
         raise UserInputError(
             (

@@ -2,7 +2,7 @@
 
 The task: resources (cloud, instance type, accelerators, region, spot, image), num_nodes, file_mounts
 for the dataset (a bucket mounted, or a local folder uploaded), `setup` installs gpuwise and runs the
-preflight on every node (a critical finding fails the setup, so training never starts), `run` starts the
+preflight on every node (gpuwise from the wheel this launch uploads: launch/wheel.py) (a critical finding fails the setup, so training never starts), `run` starts the
 exporter beside torchrun, with the multi-node environment SkyPilot provides (SKYPILOT_NODE_IPS,
 SKYPILOT_NUM_NODES, SKYPILOT_TASK_ID). Field names: https://docs.skypilot.co/en/latest/reference/yaml-spec.html
 """
@@ -13,17 +13,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from gpuwise.catalog.launchable import SKY_CLOUDS
 from gpuwise.errors import MissingDependencyError, UserInputError
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import sh, sh_words, yaml_document
+from gpuwise.launch.wheel import FOLDER, Wheel, install_command, ship_wheel
 
 TASK = "task.yaml"
-# gpuwise provider -> SkyPilot cloud name (https://docs.skypilot.co/en/latest/getting-started/installation.html)
-SKY_CLOUDS = {"aws": "aws", "aws-capacity-blocks": "aws", "gcp": "gcp", "azure": "azure", "oracle": "oci", "digitalocean": "do",
-              "lambda": "lambda", "runpod": "runpod", "nebius": "nebius", "vast": "vast"}  # fmt: skip
-NODE_OUT = "~/gpuwise-launch"  # shown to the user; the scripts say "$HOME"/gpuwise-launch
+NODE_OUT = "~/gpuwise-launch"
+WHEELS_ON_NODE = "gpuwise-wheels"  # SkyPilot uploads OUT/wheels/ there (file_mounts)  # shown to the user; the scripts say "$HOME"/gpuwise-launch
 
 
 def cluster_name(plan: LaunchPlan) -> str:
@@ -43,7 +43,7 @@ def _file_mounts(plan: LaunchPlan) -> tuple[dict, list[str]]:
                 f"sudo mount -t nfs {sh(ds.nfs_export)} {sh(ds.mount)}"]  # fmt: skip
 
 
-def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
+def task_config(plan: LaunchPlan, textfile: bool, wheel: Wheel) -> dict:
     job, r = plan.job, plan.resources
     cloud = SKY_CLOUDS.get(r.provider or "")
     if cloud is None:
@@ -68,6 +68,7 @@ def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
     if job.image:
         resources["image_id"] = f"docker:{job.image}"
     mounts, nfs_setup = _file_mounts(plan)
+    mounts[f"~/{WHEELS_ON_NODE}"] = str(wheel.path.parent)  # the gpuwise wheel this launch runs, uploaded
     out = '"$HOME"/gpuwise-launch/' + sh(job.name)
     common = [
         f"OUT={out}",
@@ -77,7 +78,7 @@ def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
     ]
     setup = [
         "set -e",
-        f"pip install -q {sh(gpuwise_pip)}",
+        install_command(f'"$HOME"/{WHEELS_ON_NODE}', wheel),
         *nfs_setup,
         *([steps.user_setup(job)] if job.setup else []),
         "set +e",
@@ -112,7 +113,9 @@ def task_config(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> dict:
 
 
 def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
-    config = task_config(plan, textfile, cloud.get("gpuwise_pip") or "gpuwise")
+    wheel = ship_wheel(plan.out, cloud.get("gpuwise_wheel"))
+    plan.copies[f"{FOLDER}/{wheel.name}"] = wheel.source
+    config = task_config(plan, textfile, wheel)
     plan.files[TASK] = yaml_document(config)  # setup and run as literal blocks, as SkyPilot's docs write them
     name = cluster_name(plan)
     plan.creates.append(

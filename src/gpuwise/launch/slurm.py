@@ -19,12 +19,14 @@ import sys
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
+from gpuwise.fleet.slurm_request import SlurmRequest, check_gpu_request, resource_options, time_from_hours
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import json_text, sbatch_directive, sh, sh_words
 
 SCRIPT, NODE_SCRIPT = "job.sbatch", "node.sh"
+CONTAINER_MODES = ("auto", "pyxis", "none")
 
 
 def _gpuwise() -> str:
@@ -89,22 +91,82 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
     )
 
 
-def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
+def request(plan: LaunchPlan, sbatch_options: dict) -> SlurmRequest:
+    """What the job asks Slurm for; --time defaults to the training time (the plan's, else the job's hours)."""
+    o, hours = sbatch_options, plan.resources.hours or plan.job.hours
+    time = o.get("time") or (time_from_hours(hours) if hours else None)
+    if time and not o.get("time"):
+        plan.notes.append(_("sbatch --time={time} from the training time ({hours} h); override with --time").format(
+            time=time, hours=f"{hours:g}"))  # fmt: skip
+    return SlurmRequest(
+        gpus_per_node=plan.job.gpus_per_node,
+        gpu_request=check_gpu_request(o.get("gpu_request") or "gpus-per-node"),
+        exclusive=bool(o.get("exclusive")),
+        time=time,
+        partition=o.get("partition"),
+        account=o.get("account"),
+        qos=o.get("qos"),
+    )
+
+
+def directives(plan: LaunchPlan, sbatch_options: dict) -> list[str]:
     job, out = plan.job, str(plan.out)
-    directives = [
+    lines = [
         sbatch_directive("job-name", f"gw-{job.name}", "name"),
         sbatch_directive("nodes", job.nodes, "nodes"),
         sbatch_directive("ntasks-per-node", 1, "ntasks-per-node"),
         sbatch_directive("output", out, "--out", suffix="/slurm-%j.out"),
     ]
-    options = dict(sbatch_options)
-    if job.gpus_per_node and options.pop("gres", True):  # --no-gres: a cluster without GPU GRES configured
-        directives.append(sbatch_directive("gpus-per-node", job.gpus_per_node, "gpus_per_node"))
-    directives += [sbatch_directive(k, v, f"--{k}") for k, v in options.items() if v and k != "gres"]
-    # a container image runs the training step through pyxis/enroot, NVIDIA's Slurm container plugin
-    container = f" --container-image={sh(job.image)}" if job.image else ""
+    for option, value in resource_options(request(plan, sbatch_options)):
+        lines.append(
+            f"#SBATCH --{option}" if value is None else sbatch_directive(option, value, f"--{option}")
+        )
+    return lines
+
+
+def pyxis_available() -> bool:
+    """Does this cluster's srun take --container-image (NVIDIA's Pyxis SPANK plugin, which runs enroot)?"""
+    if shutil.which("srun") is None:
+        return False
+    try:
+        p = subprocess.run(["srun", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--container-image" in p.stdout + p.stderr
+
+
+def container_flags(plan: LaunchPlan, container: str) -> str:
+    """The training step's Pyxis flags: the job's image, with the output folder and the workdir mounted.
+    container: "auto" (when srun takes --container-image), "pyxis" (always), "none" (never)."""
+    job = plan.job
+    if container not in CONTAINER_MODES:
+        raise UserInputError(
+            _("--container {value!r} is not one of {choices}").format(value=container, choices=", ".join(CONTAINER_MODES)),
+            _("use auto (Pyxis when srun has it), pyxis or none"),
+        )  # fmt: skip
+    if not job.image or container == "none":
+        return ""
+    if container == "auto" and not pyxis_available():
+        plan.notes.append(_("the image {image} is not used: this srun has no --container-image (Pyxis); "
+                            "pass --container pyxis to use it anyway").format(image=job.image))  # fmt: skip
+        return ""
+    workdir = str(Path(job.workdir or ".").expanduser().absolute())
+    mounts = []
+    for path in dict.fromkeys([str(plan.out), workdir]):
+        if "," in path or ":" in path:
+            raise UserInputError(
+                _("{path} cannot be a Pyxis container mount (',' and ':' separate mounts)").format(path=path),
+                _("use an --out folder and a workdir without ',' or ':', or --container none"),
+            )
+        mounts.append(f"{path}:{path}")
+    return f" --container-image={sh(job.image)} --container-mounts={sh(','.join(mounts))}"
+
+
+def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
+    job, out = plan.job, str(plan.out)
+    container = container_flags(plan, sbatch_options.get("container") or "auto")
     node = f'bash "$OUT/{NODE_SCRIPT}"'
-    lines = ["#!/bin/bash", *directives]
+    lines = ["#!/bin/bash", *directives(plan, sbatch_options)]
     lines += [
         "# Written by `gpuwise launch --target slurm`. Standard Slurm only: sbatch, srun, scontrol.",
         "set -uo pipefail",

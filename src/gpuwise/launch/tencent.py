@@ -2,7 +2,8 @@
 
 InstanceType and Placement.Zone from the offer (or --zone), HpcClusterId for the RDMA (HCC) families,
 ImageId (a CVM image with the GPU driver), InstanceCount = nodes, and base64 UserData: a boot script that
-mounts the dataset (CFS/NFS), installs gpuwise, runs the preflight and starts the exporter. Without --yes
+mounts the dataset (CFS/NFS), installs gpuwise offline (the image's, or this launch's wheel from
+--gpuwise-wheel-url, sha256 checked), runs the preflight and starts the exporter. Without --yes
 the request is sent with DryRun=True when credentials are found (Tencent checks parameters, permissions
 and quota and creates nothing), else only written. Credentials come only from the SDK's own chain
 (TENCENTCLOUD_SECRET_ID/TENCENTCLOUD_SECRET_KEY, the ~/.tencentcloud/credentials profile, a CVM role):
@@ -19,9 +20,11 @@ from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import json_text, sh, sh_comment, sh_say, sh_words
+from gpuwise.launch.wheel import FOLDER, Wheel, install_command, ship_wheel
 
 REQUEST, USER_DATA = "run-instances.json", "user-data.sh"
 NODE_OUT = "/var/log/gpuwise-launch"
+WHEELS_ON_NODE = "/var/lib/gpuwise-wheels"
 HCC_PREFIX = "HCC"  # high-performance computing cluster families: RDMA only inside an HPC cluster
 
 
@@ -36,7 +39,7 @@ def _models():
     return models
 
 
-def user_data(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> str:
+def user_data(plan: LaunchPlan, textfile: bool, wheel: Wheel, wheel_url: str | None) -> str:
     """The boot script (cloud-init runs it as root on every instance)."""
     job, ds = plan.job, plan.job.dataset
     lines = [
@@ -65,8 +68,7 @@ def user_data(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> str:
             "fi",
         ]  # fmt: skip
     lines += [
-        f"command -v gpuwise >/dev/null || pip3 install -q {sh(gpuwise_pip)} || "
-        '{ echo "gpuwise launch: cannot install gpuwise" >&2; exit 1; }',
+        *_install_gpuwise(wheel, wheel_url),
         "preflight() {",
         steps.preflight(job),
         "}",
@@ -77,6 +79,55 @@ def user_data(plan: LaunchPlan, textfile: bool, gpuwise_pip: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _install_gpuwise(wheel: Wheel, url: str | None) -> list[str]:
+    """gpuwise on the instance: the image's own, else the shipped wheel fetched from URL (sha256 checked)."""
+    if not url:
+        missing = sh_say(
+            "gpuwise launch: gpuwise is not on this image and no --gpuwise-wheel-url was given", err=True
+        )
+        return [f'command -v gpuwise >/dev/null || {{ {missing}; touch "$OUT/preflight-failed"; exit 1; }}']
+    fetch = (
+        "import hashlib, sys, urllib.request\n"
+        "data = urllib.request.urlopen(sys.argv[1], timeout=120).read()\n"
+        "if hashlib.sha256(data).hexdigest() != sys.argv[2]: sys.exit('sha256 mismatch: not the wheel of this launch')\n"
+        "open(sys.argv[3], 'wb').write(data)\n"
+    )
+    failed = sh_say("gpuwise launch: cannot fetch the gpuwise wheel from %s", sh(url), err=True)
+    return [
+        "if ! command -v gpuwise >/dev/null; then",
+        f"  mkdir -p {WHEELS_ON_NODE}",
+        f"  python3 -c {sh(fetch)} {sh(url)} {sh(wheel.sha256)} {sh(f'{WHEELS_ON_NODE}/{wheel.name}')} || "
+        f'{{ {failed}; touch "$OUT/preflight-failed"; exit 1; }}',
+        f"  {install_command(WHEELS_ON_NODE, wheel, 'python3')}",
+        "fi",
+    ]
+
+
+def _wheel_notes(plan: LaunchPlan, wheel: Wheel, url: str | None) -> None:
+    ds = plan.job.dataset
+    bucket = (
+        ds.source.split("/")[2] if ds is not None and ds.scheme == "cos" and ds.source.count("/") >= 2 else ""
+    )
+    upload = (
+        sh_words(["coscli", "cp", wheel.path, f"cos://{bucket}/gpuwise-wheels/{wheel.name}"])
+        if bucket
+        else None
+    )
+    if url:
+        plan.notes.append(_("the instances fetch the gpuwise wheel {wheel} from {url} (sha256 checked)").format(
+            wheel=wheel.name, url=url))  # fmt: skip
+        return
+    if upload:
+        plan.notes.append(
+            _("the image must have gpuwise, or upload {wheel} to the object store (e.g. {command}) and pass its "
+              "https URL (a presigned one for a private bucket) with --gpuwise-wheel-url").format(
+                wheel=wheel.path, command=upload))  # fmt: skip
+    else:
+        plan.notes.append(
+            _("the image must have gpuwise, or upload {wheel} to an object store and pass its https URL "
+              "(a presigned one for a private bucket) with --gpuwise-wheel-url").format(wheel=wheel.path))  # fmt: skip
 
 
 def _zone(plan: LaunchPlan, cloud: dict) -> str:
@@ -113,7 +164,7 @@ def _image(plan: LaunchPlan, cloud: dict) -> str:
     return image
 
 
-def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool):
+def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool, wheel: Wheel | None = None):
     """The RunInstancesRequest (SDK model) for the plan."""
     m = _models()
     r, job = plan.resources, plan.job
@@ -137,15 +188,23 @@ def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool):
         req.HpcClusterId = hpc
     elif hpc:
         req.HpcClusterId = hpc
-    req.UserData = base64.b64encode(
-        user_data(plan, textfile, cloud.get("gpuwise_pip") or "gpuwise").encode()
-    ).decode()
+    wheel = wheel or ship_wheel(plan.out, cloud.get("gpuwise_wheel"))
+    url = cloud.get("gpuwise_wheel_url")
+    if url and not url.startswith("https://"):
+        raise UserInputError(
+            _("--gpuwise-wheel-url {url!r} is not an https:// URL").format(url=url),
+            _("upload the wheel to COS (or any object store) and pass its https URL, e.g. a presigned one"),
+        )
+    req.UserData = base64.b64encode(user_data(plan, textfile, wheel, url).encode()).decode()
     req.DryRun = dry_run
     return req
 
 
 def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
-    req = request(plan, textfile, cloud, dry_run=True)
+    wheel = ship_wheel(plan.out, cloud.get("gpuwise_wheel"))
+    req = request(plan, textfile, cloud, dry_run=True, wheel=wheel)
+    plan.copies[f"{FOLDER}/{wheel.name}"] = wheel.source
+    _wheel_notes(plan, wheel, cloud.get("gpuwise_wheel_url"))
     plan.files[REQUEST] = json_text(_without_nulls(json.loads(req.to_json_string())), indent=2) + "\n"
     plan.resources.zone = req.Placement.Zone
     plan.files[USER_DATA] = base64.b64decode(req.UserData).decode()

@@ -115,3 +115,31 @@ def load_options(path: str | Path | None) -> OptionsFile:
         if path is None
         else validate_file(OptionsFile, path, see_also=_("see the examples/ folder for valid files"))
     )
+
+
+def for_target(opts: OptionsFile, target: str) -> OptionsFile:
+    """Only what `gpuwise launch --target TARGET` can launch: slurm = the on-prem builds (your cluster);
+    a cloud target = the offers of the providers it launches on (catalog/launchable.py), no builds."""
+    from gpuwise.catalog.launchable import TARGET_PROVIDERS
+    from gpuwise.errors import UserInputError
+
+    if target not in TARGET_PROVIDERS:
+        raise UserInputError(
+            _("--target {target!r} is not one of {targets}").format(
+                target=target, targets=", ".join(TARGET_PROVIDERS)
+            ),
+            _("pick one of them"),
+        )
+    if target == "slurm":
+        return opts.model_copy(update={"cloud": opts.cloud.model_copy(update={"include": False})})
+    wanted = TARGET_PROVIDERS[target]
+    chosen = [p for p in wanted if not opts.cloud.providers or p in {x.lower() for x in opts.cloud.providers}]
+    if not chosen:
+        raise UserInputError(
+            _("the options file's cloud providers ({providers}) include none that --target {target} launches "
+              "on ({launchable})").format(providers=", ".join(opts.cloud.providers), target=target,
+                                          launchable=", ".join(wanted)),
+            _("add one of them to cloud.providers, or pick another --target"),
+        )  # fmt: skip
+    cloud = opts.cloud.model_copy(update={"providers": chosen})
+    return opts.model_copy(update={"cloud": cloud, "onprem": []})

@@ -1,0 +1,22 @@
+"""Which catalog providers each `gpuwise launch --target` can launch on (used by `plan --target` and launch).
+
+- skypilot: the clouds SkyPilot provisions, gpuwise provider name -> SkyPilot cloud name, from SkyPilot's
+  installation page (https://docs.skypilot.co/en/latest/getting-started/installation.html);
+- tencent: Tencent Cloud's CVM offers only;
+- slurm: no cloud offer (your own cluster: the plan's on-prem builds).
+"""
+
+from __future__ import annotations
+
+SKY_CLOUDS = {"aws": "aws", "aws-capacity-blocks": "aws", "gcp": "gcp", "azure": "azure", "oracle": "oci",
+              "digitalocean": "do", "lambda": "lambda", "runpod": "runpod", "nebius": "nebius", "vast": "vast"}  # fmt: skip
+TARGET_PROVIDERS: dict[str, tuple[str, ...]] = {
+    "skypilot": tuple(SKY_CLOUDS),
+    "tencent": ("tencent",),
+    "slurm": (),
+}
+
+
+def launchable(target: str, provider: str | None) -> bool:
+    """Can `launch --target TARGET` launch an offer of this provider?"""
+    return (provider or "").lower() in TARGET_PROVIDERS.get(target, ())
