@@ -12,7 +12,8 @@ from tests.hostile import builders as b
 
 
 @pytest.mark.parametrize(
-    ("option", "needle"), [("--nccl-log", "NCCL log"), ("--profile", "cannot read profile")]
+    ("option", "needle"),
+    [("--nccl-log", "NCCL log"), ("--profile", "cannot read profile"), ("--evidence", "evidence file")],
 )
 def test_a_fifo_given_to_doctor_never_blocks(sandbox, option, needle):
     shutil.copytree(b.TESTS / "captures" / "h200-1gpu-kvm-vm", sandbox.work / "cap")

@@ -11,6 +11,7 @@ from pathlib import Path
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.bench.nccl_files import read_nccl_text
+from gpuwise.datafiles import read_input_bytes
 from gpuwise.errors import UserInputError
 from gpuwise.facts.evidence import add_file, detect_kinds
 from gpuwise.facts.models import Facts
@@ -24,21 +25,12 @@ HOW = N_(
 
 
 def read_tail(path: Path) -> str:
-    """The file's text (its last MAX_BYTES when longer), or UserInputError naming why it cannot be read."""
-    try:
-        with path.open("rb") as fh:
-            size = path.stat().st_size
-            if size > MAX_BYTES:
-                fh.seek(size - MAX_BYTES)
-                fh.readline()  # start at a whole line
-            return fh.read(MAX_BYTES).decode("utf-8", errors="replace")
-    except IsADirectoryError:
-        raise UserInputError(_("--evidence {path} is a directory").format(path=path), _(HOW)) from None
-    except OSError as exc:
-        raise UserInputError(
-            _("--evidence {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc),
-            _(HOW),
-        ) from None
+    """The file's text (its last MAX_BYTES when longer, from a whole line), read through the guarded reader
+    (regular files only: a FIFO never blocks); DataValidationError naming the file and the fix otherwise."""
+    data = read_input_bytes(path, N_("evidence file"), tail=MAX_BYTES)
+    if len(data) == MAX_BYTES and b"\n" in data:
+        data = data[data.index(b"\n") + 1 :]  # the tail began mid-line
+    return data.decode("utf-8", errors="replace")
 
 
 def read_evidence(paths: list[Path], facts: Facts) -> tuple[list[Measurement], list[NcclDebugLog]]:

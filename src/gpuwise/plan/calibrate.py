@@ -181,6 +181,8 @@ def _stability_report(path: Path):
 
     p = path.expanduser()
     try:
+        if not p.is_file():  # a FIFO or device must never be opened here: the bench reader refuses it
+            return None
         with p.open("rb") as fh:
             head = fh.read(4096).decode("utf-8", errors="replace")
     except OSError:
