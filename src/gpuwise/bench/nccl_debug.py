@@ -101,6 +101,30 @@ def _add(items: list[str], value: str) -> None:
         items.append(value)
 
 
+_NIC = re.compile(r"\[\d+\]([\w.-]+?)(?::(\d+))?/(IB|RoCE)\b")
+
+
+def net_nics(log: NcclDebugLog) -> list[str]:
+    """The RDMA NICs NCCL says it uses ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE"), as
+    "mlx5_0:1/IB" in the log's order; empty when the log has no NET/IB line."""
+    names = []
+    for m in _NIC.finditer(log.net_devices.get("IB", "")):
+        _add(names, f"{m.group(1)}:{m.group(2) or 1}/{m.group(3)}")
+    return names
+
+
+def uses_gdrdma(log: NcclDebugLog) -> bool:
+    """Did a network connection use GPUDirect RDMA ("via NET/IB/0/GDRDMA")?"""
+    return any(t.startswith("NET/") and t.endswith("/GDRDMA") for t in log.transports)
+
+
+def gpus_per_node(log: NcclDebugLog) -> int | None:
+    """Ranks per node from the communicator line (nRanks, nNodes), when it divides evenly."""
+    if log.ranks and log.nodes and log.ranks % log.nodes == 0:
+        return log.ranks // log.nodes
+    return None
+
+
 def uses_socket(log: NcclDebugLog) -> bool:
     """Did inter-node traffic go over NCCL's TCP socket transport?"""
     return "Socket" in log.networks or any(t.startswith("NET/Socket") for t in log.transports)

@@ -1,0 +1,86 @@
+"""nccl.collective_vs_fabric: an nccl-tests result judged against the NICs its NCCL_DEBUG=INFO lines show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuwise.advise.engine import registry, run_rules
+from gpuwise.bench.nccl_debug import gpus_per_node, net_nics, parse_nccl_debug, uses_gdrdma
+from gpuwise.bench.nccl_files import merge_into, read_nccl_text
+from gpuwise.facts.models import Facts, RdmaDevice, RdmaPort
+
+HOSTS = ("gpu-a", "gpu-b")
+
+
+def _log(op: str, nics: int, busbw: float) -> str:
+    using = " ".join(f"[{i}]mlx5_{i}:1/IB" for i in range(nics))
+    ranks = "\n".join(
+        f"#  Rank {r:2d} Group  0 Pid {100 + r} on {HOSTS[r // 8]} device  {r % 8} [0x{r:02x}] NVIDIA H100 80GB HBM3"
+        for r in range(16)
+    )
+    rows = "\n".join(
+        f"  {size:>11d} {size // 4:>12d}     float    none      -1   9999.0  {busbw:6.2f}  {busbw:6.2f}      0"
+        f"   9999.0  {busbw:6.2f}  {busbw:6.2f}      0"
+        for size in (1 << 30, 1 << 31, 1 << 32)
+    )
+    return f"""\
+# Collective test starting: {op}_perf
+{ranks}
+gpu-a:77:77 [0] NCCL INFO NET/IB : Using {using} ; OOB ib0:10.2.0.1<0>
+gpu-a:77:77 [0] NCCL INFO Using network IB
+gpu-a:77:90 [0] NCCL INFO comm 0x55d1c0a0 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0
+gpu-a:77:90 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+{rows}
+"""
+
+
+def _facts(nics: int, rate: float | None = 400.0) -> Facts:
+    facts = Facts()
+    facts.network.rdma_devices = [
+        RdmaDevice(name=f"mlx5_{i}", ports=[RdmaPort(port=1, state="ACTIVE", rate_gbps=rate)])
+        for i in range(nics)
+    ]
+    return facts
+
+
+def _judge(op: str, nics: int, busbw: float, facts: Facts):
+    measurements, logs = read_nccl_text(_log(op, nics, busbw), Path(f"{op}.log"), "--nccl-log")
+    findings = run_rules(
+        facts, merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
+    )
+    return findings
+
+
+def test_log_fabric_fields():
+    log = parse_nccl_debug(_log("alltoall", 8, 48.0), "a.log")
+    assert net_nics(log) == [f"mlx5_{i}:1/IB" for i in range(8)]
+    assert gpus_per_node(log) == 8 and uses_gdrdma(log)
+
+
+def test_alltoall_capped_at_one_nic_gets_the_channel_settings():
+    # 8 x 400 Gb/s for 8 GPUs: 50 GB/s per GPU; an all-to-all over 2 nodes may reach 50 x 15/8 = 93.75
+    [f] = _judge("alltoall", 8, 48.0, _facts(8))
+    assert f.status == "warn", f
+    assert f.recommendation.env["NCCL_NCHANNELS_PER_NET_PEER"] and "PXN" in f.recommendation.text
+    assert "93.8" in f.recommendation.text and "50.0" in f.recommendation.text
+
+
+def test_all_gather_at_line_rate_is_at_the_fabric_bound():
+    [f] = _judge("all_gather", 8, 46.0, _facts(8))
+    assert f.status == "pass", f
+
+
+def test_fewer_nics_than_gpus_is_the_hardware_not_a_setting():
+    # 2 NICs for 8 GPUs: 12.5 GB/s each; all-to-all bound 12.5 x 15/8 = 23.4, measured 21
+    [f] = _judge("alltoall", 2, 21.0, _facts(2))
+    assert f.status == "info" and "hardware" in f.recommendation.text
+    assert not f.recommendation.env
+
+
+def test_no_nic_rate_no_judgement():
+    assert _judge("alltoall", 8, 48.0, _facts(8, rate=None)) == []
+    assert _judge("alltoall", 8, 48.0, Facts()) == []
