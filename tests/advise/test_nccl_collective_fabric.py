@@ -57,8 +57,47 @@ def _judge(op: str, nics: int, busbw: float, facts: Facts):
 
 def test_log_fabric_fields():
     log = parse_nccl_debug(_log("alltoall", 8, 48.0), "a.log")
-    assert net_nics(log) == [f"mlx5_{i}:1/IB" for i in range(8)]
+    assert net_nics(log) == {str(i): f"mlx5_{i}:1/IB" for i in range(8)}
     assert gpus_per_node(log) == 8 and uses_gdrdma(log)
+
+
+TWO_NICS_ONE_USED = """\
+n1:10:10 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB [RO]; OOB ib0:10.0.0.1<0>
+n1:10:20 [0] NCCL INFO               + NET[25.0] - NET/1 (7a85000000000001/1/25.000000)
+n1:10:20 [0] NCCL INFO              + NET[3.1] - NET/0 (b8e2000000000002/1/3.125000)
+n1:10:20 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0
+n1:10:20 [0] NCCL INFO Channel 00/0 : 1[81000] -> 0[81000] [receive] via NET/IB/1/GDRDMA/Shared
+"""
+
+
+def test_nics_used_and_their_rate_come_from_the_log():
+    log = parse_nccl_debug(TWO_NICS_ONE_USED, "g.log")
+    assert log.net_bw_gb_s == {"1": 25.0, "0": 3.125} and uses_gdrdma(log)
+    # the node's only rank logged its connection: NET/1 is the NIC used, NET/0 (RoCE, 25 Gb/s) was idle
+    assert net_nics(log) == {"1": "mlx5_2:1/IB"}
+
+
+def test_one_process_of_eight_does_not_narrow_the_nics():
+    # rank 0 alone shows its own NIC; the other seven GPUs' NICs are not in its lines
+    text = _log("alltoall", 8, 48.0).replace("via NET/IB/0/GDRDMA", "via NET/IB/3/GDRDMA")
+    assert len(net_nics(parse_nccl_debug(text, "a.log"))) == 8
+
+
+def test_rate_from_the_topology_dump_when_the_capture_has_none():
+    text = _log("alltoall", 8, 48.0).replace(
+        "gpu-a:77:77 [0] NCCL INFO Using network IB",
+        "gpu-a:77:77 [0] NCCL INFO Using network IB\n"
+        + "\n".join(
+            f"gpu-a:77:90 [0] NCCL INFO + NET[50.0] - NET/{i} ({i:016x}/1/50.000000)" for i in range(8)
+        ),
+    )
+    measurements, logs = read_nccl_text(text, Path("alltoall.log"), "--nccl-log")
+    [f] = run_rules(
+        Facts(), merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
+    )
+    assert f.status == "warn" and any(
+        e.path.endswith("net_bw_gb_s.0") and e.value == 400.0 for e in f.evidence
+    )
 
 
 def test_alltoall_capped_at_one_nic_gets_the_channel_settings():

@@ -10,7 +10,7 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import AREAL_639, NCCL_TESTS_PERFORMANCE, NCCL_TROUBLESHOOTING
 from gpuwise.advise.rules._util import sentences as _sentences
 from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
-from gpuwise.bench.nccl_debug import gpus_per_node, net_nics, uses_gdrdma, uses_socket
+from gpuwise.bench.nccl_debug import NcclDebugLog, gpus_per_node, net_nics, uses_gdrdma, uses_socket
 from gpuwise.i18n import N_, _
 
 SOCKET_VS_IB_ISSUE = AREAL_639
@@ -205,16 +205,22 @@ def _nccl_tests_runs(ctx: RuleContext):
             yield m, log
 
 
-def _nic_rate_gbps(ctx: RuleContext, nics: list[str]) -> tuple[float | None, str | None]:
-    """The line rate of the log's NICs from the capture's ibstat/sysfs ports (lowest of them), with its path."""
-    wanted = {n.split(":")[0]: int(n.split(":")[1].split("/")[0]) for n in nics}
+def _nic_rate_gbps(ctx: RuleContext, log: NcclDebugLog, nics: dict[str, str]) -> tuple[float | None, str]:
+    """The lowest line rate of the NICs the log used, with where it was read: the capture's ibstat/sysfs
+    ports of those devices, else the log's own topology dump (GB/s there, Gb/s here)."""
+    wanted = {n.split(":")[0]: int(n.split(":")[1].split("/")[0]) for n in nics.values()}
     rates = [
         (p.rate_gbps, f"network.rdma_devices[{d.name}].ports[{p.port}].rate_gbps")
         for d in ctx.facts.network.rdma_devices
         for p in d.ports
         if d.name in wanted and p.port == wanted[d.name] and p.rate_gbps
     ]
-    return min(rates) if rates else (None, None)
+    rates += [
+        (log.net_bw_gb_s[i] * 8, f"nccl_log[{log.source}].net_bw_gb_s.{i}")
+        for i in nics
+        if i in log.net_bw_gb_s and not rates
+    ]
+    return min(rates) if rates else (None, "")
 
 
 def _fabric_bound(op: str, share: float, ranks: int, per_node: int) -> float:
@@ -241,7 +247,7 @@ def collective_vs_fabric(ctx: RuleContext):
         op, nics, per_node = str(m.params.get("op")), net_nics(log), gpus_per_node(log)
         if not nics or not per_node or not log.nodes or log.nodes < 2 or uses_socket(log):
             continue
-        rate, rate_path = _nic_rate_gbps(ctx, nics)
+        rate, rate_path = _nic_rate_gbps(ctx, log, nics)
         if rate is None:
             continue
         where = f"nccl_log[{log.source}]"
@@ -250,7 +256,7 @@ def collective_vs_fabric(ctx: RuleContext):
         bound = _fabric_bound(op, share, log.ranks or per_node * log.nodes, per_node)
         evidence = [
             (f"bench:{m.name}", m.value),
-            (f"{where}.net_devices.IB", nics),
+            (f"{where}.net_devices.IB", list(nics.values())),
             (f"{where}.ranks", log.ranks),
             (f"{where}.nodes", log.nodes),
             (f"{where}.gdrdma", uses_gdrdma(log)),
