@@ -123,3 +123,14 @@ def test_fewer_nics_than_gpus_is_the_hardware_not_a_setting():
 def test_no_nic_rate_no_judgement():
     assert _judge("alltoall", 8, 48.0, _facts(8, rate=None)) == []
     assert _judge("alltoall", 8, 48.0, Facts()) == []
+
+
+def test_all_gather_at_one_nic_with_two_nics_per_gpu_gets_the_settings():
+    # 16 x 200 Gb/s for 8 GPUs: 50 GB/s per GPU, but the all-gather stays at one NIC's 25 GB/s
+    text = _log("all_gather", 16, 24.0)
+    measurements, logs = read_nccl_text(text, Path("ag.log"), "--nccl-log")
+    facts = _facts(16, rate=200.0)
+    [f] = run_rules(
+        facts, merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
+    )
+    assert f.status == "warn" and "25.0 GB/s" in f.recommendation.text and "50.0" in f.recommendation.text

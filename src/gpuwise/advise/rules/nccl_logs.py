@@ -252,7 +252,8 @@ def collective_vs_fabric(ctx: RuleContext):
             continue
         where = f"nccl_log[{log.source}]"
         one_nic = rate / 8  # GB/s
-        share = min(len(nics), per_node) * one_nic / per_node
+        share = len(nics) * one_nic / per_node
+        cap = min(one_nic, share)  # "one NIC's line rate per GPU", or the share when NICs < GPUs
         bound = _fabric_bound(op, share, log.ranks or per_node * log.nodes, per_node)
         evidence = [
             (f"bench:{m.name}", m.value),
@@ -270,6 +271,7 @@ def collective_vs_fabric(ctx: RuleContext):
             "nics": len(nics),
             "gpus": per_node,
             "share": f"{share:.1f}",
+            "cap": f"{cap:.1f}",
             "bound": f"{bound:.1f}",
         }
         if reached and len(nics) < per_node:
@@ -292,7 +294,7 @@ def collective_vs_fabric(ctx: RuleContext):
                     _("{op} busbw {busbw} GB/s reaches the fabric's bound ({bound} GB/s)").format(**values),
                 )
             )
-        elif op in ("alltoall", "all_gather") and low * share <= m.value <= high * share:
+        elif op in ("alltoall", "all_gather") and low * cap <= m.value <= high * cap:
             out.append(
                 ctx.finding(
                     "warn",
@@ -301,7 +303,7 @@ def collective_vs_fabric(ctx: RuleContext):
                         [
                             _(
                                 "{op} busbw {busbw} GB/s is capped near one NIC's line rate per GPU "
-                                "({share} GB/s; {nics} NICs, {gpus} GPUs per node) while the fabric "
+                                "({cap} GB/s; {nics} NICs, {gpus} GPUs per node) while the fabric "
                                 "allows about {bound} GB/s."
                             ).format(**values),
                             _(
