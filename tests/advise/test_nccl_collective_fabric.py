@@ -96,7 +96,7 @@ def test_rate_from_the_topology_dump_when_the_capture_has_none():
         Facts(), merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
     )
     assert f.status == "warn" and any(
-        e.path.endswith("net_bw_gb_s.0") and e.value == 400.0 for e in f.evidence
+        e.path.endswith("net_bw_gb_s.0") and e.value == 50.0 for e in f.evidence
     )
 
 
@@ -104,7 +104,7 @@ def test_alltoall_capped_at_one_nic_gets_the_channel_settings():
     # 8 x 400 Gb/s for 8 GPUs: 50 GB/s per GPU; an all-to-all over 2 nodes may reach 50 x 15/8 = 93.75
     [f] = _judge("alltoall", 8, 48.0, _facts(8))
     assert f.status == "warn", f
-    assert f.recommendation.env["NCCL_NCHANNELS_PER_NET_PEER"] and "PXN" in f.recommendation.text
+    assert f.recommendation.env == {"NCCL_NCHANNELS_PER_NET_PEER": "4"} and "PXN" in f.recommendation.text
     assert "93.8" in f.recommendation.text and "50.0" in f.recommendation.text
 
 
@@ -134,3 +134,15 @@ def test_all_gather_at_one_nic_with_two_nics_per_gpu_gets_the_settings():
         facts, merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
     )
     assert f.status == "warn" and "25.0 GB/s" in f.recommendation.text and "50.0" in f.recommendation.text
+
+
+def test_a_job_that_disabled_pxn_is_told_to_turn_it_back_on():
+    text = _log("alltoall", 8, 48.0).replace(
+        "gpu-a:77:77 [0] NCCL INFO Using network IB",
+        "gpu-a:77:77 [0] NCCL INFO Using network IB\ngpu-a:77:77 [0] NCCL INFO NCCL_PXN_DISABLE set by environment to 1.",
+    )
+    measurements, logs = read_nccl_text(text, Path("alltoall.log"), "--nccl-log")
+    [f] = run_rules(
+        _facts(8), merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
+    )
+    assert f.status == "warn" and f.recommendation.env["NCCL_PXN_DISABLE"] == "0"

@@ -205,22 +205,24 @@ def _nccl_tests_runs(ctx: RuleContext):
             yield m, log
 
 
-def _nic_rate_gbps(ctx: RuleContext, log: NcclDebugLog, nics: dict[str, str]) -> tuple[float | None, str]:
-    """The lowest line rate of the NICs the log used, with where it was read: the capture's ibstat/sysfs
-    ports of those devices, else the log's own topology dump (GB/s there, Gb/s here)."""
+def _nic_rate_gbps(
+    ctx: RuleContext, log: NcclDebugLog, nics: dict[str, str]
+) -> tuple[float | None, tuple[str, float] | None]:
+    """The lowest line rate (Gb/s) of the NICs the log used and the evidence it came from: the capture's
+    ibstat/sysfs ports of those devices, else the log's own topology dump (which gives GB/s)."""
     wanted = {n.split(":")[0]: int(n.split(":")[1].split("/")[0]) for n in nics.values()}
     rates = [
-        (p.rate_gbps, f"network.rdma_devices[{d.name}].ports[{p.port}].rate_gbps")
+        (p.rate_gbps, (f"network.rdma_devices[{d.name}].ports[{p.port}].rate_gbps", p.rate_gbps))
         for d in ctx.facts.network.rdma_devices
         for p in d.ports
         if d.name in wanted and p.port == wanted[d.name] and p.rate_gbps
     ]
-    rates += [
-        (log.net_bw_gb_s[i] * 8, f"nccl_log[{log.source}].net_bw_gb_s.{i}")
+    rates = rates or [
+        (log.net_bw_gb_s[i] * 8, (f"nccl_log[{log.source}].net_bw_gb_s.{i}", log.net_bw_gb_s[i]))
         for i in nics
-        if i in log.net_bw_gb_s and not rates
+        if i in log.net_bw_gb_s
     ]
-    return min(rates) if rates else (None, "")
+    return min(rates) if rates else (None, None)
 
 
 def _fabric_bound(op: str, share: float, ranks: int, per_node: int) -> float:
@@ -247,8 +249,8 @@ def collective_vs_fabric(ctx: RuleContext):
         op, nics, per_node = str(m.params.get("op")), net_nics(log), gpus_per_node(log)
         if not nics or not per_node or not log.nodes or log.nodes < 2 or uses_socket(log):
             continue
-        rate, rate_path = _nic_rate_gbps(ctx, log, nics)
-        if rate is None:
+        rate, rate_evidence = _nic_rate_gbps(ctx, log, nics)
+        if rate is None or rate_evidence is None:
             continue
         where = f"nccl_log[{log.source}]"
         one_nic = rate / 8  # GB/s
@@ -261,8 +263,10 @@ def collective_vs_fabric(ctx: RuleContext):
             (f"{where}.ranks", log.ranks),
             (f"{where}.nodes", log.nodes),
             (f"{where}.gdrdma", uses_gdrdma(log)),
-            (rate_path, rate),
+            rate_evidence,
         ]
+        pxn_off = log.env.get("NCCL_PXN_DISABLE", "0").strip() not in ("0", "")
+        evidence += [(f"{where}.env.NCCL_PXN_DISABLE", log.env["NCCL_PXN_DISABLE"])] if pxn_off else []
         low, high = ctx.t("nccl_one_nic_band")
         reached = m.value >= ctx.t("nccl_fabric_bound_reached") * bound
         values = {
@@ -315,7 +319,10 @@ def collective_vs_fabric(ctx: RuleContext):
                             ),
                         ]
                     ),
-                    env={"NCCL_NCHANNELS_PER_NET_PEER": "4", "NCCL_PXN_DISABLE": "0"},
+                    env={
+                        "NCCL_NCHANNELS_PER_NET_PEER": "4",
+                        **({"NCCL_PXN_DISABLE": "0"} if pxn_off else {}),
+                    },
                 )
             )
         else:
