@@ -146,3 +146,14 @@ def test_a_job_that_disabled_pxn_is_told_to_turn_it_back_on():
         _facts(8), merge_into(None, measurements), "onprem", [registry()["nccl.collective_vs_fabric"]], logs
     )
     assert f.status == "warn" and f.recommendation.env["NCCL_PXN_DISABLE"] == "0"
+
+
+def test_fewer_nics_than_gpus_alltoall_at_the_share_gets_the_settings():
+    # 2 NICs for 8 GPUs: 12.5 GB/s each, below the all-to-all bound of 23.4
+    [f] = _judge("alltoall", 2, 12.5, _facts(2))
+    assert f.status == "warn" and "12.5 GB/s with 2 NICs" in f.recommendation.text
+
+
+def test_an_all_reduce_below_the_bound_is_only_information():
+    [f] = _judge("all_reduce", 8, 20.0, _facts(8))
+    assert f.status == "info" and not f.recommendation.env

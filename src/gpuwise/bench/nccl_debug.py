@@ -117,8 +117,8 @@ _VIA_NET = re.compile(r"^NET/IB\w*/(\d+)(?:/|$)")
 
 def net_nics(log: NcclDebugLog) -> dict[str, str]:
     """The RDMA NICs NCCL used, index -> "mlx5_0:1/IB": those its connections went through ("via
-    NET/IB/1/GDRDMA") when a node's worth of processes logged theirs, else all it listed ("NET/IB : Using [0]mlx5_0:1/IB
-    [1]mlx5_1:1/RoCE"); empty when the log has no NET/IB line."""
+    NET/IB/1/GDRDMA") when a node's worth of processes logged theirs, else all it listed
+    ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE"); empty when the log has no NET/IB line."""
     listed = {
         m.group(1): f"{m.group(2)}:{m.group(3) or 1}/{m.group(4)}"
         for m in _NIC.finditer(log.net_devices.get("IB", ""))

@@ -307,8 +307,8 @@ def collective_vs_fabric(ctx: RuleContext):
                         [
                             _(
                                 "{op} busbw {busbw} GB/s is capped near one NIC's line rate per GPU "
-                                "({cap} GB/s; {nics} NICs, {gpus} GPUs per node) while the fabric "
-                                "allows about {bound} GB/s."
+                                "({cap} GB/s with {nics} NICs for {gpus} GPUs per node) while the "
+                                "fabric allows about {bound} GB/s."
                             ).format(**values),
                             _(
                                 "Give each network peer more channels (NCCL_NCHANNELS_PER_NET_PEER; "
@@ -331,9 +331,9 @@ def collective_vs_fabric(ctx: RuleContext):
                     "info",
                     evidence,
                     _(
-                        "{op} busbw {busbw} GB/s is below the fabric's bound ({bound} GB/s: {nics} NICs "
-                        "for {gpus} GPUs per node) but not at one NIC's line rate; check the other "
-                        "findings (transport, GDRDMA, warnings) first."
+                        "{op} busbw {busbw} GB/s is below the fabric's bound ({bound} GB/s with {nics} "
+                        "NICs for {gpus} GPUs per node); check the other findings (transport, GDRDMA, "
+                        "warnings) first."
                     ).format(**values),
                     priority="low",
                 )
