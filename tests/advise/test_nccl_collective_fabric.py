@@ -106,6 +106,9 @@ def test_alltoall_capped_at_one_nic_gets_the_channel_settings():
     assert f.status == "warn", f
     assert f.recommendation.env == {"NCCL_NCHANNELS_PER_NET_PEER": "4"} and "PXN" in f.recommendation.text
     assert "93.8" in f.recommendation.text and "50.0" in f.recommendation.text
+    assert ("bench:nccl_tests_alltoall_busbw.params.gpu" in [f"bench:{e.path}" for e in f.evidence]) and any(
+        e.value == "NVIDIA H100 80GB HBM3" for e in f.evidence
+    )
 
 
 def test_all_gather_at_line_rate_is_at_the_fabric_bound():

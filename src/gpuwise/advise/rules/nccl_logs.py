@@ -259,6 +259,7 @@ def collective_vs_fabric(ctx: RuleContext):
         bound = _fabric_bound(op, share, log.ranks or per_node * log.nodes, per_node)
         evidence = [
             (f"bench:{m.name}", m.value),
+            *([(f"bench:{m.name}.params.gpu", m.params["gpu"])] if m.params.get("gpu") else []),
             (f"{where}.net_devices.IB", list(nics.values())),
             (f"{where}.ranks", log.ranks),
             (f"{where}.nodes", log.nodes),
