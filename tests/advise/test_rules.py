@@ -677,6 +677,8 @@ def test_at_least_40_rules_cover_every_layer():
         | {"bench.not_measured", "bench.pin_memory_gain"}
         # triggered in tests/bench/test_nccl_inputs.py with NCCL_DEBUG=INFO logs
         | {"nccl.socket_transport", "nccl.log_warnings", "nccl.job_debug_vars", "nccl.run_summary"}
+        # triggered in tests/advise/test_nccl_collective_fabric.py (nccl-tests table + NCCL_DEBUG=INFO lines)
+        | {"nccl.collective_vs_fabric"}
         # triggered in tests/advise/test_profile_rules.py with gpuwise-profile/1 documents
         | {r for r in rules if r.startswith("profile.")}
         # triggered by the real recordings of tests/facts/test_evidence_corpus.py (and test_evidence_readers.py)

@@ -23,6 +23,8 @@ _NET_DEVICES = re.compile(r"NET/(IB|Socket)\s*:\s*Using (.+?)(?:\s*;\s*OOB.*)?$"
 _VIA = re.compile(r"->.*? via (\S+)")
 _ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?\s*$")
 _COMM = re.compile(r"nRanks (\d+)(?: nNodes (\d+))?")
+# topology dump (NCCL_DEBUG_SUBSYS=GRAPH): "+ NET[25.0] - NET/1 (7a852d0003f6ceb8/1/25.000000)", bw in GB/s
+_TOPO_NET = re.compile(r"- NET/(\d+) \([0-9a-fA-Fx]+/\d+/([\d.]+)\)")
 _TUNING = re.compile(r"^(\w+): \d+ Bytes -> Algo (\d+) proto (\d+)")
 
 
@@ -35,6 +37,8 @@ class NcclDebugLog(BaseModel):
     networks: list[str] = Field(default_factory=list)  # "IB", "Socket", or a plugin's name
     net_devices: dict[str, str] = Field(default_factory=dict)  # "IB" -> "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"
     ib_device_missing: bool = False  # "NET/IB : No device found."
+    net_connection_processes: int = 0  # processes (host:pid) whose lines show a connection via NET/
+    net_bw_gb_s: dict[str, float] = Field(default_factory=dict)  # NET/<index> -> GB/s, from the topology dump
     transports: dict[str, int] = Field(
         default_factory=dict
     )  # "P2P/IPC" -> connections, "NET/Socket/0" -> ...
@@ -54,6 +58,7 @@ def looks_like_nccl_debug(text: str) -> bool:
 def parse_nccl_debug(text: str, source: str) -> NcclDebugLog:
     log = NcclDebugLog(source=source)
     transports: Counter[str] = Counter()
+    net_ranks: set[str] = set()
     for line in text.splitlines():
         m = _MSG.search(line)
         if not m:
@@ -67,7 +72,10 @@ def parse_nccl_debug(text: str, source: str) -> NcclDebugLog:
                 log.warnings.append(msg[:300])
             continue
         _read_info(log, msg, transports)
+        if " via NET/" in msg:
+            net_ranks.add(line[: m.start()].strip()[-40:])  # "host:pid:tid [dev]": one process per GPU
     log.transports = dict(transports)
+    log.net_connection_processes = len({p.rsplit(":", 1)[0] for p in net_ranks})
     return log
 
 
@@ -78,6 +86,8 @@ def _read_info(log: NcclDebugLog, msg: str, transports: Counter[str]) -> None:
         _add(log.networks, u.group(1))
     elif d := _NET_DEVICES.search(msg):
         log.net_devices.setdefault(d.group(1), d.group(2).strip())
+    elif n := _TOPO_NET.search(msg):
+        log.net_bw_gb_s.setdefault(n.group(1), float(n.group(2)))
     elif msg.startswith("NET/IB") and "No device found" in msg:
         log.ib_device_missing = True
     elif v := _VIA.search(msg):
@@ -99,6 +109,36 @@ def _read_info(log: NcclDebugLog, msg: str, transports: Counter[str]) -> None:
 def _add(items: list[str], value: str) -> None:
     if value not in items:
         items.append(value)
+
+
+_NIC = re.compile(r"\[(\d+)\]([\w.-]+?)(?::(\d+))?/(IB|RoCE)\b")
+_VIA_NET = re.compile(r"^NET/IB\w*/(\d+)(?:/|$)")
+
+
+def net_nics(log: NcclDebugLog) -> dict[str, str]:
+    """The RDMA NICs NCCL used, index -> "mlx5_0:1/IB": those its connections went through ("via
+    NET/IB/1/GDRDMA") when a node's worth of processes logged theirs, else all it listed
+    ("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE"); empty when the log has no NET/IB line."""
+    listed = {
+        m.group(1): f"{m.group(2)}:{m.group(3) or 1}/{m.group(4)}"
+        for m in _NIC.finditer(log.net_devices.get("IB", ""))
+    }
+    used = {m.group(1) for t in log.transports if (m := _VIA_NET.match(t))}
+    # one process's lines show only its own NIC: trust "used" only when a whole node's ranks logged theirs
+    whole_node = log.net_connection_processes >= (gpus_per_node(log) or 1 << 30)
+    return {i: n for i, n in listed.items() if i in used} if whole_node and used & set(listed) else listed
+
+
+def uses_gdrdma(log: NcclDebugLog) -> bool:
+    """Did a network connection use GPUDirect RDMA ("via NET/IB/0/GDRDMA")?"""
+    return any(t.startswith("NET/") and "/GDRDMA" in t for t in log.transports)
+
+
+def gpus_per_node(log: NcclDebugLog) -> int | None:
+    """Ranks per node from the communicator line (nRanks, nNodes), when it divides evenly."""
+    if log.ranks and log.nodes and log.ranks % log.nodes == 0:
+        return log.ranks // log.nodes
+    return None
 
 
 def uses_socket(log: NcclDebugLog) -> bool:

@@ -3,6 +3,7 @@
 # NVIDIA: NCCL, DCGM, NVML, driver, fabric, containers
 NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+NCCL_TESTS_PERFORMANCE = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
 NCCL_ACS = NCCL_TROUBLESHOOTING + "#pci-access-control-services-acs"
 DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
 DCGM_EXPORTER = "https://github.com/NVIDIA/dcgm-exporter"

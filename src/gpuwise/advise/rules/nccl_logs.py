@@ -7,10 +7,10 @@ between ranks, the algorithms, the variables the job set, and its warnings.
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._links import AREAL_639, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._links import AREAL_639, NCCL_TESTS_PERFORMANCE, NCCL_TROUBLESHOOTING
 from gpuwise.advise.rules._util import sentences as _sentences
 from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
-from gpuwise.bench.nccl_debug import uses_socket
+from gpuwise.bench.nccl_debug import NcclDebugLog, gpus_per_node, net_nics, uses_gdrdma, uses_socket
 from gpuwise.i18n import N_, _
 
 SOCKET_VS_IB_ISSUE = AREAL_639
@@ -194,3 +194,149 @@ def run_summary(ctx: RuleContext):
             "NCCL unless measured."
         ),
     )
+
+
+def _nccl_tests_runs(ctx: RuleContext):
+    """(measurement, its log) for each multi-node nccl-tests result whose file also holds NCCL debug lines."""
+    logs = {log.source: log for log in ctx.nccl_logs}
+    for m in ctx.bench.results if ctx.bench else []:
+        log = logs.get(str(m.params.get("source")))
+        if m.params.get("tool") == "nccl-tests" and m.value is not None and log is not None:
+            yield m, log
+
+
+def _nic_rate_gbps(
+    ctx: RuleContext, log: NcclDebugLog, nics: dict[str, str]
+) -> tuple[float | None, tuple[str, float] | None]:
+    """The lowest line rate (Gb/s) of the NICs the log used and the evidence it came from: the capture's
+    ibstat/sysfs ports of those devices, else the log's own topology dump (which gives GB/s)."""
+    wanted = {n.split(":")[0]: int(n.split(":")[1].split("/")[0]) for n in nics.values()}
+    rates = [
+        (p.rate_gbps, (f"network.rdma_devices[{d.name}].ports[{p.port}].rate_gbps", p.rate_gbps))
+        for d in ctx.facts.network.rdma_devices
+        for p in d.ports
+        if d.name in wanted and p.port == wanted[d.name] and p.rate_gbps
+    ]
+    rates = rates or [
+        (log.net_bw_gb_s[i] * 8, (f"nccl_log[{log.source}].net_bw_gb_s.{i}", log.net_bw_gb_s[i]))
+        for i in nics
+        if i in log.net_bw_gb_s
+    ]
+    return min(rates) if rates else (None, None)
+
+
+def _fabric_bound(op: str, share: float, ranks: int, per_node: int) -> float:
+    """The busbw the network allows: a ring collective's busbw equals the per-GPU network share; in an
+    all-to-all only the (ranks - per_node) / ranks of each GPU's data leaves its node, and busbw is
+    algbw x (ranks - 1) / ranks (nccl-tests PERFORMANCE.md), so the bound is higher."""
+    if op == "alltoall" and ranks > per_node:
+        return share * (ranks - 1) / (ranks - per_node)
+    return share
+
+
+@rule(
+    id="nccl.collective_vs_fabric",
+    layer="network",
+    title=N_("Collective bandwidth against the fabric the NCCL log shows"),
+    source=f"NCCL environment variables (NCCL_NCHANNELS_PER_NET_PEER, NCCL_MIN_NCHANNELS, NCCL_PXN_DISABLE, "
+    f"NCCL_P2P_PXN_LEVEL), {NCCL_ENV}; busbw definitions: {NCCL_TESTS_PERFORMANCE}",
+    priority="medium",
+    references=(NCCL_ENV, NCCL_TESTS_PERFORMANCE),
+)
+def collective_vs_fabric(ctx: RuleContext):
+    out = []
+    for m, log in _nccl_tests_runs(ctx):
+        op, nics, per_node = str(m.params.get("op")), net_nics(log), gpus_per_node(log)
+        if not nics or not per_node or not log.nodes or log.nodes < 2 or uses_socket(log):
+            continue
+        rate, rate_evidence = _nic_rate_gbps(ctx, log, nics)
+        if rate is None or rate_evidence is None:
+            continue
+        where = f"nccl_log[{log.source}]"
+        one_nic = rate / 8  # GB/s
+        share = len(nics) * one_nic / per_node
+        cap = min(one_nic, share)  # "one NIC's line rate per GPU", or the share when NICs < GPUs
+        bound = _fabric_bound(op, share, log.ranks or per_node * log.nodes, per_node)
+        evidence = [
+            (f"bench:{m.name}", m.value),
+            *([(f"bench:{m.name}.params.gpu", m.params["gpu"])] if m.params.get("gpu") else []),
+            (f"{where}.net_devices.IB", list(nics.values())),
+            (f"{where}.ranks", log.ranks),
+            (f"{where}.nodes", log.nodes),
+            (f"{where}.gdrdma", uses_gdrdma(log)),
+            rate_evidence,
+        ]
+        pxn_off = log.env.get("NCCL_PXN_DISABLE", "0").strip() not in ("0", "")
+        evidence += [(f"{where}.env.NCCL_PXN_DISABLE", log.env["NCCL_PXN_DISABLE"])] if pxn_off else []
+        low, high = ctx.t("nccl_one_nic_band")
+        reached = m.value >= ctx.t("nccl_fabric_bound_reached") * bound
+        values = {
+            "op": op,
+            "busbw": f"{m.value:g}",
+            "nics": len(nics),
+            "gpus": per_node,
+            "share": f"{share:.1f}",
+            "cap": f"{cap:.1f}",
+            "bound": f"{bound:.1f}",
+        }
+        if reached and len(nics) < per_node:
+            out.append(
+                ctx.finding(
+                    "info",
+                    evidence,
+                    _(
+                        "{op} busbw {busbw} GB/s is at the network's share per GPU ({nics} NICs for "
+                        "{gpus} GPUs per node: {share} GB/s each). The cap is the hardware, not a "
+                        "setting: more NICs per node would raise it."
+                    ).format(**values),
+                    priority="low",
+                )
+            )
+        elif reached:
+            out.append(
+                ctx.passed(
+                    evidence,
+                    _("{op} busbw {busbw} GB/s reaches the fabric's bound ({bound} GB/s)").format(**values),
+                )
+            )
+        elif op in ("alltoall", "all_gather") and low * cap <= m.value <= high * cap:
+            out.append(
+                ctx.finding(
+                    "warn",
+                    evidence,
+                    _sentences(
+                        [
+                            _(
+                                "{op} busbw {busbw} GB/s is capped near one NIC's line rate per GPU "
+                                "({cap} GB/s with {nics} NICs for {gpus} GPUs per node) while the "
+                                "fabric allows about {bound} GB/s."
+                            ).format(**values),
+                            _(
+                                "Give each network peer more channels (NCCL_NCHANNELS_PER_NET_PEER; "
+                                "NCCL_MIN_NCHANNELS too, a debugging variable to A/B test only) and "
+                                "keep PXN on (NCCL_PXN_DISABLE=0) so traffic to a remote GPU leaves "
+                                "through the NIC nearest to it; A/B test each with the same "
+                                "nccl-tests command."
+                            ),
+                        ]
+                    ),
+                    env={
+                        "NCCL_NCHANNELS_PER_NET_PEER": "4",
+                        **({"NCCL_PXN_DISABLE": "0"} if pxn_off else {}),
+                    },
+                )
+            )
+        else:
+            out.append(
+                ctx.finding(
+                    "info",
+                    evidence,
+                    _(
+                        "{op} busbw {busbw} GB/s is below the fabric's bound ({bound} GB/s with {nics} "
+                        "NICs for {gpus} GPUs per node); check the other findings (transport, GDRDMA, "
+                        "warnings) first."
+                    ).format(**values),
+                    priority="low",
+                )
+            )
+    return out or None
