@@ -6,6 +6,7 @@ PROVIDER = Provider(
     name="oracle",
     label="Oracle Cloud Infrastructure",
     dmi_order=70,
+    offers_files=("oracle.csv",),
     dmi=(
         DmiRule(
             conditions=(("chassis_asset_tag", "OracleCloud.com"),),
