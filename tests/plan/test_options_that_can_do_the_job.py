@@ -121,18 +121,22 @@ def test_every_shipped_cloud_offer_names_its_price_source():
     assert not missing, missing
 
 
-def test_the_new_neocloud_8_gpu_offers_scale_past_one_node_and_undocumented_bandwidth_does_not():
+def test_the_new_providers_8_gpu_offers_scale_past_one_node_and_undocumented_bandwidth_does_not():
     plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
     by_provider: dict[str, list[int]] = {}
     for o, r in enumerate(plan.rows):
         if r.pricing == "on_demand":
             by_provider.setdefault(r.provider, []).append(o)
     multi = [k for k, n in enumerate(plan.nodes) if n >= 2]
-    assert multi and by_provider.get("nebius")
-    for o in by_provider["nebius"]:
-        assert all(plan.perf.infeasible[o, k] == 0 for k in multi), plan.rows[o].label
-        assert "3200 Gbit/s infiniband" in plan.rows[o].provenance["network"]
-    # OCI documents a RoCE cluster network but no per-instance bandwidth was verified: not planned past one node
+    assert multi
+    expected = {"nebius": "3200 Gbit/s infiniband", "azure": "3200 Gbit/s infiniband", "gcp": "Gbit/s"}
+    for provider, network in expected.items():
+        assert by_provider.get(provider), provider
+        for o in by_provider[provider]:
+            assert all(plan.perf.infeasible[o, k] == 0 for k in multi), plan.rows[o].label
+            assert network in plan.rows[o].provenance["network"], plan.rows[o].provenance["network"]
+    # OCI documents an RDMA cluster network but no per-instance bandwidth was verified: not planned past one node
+    assert by_provider.get("oracle")
     for o in by_provider["oracle"]:
         assert all(plan.perf.infeasible[o, k] & NO_NETWORK for k in multi), plan.rows[o].label
         assert "docs.oracle.com" in plan.rows[o].provenance["network"]

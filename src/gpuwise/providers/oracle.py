@@ -1,4 +1,4 @@
-"""Oracle Cloud Infrastructure: how gpuwise recognises its machines (DMI)."""
+"""Oracle Cloud Infrastructure: how gpuwise recognises its machines (DMI) and its shipped bare-metal GPU offers."""
 
 from gpuwise.providers import DmiRule, Provider
 
