@@ -3,6 +3,7 @@ and every catalog offer's network known or said to be unknown with a source."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from gpuwise.catalog.offers import load_shipped_offers
 from gpuwise.plan.decision import ReasonKind
 from gpuwise.plan.perf import NO_NETWORK, NO_SPOT_CLUSTER, SINGLE_NODE
 from gpuwise.plan.planner import make_plan
+from gpuwise.report.views.plan import _pick_line
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 TRAINING = ["llm-7b-pretrain-1t.yaml", "llm-13b-finetune.yaml", "resnet50-imagenet.yaml"]
@@ -100,6 +102,36 @@ def test_neocloud_clusters_scale_over_their_fabric_and_single_instances_say_so()
     assert "lambda.ai" in plan.rows[single].provenance["network"]
 
 
-def test_cloud_picks_show_the_price_date():
+def test_cloud_picks_show_the_price_date_or_say_it_has_none():
     plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
-    assert plan.decision.rent.price_as_of == "2026-09-20"
+    pick = plan.decision.rent
+    offer = next(
+        o
+        for o in load_shipped_offers()
+        if o.provider == pick.provider and o.instance_type == pick.instance_type
+    )
+    assert pick.price_as_of == (offer.as_of.isoformat() if offer.as_of else None)
+    dated = dataclasses.replace(pick, price_as_of="2026-09-20")
+    assert "2026-09-20" in _pick_line(dated)
+    assert "gives no date" in _pick_line(dataclasses.replace(pick, price_as_of=None))
+
+
+def test_the_new_providers_8_gpu_offers_scale_past_one_node_and_undocumented_bandwidth_does_not():
+    plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
+    by_provider: dict[str, list[int]] = {}
+    for o, r in enumerate(plan.rows):
+        if r.pricing == "on_demand":
+            by_provider.setdefault(r.provider, []).append(o)
+    multi = [k for k, n in enumerate(plan.nodes) if n >= 2]
+    assert multi
+    expected = {"nebius": "3200 Gbit/s infiniband", "azure": "3200 Gbit/s infiniband", "gcp": "Gbit/s"}
+    for provider, network in expected.items():
+        assert by_provider.get(provider), provider
+        for o in by_provider[provider]:
+            assert all(plan.perf.infeasible[o, k] == 0 for k in multi), plan.rows[o].label
+            assert network in plan.rows[o].provenance["network"], plan.rows[o].provenance["network"]
+    # OCI documents an RDMA cluster network but no per-instance bandwidth was verified: not planned past one node
+    assert by_provider.get("oracle")
+    for o in by_provider["oracle"]:
+        assert all(plan.perf.infeasible[o, k] & NO_NETWORK for k in multi), plan.rows[o].label
+        assert "docs.oracle.com" in plan.rows[o].provenance["network"]

@@ -1,4 +1,4 @@
-"""Microsoft Azure: how gpuwise recognises its machines (DMI)."""
+"""Microsoft Azure: how gpuwise recognises its machines (DMI) and its shipped ND offers."""
 
 from gpuwise.providers import DmiRule, Provider
 
@@ -6,6 +6,7 @@ PROVIDER = Provider(
     name="azure",
     label="Microsoft Azure",
     dmi_order=30,
+    offers_files=("azure.csv",),
     dmi=(
         DmiRule(
             conditions=(("chassis_asset_tag", "7783-7084-3265-9085-8269-3286-77"),),

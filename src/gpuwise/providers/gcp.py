@@ -1,4 +1,4 @@
-"""Google Compute Engine: how gpuwise recognises its machines (DMI)."""
+"""Google Compute Engine: how gpuwise recognises its machines (DMI) and its shipped A3 offers."""
 
 from gpuwise.providers import DmiRule, Provider
 
@@ -6,6 +6,7 @@ PROVIDER = Provider(
     name="gcp",
     label="Google Compute Engine",
     dmi_order=20,
+    offers_files=("gcp.csv",),
     dmi=(
         DmiRule(
             conditions=(("product_name", "Google Compute Engine"),),

@@ -1,4 +1,4 @@
-"""Oracle Cloud Infrastructure: how gpuwise recognises its machines (DMI)."""
+"""Oracle Cloud Infrastructure: how gpuwise recognises its machines (DMI) and its shipped bare-metal GPU offers."""
 
 from gpuwise.providers import DmiRule, Provider
 
@@ -6,6 +6,7 @@ PROVIDER = Provider(
     name="oracle",
     label="Oracle Cloud Infrastructure",
     dmi_order=70,
+    offers_files=("oracle.csv",),
     dmi=(
         DmiRule(
             conditions=(("chassis_asset_tag", "OracleCloud.com"),),
