@@ -128,6 +128,8 @@ def test_the_new_providers_8_gpu_offers_scale_past_one_node_and_undocumented_ban
     for provider, network in expected.items():
         assert by_provider.get(provider), provider
         for o in by_provider[provider]:
+            if plan.rows[o].instance_type in ("a3-highgpu-8g", "a3-megagpu-8g"):
+                continue  # GPUDirect-TCPX: no multi-node estimate (test below)
             assert all(plan.perf.infeasible[o, k] == 0 for k in multi), plan.rows[o].label
             assert network in plan.rows[o].provenance["network"], plan.rows[o].provenance["network"]
     # OCI documents an RDMA cluster network but no per-instance bandwidth was verified: not planned past one node
@@ -135,3 +137,14 @@ def test_the_new_providers_8_gpu_offers_scale_past_one_node_and_undocumented_ban
     for o in by_provider["oracle"]:
         assert all(plan.perf.infeasible[o, k] & NO_NETWORK for k in multi), plan.rows[o].label
         assert "docs.oracle.com" in plan.rows[o].provenance["network"]
+
+
+def test_gpudirect_tcpx_gets_no_multi_node_estimate_rather_than_a_socket_model_one():
+    """TCPX moves GPU memory over TCP without the host copy: the socket model would put an A3 High at ~1% of its
+    800 Gbit/s; with no sourced achieved bandwidth the plan makes no multi-node estimate and says why."""
+    plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml")
+    a3 = [o for o, r in enumerate(plan.rows) if r.instance_type in ("a3-highgpu-8g", "a3-megagpu-8g")]
+    assert a3
+    for o in a3:
+        assert plan.perf.infeasible[o, 0] == 0 and plan.perf.infeasible[o, 1] & NO_NETWORK
+        assert "TCPX" in plan.rows[o].provenance["network"]

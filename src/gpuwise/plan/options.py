@@ -402,6 +402,18 @@ def cloud_rows(
                     source=offer.network_source or _("the provider documents no multi-node fabric")
                 ),
             )
+        elif (offer.fabric or "").lower() == "tcpx":
+            # GPUDirect-TCPX(O) moves GPU memory over TCP without the host copy: neither the socket model nor an
+            # RDMA fraction describes it, and no achieved-bandwidth figure is sourced yet, so no estimate is made.
+            net = NetworkLink(
+                0.0,
+                NAN,
+                False,
+                _(
+                    "GPUDirect-TCPX(O) at {gbps} Gbit/s: no sourced achieved bandwidth for it yet, so no "
+                    "multi-node estimate ({source})"
+                ).format(gbps=f"{offer.network_gbps or 0:g}", source=offer.network_source or offer.provider),
+            )
         elif rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
             net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
         else:
@@ -412,7 +424,7 @@ def cloud_rows(
             advice = socket_advice(d, float(offer.network_gbps or 0), offer.provider)
             if advice:
                 net = dataclasses.replace(net, description=f"{net.description}; {advice}")
-        if not net.bytes_s and not single_node and offer.network_source:
+        if not net.bytes_s and not single_node and offer.network_source and offer.fabric != "tcpx":
             net = dataclasses.replace(net, description=f"{net.description}: {offer.network_source}")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
         block = blocks.get(str(offer.provider).lower())
