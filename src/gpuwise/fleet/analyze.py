@@ -1,7 +1,8 @@
 """The offline fleet analysis: a fleet directory (layout.py) -> FleetReport (model.py).
 
 Cost grows linearly with the number of nodes N: each node is read and its doctor rules run once
-(the bulk of the time; in worker processes, one per CPU up to 8, from 64 nodes on); drift is one pass over the nodes' values; each metric's median and MAD
+(the bulk of the time; in worker processes, one per CPU up to 8, from 64 nodes on); nodes are grouped by
+GPU model and instance type (grouping.py) and drift is one pass over each group's values; each metric's median and MAD
 sort N values (N log N, negligible next to the reading). The link test has at most 2N pairs above
 eight nodes. benchmarks/fleet_report_scale.py measures it.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from gpuwise.datafiles import read_json, shown_name
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.fleet.drift import find_drift
+from gpuwise.fleet.grouping import group_nodes
 from gpuwise.fleet.layout import (
     LAYOUT_FIX,
     NodeResult,
@@ -26,7 +28,7 @@ from gpuwise.fleet.layout import (
     read_json_report,
 )
 from gpuwise.fleet.linktest import LINKS_SCHEMA
-from gpuwise.fleet.model import Collective, Distribution, FleetReport, NodeValue, Outlier
+from gpuwise.fleet.model import Collective, Distribution, Drift, FleetReport, NodeValue, Outlier
 from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
@@ -81,14 +83,26 @@ def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = N
 
 
 def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
-    with_facts = [(r.name, r.facts) for r in results if r.facts is not None]
+    groups = group_nodes((r.name, r.facts) for r in results)
+    by_name = {r.name: r for r in results}
     benches = {r.name: r.bench for r in results if r.bench is not None}
-    drift = find_drift(with_facts)
+    drift: list[Drift] = []
     outliers: list[Outlier] = []
     distributions: list[Distribution] = []
-    for (metric, unit), samples in sorted(bench_samples(benches.items()).items()):
-        outliers.extend(find_outliers(metric, unit, samples))
-        distributions.append(distribution(metric, unit, samples))
+    for g in groups:
+        members = [by_name[n] for n in g.nodes]
+        g.judged = len(members) > 1  # a group of one node is listed, not judged
+        if not g.judged:
+            continue
+        for d in find_drift((r.name, r.facts) for r in members if r.facts is not None):
+            d.node_group = g.name
+            drift.append(d)
+        group_benches = ((r.name, r.bench) for r in members if r.bench is not None)
+        for (metric, unit), samples in sorted(bench_samples(group_benches).items()):
+            for o in find_outliers(metric, unit, samples):
+                o.node_group = g.name
+                outliers.append(o)
+            distributions.append(distribution(metric, unit, samples, node_group=g.name))
     collective = read_collective(root)
     if collective is not None:
         for metric, samples in link_samples(collective).items():
@@ -120,7 +134,8 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
         distributions=distributions,
         reach=group_findings((r.name, r.findings) for r in results),
         collective=collective,
-        straggler=verdict(benches, drift, outliers),
+        groups=groups,
+        straggler=verdict(benches, drift, outliers, groups),
         thresholds={
             t.name: {"value": t.value, "unit": t.unit, "source": t.source} for t in thresholds().values()
         },
@@ -194,13 +209,16 @@ def _finite(value: object) -> float:
     return number
 
 
-def distribution(metric: str, unit: str, samples: list[Sample], scope: str | None = None) -> Distribution:
+def distribution(
+    metric: str, unit: str, samples: list[Sample], scope: str | None = None, node_group: str | None = None
+) -> Distribution:
     import statistics
 
     return Distribution(
         metric=metric,
         unit=unit,
         scope=scope or scope_of(samples[0][1]),
+        node_group=node_group,
         median=statistics.median(v for _node, _device, v in samples),
         values=[NodeValue(node=n, device=d, value=v) for n, d, v in samples],
     )
