@@ -4,7 +4,9 @@ Cost grows linearly with the number of nodes N: each node is read and its doctor
 (the bulk of the time; in worker processes, one per CPU up to 8, from 64 nodes on); nodes are grouped by
 GPU model and instance type (grouping.py) and drift is one pass over each group's values; each metric's median and MAD
 sort N values (N log N, negligible next to the reading). The link test has at most 2N pairs above
-eight nodes. benchmarks/fleet_report_scale.py measures it.
+eight nodes. Memory: each node is reduced to its summary (summary.py) as soon as it is read, so the
+full facts and bench results of every node are never held at once. benchmarks/fleet_report_scale.py
+measures both.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import read_json, shown_name
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.fleet.drift import find_drift
+from gpuwise.fleet.drift import drift_of
 from gpuwise.fleet.grouping import group_nodes
 from gpuwise.fleet.layout import (
     LAYOUT_FIX,
@@ -32,6 +34,7 @@ from gpuwise.fleet.model import Collective, Distribution, Drift, FleetReport, No
 from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
+from gpuwise.fleet.summary import NodeSummary, read_summary
 from gpuwise.fleet.thresholds import thresholds
 from gpuwise.i18n import N_, _, language, set_language
 
@@ -41,15 +44,15 @@ PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs mor
 def analyze_fleet(directory: str | Path, run_rules: bool = True) -> FleetReport:
     """Read every node folder under `directory` and compare the nodes with each other."""
     root = Path(directory).expanduser()
-    results = load_nodes(node_dirs(root), run_rules)
+    results = read_summaries(node_dirs(root), run_rules)
     refuse_unread(results, root)
     return analyze_results(results, root)
 
 
-def refuse_unread(results: list[NodeResult], root: Path) -> None:
+def refuse_unread(results: list[NodeSummary], root: Path) -> None:
     """UserInputError (exit 3) when no node gave a capture or a bench result: "no node differs from its
     peers" would be a verdict on no data. The message counts the nodes and groups their reasons."""
-    if any(r.facts is not None or r.bench is not None for r in results):
+    if any(r.status.capture or r.bench is not None for r in results):
         return
     by_reason: dict[str, list[str]] = {}
     for r in results:
@@ -70,20 +73,31 @@ def refuse_unread(results: list[NodeResult], root: Path) -> None:
 
 
 def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeResult]:
-    """Read the nodes, in worker processes for a large fleet (reading a capture is CPU-bound Python)."""
+    """Read the nodes in full (every fact and measurement), in worker processes for a large fleet."""
+    return _read_all(load_node, dirs, run_rules, workers)
+
+
+def read_summaries(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeSummary]:
+    """Read the nodes and keep what the report compares (summary.py): memory grows by a few kB per node."""
+    return _read_all(read_summary, dirs, run_rules, workers)
+
+
+def _read_all(read, dirs: list[Path], run_rules: bool, workers: int | None) -> list:
+    """read(d, run_rules) for every node folder, in worker processes for a large fleet (reading a
+    capture is CPU-bound Python)."""
     workers = workers or min(os.cpu_count() or 1, 8)
     if len(dirs) < PARALLEL_FROM or workers < 2:
-        return [load_node(d, run_rules) for d in dirs]
+        return [read(d, run_rules) for d in dirs]
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
     # the workers write the nodes' problems in the language of the report (a spawned worker starts in English)
     with ProcessPoolExecutor(max_workers=workers, initializer=set_language, initargs=(language(),)) as pool:
-        return list(pool.map(partial(load_node, run_rules=run_rules), dirs, chunksize=16))
+        return list(pool.map(partial(read, run_rules=run_rules), dirs, chunksize=16))
 
 
-def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
-    groups = group_nodes((r.name, r.facts) for r in results)
+def analyze_results(results: list[NodeSummary], root: Path) -> FleetReport:
+    groups = group_nodes((r.name, r.group) for r in results)
     by_name = {r.name: r for r in results}
     benches = {r.name: r.bench for r in results if r.bench is not None}
     drift: list[Drift] = []
@@ -94,7 +108,7 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
         g.judged = len(members) > 1  # a group of one node is listed, not judged
         if not g.judged:
             continue
-        for d in find_drift((r.name, r.facts) for r in members if r.facts is not None):
+        for d in drift_of((r.name, r.values) for r in members if r.values is not None):
             d.node_group = g.name
             drift.append(d)
         group_benches = ((r.name, r.bench) for r in members if r.bench is not None)

@@ -30,11 +30,11 @@ def group_name(gpu: str, instance_type: str) -> str:
     return f"{gpu} / {instance_type}"
 
 
-def group_nodes(nodes: Iterable[tuple[str, Facts | None]]) -> list[NodeGroup]:
-    """The groups, largest first (ties by name), each with its nodes in the given order."""
+def group_nodes(nodes: Iterable[tuple[str, tuple[str, str]]]) -> list[NodeGroup]:
+    """(node, group_key) -> the groups, largest first (ties by name), each with its nodes in the given order."""
     by_key: dict[tuple[str, str], list[str]] = {}
-    for name, facts in nodes:
-        by_key.setdefault(group_key(facts), []).append(name)
+    for name, key in nodes:
+        by_key.setdefault(key, []).append(name)
     groups = [
         NodeGroup(name=group_name(gpu, sku), gpu=gpu, instance_type=sku, nodes=names)
         for (gpu, sku), names in by_key.items()
