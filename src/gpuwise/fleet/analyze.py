@@ -34,7 +34,7 @@ from gpuwise.fleet.model import Collective, Distribution, Drift, FleetReport, No
 from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
-from gpuwise.fleet.summary import NodeSummary, read_summary
+from gpuwise.fleet.summary import NodeSummary, read_summary, shared
 from gpuwise.fleet.thresholds import thresholds
 from gpuwise.i18n import N_, _, language, set_language
 
@@ -79,7 +79,7 @@ def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = N
 
 def read_summaries(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeSummary]:
     """Read the nodes and keep what the report compares (summary.py): memory grows by a few kB per node."""
-    return _read_all(read_summary, dirs, run_rules, workers)
+    return [shared(s) for s in _read_all(read_summary, dirs, run_rules, workers)]
 
 
 def _read_all(read, dirs: list[Path], run_rules: bool, workers: int | None) -> list:

@@ -10,11 +10,13 @@ N small summaries instead of N full results.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from gpuwise.advise.finding import Finding
-from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.bench.models import BenchReport
 from gpuwise.fleet.drift import node_values
 from gpuwise.fleet.grouping import group_key
 from gpuwise.fleet.layout import NodeResult, load_node
@@ -23,14 +25,46 @@ from gpuwise.fleet.model import NodeStatus
 KEPT_EXTRA = ("step_ms",)  # the straggler verdict's step time (straggler._median_step)
 
 
-@dataclass
+class Value(NamedTuple):
+    """One usable measurement: the attributes of bench.models.Measurement that the report reads."""
+
+    name: str
+    layer: str
+    value: float
+    unit: str
+    device: str | None
+    extra: dict[str, Any]
+    status: str = "ok"
+
+
+@dataclass(slots=True)
+class Values:
+    """A node's usable measurements, read like a BenchReport (results, find)."""
+
+    results: list[Value]
+
+    def find(self, name: str) -> Value | None:
+        return next((m for m in self.results if m.name == name), None)
+
+
+class Headline(NamedTuple):
+    """What findings by reach show of a doctor finding (fleet/reach.py)."""
+
+    id: str
+    layer: str
+    priority: str
+    status: str
+    title: str
+
+
+@dataclass(slots=True)
 class NodeSummary:
     name: str
     status: NodeStatus
     group: tuple[str, str]  # grouping.group_key: (GPU model(s), instance type)
     values: dict[tuple[str, str], tuple[str, str]] | None = None  # drift values; None without a capture
-    bench: BenchReport | None = None  # the usable measurements only
-    findings: list[Finding] = field(default_factory=list)  # not "pass", without evidence
+    bench: Values | None = None  # the usable measurements only
+    findings: list[Headline] = field(default_factory=list)  # not "pass", without evidence
 
 
 def summarize(result: NodeResult) -> NodeSummary:
@@ -49,26 +83,41 @@ def read_summary(node_dir: Path, run_rules: bool = True) -> NodeSummary:
     return summarize(load_node(node_dir, run_rules))
 
 
-def _usable(report: BenchReport) -> BenchReport:
+def shared(s: NodeSummary) -> NodeSummary:
+    """The summary with its repeated texts (setting names, labels, metric names) held once for the
+    whole fleet: each summary a worker sends back arrives with its own copies of the same words."""
+    if s.values is not None:
+        s.values = {(_i(g), _i(k)): (_i(v), _i(label)) for (g, k), (v, label) in s.values.items()}
+    if s.bench is not None:
+        s.bench.results = [
+            m._replace(name=_i(m.name), layer=_i(m.layer), unit=_i(m.unit)) for m in s.bench.results
+        ]
+    s.findings = [Headline(*map(_i, f)) for f in s.findings]
+    s.group = (_i(s.group[0]), _i(s.group[1]))
+    return s
+
+
+def _i(text: str) -> str:
+    return sys.intern(text)
+
+
+def _usable(report: BenchReport) -> Values:
     """The measurements with a value (what outliers, spreads and speeds use), without samples or tables."""
-    results = [
-        Measurement.model_construct(
-            name=m.name,
-            layer=m.layer,
-            value=m.value,
-            unit=m.unit,
-            status=m.status,
-            device=m.device,
-            extra={k: m.extra[k] for k in KEPT_EXTRA if k in m.extra},
-        )
-        for m in report.results
-        if m.status == "ok" and m.value is not None
-    ]
-    return BenchReport.model_construct(hostname=report.hostname, results=results)
-
-
-def _headline(f: Finding) -> Finding:
-    """What findings by reach show (fleet/reach.py): id, title, status, priority, layer."""
-    return Finding.model_construct(
-        id=f.id, layer=f.layer, priority=f.priority, status=f.status, title=f.title
+    return Values(
+        [
+            Value(
+                name=m.name,
+                layer=m.layer,
+                value=float(m.value),
+                unit=m.unit,
+                device=m.device,
+                extra={k: m.extra[k] for k in KEPT_EXTRA if k in m.extra},
+            )
+            for m in report.results
+            if m.status == "ok" and m.value is not None
+        ]
     )
+
+
+def _headline(f: Finding) -> Headline:
+    return Headline(id=f.id, layer=f.layer, priority=f.priority, status=f.status, title=f.title)
