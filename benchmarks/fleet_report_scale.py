@@ -7,7 +7,8 @@ about 1% of the nodes each (PCIe x8, older driver, slow matmul, InfiniBand port 
 the analysis (reading every capture, doctor rules per node, drift, outliers, verdict) in a fresh
 process and reports its wall time, CPU time (all processes) and peak resident memory (the largest
 single process: the parent or one worker). The machine's load average is printed first, because on
-a shared VM the wall time mostly measures the neighbours. Run with N = 250, 500, 1000 to see the growth.
+a shared VM the wall time mostly measures the neighbours. Run with N = 500, 1000, 2000 to see the growth
+(issue 25: memory per node, now a small summary per node, fleet/summary.py).
 
     python benchmarks/fleet_report_scale.py                 # 1000 nodes
     python benchmarks/fleet_report_scale.py --nodes 250 500 1000

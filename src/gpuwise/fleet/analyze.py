@@ -1,9 +1,12 @@
 """The offline fleet analysis: a fleet directory (layout.py) -> FleetReport (model.py).
 
 Cost grows linearly with the number of nodes N: each node is read and its doctor rules run once
-(the bulk of the time; in worker processes, one per CPU up to 8, from 64 nodes on); drift is one pass over the nodes' values; each metric's median and MAD
+(the bulk of the time; in worker processes, one per CPU up to 8, from 64 nodes on); nodes are grouped by
+GPU model and instance type (grouping.py) and drift is one pass over each group's values; each metric's median and MAD
 sort N values (N log N, negligible next to the reading). The link test has at most 2N pairs above
-eight nodes. benchmarks/fleet_report_scale.py measures it.
+eight nodes. Memory: each node is reduced to its summary (summary.py) as soon as it is read, so the
+full facts and bench results of every node are never held at once. benchmarks/fleet_report_scale.py
+measures both.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 
 from gpuwise.datafiles import read_json, shown_name
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.fleet.drift import find_drift
+from gpuwise.fleet.drift import drift_of
+from gpuwise.fleet.grouping import group_nodes
 from gpuwise.fleet.layout import (
     LAYOUT_FIX,
     NodeResult,
@@ -26,10 +30,11 @@ from gpuwise.fleet.layout import (
     read_json_report,
 )
 from gpuwise.fleet.linktest import LINKS_SCHEMA
-from gpuwise.fleet.model import Collective, Distribution, FleetReport, NodeValue, Outlier
+from gpuwise.fleet.model import Collective, Distribution, Drift, FleetReport, NodeValue, Outlier
 from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
+from gpuwise.fleet.summary import NodeSummary, read_summary, shared
 from gpuwise.fleet.thresholds import thresholds
 from gpuwise.i18n import N_, _, language, set_language
 
@@ -39,15 +44,15 @@ PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs mor
 def analyze_fleet(directory: str | Path, run_rules: bool = True) -> FleetReport:
     """Read every node folder under `directory` and compare the nodes with each other."""
     root = Path(directory).expanduser()
-    results = load_nodes(node_dirs(root), run_rules)
+    results = read_summaries(node_dirs(root), run_rules)
     refuse_unread(results, root)
     return analyze_results(results, root)
 
 
-def refuse_unread(results: list[NodeResult], root: Path) -> None:
+def refuse_unread(results: list[NodeSummary], root: Path) -> None:
     """UserInputError (exit 3) when no node gave a capture or a bench result: "no node differs from its
     peers" would be a verdict on no data. The message counts the nodes and groups their reasons."""
-    if any(r.facts is not None or r.bench is not None for r in results):
+    if any(r.status.capture or r.bench is not None for r in results):
         return
     by_reason: dict[str, list[str]] = {}
     for r in results:
@@ -68,27 +73,50 @@ def refuse_unread(results: list[NodeResult], root: Path) -> None:
 
 
 def load_nodes(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeResult]:
-    """Read the nodes, in worker processes for a large fleet (reading a capture is CPU-bound Python)."""
+    """Read the nodes in full (every fact and measurement), in worker processes for a large fleet."""
+    return _read_all(load_node, dirs, run_rules, workers)
+
+
+def read_summaries(dirs: list[Path], run_rules: bool = True, workers: int | None = None) -> list[NodeSummary]:
+    """Read the nodes and keep what the report compares (summary.py): memory grows by a few kB per node."""
+    return [shared(s) for s in _read_all(read_summary, dirs, run_rules, workers)]
+
+
+def _read_all(read, dirs: list[Path], run_rules: bool, workers: int | None) -> list:
+    """read(d, run_rules) for every node folder, in worker processes for a large fleet (reading a
+    capture is CPU-bound Python)."""
     workers = workers or min(os.cpu_count() or 1, 8)
     if len(dirs) < PARALLEL_FROM or workers < 2:
-        return [load_node(d, run_rules) for d in dirs]
+        return [read(d, run_rules) for d in dirs]
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
     # the workers write the nodes' problems in the language of the report (a spawned worker starts in English)
     with ProcessPoolExecutor(max_workers=workers, initializer=set_language, initargs=(language(),)) as pool:
-        return list(pool.map(partial(load_node, run_rules=run_rules), dirs, chunksize=16))
+        return list(pool.map(partial(read, run_rules=run_rules), dirs, chunksize=16))
 
 
-def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
-    with_facts = [(r.name, r.facts) for r in results if r.facts is not None]
+def analyze_results(results: list[NodeSummary], root: Path) -> FleetReport:
+    groups = group_nodes((r.name, r.group) for r in results)
+    by_name = {r.name: r for r in results}
     benches = {r.name: r.bench for r in results if r.bench is not None}
-    drift = find_drift(with_facts)
+    drift: list[Drift] = []
     outliers: list[Outlier] = []
     distributions: list[Distribution] = []
-    for (metric, unit), samples in sorted(bench_samples(benches.items()).items()):
-        outliers.extend(find_outliers(metric, unit, samples))
-        distributions.append(distribution(metric, unit, samples))
+    for g in groups:
+        members = [by_name[n] for n in g.nodes]
+        g.judged = len(members) > 1  # a group of one node is listed, not judged
+        if not g.judged:
+            continue
+        for d in drift_of((r.name, r.values) for r in members if r.values is not None):
+            d.node_group = g.name
+            drift.append(d)
+        group_benches = ((r.name, r.bench) for r in members if r.bench is not None)
+        for (metric, unit), samples in sorted(bench_samples(group_benches).items()):
+            for o in find_outliers(metric, unit, samples):
+                o.node_group = g.name
+                outliers.append(o)
+            distributions.append(distribution(metric, unit, samples, node_group=g.name))
     collective = read_collective(root)
     if collective is not None:
         for metric, samples in link_samples(collective).items():
@@ -120,7 +148,8 @@ def analyze_results(results: list[NodeResult], root: Path) -> FleetReport:
         distributions=distributions,
         reach=group_findings((r.name, r.findings) for r in results),
         collective=collective,
-        straggler=verdict(benches, drift, outliers),
+        groups=groups,
+        straggler=verdict(benches, drift, outliers, groups),
         thresholds={
             t.name: {"value": t.value, "unit": t.unit, "source": t.source} for t in thresholds().values()
         },
@@ -194,13 +223,16 @@ def _finite(value: object) -> float:
     return number
 
 
-def distribution(metric: str, unit: str, samples: list[Sample], scope: str | None = None) -> Distribution:
+def distribution(
+    metric: str, unit: str, samples: list[Sample], scope: str | None = None, node_group: str | None = None
+) -> Distribution:
     import statistics
 
     return Distribution(
         metric=metric,
         unit=unit,
         scope=scope or scope_of(samples[0][1]),
+        node_group=node_group,
         median=statistics.median(v for _node, _device, v in samples),
         values=[NodeValue(node=n, device=d, value=v) for n, d, v in samples],
     )

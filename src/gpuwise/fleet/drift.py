@@ -130,10 +130,15 @@ def _put(out: dict, group: str, label: str, detail: str, get: Callable, obj: Any
 
 def find_drift(nodes: Iterable[tuple[str, Facts]]) -> list[Drift]:
     """Keys whose known values differ between nodes, odd nodes listed under each minority value."""
+    return drift_of((name, node_values(facts)) for name, facts in nodes)
+
+
+def drift_of(nodes: Iterable[tuple[str, dict[tuple[str, str], tuple[str, str]]]]) -> list[Drift]:
+    """find_drift on each node's node_values (what fleet report keeps of a node, summary.py)."""
     by_key: dict[tuple[str, str], dict[str, list[str]]] = {}
     labels: dict[tuple[str, str], str] = {}
-    for name, facts in nodes:
-        for group_key, (value, label) in node_values(facts).items():
+    for name, values in nodes:
+        for group_key, (value, label) in values.items():
             by_key.setdefault(group_key, {}).setdefault(value, []).append(name)
             labels[group_key] = label
     out = []

@@ -27,9 +27,20 @@ class NodeStatus(_Strict):
     problems: list[str] = Field(default_factory=list)
 
 
-class Drift(_Strict):
-    """One setting or version that is not the same on every node."""
+class NodeGroup(_Strict):
+    """Nodes of one GPU model and instance type: drift and outliers are judged within a group only."""
 
+    name: str  # "NVIDIA H200 / unknown"
+    gpu: str  # the GPU model(s), "no GPU", or "unknown" (no capture)
+    instance_type: str  # facts.platform.instance_type, or "unknown"
+    nodes: list[str]
+    judged: bool = True  # False for a group of one node: nothing to compare it with
+
+
+class Drift(_Strict):
+    """One setting or version that is not the same on every node of a group."""
+
+    node_group: str | None = None  # NodeGroup.name
     group: str  # "software", "kernel", "firmware", "hardware", "settings"
     key: str  # "NVIDIA driver", "PCIe link width (GPU 0)": English, the setting's name in JSON and history
     label: str = Field("", exclude=True)  # the key in the language of the report (shown; not in the JSON)
@@ -46,11 +57,12 @@ class Outlier(_Strict):
 
     metric: str  # "matmul_bf16", "link_rx_gbps"
     scope: Literal["node", "gpu", "link"]
+    node_group: str | None = None  # NodeGroup.name; None for links (compared fleet-wide)
     node: str
     device: str | None = None
     value: float
     unit: str
-    median: float  # of all nodes (or of the others, for a small fleet)
+    median: float  # of the nodes of its group (or of the others, for a small group)
     score: float | None = None  # robust z; None when the fleet is too small for one
     deviation_pct: float  # (value - median) / median x 100
     method: str  # "robust z" or "vs others' median"
@@ -69,6 +81,7 @@ class Distribution(_Strict):
     metric: str
     unit: str
     scope: Literal["node", "gpu", "link"]
+    node_group: str | None = None  # NodeGroup.name; None for links
     median: float
     values: list[NodeValue]
 
@@ -92,6 +105,7 @@ class Straggler(_Strict):
     exclude: list[str] = Field(default_factory=list)
     reasons: dict[str, list[str]] = Field(default_factory=dict)
     sbatch_line: str | None = None
+    kept_groups: list[str] = Field(default_factory=list)  # every node of these differed: none excluded
     step_metric: str | None = None  # the measurement the step time comes from
     step_ms_all: float | None = None
     step_ms_without: float | None = None
@@ -122,6 +136,7 @@ class FleetReport(_Strict):
     created_at: str
     directory: str
     nodes: list[NodeStatus]
+    groups: list[NodeGroup] = Field(default_factory=list)  # more than one: a mixed fleet
     drift: list[Drift] = Field(default_factory=list)
     outliers: list[Outlier] = Field(default_factory=list)
     distributions: list[Distribution] = Field(default_factory=list)  # per metric, every node's value

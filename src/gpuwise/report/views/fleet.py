@@ -60,6 +60,7 @@ def fleet_view(r: FleetReport) -> Document:
             [
                 (_("directory"), r.directory),
                 (C_("count", "nodes"), str(len(r.nodes))),
+                *_mixed_rows(r),
                 (
                     _("verdict"),
                     Styled(
@@ -81,6 +82,7 @@ def fleet_view(r: FleetReport) -> Document:
     if r.drift:
         rows = [
             [
+                *([d.node_group or ""] if _mixed(r) else []),
                 _group(d.group),
                 d.label or d.key,
                 f"{d.majority} ({d.majority_count})",
@@ -89,6 +91,8 @@ def fleet_view(r: FleetReport) -> Document:
             for d in r.drift
         ]
         columns = [Column(_("group")), Column(_("what")), Column(_("majority (nodes)")), Column(_("odd"))]
+        if _mixed(r):
+            columns.insert(0, Column(_("node group")))
         blocks.append(Table(columns, rows))
     else:
         blocks.append(
@@ -98,6 +102,7 @@ def fleet_view(r: FleetReport) -> Document:
     if r.outliers:
         rows = [
             [
+                *([o.node_group or C_("scope", "links")] if _mixed(r) else []),
                 o.node + (f" {o.device}" if o.device and o.scope == "gpu" else ""),
                 o.metric,
                 Styled(_num(o.value, o.unit), "fail"),
@@ -109,6 +114,9 @@ def fleet_view(r: FleetReport) -> Document:
         ]
         cols = [Column(_("node")), Column(_("metric")), Column(_("value"), "right"),
                 Column(_("fleet median"), "right"), Column(_("dev"), "right"), Column(_("score"))]  # fmt: skip
+        if _mixed(r):
+            cols[3] = Column(_("group median"), "right")
+            cols.insert(0, Column(_("node group")))
         blocks.append(Table(cols, rows))
     else:
         blocks.append(Paragraph(_("No measurement is an outlier on the bad side."), "ok"))
@@ -153,21 +161,49 @@ def fleet_view(r: FleetReport) -> Document:
     return Document(title=_("gpuwise fleet report"), blocks=blocks, data=r.to_json_dict())
 
 
+def _mixed_rows(r: FleetReport) -> list[tuple[str, object]]:
+    """ "mixed fleet: N groups" and each group's size, when the nodes are not all of one GPU model and SKU."""
+    if len(r.groups) < 2:
+        return []
+    sizes = "; ".join(
+        _("{group}: {count}").format(group=g.name, count=len(g.nodes))
+        + ("" if g.judged else " " + _("(one node: not compared)"))
+        for g in r.groups
+    )
+    return [
+        (
+            _("groups"),
+            Styled(
+                _("mixed fleet: {count} groups ({sizes}); nodes are compared within their group").format(
+                    count=len(r.groups), sizes=sizes
+                ),
+                "warn",
+            ),
+        )
+    ]
+
+
+def _mixed(r: FleetReport) -> bool:
+    return len(r.groups) > 1
+
+
 def _spread_blocks(r: FleetReport) -> list[Block]:
     """Each metric's spread over the nodes (every value is in the JSON's distributions), and its chart."""
     if not r.distributions:
         return []
-    flagged: dict[str, int] = {}
+    flagged: dict[tuple[str, str | None], int] = {}
     for o in r.outliers:
-        flagged[o.metric] = flagged.get(o.metric, 0) + 1
+        flagged[(o.metric, o.node_group)] = flagged.get((o.metric, o.node_group), 0) + 1
     rows = []
     for d in r.distributions:
         values = [v.value for v in d.values]
-        n = flagged.get(d.metric, 0)
-        rows.append([d.metric, d.unit, str(len(values)), _num(min(values)), _num(d.median), _num(max(values)),
+        n = flagged.get((d.metric, d.node_group), 0)
+        rows.append([*([d.node_group or C_("scope", "links")] if _mixed(r) else []), d.metric, d.unit, str(len(values)), _num(min(values)), _num(d.median), _num(max(values)),
                      Styled(str(n), "fail") if n else "0"])  # fmt: skip
     columns = [Column(_("metric")), Column(_("unit")), Column(_("values"), "right"), Column(_("min"), "right"),
                Column(_("median"), "right"), Column(_("max"), "right"), Column(_("outliers"), "right")]  # fmt: skip
+    if _mixed(r):
+        columns.insert(0, Column(_("node group")))
     return [
         Heading(_("Spread per metric"), 2),
         Table(
@@ -223,6 +259,16 @@ def _straggler_blocks(r: FleetReport) -> list:
             )
         )
         out.append(Code([s.sbatch_line or ""], "bash"))
+    if s.kept_groups:
+        out.append(
+            Paragraph(
+                _(
+                    "Not excluded: every node of {groups} differs, so no node stands out in its group "
+                    "(look at the group's setup, not at one node)."
+                ).format(groups=", ".join(s.kept_groups)),
+                "warn",
+            )
+        )
     if s.step_ms_all is not None:
         out.append(
             KeyValues(
