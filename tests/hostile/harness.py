@@ -24,12 +24,26 @@ SECONDS_LIMIT = 10.0  # ... and under 10 s
 # memory than they touch. It only has to stop a runaway allocation long before the machine suffers.
 ADDRESS_SPACE_CAP_BYTES = 2 * 1024**3
 
+# The child writes its own peak RSS (VmHWM) at exit: wait4's ru_maxrss also counts the pytest process's
+# RSS at fork (Linux keeps the pre-exec mm's high-water mark), so after a long test session every child
+# would seem to peak at pytest's size.
 _BOOT = (
-    "import resource, sys; "
+    "import atexit, os, resource, sys; "
     "resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap})); "
+    "atexit.register(lambda p=os.environ.get('HOSTILE_HWM_FILE'): p and open(p, 'w').write("
+    "next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))); "
     "sys.argv = ['gpuwise', *sys.argv[1:]]; "
     "from gpuwise.cli import main; main()"
 )
+
+
+def _vm_hwm_kib(pid: int) -> int:
+    """A live process's peak RSS so far (VmHWM, KiB); 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0)
+    except (OSError, ValueError):
+        return 0
 
 
 @dataclass
@@ -104,28 +118,33 @@ class Sandbox:
     def start(
         self, *args: str, env: dict[str, str] | None = None, new_session: bool = True
     ) -> subprocess.Popen:
-        n = len(list(self.logs.iterdir())) // 2
+        n = len(list(self.logs.glob("*.out")))
         out = open(self.logs / f"{n}.out", "w")  # noqa: SIM115 - closed when the Popen is collected by wait()
         err = open(self.logs / f"{n}.err", "w")  # noqa: SIM115
+        hwm = self.logs / f"{n}.hwm"
         proc = subprocess.Popen(
             [sys.executable, "-c", _BOOT.format(cap=ADDRESS_SPACE_CAP_BYTES), *args],
             cwd=self.work,
-            env=env or self.env(),
+            env={**(env or self.env()), "HOSTILE_HWM_FILE": str(hwm)},
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
             start_new_session=new_session,
         )
         proc.log_paths = (out, err)  # type: ignore[attr-defined]
+        proc.hwm_path = hwm  # type: ignore[attr-defined]
         proc.started = time.monotonic()  # type: ignore[attr-defined]
         return proc
 
     def wait(self, proc: subprocess.Popen, timeout: float = 3 * SECONDS_LIMIT) -> Outcome:
         deadline = proc.started + timeout  # type: ignore[attr-defined]
+        polled = 0  # VmHWM read while it runs (after exec): the peak when it dies before writing its own
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
+            if time.monotonic() - proc.started > 0.2:  # type: ignore[attr-defined]
+                polled = max(polled, _vm_hwm_kib(proc.pid))
             if time.monotonic() > deadline:
                 os.killpg(proc.pid, signal.SIGKILL)
                 pid, status, usage = os.wait4(proc.pid, 0)
@@ -137,7 +156,11 @@ class Sandbox:
         out.close()
         err.close()
         read = lambda f: Path(f.name).read_text(errors="replace")  # noqa: E731
-        return Outcome(proc.returncode, read(out), read(err), seconds, usage.ru_maxrss * 1024)
+        try:
+            peak_kib = int(proc.hwm_path.read_text())  # type: ignore[attr-defined]
+        except (OSError, ValueError):
+            peak_kib = polled or usage.ru_maxrss
+        return Outcome(proc.returncode, read(out), read(err), seconds, peak_kib * 1024)
 
     def run(
         self, *args: str, env: dict[str, str] | None = None, timeout: float = 3 * SECONDS_LIMIT
