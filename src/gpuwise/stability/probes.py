@@ -14,6 +14,7 @@ and the runner records it for that round.
 
 from __future__ import annotations
 
+import abc
 import os
 import shutil
 import tempfile
@@ -27,14 +28,17 @@ from gpuwise.stability.model import MetricInfo
 MiB = 1 << 20
 
 
-class Probe:
+class Probe(abc.ABC):
+    """One layer's short measurement, repeated every round; each subclass says what one round measures."""
+
     layer = ""
     metrics: list[MetricInfo] = []
 
+    @abc.abstractmethod
     def run(self) -> dict[str, float]:
-        raise NotImplementedError
+        """One round: metric name -> value."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most probes hold nothing; the ones that do override it
         """Release what the probe holds (files, processes)."""
 
 
