@@ -57,6 +57,24 @@ def test_a_step_down_is_one_window_named_by_the_signal_that_moved():
     assert r.results[0].verdict == "unstable" and r.layers[0].verdict == "unstable"
 
 
+# compute.matmul_fp32 of a CI run (tests/stability/test_contention.py): three hogs shared the probe's
+# CPU for 8-16 s, then a neighbour's steal (8-20%) slowed the rest of the run by about a fifth
+CI_HOG_THEN_STEAL = [
+    0.0848, 0.0830, 0.0873, 0.0876, 0.0769, 0.0841, 0.0891, 0.0852,
+    0.0429, 0.0413, 0.0316, 0.0368, 0.0400, 0.0330, 0.0372, 0.0284,
+    0.0660, 0.0637, 0.0826, 0.0638, 0.0856, 0.0817, 0.0667, 0.0617,
+]  # fmt: skip
+
+
+def test_two_slow_levels_in_a_row_are_two_windows_not_one():
+    ctx = [{"runq_wait_ms_per_s": 490.0 if 8 <= i < 16 else 0.2} for i in range(24)]
+    windows = _report(CI_HOG_THEN_STEAL, ctx).results[0].windows
+    hog = windows[0]
+    assert (hog.start_s, hog.end_s) == (7.5, 15.5), windows
+    assert hog.cause == "runq_wait_ms_per_s" and hog.change > 0.5
+    assert all(w.start_s >= 15.5 and w.change < hog.change for w in windows[1:]), windows
+
+
 def test_lower_is_better_metrics_slow_down_upwards():
     x = [10.0 + 0.1 * (i % 3) for i in range(20)]
     for i in range(5, 10):

@@ -11,7 +11,9 @@ noise scale (MAD of first differences / sqrt 2, insensitive to level shifts), so
 A segment is a slow window when it is worse than the baseline (the longest segment: the machine's
 usual state) by at least `window_min_change`, and its median differs from the baseline by at least
 `window_min_z` standard errors (robust sigma of the baseline segment * sqrt(pi/2) / sqrt(length));
-adjacent slow segments merge. For each window, each context signal's median inside is compared with
+adjacent slow segments merge when their medians are within `window_min_change` of the baseline of each
+other (one slow state that PELT split); a step between two slow levels (a hog, then a noisy neighbour)
+stays two windows, each with its own context. For each window, each context signal's median inside is compared with
 its median outside; it "moved with" the window when the difference goes the way that explains a
 slowdown (steal up, throttled time up, clock down...) by at least `context_min_z` robust standard
 deviations of its outside values and by its floor (context.SLOWDOWN_DIRECTION).
@@ -97,9 +99,14 @@ def slow_windows(
             settings["window_min_z"]
         ):
             slow.append((a, b))
+    same_level = float(settings["window_min_change"]) * abs(baseline)
     merged: list[tuple[int, int]] = []
     for a, b in slow:
-        if merged and merged[-1][1] == a:
+        if (
+            merged
+            and merged[-1][1] == a
+            and abs(float(np.median(xs[merged[-1][0] : a])) - float(np.median(xs[a:b]))) < same_level
+        ):
             merged[-1] = (merged[-1][0], b)
         else:
             merged.append((a, b))
