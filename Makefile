@@ -53,8 +53,9 @@ test: system-deps skypilot-venv $(BIN)/python
 	$(BIN)/pytest -q
 
 # the documentation site: a broken link, a page missing from docs/ or a missing anchor fails (--strict);
-# the site goes to build/site (git-ignored). Needs the `docs` extra (make test installs it); no network.
-docs:
+# the site goes to build/site (git-ignored). Installs the `docs` extra if missing; the build needs no network.
+docs: $(BIN)/python
+	[ -x $(BIN)/mkdocs ] || $(BIN)/pip install -q -e '.[docs]'
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
 lint: $(BIN)/python
