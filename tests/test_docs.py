@@ -21,6 +21,7 @@ README_MAX_LINES = 300
 FENCE = re.compile(r"^(```|~~~)")
 INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+COMMENT = re.compile(r"<!--.*?-->")  # not rendered, so not a link (MkDocs does not check it either)
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # http:, https:, mailto:, ...
 
@@ -68,7 +69,7 @@ def anchors(page: Path) -> set[str]:
 def links(page: Path) -> list[tuple[int, str]]:
     out = []
     for n, line in prose_lines(page.read_text(encoding="utf-8")):
-        for target in LINK.findall(INLINE_CODE.sub("", line)):
+        for target in LINK.findall(INLINE_CODE.sub("", COMMENT.sub("", line))):
             if not EXTERNAL.match(target):
                 out.append((n, target))
     return out
