@@ -1,11 +1,12 @@
 # gpuwise — the two commands in the README's Quickstart:
 #   make run    install into .venv and run `gpuwise doctor` on this machine
-#   make test   install system tools + Python deps into .venv, lint (ruff, import layers), run the tests
+#   make test   install system tools + Python deps into .venv, lint (ruff, import layers), build the docs
+#               site (mkdocs --strict), run the tests
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install system-deps skypilot-venv lint clean catalogs messages
+.PHONY: run test install system-deps skypilot-venv lint clean catalogs messages docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -43,12 +44,19 @@ skypilot-venv:
 # torch is pinned to the CPU build (2.13.0) for tests, so no multi-GB CUDA build is pulled in.
 test: system-deps skypilot-venv $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune,stability]'
+	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune,stability,docs]'
 	$(MAKE) catalogs
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports
+	$(MAKE) docs
 	$(BIN)/pytest -q
+
+# the documentation site: a broken link, a page missing from docs/ or a missing anchor fails (--strict);
+# the site goes to build/site (git-ignored). Installs the `docs` extra if missing; the build needs no network.
+docs: $(BIN)/python
+	[ -x $(BIN)/mkdocs ] || $(BIN)/pip install -q -e '.[docs]'
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
 lint: $(BIN)/python
 	$(BIN)/ruff check src tests benchmarks
@@ -56,4 +64,4 @@ lint: $(BIN)/python
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) $(SKY_VENV) $(LOCALE)/*/LC_MESSAGES/*.mo .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf build/site $(VENV) $(SKY_VENV) $(LOCALE)/*/LC_MESSAGES/*.mo .pytest_cache .ruff_cache .hypothesis .import_linter_cache
