@@ -14,7 +14,7 @@ from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
-from gpuwise.fleet.expect import check_expectations
+from gpuwise.advise.expect import check_expectations
 from gpuwise.i18n import _
 from gpuwise.profile.model import LoadedProfile
 from gpuwise.report.model import EnvInfo, Report, summarize

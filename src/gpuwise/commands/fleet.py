@@ -201,7 +201,7 @@ def healthcheck(
 
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.fleet import healthcheck as hc
-    from gpuwise.fleet.expect import parse_expect
+    from gpuwise.advise.expect import parse_expect
     from gpuwise.report.views.fleet import health_view
 
     start = time.monotonic()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from gpuwise.advise.finding import Evidence, Finding
 from gpuwise.facts.models import Facts
-from gpuwise.fleet.expect import check_expectations, short_reason
+from gpuwise.advise.expect import check_expectations, short_reason
 from gpuwise.i18n import N_, _, language, set_language
 
 BROKEN_SOURCE = N_("heuristic: a node whose driver or tools hang cannot run a job either")
