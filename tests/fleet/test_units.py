@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpuwise.facts.models import Facts, Gpu, Network, PcieLink, RdmaDevice, RdmaPort, Software
 from gpuwise.fleet.drift import find_drift
 from gpuwise.fleet.linktest import pairs
 from gpuwise.fleet.outliers import find_outliers
-
-
-def _facts(gpus: int = 8, ib_active: int = 4, driver: str = "550.54.14", width: int = 16) -> Facts:
-    ports = [RdmaPort(port=1, state="ACTIVE" if i < ib_active else "DOWN") for i in range(4)]
-    return Facts(
-        gpus=[Gpu(index=i, pcie=PcieLink(width_current=width if i == 0 else 16)) for i in range(gpus)],
-        network=Network(rdma_devices=[RdmaDevice(name=f"mlx5_{i}", ports=[p]) for i, p in enumerate(ports)]),
-        software=Software(driver_version=driver),
-    )
+from tests.advise.factories import expectation_node
 
 
 def test_robust_z_flags_only_the_bad_side():
@@ -45,9 +36,9 @@ def test_small_fleet_compares_with_the_others_median():
 
 
 def test_drift_majority_and_unknowns():
-    nodes = [(f"n{i}", _facts()) for i in range(5)]
-    nodes.append(("old", _facts(driver="535.104.05")))
-    unknown = _facts()
+    nodes = [(f"n{i}", expectation_node()) for i in range(5)]
+    nodes.append(("old", expectation_node(driver="535.104.05")))
+    unknown = expectation_node()
     unknown.software.driver_version = None  # not captured: not a difference
     nodes.append(("unknown", unknown))
     (d,) = find_drift(nodes)
