@@ -19,8 +19,6 @@ from gpuwise.i18n import _
 from gpuwise.profile.model import LoadedProfile
 from gpuwise.report.model import EnvInfo, Report, summarize
 
-ENV_CHOICES = ("auto", "cloud", "onprem")
-
 
 def resolve_env(facts: Facts, override: str = "auto") -> EnvInfo:
     """The environment kind the rules use: the detected one, unless --env overrides it."""
