@@ -194,9 +194,7 @@ def build_context(options: BenchOptions) -> BenchContext:
     if torch.cuda.is_available() and torch.cuda.device_count() > 0:
         names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         capability = tuple(torch.cuda.get_device_capability(0))
-        ctx = BenchContext(
-            options, "cuda", names, _cuda_dtype_support(torch, capability), cpu_peak, env
-        )
+        ctx = BenchContext(options, "cuda", names, _cuda_dtype_support(torch, capability), cpu_peak, env)
         ctx.cpu, ctx.mounts = cpu, mounts
         env["gpus"] = names
         env["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
