@@ -6,8 +6,8 @@
   as the job, which is what they asked for;
 - `submit` parses `sbatch --parsable` ("JOBID" or "JOBID;CLUSTER"); with --wait, sbatch exits with the
   job's exit code (https://slurm.schedmd.com/sbatch.html, --wait), which `Submitted.exit_code` keeps;
-- `job_state` asks squeue (a job Slurm still holds), then sacct (a job that ended, where accounting
-  is configured); None when neither knows the job.
+- `job_state` asks squeue in every state (slurmctld keeps an ended job for MinJobAge, 300 s by
+  default), then sacct (older jobs, where accounting is configured); None when neither knows the job.
 """
 
 from __future__ import annotations
@@ -65,9 +65,11 @@ def run(command: str, *args: str, timeout_s: float = COMMAND_TIMEOUT_S, fix: str
 
 def job_id_from_parsable(stdout: str) -> str | None:
     """The job id `sbatch --parsable` printed ("JOBID" or "JOBID;CLUSTER"), or None."""
-    lines = stdout.strip().splitlines()
-    job = lines[-1].split(";")[0].strip() if lines else ""
-    return job if job.isdigit() else None
+    for line in stdout.splitlines():
+        job = line.split(";")[0].strip()
+        if job:
+            return job if job.isdigit() else None
+    return None
 
 
 def submit(
@@ -143,7 +145,7 @@ def cancel(job_id: str, fix: str | None = None) -> None:
 
 def job_state(job_id: str) -> str | None:
     """PENDING, RUNNING, COMPLETED, FAILED, CANCELLED ... (Slurm's words); None when Slurm does not know it."""
-    p = run("squeue", "-h", "-j", job_id, "-o", "%T")
+    p = run("squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T")
     state = p.stdout.strip().split("\n")[0].strip() if p.returncode == 0 else ""
     if state:
         return state
