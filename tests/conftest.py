@@ -83,7 +83,7 @@ def _history_in_tmp(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def slurm_cluster():
     """The real Slurm test cluster (tests/fleet/slurm_cluster.py), started once per test session and shared
-    by the fleet and launch tests (two clusters at once would collide), torn down afterwards."""
+    by the fleet and launch tests (its names are unique per run; one cluster spares the CPUs), torn down afterwards."""
     from tests.fleet.slurm_cluster import SlurmCluster, available
 
     reason = available()

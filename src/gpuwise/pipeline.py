@@ -10,16 +10,14 @@ from datetime import datetime, timezone
 
 from gpuwise import __version__
 from gpuwise.advise.engine import run_rules
+from gpuwise.advise.expect import check_expectations
 from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
-from gpuwise.fleet.expect import check_expectations
 from gpuwise.i18n import _
 from gpuwise.profile.model import LoadedProfile
 from gpuwise.report.model import EnvInfo, Report, summarize
-
-ENV_CHOICES = ("auto", "cloud", "onprem")
 
 
 def resolve_env(facts: Facts, override: str = "auto") -> EnvInfo:

@@ -183,6 +183,17 @@ def cpu_vm() -> Facts:
     )
 
 
+def expectation_node(gpus: int = 8, ib_active: int = 4, driver: str = "550.54.14", width: int = 16) -> Facts:
+    """A small node for `--expect` and drift tests: GPUs (GPU 0's link `width` wide), four IB ports
+    (`ib_active` of them up) and a driver version."""
+    ports = [RdmaPort(port=1, state="ACTIVE" if i < ib_active else "DOWN") for i in range(4)]
+    return Facts(
+        gpus=[Gpu(index=i, pcie=PcieLink(width_current=width if i == 0 else 16)) for i in range(gpus)],
+        network=Network(rdma_devices=[RdmaDevice(name=f"mlx5_{i}", ports=[p]) for i, p in enumerate(ports)]),
+        software=Software(driver_version=driver),
+    )
+
+
 def bench(*results: Measurement) -> BenchReport:
     return BenchReport(results=list(results))
 

@@ -192,8 +192,8 @@ def _in_order(text: str, flat: str) -> bool:
 
 
 def test_healthcheck_in_chinese_leaves_no_english_sentence(zh, monkeypatch, tmp_path):
+    from gpuwise.advise.expect import parse_expect
     from gpuwise.fleet import healthcheck as hc
-    from gpuwise.fleet.expect import parse_expect
 
     facts = _facts()
     result = hc.HealthResult(node="gwfl-node1", seconds=0.4)
@@ -221,8 +221,8 @@ def _facts():
 
 def test_drain_reason_stays_english_in_a_chinese_run(zh):
     """`scontrol update ... reason=` is read by every operator (sinfo -R): English, from the same facts."""
+    from gpuwise.advise.expect import parse_expect, short_reason
     from gpuwise.fleet import healthcheck as hc
-    from gpuwise.fleet.expect import parse_expect, short_reason
 
     facts, expected = _facts(), parse_expect("gpus=8,ib=4")
     chinese = hc.health_findings(facts, expected)

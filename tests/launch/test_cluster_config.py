@@ -12,9 +12,9 @@ import pytest
 
 from gpuwise.catalog.launchable import SKY_CLOUDS
 from gpuwise.errors import UserInputError
-from gpuwise.fleet.slurm_request import gpus_from_sinfo, time_from_hours
 from gpuwise.launch import slurm
 from gpuwise.launch.build import LaunchOptions, plan_launch
+from gpuwise.slurm.request import gpus_from_sinfo, time_from_hours
 from tests.launch.kit import CAPTURES, EXAMPLES, REPO, gpuwise, write_job
 
 SOURCE = CAPTURES / "h200-1gpu-kvm-vm"
@@ -76,10 +76,10 @@ def test_the_container_runs_through_pyxis_with_the_output_and_workdir_mounted(tm
     assert "--container-image=nvcr.io/nvidia/pytorch:24.05-py3" in words
     assert f"--container-mounts={tmp_path / 'o'}:{tmp_path / 'o'},{tmp_path}:{tmp_path}" in words
     # auto: only where this srun has Pyxis; else the image is named as unused, never a failing srun flag
-    monkeypatch.setattr(slurm, "pyxis_available", lambda: False)
+    monkeypatch.setattr(slurm.client, "srun_takes_container_image", lambda: False)
     _h, script, notes = _sbatch(tmp_path, job, container="auto")
     assert "--container-image" not in script and any("--container pyxis" in n for n in notes)
-    monkeypatch.setattr(slurm, "pyxis_available", lambda: True)
+    monkeypatch.setattr(slurm.client, "srun_takes_container_image", lambda: True)
     _h, script, _n = _sbatch(tmp_path, job)
     assert "--container-image=" in script
     with pytest.raises(UserInputError, match="--container 'docker' is not one of"):

@@ -69,7 +69,7 @@ def box(tmp_path, monkeypatch):
         "LANG": "C.UTF-8",
     }
     monkeypatch.setattr(steps, "EXPORTER_WAIT_S", 1)  # the exporter stub never answers: give up after 1 s
-    monkeypatch.setattr(slurm, "_gpuwise", lambda: str(stubs / "gpuwise"))
+    monkeypatch.setattr(slurm.client, "gpuwise_executable", lambda: str(stubs / "gpuwise"))
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.tencentcloud profile: the dry run is never sent
     for name in ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"):
         monkeypatch.delenv(name, raising=False)

@@ -81,7 +81,10 @@ def test_critical_preflight_aborts_before_training(slurm_cluster, tmp_path):
     assert any(f["id"] == "expect.driver" and f["status"] == "fail" for f in doc["findings"])
 
 
-def test_down_cancels_a_running_job(slurm_cluster, tmp_path):
+def test_down_cancels_a_running_job(slurm_cluster, tmp_path, monkeypatch):
+    from gpuwise.slurm.client import job_state
+
+    monkeypatch.setenv("SLURM_CONF", slurm_cluster.env["SLURM_CONF"])  # job_state asks this cluster
     job = tmp_path / "job.yaml"
     job.write_text(
         (REPO / "examples" / "job-cpu.yaml").read_text().replace("--steps 40", "--steps 100000000")
@@ -93,6 +96,7 @@ def test_down_cancels_a_running_job(slurm_cluster, tmp_path):
     assert launch_id.startswith("slurm:")
     job_id = launch_id.split(":")[1]
     assert slurm_cluster.slurm("squeue", "-h", "-j", job_id, "-o", "%i").strip() == job_id
+    assert job_state(job_id) in ("PENDING", "CONFIGURING", "RUNNING")
     d = launch(slurm_cluster, "--down", launch_id)
     assert d.returncode == 0, d.stderr
     assert f"cancelled Slurm job {job_id}" in d.stdout
@@ -104,3 +108,4 @@ def test_down_cancels_a_running_job(slurm_cluster, tmp_path):
     ):
         time.sleep(0.3)
     assert slurm_cluster.slurm("squeue", "-h", "-j", job_id, check=False).strip() == ""
+    assert job_state(job_id) == "CANCELLED"  # slurmctld still holds it (MinJobAge=300)

@@ -1,5 +1,6 @@
 """`gpuwise launch --target slurm --yes` on a real 2-node Slurm whose nodes declare a GPU GRES
-(tests/launch/gres_cluster.py: gres.conf names stand-in device files; see there what this Slurm accepts).
+(tests/fleet/slurm_cluster.py with gpus=2: gres.conf names stand-in device files; see there what this
+Slurm accepts).
 
 The job asks for its GPUs (--gres=gpu:N or --gpus-per-node=N), Slurm grants them (scontrol show job), and
 every node's steps see them (CUDA_VISIBLE_DEVICES / SLURM_JOB_GPUS, printed by the job's setup). The
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fleet.slurm_cluster import available
+from tests.fleet.slurm_cluster import SlurmCluster, available
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -26,12 +27,10 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="module")
 def gres_cluster():
-    from tests.launch.gres_cluster import GresCluster
-
     reason = available()
     if reason:
         pytest.skip(reason)
-    cluster = GresCluster()
+    cluster = SlurmCluster(nodes=2, gpus=2, name="gwsl")
     try:
         cluster.up()
         yield cluster

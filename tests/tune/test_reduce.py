@@ -105,7 +105,7 @@ def test_an_interval_wider_than_its_value_is_unreliable(half_width):
     from gpuwise.tune.stats import Throughput
     from gpuwise.tune.summary import unreliable
 
-    tp = Throughput(245.0, max(0.0, 245.0 - half_width), 245.0 + half_width, 0.1, 10)
+    tp = Throughput(245.0, max(0.0, 245.0 - half_width), 245.0 + half_width, 10)
     assert unreliable(tp) is (half_width > 245.0)
 
 

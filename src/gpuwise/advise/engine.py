@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, TypedDict
-
-import yaml
 
 from gpuwise.advise.finding import (
     PRIORITY_ORDER,
@@ -31,6 +28,7 @@ from gpuwise.advise.finding import (
 )
 from gpuwise.i18n import _
 from gpuwise.layers import Layer
+from gpuwise.thresholds import Threshold, load_thresholds
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
@@ -168,25 +166,10 @@ def registry() -> dict[str, Rule]:
 # ---------------------------------------------------------------- thresholds (data, with sources)
 
 
-@dataclass(frozen=True)
-class Threshold:
-    name: str
-    value: Any
-    source: str
-    unit: str = ""
-
-
 @lru_cache(maxsize=1)
 def thresholds() -> dict[str, Threshold]:
-    """Load advise/data/thresholds.yaml: every number a rule compares against, with its source."""
-    text = resources.files("gpuwise.advise").joinpath("data/thresholds.yaml").read_text(encoding="utf-8")
-    raw = yaml.safe_load(text) or {}
-    out = {}
-    for name, row in raw.items():
-        if not isinstance(row, dict) or "value" not in row or "source" not in row:
-            raise ValueError(f"thresholds.yaml: {name} needs 'value' and 'source'")
-        out[name] = Threshold(name, row["value"], str(row["source"]), str(row.get("unit", "")))
-    return out
+    """advise/data/thresholds.yaml: every number (or list, or table) a rule compares against, with its source."""
+    return load_thresholds("gpuwise.advise", "data/thresholds.yaml", numbers=False)
 
 
 # ---------------------------------------------------------------- the context a rule sees

@@ -62,7 +62,6 @@ class BenchContext:
     options: BenchOptions
     device: str  # "cuda" or "cpu"
     gpu_names: list[str] = field(default_factory=list)
-    gpu_capability: tuple[int, int] | None = None
     dtype_support: dict[str, DtypeSupport] = field(default_factory=dict)
     cpu_peak: CpuPeak | None = None
     environment: dict[str, Any] = field(default_factory=dict)
@@ -195,9 +194,7 @@ def build_context(options: BenchOptions) -> BenchContext:
     if torch.cuda.is_available() and torch.cuda.device_count() > 0:
         names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         capability = tuple(torch.cuda.get_device_capability(0))
-        ctx = BenchContext(
-            options, "cuda", names, capability, _cuda_dtype_support(torch, capability), cpu_peak, env
-        )
+        ctx = BenchContext(options, "cuda", names, _cuda_dtype_support(torch, capability), cpu_peak, env)
         ctx.cpu, ctx.mounts = cpu, mounts
         env["gpus"] = names
         env["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -210,7 +207,7 @@ def build_context(options: BenchOptions) -> BenchContext:
         if spec is None:
             ctx.warnings.append(_("{why}: results are shown without {pct} of peak").format(why=why, pct="%"))
     else:
-        ctx = BenchContext(options, "cpu", [], None, _cpu_dtype_support(cpu_peak), cpu_peak, env)
+        ctx = BenchContext(options, "cpu", [], _cpu_dtype_support(cpu_peak), cpu_peak, env)
         ctx.cpu, ctx.mounts = cpu, mounts
         ctx.warnings.append(_("no CUDA GPU visible to torch: running the CPU paths; GPU layers are skipped"))
     env["clocks_at_start"] = read_clocks(ctx.device)

@@ -126,7 +126,7 @@ def doctor(
             ),
         )
 
-    from gpuwise.fleet.expect import parse_expect
+    from gpuwise.advise.expect import parse_expect
 
     expected = parse_expect(expect) if expect else {}
     if expect_gpus is not None:

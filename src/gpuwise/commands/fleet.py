@@ -131,7 +131,8 @@ def run(
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.errors import UserInputError
     from gpuwise.fleet.slurm import JobOptions, job_script, submit
-    from gpuwise.fleet.slurm_request import check_gpu_request, cluster_gpus
+    from gpuwise.slurm.client import cluster_gpus
+    from gpuwise.slurm.request import check_gpu_request
 
     if not slurm:
         raise UserInputError(_("fleet run needs a launcher"), _("add --slurm (run it on a Slurm login node)"))
@@ -199,9 +200,9 @@ def healthcheck(
 ) -> None:
     import time
 
+    from gpuwise.advise.expect import parse_expect
     from gpuwise.commands.output import check_output, emit, output_format
     from gpuwise.fleet import healthcheck as hc
-    from gpuwise.fleet.expect import parse_expect
     from gpuwise.report.views.fleet import health_view
 
     start = time.monotonic()

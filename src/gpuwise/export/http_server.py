@@ -26,9 +26,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import resources
 
-import yaml
+from gpuwise.thresholds import load_thresholds
 
 
 @dataclass(frozen=True)
@@ -43,14 +42,9 @@ class Limits:
 
 @functools.cache
 def default_limits() -> Limits:
-    raw = yaml.safe_load(
-        resources.files("gpuwise.export").joinpath("data/http_limits.yaml").read_text(encoding="utf-8")
-    )
-    for name, row in raw.items():
-        if "value" not in row or "source" not in row:  # a shipped-data bug, caught by the tests
-            raise ValueError(f"http_limits.yaml: {name} needs 'value' and 'source'")
+    rows = load_thresholds("gpuwise.export", "data/http_limits.yaml")
     kinds = Limits.__annotations__
-    return Limits(**{k: (int if kinds[k] == "int" else float)(raw[k]["value"]) for k in kinds})
+    return Limits(**{k: (int if kinds[k] == "int" else float)(rows[k].value) for k in kinds})
 
 
 @dataclass

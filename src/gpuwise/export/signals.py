@@ -16,6 +16,7 @@ import yaml
 
 from gpuwise.export.sample import GpuSample
 from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
+from gpuwise.thresholds import parse_thresholds
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,8 @@ def load_config() -> SignalConfig:
         resources.files("gpuwise.export").joinpath("data/signals.yaml").read_text(encoding="utf-8")
     )
     bit_of = {name: bit for bit, name in CLOCK_EVENT_REASON_BITS.items()}
-    thresholds = {}
-    for name, row in raw["thresholds"].items():
-        if "value" not in row or "source" not in row:  # a shipped-data bug, caught by the tests
-            raise ValueError(f"signals.yaml: threshold {name} needs 'value' and 'source'")
-        thresholds[name] = float(row["value"])
+    rows = parse_thresholds(raw.get("thresholds"), "gpuwise/export/data/signals.yaml (thresholds)")
+    thresholds = {name: float(t.value) for name, t in rows.items()}
     signals = {sid: SignalInfo(id=sid, **row) for sid, row in raw["signals"].items()}
     return SignalConfig(
         thresholds=thresholds,

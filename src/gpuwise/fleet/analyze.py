@@ -151,7 +151,8 @@ def analyze_results(results: list[NodeSummary], root: Path) -> FleetReport:
         groups=groups,
         straggler=verdict(benches, drift, outliers, groups),
         thresholds={
-            t.name: {"value": t.value, "unit": t.unit, "source": t.source} for t in thresholds().values()
+            t.name: {"value": float(t.value), "unit": t.unit, "source": t.source}
+            for t in thresholds().values()
         },
         not_compared=not_compared,
     )

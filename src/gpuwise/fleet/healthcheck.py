@@ -15,18 +15,18 @@ from __future__ import annotations
 import os
 import pickle
 import select
-import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 
+from gpuwise.advise.expect import check_expectations, short_reason
 from gpuwise.advise.finding import Evidence, Finding
+from gpuwise.errors import GpuwiseError
 from gpuwise.facts.models import Facts
-from gpuwise.fleet.expect import check_expectations, short_reason
 from gpuwise.i18n import N_, _, language, set_language
+from gpuwise.slurm import client as slurm
 
 BROKEN_SOURCE = N_("heuristic: a node whose driver or tools hang cannot run a job either")
 
@@ -198,13 +198,8 @@ def english_findings(
 def drain(node: str, findings: list[Finding], timeout_s: float = 10.0) -> str | None:
     """`scontrol update nodename=NODE state=drain reason=...`; returns an error text, or None when done.
     `findings` in English (english_findings): the reason is read by Slurm's users, not this run's."""
-    if shutil.which("scontrol") is None:
-        return _("scontrol not found (not a Slurm node?)")
-    cmd = ["scontrol", "update", f"nodename={node}", "state=drain", f"reason={short_reason(findings)}"]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return _("scontrol did not answer within {seconds:g} s").format(seconds=round(timeout_s, 1))
-    return (
-        None if p.returncode == 0 else (p.stderr.strip() or _("scontrol exited {rc}").format(rc=p.returncode))
-    )
+        slurm.drain(node, short_reason(findings), timeout_s)
+    except GpuwiseError as e:
+        return e.message
+    return None

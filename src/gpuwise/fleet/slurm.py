@@ -13,15 +13,13 @@ OUT must be on a filesystem every node sees (the usual shared home or project fo
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
-from gpuwise.fleet.slurm_request import SlurmRequest, resource_options
 from gpuwise.i18n import _
+from gpuwise.slurm import client
+from gpuwise.slurm.request import SlurmRequest, resource_options
 
 
 @dataclass(frozen=True)
@@ -42,18 +40,6 @@ class JobOptions:
     qos: str | None = None
 
 
-def gpuwise_executable() -> str:
-    """The gpuwise script of this installation (the nodes run the same one from the shared filesystem)."""
-    beside = Path(sys.executable).parent / "gpuwise"
-    found = str(beside) if beside.exists() else shutil.which("gpuwise")
-    if not found:
-        raise MissingDependencyError(
-            _("cannot find the `gpuwise` command to run on the nodes"),
-            _("install gpuwise where every node can run it (a shared venv), then rerun"),
-        )
-    return str(Path(found).absolute())
-
-
 def bench_args(only: str | None) -> str:
     if only is None:
         return "--quick"
@@ -66,7 +52,7 @@ def bench_args(only: str | None) -> str:
 
 
 def resource_directives(o: JobOptions) -> list[str]:
-    """GPUs (--gpus-per-node or --gres), --exclusive, --time, --partition, --account, --qos (fleet/slurm_request.py)."""
+    """GPUs (--gpus-per-node or --gres), --exclusive, --time, --partition, --account, --qos (gpuwise/slurm/request.py)."""
     request = SlurmRequest(gpus_per_node=o.gpus_per_node, gpu_request=o.gpu_request, exclusive=o.exclusive,
                            time=o.time, partition=o.partition, account=o.account, qos=o.qos)  # fmt: skip
     return [f"--{k}" if v is None else f"--{k}={v}" for k, v in resource_options(request)]
@@ -88,7 +74,7 @@ def job_script(o: JobOptions) -> str:
         "# Written by `gpuwise fleet run --slurm`. Standard Slurm only: sbatch, srun, scontrol.",
         "set -uo pipefail",
         f"OUT={q(out)}",
-        f"GPUWISE={q(gpuwise_executable())}",
+        f"GPUWISE={q(client.gpuwise_executable())}",
         f"PYTHON={q(str(Path(sys.executable).absolute()))}",
         f"BENCH_ARGS={q(bench_args(o.bench_only))}",
         'HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
@@ -131,40 +117,11 @@ def job_script(o: JobOptions) -> str:
 
 def submit(script: str, out: Path, timeout_s: float | None = None) -> tuple[str, int]:
     """sbatch --wait the script (kept as OUT/_slurm/fleet-job.sh); returns (job id, the job's exit code)."""
-    if shutil.which("sbatch") is None:
-        raise MissingDependencyError(
-            _("sbatch not found: `fleet run --slurm` submits through Slurm"),
-            _("run it on a Slurm login node (or use --dry-run to see the job script)"),
-        )
+    client.executable("sbatch", _("run it on a Slurm login node (or use --dry-run to see the job script)"))
     from gpuwise.atomic import write_text_atomic
 
     path = Path(out).expanduser().absolute() / "_slurm" / "fleet-job.sh"
     write_text_atomic(path, script)
     path.chmod(0o755)
-    proc = subprocess.Popen(
-        ["sbatch", "--parsable", "--wait", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        stdout, _stderr = proc.communicate()
-        job = stdout.strip().split(";")[0]
-        if job:
-            subprocess.run(["scancel", job], capture_output=True, timeout=30)
-        raise EnvironmentProblem(
-            _("the fleet job {value} did not finish within {timeout_s:.0f}s; cancelled").format(
-                value=job or "(not yet submitted)", timeout_s=timeout_s
-            ),
-            _("give it more time with --wait-timeout, or check the queue with squeue"),
-        ) from None
-    job = stdout.strip().split(";")[0]
-    if not job:
-        raise UserInputError(
-            _("sbatch refused the job: {value}").format(value=stderr.strip()[-500:] or "no message"),
-            _("check -N/--nodelist/--partition/--account/--time against `sinfo`, then rerun"),
-        )
-    return job, proc.returncode
+    job = client.submit(path, wait=True, timeout_s=timeout_s)
+    return job.job_id, job.exit_code

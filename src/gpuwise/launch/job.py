@@ -155,7 +155,7 @@ class Job(Strict):
     @field_validator("expect")
     @classmethod
     def _expect(cls, v: dict[str, int | str]) -> dict[str, int | str]:
-        from gpuwise.fleet.expect import CHECKS
+        from gpuwise.advise.expect import CHECKS
 
         unknown = [k for k in v if k not in CHECKS or k == "gpus"]
         if unknown:

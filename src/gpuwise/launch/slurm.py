@@ -13,26 +13,19 @@ or project folder): `job.sbatch` (standard Slurm only: sbatch directives, srun, 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
-from gpuwise.fleet.slurm_request import SlurmRequest, check_gpu_request, resource_options, time_from_hours
+from gpuwise.errors import UserInputError
 from gpuwise.i18n import _
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import json_text, sbatch_directive, sh, sh_words
+from gpuwise.slurm import client
+from gpuwise.slurm.request import SlurmRequest, check_gpu_request, resource_options, time_from_hours
 
 SCRIPT, NODE_SCRIPT = "job.sbatch", "node.sh"
 CONTAINER_MODES = ("auto", "pyxis", "none")
-
-
-def _gpuwise() -> str:
-    beside = Path(sys.executable).parent / "gpuwise"
-    found = str(beside) if beside.exists() else shutil.which("gpuwise")
-    return str(Path(found).absolute()) if found else "gpuwise"
 
 
 def _dataset_path(plan: LaunchPlan) -> str | None:
@@ -124,17 +117,6 @@ def directives(plan: LaunchPlan, sbatch_options: dict) -> list[str]:
     return lines
 
 
-def pyxis_available() -> bool:
-    """Does this cluster's srun take --container-image (NVIDIA's Pyxis SPANK plugin, which runs enroot)?"""
-    if shutil.which("srun") is None:
-        return False
-    try:
-        p = subprocess.run(["srun", "--help"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return "--container-image" in p.stdout + p.stderr
-
-
 def container_flags(plan: LaunchPlan, container: str) -> str:
     """The training step's Pyxis flags: the job's image, with the output folder and the workdir mounted.
     container: "auto" (when srun takes --container-image), "pyxis" (always), "none" (never)."""
@@ -146,7 +128,7 @@ def container_flags(plan: LaunchPlan, container: str) -> str:
         )  # fmt: skip
     if not job.image or container == "none":
         return ""
-    if container == "auto" and not pyxis_available():
+    if container == "auto" and not client.srun_takes_container_image():
         plan.notes.append(_("the image {image} is not used: this srun has no --container-image (Pyxis); "
                             "pass --container pyxis to use it anyway").format(image=job.image))  # fmt: skip
         return ""
@@ -171,7 +153,7 @@ def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
         "# Written by `gpuwise launch --target slurm`. Standard Slurm only: sbatch, srun, scontrol.",
         "set -uo pipefail",
         f"OUT={sh(out)}",
-        f"GPUWISE={sh(_gpuwise())}",
+        f"GPUWISE={sh(client.gpuwise_executable())}",
         f"PYTHON={sh(Path(sys.executable).absolute())}",
         'HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
         "export OUT GPUWISE PYTHON HEAD",
@@ -223,60 +205,19 @@ def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
 
 def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict:
     """sbatch OUT/job.sbatch (written by the dry run step); with wait, until the job ends."""
-    if shutil.which("sbatch") is None:
-        raise MissingDependencyError(
-            _("sbatch not found: --target slurm submits through Slurm"),
-            _("run gpuwise launch on a Slurm login node (or drop --yes to see the script)"),
-        )
-    cmd = ["sbatch", "--parsable", *(["--wait"] if wait else []), str(plan.out / SCRIPT)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        stdout, _stderr = proc.communicate()
-        job_id = stdout.strip().split(";")[0]
-        if job_id:
-            subprocess.run(["scancel", job_id], capture_output=True, timeout=30)
-        raise EnvironmentProblem(
-            (
-                _("the Slurm job {id} did not end within {seconds}s; cancelled").format(
-                    id=job_id, seconds=f"{timeout_s:.0f}"
-                )
-                if job_id
-                else _("the Slurm job (not yet submitted) did not end within {seconds}s; cancelled").format(
-                    seconds=f"{timeout_s:.0f}"
-                )
-            ),
-            _("give it more time with --wait-timeout, or submit without --wait and follow it with squeue"),
-        ) from None
-    job_id = stdout.strip().split(";")[0]
-    if not job_id.isdigit():
-        raise UserInputError(
-            _("sbatch refused the job: {message}").format(message=stderr.strip()[-500:] or _("no message")),
-            _("check nodes, --partition, --account and --time against `sinfo`, then rerun"),
-        )
+    fix = _("run gpuwise launch on a Slurm login node (or drop --yes to see the script)")
+    job = client.submit(plan.out / SCRIPT, wait=wait, timeout_s=timeout_s, fix=fix)
+    job_id = job.job_id
     plan.creates[0].id = f"slurm:{job_id}"
     plan.creates[0].delete = _("{command}  (or: {native})").format(
         command=f"gpuwise launch --down slurm:{job_id}", native=f"scancel {job_id}"
     )
     result: dict = {"id": f"slurm:{job_id}", "job_id": job_id, "log": str(plan.out / f"slurm-{job_id}.out")}
     if wait:
-        result["exit_code"] = proc.returncode
+        result["exit_code"] = job.exit_code
     return result
 
 
 def down(job_id: str) -> str:
-    if shutil.which("scancel") is None:
-        raise MissingDependencyError(
-            _("scancel not found"), _("run --down on the Slurm login node the job came from")
-        )
-    p = subprocess.run(["scancel", job_id], capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        raise UserInputError(
-            _("{command} failed: {message}").format(
-                command=f"scancel {job_id}", message=p.stderr.strip()[-300:]
-            ),
-            _("check the id with squeue"),
-        )
+    client.cancel(job_id, fix=_("run --down on the Slurm login node the job came from"))
     return _("cancelled Slurm job {id}").format(id=job_id)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from gpuwise.launch.job import Job
 from gpuwise.launch.quoting import sh, sh_say, yaml_document
 
-DASHBOARD = "dashboards/gpuwise.json (Grafana; import it, its panels use dcgm-exporter's metric names)"
 EXPORTER_WAIT_S = 60
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 DDP_FIRST_BUCKET_BYTES = float(2**20)  # torch/distributed/constants.py: _DEFAULT_FIRST_BUCKET_BYTES
-DDP_BUCKET_CAP_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25)
 
 
 def bucket_sizes(grad_bytes: float, first_bytes: float, bucket_bytes: float) -> tuple[float, int, float]:

@@ -30,7 +30,6 @@ NETWORKS = (
     ("IB 8x HDR 200G", 8 * 200.0, "ib-hdr", True, None),
     ("IB 8x NDR 400G", 8 * 400.0, "ib-ndr", True, None),
 )
-CLAIM = {4: (0.70, 0.80), 16: (0.50, 0.60)}
 DEFAULT_WORKLOADS = (
     "examples/llm-7b-pretrain-1t.yaml",
     "examples/llm-13b-finetune.yaml",

@@ -4,9 +4,6 @@ metric and per layer. Thresholds: stability/data/stability.yaml (each with its s
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
-
-import yaml
 
 from gpuwise.i18n import _
 from gpuwise.stability.changepoints import context_moves, slow_windows
@@ -18,19 +15,19 @@ from gpuwise.stability.model import (
     StabilityReport,
 )
 from gpuwise.stability.stats import summarize
+from gpuwise.thresholds import Threshold, load_thresholds
 
 MIN_SAMPLES = 5  # fewer samples than this cannot say whether a metric is stable
 
 
 @lru_cache(maxsize=1)
-def settings() -> dict[str, dict]:
-    """stability.yaml as {name: {"value": ..., "source": ...}}."""
-    text = resources.files("gpuwise.stability").joinpath("data/stability.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+def settings() -> dict[str, Threshold]:
+    """stability.yaml's rows (value, source), by name."""
+    return load_thresholds("gpuwise.stability", "data/stability.yaml", numbers=False)
 
 
 def setting(name: str):
-    return settings()[name]["value"]
+    return settings()[name].value
 
 
 def judge_metric(report: StabilityReport, info: MetricInfo) -> MetricResult:

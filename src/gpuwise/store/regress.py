@@ -23,25 +23,17 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
-
-import yaml
 
 from gpuwise.i18n import _
 from gpuwise.store.history import Metric, Run
+from gpuwise.thresholds import load_thresholds
 
 LOWER_IS_BETTER_UNITS = {"ns", "us", "µs", "ms", "s"}
 
 
 @lru_cache(maxsize=1)
 def thresholds() -> dict[str, float]:
-    text = resources.files("gpuwise.store").joinpath("data/regress.yaml").read_text(encoding="utf-8")
-    out = {}
-    for name, row in (yaml.safe_load(text) or {}).items():
-        if not isinstance(row, dict) or "value" not in row or "source" not in row:
-            raise ValueError(f"store regress.yaml: {name} needs 'value' and 'source'")
-        out[name] = float(row["value"])
-    return out
+    return {k: float(t.value) for k, t in load_thresholds("gpuwise.store", "data/regress.yaml").items()}
 
 
 def lower_is_better(unit: str) -> bool:

@@ -35,10 +35,6 @@ class Knob:
     def baseline(self):
         return self.values[0]
 
-    @property
-    def is_env(self) -> bool:
-        return self.name.isupper()
-
 
 @dataclass(frozen=True)
 class Machine:

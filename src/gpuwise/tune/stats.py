@@ -28,7 +28,6 @@ class Throughput:
     samples_per_s: float
     low: float
     high: float
-    mean_step_s: float
     steps: int
 
     @property
@@ -49,7 +48,7 @@ def throughput(seconds: list[float], samples: int, seed: int = 0) -> Throughput:
     mean = float(np.mean(arr))
     boot = samples / _means(arr, np.random.default_rng(seed))
     lo, hi = np.quantile(boot, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2])
-    return Throughput(samples / mean, float(lo), float(hi), mean, int(arr.size))
+    return Throughput(samples / mean, float(lo), float(hi), int(arr.size))
 
 
 @dataclass(frozen=True)

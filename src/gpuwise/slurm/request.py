@@ -84,18 +84,3 @@ def gpus_from_sinfo(text: str) -> int:
                 found += int(parts[-1])
         counts.append(found)
     return min(counts) if counts else 0
-
-
-def cluster_gpus(partition: str | None) -> int:
-    """GPUs per node the cluster's GRES declares (sinfo), 0 when it declares none or sinfo cannot say."""
-    import shutil
-    import subprocess
-
-    if shutil.which("sinfo") is None:
-        return 0
-    cmd = ["sinfo", "-h", "-o", "%G", *(["-p", partition] if partition else [])]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return gpus_from_sinfo(p.stdout) if p.returncode == 0 else 0
