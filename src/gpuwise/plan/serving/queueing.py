@@ -14,10 +14,11 @@ running sequences, full-prompt prefill time t_p, O output tokens per request and
 * TPOT of one request is its mean time per token (MLPerf Inference: (latency − TTFT) / (tokens − 1)):
   s at the occupancy averaged over its lifetime, plus the prefills of the requests arriving meanwhile
   (on average n of them, λ × lifetime = n); its p-th percentile takes both at the same normal quantile;
-* TTFT = the rest of the running iteration + the wait for the prefills queued ahead + its own prefill
-  and the decode step it rides with; the wait is a GI/G/1 queue of prefills at utilisation λ·t_p, with
-  Kingman's mean (c_a² + c_s²)/2 · ρ/(1 − ρ) · t_p and the exponential tail of heavy traffic
-  P(W > x) ≈ ρ·exp(−ρ·x / E[W]) (Kingman 1962; the Cramér–Lundberg form for M/G/1);
+* TTFT = the rest of the running iteration + the next iteration, which prefills every request that
+  arrived meanwhile (its own included) and decodes one step: iterations follow C' = s + t_p·A(C), A the
+  arrivals during C, so E[C] = s/(1 − ρ) at prefill utilisation ρ = λ·t_p and Var C = t_p²·λ·E[C]·
+  (c_a² + c_s²)/(1 − ρ²) (a branching recursion, as in gated polling systems, Takagi 1986 "Analysis of
+  Polling Systems"); an arrival falls in a length-biased iteration; its percentile is the normal one;
 * memory: the percentile occupancy must fit in the KV cache, or requests queue for a slot.
 
 Everything is vectorised over n, so one capacity evaluation is a few numpy passes (well under 10 ms).
@@ -35,6 +36,18 @@ PERCENTILES = (0.95, 0.99)
 
 def z_score(p: float) -> float:
     return NormalDist().inv_cdf(p)
+
+
+def gamma_quantile(mean, var, q: float):
+    """The quantile at normal score q of a gamma distribution with this mean and variance (Wilson and
+    Hilferty 1931, "The distribution of chi-square", PNAS 17): waiting times are right-skewed, so their
+    tails sit further out than a normal's."""
+    mean = np.asarray(mean, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shape = np.where(var > 0, mean**2 / np.maximum(var, 1e-300), np.inf)
+        c = 1.0 / (9.0 * shape)
+        out = mean * (1.0 - c + q * np.sqrt(c)) ** 3
+    return np.where(np.isfinite(out), out, mean)
 
 
 @dataclass(frozen=True)
@@ -70,18 +83,28 @@ def tails(step, n: np.ndarray, prefill_s: float, output_tokens: int, arrivals: A
     rps = n / (out * s_n + n * prefill_s)
     rho = np.minimum(rps * prefill_s, 0.999999)
     z = arrivals.peakedness
-    # Kingman's mean wait for the prefill queue; its exponential tail has rate ρ / E[W]
-    mean_wait = (arrivals.cv2 + arrivals.prefill_cv2) / 2.0 * rho / (1.0 - rho) * prefill_s
+    # Iterations (cycles) at a load: C = s + t_p × (arrivals during the previous cycle), mean s/(1 − ρ);
+    # its variance from Var C = t_p²(λ·c_a²·E[C] + λ²·Var C), plus the prefill-length spread
+    cycle = s_n / (1.0 - rho)
+    cycle_var = prefill_s**2 * rps * cycle * (arrivals.cv2 + arrivals.prefill_cv2) / (1.0 - rho**2)
+    # an arrival lands in a length-biased cycle, waits out its rest, then rides the next one, which
+    # carries the prefills of everything that arrived meanwhile (its own included)
+    biased = cycle + cycle_var / cycle
+    second = biased**2 + cycle_var  # E[C²] of the length-biased cycle, approximately
+    ttft_mean = biased * (0.5 + rho) + s_n + prefill_s
+    ttft_var = (
+        second * (1.0 / 3.0 + rho + rho**2)
+        - (biased * (0.5 + rho)) ** 2
+        + prefill_s**2 * rps * biased * (arrivals.cv2 + arrivals.prefill_cv2)
+    )
     ttft, tpot, occupancy = {}, {}, {}
     for p in PERCENTILES:
         q = z_score(p)
         spread = np.sqrt(n * z)
         occupancy[p] = n + q * spread
         lifetime_n = n + q * spread * np.sqrt(arrivals.lifetime_variance)
-        arrivals_meanwhile = n + q * spread
+        # a request slowed by more prefills lives longer and sees more of them: the spread grows 1/(1 − ρ)
+        arrivals_meanwhile = n + q * spread / (1.0 - rho)
         tpot[p] = step(np.maximum(lifetime_n, 1.0)) + arrivals_meanwhile * prefill_s / out
-        with np.errstate(divide="ignore", invalid="ignore"):
-            wait = np.where(rho > 1.0 - p, mean_wait / np.maximum(rho, 1e-12) * np.log(rho / (1.0 - p)), 0.0)
-        iteration = step(np.maximum(occupancy[p], 1.0))
-        ttft[p] = p * iteration + wait + prefill_s + iteration
+        ttft[p] = gamma_quantile(ttft_mean, np.maximum(ttft_var, 0.0), q)
     return Tails(n, rps, s_n + n * prefill_s / out, ttft, tpot, occupancy)
