@@ -303,7 +303,6 @@ def replica_capacity(
         limit = LIMIT_TTFT
     replicas = gpus_per_node // tp
     rps_node = float(t.rps[i]) * replicas
-    ttft_mean = t_prefill + 1.5 * float(step(n[i]))  # half a running iteration, then its own
     return Capacity(
         g.key,
         gpus_per_node,
@@ -311,7 +310,7 @@ def replica_capacity(
         replicas_per_node=replicas,
         batch=int(n[i]),
         max_batch_memory=max_batch,
-        ttft_s=ttft_mean,
+        ttft_s=float(t.ttft_mean[i]),
         tpot_s=float(t.tpot_mean[i]),
         ttft_p95_s=float(t.ttft[0.95][i]),
         ttft_p99_s=float(t.ttft[0.99][i]),

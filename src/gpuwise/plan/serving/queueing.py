@@ -13,15 +13,19 @@ running sequences, full-prompt prefill time t_p, O output tokens per request and
   for service systems with blocking", AT&T Bell Labs Tech. J. 63(5), for exponential holding times);
 * TPOT of one request is its mean time per token (MLPerf Inference: (latency − TTFT) / (tokens − 1)):
   s at the occupancy averaged over its lifetime, plus the prefills of the requests arriving meanwhile
-  (on average n of them, λ × lifetime = n); its p-th percentile takes both at the same normal quantile;
+  (on average n of them, λ × lifetime = n, a spread widened by 1/(1 − ρ): more prefills, a longer
+  life, more prefills); its p-th percentile takes both at the same normal quantile;
 * TTFT = the rest of the running iteration + the next iteration, which prefills every request that
   arrived meanwhile (its own included) and decodes one step: iterations follow C' = s + t_p·A(C), A the
   arrivals during C, so E[C] = s/(1 − ρ) at prefill utilisation ρ = λ·t_p and Var C = t_p²·λ·E[C]·
   (c_a² + c_s²)/(1 − ρ²) (a branching recursion, as in gated polling systems, Takagi 1986 "Analysis of
-  Polling Systems"); an arrival falls in a length-biased iteration; its percentile is the normal one;
+  Polling Systems"); an arrival falls in a length-biased iteration; the percentile is a gamma's with
+  that mean and variance (waits are right-skewed);
 * memory: the percentile occupancy must fit in the KV cache, or requests queue for a slot.
 
 Everything is vectorised over n, so one capacity evaluation is a few numpy passes (well under 10 ms).
+Checked against a seeded simulation of this scheduler (tests/plan/serving/test_queueing.py): Poisson p99s
+within 8-16% (slightly optimistic), bursty (c_a² = 2) p99 TTFT about 30% optimistic.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ class Tails:
     n: np.ndarray
     rps: np.ndarray
     tpot_mean: np.ndarray
+    ttft_mean: np.ndarray
     ttft: dict[float, np.ndarray]
     tpot: dict[float, np.ndarray]
     occupancy: dict[float, np.ndarray]
@@ -107,4 +112,4 @@ def tails(step, n: np.ndarray, prefill_s: float, output_tokens: int, arrivals: A
         arrivals_meanwhile = n + q * spread / (1.0 - rho)
         tpot[p] = step(np.maximum(lifetime_n, 1.0)) + arrivals_meanwhile * prefill_s / out
         ttft[p] = gamma_quantile(ttft_mean, np.maximum(ttft_var, 0.0), q)
-    return Tails(n, rps, s_n + n * prefill_s / out, ttft, tpot, occupancy)
+    return Tails(n, rps, s_n + n * prefill_s / out, ttft_mean, ttft, tpot, occupancy)
