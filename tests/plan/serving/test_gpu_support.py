@@ -91,3 +91,29 @@ def test_a_gpu_without_a_known_peer_link_is_served_one_gpu_per_replica_and_says_
     assert small.tp == 1 and any("no peer link" in n for n in small.notes)
     big = llm_capacity(_wl("bf16", "bf16"), g, 8, ServingDefaults())  # 141 GB of weights need tp > 1
     assert not big.feasible and "peer link" in big.reason
+
+
+def test_no_option_of_the_example_plans_is_planned_in_fp8_on_a_gpu_without_fp8():
+    from pathlib import Path
+
+    from gpuwise.plan.serving.planner import make_serving_plan
+
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    for name in ("llm-chat-serving.yaml", "llm-70b-serving-p99.yaml"):
+        plan = make_serving_plan(examples / name)
+        assert plan.workload.model.precision == "fp8"
+        fp8 = {h.gpu for h in plan.hardware if h.capacity.precision == "fp8"}
+        assert fp8 and all(precisions(g) is not None and precisions(g).fp8 for g in fp8), name
+        ampere = [h for h in plan.hardware if h.gpu.startswith("A100") and h.capacity.precision]
+        assert ampere and all(h.capacity.precision == "bf16" for h in ampere)
+        assert any("no fp8 tensor cores" in n for n in plan.notes)
+        # every LLM option's latencies are the model's percentiles at the planned load, within the targets
+        s = plan.workload.service
+        for h in plan.hardware:
+            c = h.capacity
+            if c.feasible:
+                assert c.ttft_p95_s <= c.ttft_p99_s and c.tpot_p95_s <= c.tpot_p99_s
+                if s.tpot_p99_ms:
+                    assert c.tpot_p99_s <= s.tpot_p99_ms / 1e3 and c.ttft_p99_s <= s.ttft_p99_ms / 1e3
+                if s.tpot_p95_ms:
+                    assert c.tpot_p95_s <= s.tpot_p95_ms / 1e3 and c.ttft_p95_s <= s.ttft_p95_ms / 1e3

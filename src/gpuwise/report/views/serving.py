@@ -34,12 +34,10 @@ def capacity_table(plan: ServingPlan) -> Table:
             rows.append([h.label, Styled(f"✗ {c.reason}", "dim"), "", "", "", ""])
             continue
         layout = f"tp {c.tp} × {c.replicas_per_node}" + (
-            "\n" + _("batch {n}").format(n=c.batch) if c.batch else ""
+            "\n" + _("mean batch {n}").format(n=c.batch) if c.batch else ""
         )
-        p = _shown_percentile(plan)
-        ttft, tpot = (c.ttft_p99_s, c.tpot_p99_s) if p == 99 else (c.ttft_p95_s, c.tpot_p95_s)
         latency = (
-            f"{units.number(ttft * 1e3, 0, 'ms')}\n{units.number(tpot * 1e3, 1, 'ms')}"
+            f"{_ms(c.ttft_p95_s, 0)} / {_ms(c.ttft_p99_s, 0)}\n{_ms(c.tpot_p95_s, 1)} / {_ms(c.tpot_p99_s, 1)}"
             if plan.workload.is_llm
             else C_("latency", "given")
         )
@@ -59,7 +57,7 @@ def capacity_table(plan: ServingPlan) -> Table:
         [
             Column(_("node type")),
             Column(_("layout")),
-            Column(f"p{_shown_percentile(plan)} TTFT\nTPOT" if plan.workload.is_llm else "p95", "right"),
+            Column("TTFT p95 / p99\nTPOT p95 / p99" if plan.workload.is_llm else "p95", "right"),
             Column("req/s", "right"),
             Column(_("planned"), "right"),
             Column(_("limited by")),
@@ -80,9 +78,8 @@ def capacity_table(plan: ServingPlan) -> Table:
     )
 
 
-def _shown_percentile(plan: ServingPlan) -> int:
-    s = plan.workload.service
-    return 99 if (s.ttft_p99_ms or s.tpot_p99_ms) else 95
+def _ms(seconds: float, digits: int) -> str:
+    return units.number(seconds * 1e3, digits, "ms")
 
 
 def _arrivals(plan: ServingPlan) -> str:
