@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
 import pytest
 
 from gpuwise.plan import catalog_bridge as cat
@@ -115,3 +116,14 @@ def test_plans_correct_capacity_by_the_measured_error():
     assert typical == pytest.approx(1 / (1 + statistics.median(errs)))
     assert high < typical < low
     assert high < 1.0 < low  # optimistic on some rows, pessimistic on others
+
+
+def test_a_tiny_model_with_a_huge_kv_cache_is_evaluated_on_a_bounded_grid():
+    from gpuwise.plan.serving.capacity import GRID_POINTS, batch_grid
+
+    wl = _wl(params=1e8, layers=1, hidden=64, heads=1, kv_heads=1, prompt_tokens=10, output_tokens=10)
+    cap = llm_capacity(wl, _h100(), 8, ServingDefaults())
+    assert cap.max_batch_memory > 1_000_000 and cap.feasible
+    grid = batch_grid(cap.max_batch_memory)
+    assert len(grid) <= GRID_POINTS and grid[0] == 1 and grid[-1] == cap.max_batch_memory
+    assert np.all(np.diff(grid) > 0) and np.all(np.diff(grid) / grid[:-1] < 0.01)

@@ -266,6 +266,17 @@ def llm_capacity(
     return dataclasses.replace(best, notes=notes)
 
 
+GRID_POINTS = 4096  # mean batches evaluated per replica: every one up to this, then geometric steps
+
+
+def batch_grid(max_batch: int) -> np.ndarray:
+    """1..max_batch, thinned to GRID_POINTS geometric steps (0.3% apart at most) for huge KV caches, so the
+    memory and time of an evaluation stay bounded whatever the model's shape."""
+    if max_batch <= GRID_POINTS:
+        return np.arange(1, max_batch + 1, dtype=float)
+    return np.unique(np.round(np.geomspace(1, max_batch, GRID_POINTS)))
+
+
 def replica_capacity(
     wl: InferenceWorkload, g: GpuFigures, tp: int, gpus_per_node: int, d: ServingDefaults, targets: bool
 ) -> Capacity:
@@ -283,7 +294,7 @@ def replica_capacity(
     def step(batch):
         return decode_step_s(m, g, tp, batch, context)
 
-    n = np.arange(1, max_batch + 1, dtype=float)
+    n = batch_grid(max_batch)
     t = tails(step, n, t_prefill, out, arrivals(wl, d))
     goals = targets_s(wl) if targets else {}
     top = max(goals, default=0.99)
@@ -295,7 +306,7 @@ def replica_capacity(
         return Capacity(g.key, gpus_per_node, tp=tp, max_batch_memory=max_batch,
                         reason=_unreachable(t, goals, fits), precision=m.precision)  # fmt: skip
     i = int(np.flatnonzero(ok)[-1])
-    if i + 1 == max_batch or not fits[i + 1]:
+    if i + 1 == len(n) or not fits[i + 1]:
         limit = LIMIT_KV_MEMORY
     elif any(t.tpot[p][i + 1] > tpot for p, (_ttft, tpot) in goals.items()):
         limit = LIMIT_TPOT
