@@ -22,6 +22,7 @@ import pytest
 from rich.cells import cell_len
 
 from gpuwise import i18n
+from gpuwise.catalog.gpu_support import precisions
 from gpuwise.errors import DataValidationError
 from gpuwise.report.document import Code, Table
 from gpuwise.report.formats import render
@@ -56,6 +57,8 @@ def _quoted(plan) -> list[str]:
     out = [wl.name, wl.model.name, plan.workload_path, str(EXAMPLES)]
     for h in plan.hardware:
         out += [h.label, h.key, h.gpu]
+        support = precisions(h.gpu)  # a catalog source quoted in a precision note
+        out += [support.source] if support else []
     out += [c.id for c in plan.checks]
     out += [plan.defaults.source(k) for k in plan.defaults.names() if k not in plan.defaults.overridden]
     out += [n for n in plan.notes if any(p.search(n) for p in OTHER_SCOPES)]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuwise.catalog import costs, fabrics, gpus, offers
+from gpuwise.catalog import costs, fabrics, gpu_support, gpus, offers
 from gpuwise.catalog.costs import OnpremDefaults
 from gpuwise.catalog.fabrics import Fabric
+from gpuwise.catalog.gpu_support import PeerLink, Precisions
 from gpuwise.catalog.gpus import GpuSpec
 from gpuwise.catalog.offers import Offer
 from gpuwise.errors import UserInputError
@@ -22,6 +23,8 @@ __all__ = [
     "GpuSpec",
     "Offer",
     "OnpremDefaults",
+    "PeerLink",
+    "Precisions",
     "get_fabric",
     "get_gpu",
     "gpu_memory_bytes",
@@ -31,6 +34,8 @@ __all__ = [
     "onprem_defaults",
     "pcie_x16",
     "peak_flops",
+    "peer_link",
+    "precisions",
 ]
 
 
@@ -77,3 +82,13 @@ def peak_flops(spec: GpuSpec | None, precision: str) -> float | None:
 def gpu_memory_bytes(spec: GpuSpec | None) -> float | None:
     """Memory of one GPU in bytes, or None when the catalog row leaves it empty."""
     return float(spec.memory_bytes) if spec is not None and spec.memory_bytes else None
+
+
+def peer_link(spec: GpuSpec) -> PeerLink | None:
+    """The link tensor-parallel GPUs of this model use (NVLink, Infinity Fabric, PCIe), or None if unknown."""
+    return gpu_support.peer_link(spec.key)
+
+
+def precisions(spec: GpuSpec) -> Precisions | None:
+    """The number formats the GPU's tensor cores compute in, or None if the catalog does not know."""
+    return gpu_support.precisions(spec.key)

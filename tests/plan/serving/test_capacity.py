@@ -3,6 +3,9 @@ comparison with published serving benchmarks (pinned, so the model cannot drift 
 
 from __future__ import annotations
 
+import statistics
+
+import numpy as np
 import pytest
 
 from gpuwise.plan import catalog_bridge as cat
@@ -26,7 +29,7 @@ def _wl(tpot_ms=50.0, ttft_ms=1000.0, **model) -> InferenceWorkload:
 
 
 def _h100(precision="bf16"):
-    return gpu_figures(cat.match_gpu("H100-SXM"), precision, ServingDefaults())
+    return gpu_figures(cat.match_gpu("H100-SXM"), precision, ServingDefaults(), precision)
 
 
 def test_kv_cache_per_token_uses_kv_heads():
@@ -47,14 +50,15 @@ def test_tighter_time_per_token_target_means_smaller_batch_and_capacity():
     loose = llm_capacity(_wl(tpot_ms=80, precision="fp8"), g, 8, d)
     tight = llm_capacity(_wl(tpot_ms=20, precision="fp8"), g, 8, d)
     assert tight.batch < loose.batch and tight.rps_per_node < loose.rps_per_node
-    assert tight.tpot_s <= 0.020 and loose.tpot_s <= 0.080
-    assert tight.planned_rps_per_node == pytest.approx(tight.rps_per_node * d.value("max_load_fraction"))
+    assert tight.tpot_p95_s <= 0.020 and loose.tpot_p95_s <= 0.080
+    assert tight.tpot_s < tight.tpot_p95_s < tight.tpot_p99_s  # the mean is below the tails
+    assert tight.planned_rps_per_node == tight.rps_per_node  # the queueing model sizes it: no fixed headroom
 
 
 def test_unreachable_target_and_oversized_model_are_infeasible_with_a_reason():
     d, g = ServingDefaults(), _h100()
     too_fast = llm_capacity(_wl(tpot_ms=1), g, 8, d)
-    assert not too_fast.feasible and "time per token" in too_fast.reason
+    assert not too_fast.feasible and "p95 time per token" in too_fast.reason
     huge = llm_capacity(_wl(params=2e12), g, 8, d)
     assert not huge.feasible and "do not fit" in huge.reason
 
@@ -64,8 +68,8 @@ def test_memory_caps_the_batch_without_targets():
     assert cap.limit == "KV-cache memory" and cap.batch == cap.max_batch_memory
 
 
-# id -> (metric, published, model's prediction): the README's serving validation table. A change to the model
-# or its defaults that moves a prediction by more than 1% fails here and must update both.
+# id -> (metric, published, model's prediction): the validation table of docs/serving-model.md. A change to the
+# model or its defaults that moves a prediction by more than 1% fails here and must update both.
 PINNED = {
     "nim-70b-h100x2-ttft": ("ttft_ms", 406.77, 322.3),
     "nim-70b-h100x2-itl": ("itl_ms", 18.58, 14.8),
@@ -74,7 +78,13 @@ PINNED = {
     "trtllm-70b-h200-1000-1000": ("output_tokens_s", 2909, 4118.6),
     "trtllm-70b-h100x2-1000-1000": ("output_tokens_s", 4205, 6142.6),
     "vllm-8b-a100-40gb-itl": ("itl_ms", 13.33, 13.02),
+    "mlperf41-70b-h100x8-server": ("server_tokens_s", 21605.79, 19020.7),
+    "mlperf41-70b-h200x8-server": ("server_tokens_s", 29228.22, 22388.5),
+    "mlperf41-70b-mi300xx8-server": ("server_tokens_s", 21028.23, 18622.0),
+    "mlperf41-70b-mi300xx1-server": ("server_tokens_s", 2520.27, 2327.7),
+    "mlperf41-70b-l40sx4-server": ("server_tokens_s", 1469.19, 1582.8),
 }
+WITHIN = 0.25  # the tolerance the validation table is judged at
 
 
 def test_comparison_with_published_benchmarks_is_pinned():
@@ -88,11 +98,32 @@ def test_comparison_with_published_benchmarks_is_pinned():
         assert c.source
 
 
+def test_share_of_the_validation_table_within_tolerance_is_pinned():
+    """10 of 12 published points within 25%: the two outside are TensorRT-LLM's offline 70B rows (+42%, +46%),
+    where the model's fp8 compute at large batch is optimistic (docs/serving-model.md)."""
+    checks = compare()
+    outside = sorted(c.id for c in checks if abs(c.error) > WITHIN)
+    assert outside == ["trtllm-70b-h100x2-1000-1000", "trtllm-70b-h200-1000-1000"]
+    server = [c for c in checks if c.metric == "server_tokens_s"]
+    assert len(server) >= 5 and all(abs(c.error) <= WITHIN for c in server)
+
+
 def test_plans_correct_capacity_by_the_measured_error():
     checks = compare()
-    errs = sorted(c.error for c in checks if c.metric == "output_tokens_s")
+    errs = sorted(c.error for c in checks if c.metric in ("output_tokens_s", "server_tokens_s"))
     low, typical, high = capacity_factors(checks)
     assert low == pytest.approx(1 / (1 + errs[0])) and high == pytest.approx(1 / (1 + errs[-1]))
-    assert typical == pytest.approx(1 / (1 + (errs[1] + errs[2]) / 2))
-    assert high < typical < low  # the model is optimistic on every throughput row: all below 1
-    assert low < 1.0
+    assert typical == pytest.approx(1 / (1 + statistics.median(errs)))
+    assert high < typical < low
+    assert high < 1.0 < low  # optimistic on some rows, pessimistic on others
+
+
+def test_a_tiny_model_with_a_huge_kv_cache_is_evaluated_on_a_bounded_grid():
+    from gpuwise.plan.serving.capacity import GRID_POINTS, batch_grid
+
+    wl = _wl(params=1e8, layers=1, hidden=64, heads=1, kv_heads=1, prompt_tokens=10, output_tokens=10)
+    cap = llm_capacity(wl, _h100(), 8, ServingDefaults())
+    assert cap.max_batch_memory > 1_000_000 and cap.feasible
+    grid = batch_grid(cap.max_batch_memory)
+    assert len(grid) <= GRID_POINTS and grid[0] == 1 and grid[-1] == cap.max_batch_memory
+    assert np.all(np.diff(grid) > 0) and np.all(np.diff(grid) <= np.maximum(1.0, 0.01 * grid[:-1]))

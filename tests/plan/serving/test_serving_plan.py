@@ -213,13 +213,15 @@ def test_serving_overrides_apply_and_unknown_ones_are_refused(tmp_path):
     from gpuwise.plan.options_file import load_options
 
     opts = tmp_path / "options.yaml"
-    opts.write_text("model_overrides:\n  serving.max_load_fraction: 0.4\n  decision.close_cost_margin: 0.5\n")
+    opts.write_text(
+        "model_overrides:\n  serving.memory_usable_fraction: 0.5\n  decision.close_cost_margin: 0.5\n"
+    )
     base = {h.key: h.capacity for h in make_serving_plan(CHAT).hardware}
     plan = make_serving_plan(CHAT, options=load_options(opts))
-    for h in plan.hardware:
-        if h.capacity.feasible:
-            assert h.capacity.planned_rps_per_node == pytest.approx(base[h.key].rps_per_node * 0.4)
-    assert plan.defaults.source("max_load_fraction") == "options file (model_overrides)"
+    smaller = [h for h in plan.hardware if h.capacity.feasible]
+    assert smaller and all(h.capacity.max_batch_memory < base[h.key].max_batch_memory for h in smaller)
+    assert all(h.capacity.planned_rps_per_node <= base[h.key].planned_rps_per_node + 1e-9 for h in smaller)
+    assert plan.defaults.source("memory_usable_fraction") == "options file (model_overrides)"
     opts.write_text("model_overrides:\n  serving.max_laod_fraction: 0.4\n")
     with pytest.raises(DataValidationError, match="serving.max_load_fraction"):
         make_serving_plan(CHAT, options=load_options(opts))

@@ -1,4 +1,4 @@
-"""Capacity of one GPU node for a served model: requests/s within the service target.
+"""Capacity of one GPU node for a served model: requests/s that keep the latency percentiles on target.
 
 LLMs (the roofline view of serving, e.g. Pope et al. 2022 "Efficiently Scaling Transformer Inference"):
 * prefill is FLOPs-bound: 2·N·p + L·d·p² FLOPs for a p-token prompt (Kaplan et al. 2020 forward pass,
@@ -6,27 +6,32 @@ LLMs (the roofline view of serving, e.g. Pope et al. 2022 "Efficiently Scaling T
 * a decode step is memory-bandwidth-bound: it reads all weights once plus the KV cache of every sequence
   in the batch, so step time = (weights + batch·context·kv_bytes) / achieved bandwidth (or the FLOPs
   bound when that is larger);
-* in steady state, every step also carries the prefills of the requests that replace finished ones
-  (batch/output_tokens per step), so time per output token = step + batch/output · prefill;
-* tensor parallelism adds two activation all-reduces per layer (latency and NVLink bandwidth);
-* the KV cache gets what memory the weights leave (× usable fraction), which caps the batch;
-* the batch served is the largest that meets both p95 targets; tensor parallelism (tp) is the
-  power of two up to the node size that serves the most requests per node.
+* tensor parallelism adds two activation all-reduces per layer over the GPU's peer link from the catalog
+  (NVLink through NVSwitch, AMD Infinity Fabric point-to-point links, or PCIe); a GPU whose peer link the
+  catalog does not know is served one GPU per replica, and the plan says so;
+* a precision is planned only on GPUs whose tensor cores compute in it (catalog gpu_precisions.csv): fp8
+  on an A100 is planned in bf16 (fp16 without bf16), with the reason;
+* the KV cache gets what memory the weights leave (× usable fraction), which caps the running batch;
+* under Poisson (or burstier) arrivals, a continuous-batching scheduler's p95/p99 TTFT and TPOT come from
+  the queueing model in queueing.py; the load served is the largest whose percentiles meet the targets
+  and whose percentile batch fits the KV cache (no fixed headroom);
+* tensor parallelism (tp) is the power of two up to the node size that serves the most requests per node.
 Other models: the user's (or a `--calibrate` bench's) requests/s per GPU.
-The capacity planned with is the modelled one × max_load_fraction (headroom for the p95).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpuwise.i18n import N_, _
 from gpuwise.plan import catalog_bridge as cat
-from gpuwise.plan.catalog_bridge import GpuSpec
+from gpuwise.plan.catalog_bridge import GpuSpec, PeerLink
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.serving.defaults import ServingDefaults
+from gpuwise.plan.serving.queueing import Arrivals, tails
 from gpuwise.plan.serving.workload import COMPUTE_DTYPE, InferenceWorkload, ServedModel
 
 ACTIVATION_BYTES = 2.0  # bf16/fp16 activations travel between tensor-parallel GPUs, also for fp8 weights
@@ -47,20 +52,69 @@ class GpuFigures:
     bandwidth_fraction: float
     peak_flops: float
     compute_fraction: float
-    link_bytes_s: float  # achieved one-direction GPU-to-GPU bandwidth for tensor-parallel all-reduces
+    peer: PeerLink | None  # the link tensor-parallel all-reduces use; None: unknown (no tensor parallelism)
+    link_fraction: float  # achieved all-reduce bus bandwidth / link bandwidth
     link_latency_s: float  # per ring step
     sources: dict[str, str]
+    weight_precision: str = "bf16"  # the precision planned on this GPU (the workload's, or a supported one)
+    kv_precision: str = "bf16"
+    notes: tuple[str, ...] = ()  # why the plan differs from the workload here (precision, peer link)
+
+    def link_bytes_s(self, tp: int) -> float:
+        """Achieved one-direction bandwidth one GPU drives in a tp-GPU all-reduce."""
+        if self.peer is None:
+            return float("nan")
+        return self.peer.allreduce_gb_s(tp) * 1e9 * self.link_fraction
 
 
-def gpu_figures(spec: GpuSpec, precision: str, d: ServingDefaults) -> GpuFigures | str:
+def _planned_precision(spec: GpuSpec, wanted: str) -> tuple[str, str | None]:
+    """(`wanted`, None) when the GPU's tensor cores compute in it, else (bf16 or fp16, why)."""
+    support = cat.precisions(spec)
+    dtype = COMPUTE_DTYPE[wanted]
+    if dtype == "fp16" or (support is not None and support.supports(dtype)):
+        return wanted, None
+    if support is None and cat.peak_flops(spec, dtype):
+        return wanted, None  # a catalog peak in that format is evidence enough
+    if support is not None:
+        return ("bf16" if support.bf16 else "fp16"), _(
+            "{gpu} has no {wanted} tensor cores ({source})"
+        ).format(gpu=spec.key, wanted=wanted, source=support.source)
+    fallback = "bf16" if cat.peak_flops(spec, "bf16") else "fp16"
+    return fallback, _("the catalog does not say whether {gpu} computes in {wanted}").format(
+        gpu=spec.key, wanted=wanted
+    )
+
+
+def _precision_note(spec: GpuSpec, precision: str, kv_precision: str) -> tuple[str, str, tuple[str, ...]]:
+    """(weights, KV cache) as planned on this GPU, and a note when either differs from the workload's."""
+    weights, why_w = _planned_precision(spec, precision)
+    kv, why_kv = _planned_precision(spec, kv_precision)
+    if why_w is None and why_kv is None:
+        return weights, kv, ()
+    if why_w is not None and why_kv is not None and (precision, weights) == (kv_precision, kv):
+        note = _("weights and KV cache in {wanted}: {why}; planned in {planned}").format(
+            wanted=precision, why=why_w, planned=weights
+        )
+    elif why_w is not None:
+        note = _("weights in {wanted}: {why}; planned in {planned}").format(
+            wanted=precision, why=why_w, planned=weights
+        )
+    else:
+        note = _("KV cache in {wanted}: {why}; planned in {planned}").format(
+            wanted=kv_precision, why=why_kv, planned=kv
+        )
+    return weights, kv, (note,)
+
+
+def gpu_figures(
+    spec: GpuSpec, precision: str, d: ServingDefaults, kv_precision: str = "bf16"
+) -> GpuFigures | str:
     """The GPU's figures, or a sentence saying which figure the catalog lacks."""
+    weights, kv, notes = _precision_note(spec, precision, kv_precision)
     memory = cat.gpu_memory_bytes(spec)
-    dtype = COMPUTE_DTYPE[precision]
+    dtype = COMPUTE_DTYPE[weights]
     peak = cat.peak_flops(spec, dtype)
     sources: dict[str, str] = {}
-    if peak is None and dtype == "fp8":  # no fp8 tensor cores (A100): fp8 weights run as fp16 matmuls
-        peak = cat.peak_flops(spec, "fp16")
-        sources["peak"] = "no fp8 peak: fp8 weights computed at the fp16 rate"
     if memory is None or not spec.memory_bandwidth_gb_s or peak is None:
         return _("the catalog has no memory size, bandwidth or {dtype} peak for {gpu}").format(
             dtype=dtype, gpu=spec.key
@@ -78,19 +132,28 @@ def gpu_figures(spec: GpuSpec, precision: str, d: ServingDefaults) -> GpuFigures
         c_frac = d.value("prefill_compute_fraction_fallback")
         sources["compute_fraction"] = d.source("prefill_compute_fraction_fallback")
     pd = PlanDefaults()
-    if spec.nvlink_bandwidth_gb_s:  # catalog NVLink is bidirectional per GPU; a ring sends one way
-        busbw = pd.value("communication.intra_node_busbw_fraction")
-        link = spec.nvlink_bandwidth_gb_s / 2 * 1e9 * busbw
+    peer = cat.peer_link(spec)
+    busbw = pd.value("communication.intra_node_busbw_fraction")
+    if peer is not None:
         sources["link"] = (
-            f"catalog {spec.key} NVLink / 2 × {pd.source('communication.intra_node_busbw_fraction')}"
+            f"{peer.link} ({peer.topology}, {peer.bandwidth_gb_s:g} GB/s per direction"
+            + (" per peer" if peer.topology == "mesh" else "")
+            + f"): {peer.source} × {pd.source('communication.intra_node_busbw_fraction')}"
         )
     else:
-        link = pd.value("communication.pcie_fallback_gb_s") * 1e9
-        sources["link"] = pd.source("communication.pcie_fallback_gb_s")
+        sources["link"] = "no peer link in catalog gpu_peer_links.csv"
     latency = pd.value("communication.nvlink_latency_us") * 1e-6
     return GpuFigures(
-        spec.key, memory, spec.memory_bandwidth_gb_s * 1e9, bw_frac, peak, c_frac, link, latency, sources
-    )
+        spec.key, memory, spec.memory_bandwidth_gb_s * 1e9, bw_frac, peak, c_frac, peer, busbw, latency,
+        sources, weights, kv, notes,
+    )  # fmt: skip
+
+
+def planned_model(m: ServedModel, g: GpuFigures) -> ServedModel:
+    """The model as served on this GPU: in the precisions the GPU supports."""
+    if (m.precision, m.kv_precision) == (g.weight_precision, g.kv_precision):
+        return m
+    return m.model_copy(update={"precision": g.weight_precision, "kv_precision": g.kv_precision})
 
 
 @dataclass(frozen=True)
@@ -101,15 +164,21 @@ class Capacity:
     gpus_per_node: int
     tp: int = 0
     replicas_per_node: int = 0
-    batch: int = 0
+    batch: int = 0  # mean running sequences per replica at the planned load
     max_batch_memory: int = 0
-    ttft_s: float = float("nan")
-    tpot_s: float = float("nan")
-    rps_per_node: float = 0.0  # modelled, at the chosen batch
-    planned_rps_per_node: float = 0.0  # × max_load_fraction: what the fleet is sized with
+    ttft_s: float = float("nan")  # mean
+    tpot_s: float = float("nan")  # mean
+    ttft_p95_s: float = float("nan")
+    ttft_p99_s: float = float("nan")
+    tpot_p95_s: float = float("nan")
+    tpot_p99_s: float = float("nan")
+    rps_per_node: float = 0.0  # modelled, at the planned load (latency percentiles on target)
+    planned_rps_per_node: float = 0.0  # what the fleet is sized with
     output_tokens_per_s_per_gpu: float = float("nan")
     limit: str = ""
     reason: str = ""
+    precision: str = ""  # weights as planned on this GPU
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def feasible(self) -> bool:
@@ -122,7 +191,7 @@ def allreduce_s(m: ServedModel, g: GpuFigures, tp: int, tokens) -> float:
     if tp == 1:
         return 0.0 * np.asarray(tokens, dtype=float)
     volume = 2.0 * (tp - 1) / tp * np.asarray(tokens, dtype=float) * m.hidden * ACTIVATION_BYTES
-    return 2.0 * m.layers * (2.0 * (tp - 1) * g.link_latency_s + volume / g.link_bytes_s)
+    return 2.0 * m.layers * (2.0 * (tp - 1) * g.link_latency_s + volume / g.link_bytes_s(tp))
 
 
 def prefill_s(m: ServedModel, g: GpuFigures, tp: int, prompt: int) -> float:
@@ -140,12 +209,30 @@ def decode_step_s(m: ServedModel, g: GpuFigures, tp: int, batch, context: float)
 
 
 def tp_choices(m: ServedModel, g: GpuFigures, gpus_per_node: int, usable: float) -> list[int]:
-    """Powers of two up to the node's GPU count whose GPUs hold the weights."""
+    """Powers of two up to the node's GPU count whose GPUs hold the weights (1 only without a peer link)."""
     out, tp = [], 1
-    while tp <= gpus_per_node:
+    while tp <= gpus_per_node and (tp == 1 or g.peer is not None):
         if m.weight_bytes() < tp * g.memory_bytes * usable:
             out.append(tp)
         tp *= 2
+    return out
+
+
+def arrivals(wl: InferenceWorkload, d: ServingDefaults) -> Arrivals:
+    return Arrivals(
+        cv2=wl.traffic.burst_factor,
+        prefill_cv2=d.value("prefill_time_cv2"),
+        lifetime_variance=d.value("lifetime_occupancy_variance"),
+    )
+
+
+def targets_s(wl: InferenceWorkload) -> dict[float, tuple[float, float]]:
+    """Percentile -> (TTFT, TPOT) targets in seconds; a missing one is unbounded."""
+    s, inf = wl.service, float("inf")
+    out = {}
+    for p, ttft, tpot in ((0.95, s.ttft_p95_ms, s.tpot_p95_ms), (0.99, s.ttft_p99_ms, s.tpot_p99_ms)):
+        if ttft is not None or tpot is not None:
+            out[p] = (ttft / 1e3 if ttft else inf, tpot / 1e3 if tpot else inf)
     return out
 
 
@@ -155,70 +242,111 @@ def llm_capacity(
     """Requests/s of one node at the tensor-parallel size that serves the most.
 
     `targets=False` ignores the latency targets (maximum throughput, as offline benchmarks measure)."""
-    choices = tp_choices(wl.model, g, gpus_per_node, d.value("memory_usable_fraction"))
+    m = planned_model(wl.model, g)
+    wl = wl if m is wl.model else wl.model_copy(update={"model": m})
+    notes = g.notes
+    if g.peer is None and gpus_per_node > 1:
+        notes += (
+            _("{gpu}: the catalog knows no peer link (NVLink, Infinity Fabric or PCIe) for it, so tensor "
+              "parallelism is not modelled: one GPU per replica").format(gpu=g.key),
+        )  # fmt: skip
+    choices = tp_choices(m, g, gpus_per_node, d.value("memory_usable_fraction"))
     if not choices:
-        weights_gb = wl.model.weight_bytes() / 1e9
-        return Capacity(
-            g.key,
-            gpus_per_node,
-            reason=_("{gb} GB of weights do not fit in one node").format(gb=f"{weights_gb:.0f}"),
+        weights_gb = m.weight_bytes() / 1e9
+        reason = (
+            _(
+                "{gb} GB of weights need tensor parallelism, but the catalog knows no peer link for {gpu}"
+            ).format(gb=f"{weights_gb:.0f}", gpu=g.key)
+            if g.peer is None and m.weight_bytes() < gpus_per_node * g.memory_bytes
+            else _("{gb} GB of weights do not fit in one node").format(gb=f"{weights_gb:.0f}")
         )
+        return Capacity(g.key, gpus_per_node, reason=reason, precision=m.precision, notes=notes)
     results = [replica_capacity(wl, g, tp, gpus_per_node, d, targets) for tp in choices]
-    return max(results, key=lambda c: (c.rps_per_node, -c.tp))
+    best = max(results, key=lambda c: (c.rps_per_node, -c.tp))
+    return dataclasses.replace(best, notes=notes)
+
+
+GRID_POINTS = 4096  # mean batches evaluated per replica: every one up to this, then geometric steps
+
+
+def batch_grid(max_batch: int) -> np.ndarray:
+    """1..max_batch, thinned to GRID_POINTS geometric steps for huge KV caches (0.4% apart for a batch of
+    20 million), so the memory and time of an evaluation stay bounded whatever the model's shape."""
+    if max_batch <= GRID_POINTS:
+        return np.arange(1, max_batch + 1, dtype=float)
+    return np.unique(np.round(np.geomspace(1, max_batch, GRID_POINTS)))
 
 
 def replica_capacity(
     wl: InferenceWorkload, g: GpuFigures, tp: int, gpus_per_node: int, d: ServingDefaults, targets: bool
 ) -> Capacity:
-    """Replicas of `tp` GPUs each: the largest batch that meets the targets, and what limits it."""
+    """Replicas of `tp` GPUs each: the largest load whose latency percentiles meet the targets."""
     m = wl.model
     prompt, out = m.prompt_tokens, m.output_tokens
     context = prompt + out / 2.0  # mean length of a sequence while it decodes
     kv_room = tp * g.memory_bytes * d.value("memory_usable_fraction") - m.weight_bytes()
     max_batch = int(kv_room // (context * m.kv_bytes_per_token()))
     if max_batch < 1:
-        return Capacity(g.key, gpus_per_node, tp=tp, reason=_("no room for one sequence's KV cache"))
-    batches = np.arange(1, max_batch + 1, dtype=float)
+        return Capacity(g.key, gpus_per_node, tp=tp, reason=_("no room for one sequence's KV cache"),
+                        precision=m.precision)  # fmt: skip
     t_prefill = prefill_s(m, g, tp, prompt)
-    step = decode_step_s(m, g, tp, batches, context)
-    tpot = step + batches / out * t_prefill
-    ttft = t_prefill + step
-    ok = np.ones_like(batches, dtype=bool)
-    if targets:
-        ok = (tpot <= wl.service.tpot_p95_ms / 1e3) & (ttft <= wl.service.ttft_p95_ms / 1e3)
+
+    def step(batch):
+        return decode_step_s(m, g, tp, batch, context)
+
+    n = batch_grid(max_batch)
+    t = tails(step, n, t_prefill, out, arrivals(wl, d))
+    goals = targets_s(wl) if targets else {}
+    top = max(goals, default=0.99)
+    fits = t.occupancy[top] <= max_batch if targets else np.ones_like(n, dtype=bool)
+    ok = fits.copy()
+    for p, (ttft, tpot) in goals.items():
+        ok &= (t.ttft[p] <= ttft) & (t.tpot[p] <= tpot)
     if not ok.any():
-        reason = (
-            _("even one request: TTFT {ms} ms > target {target} ms").format(
-                ms=f"{ttft[0] * 1e3:.0f}", target=f"{wl.service.ttft_p95_ms:g}"
-            )
-            if ttft[0] > wl.service.ttft_p95_ms / 1e3
-            else _("even one request: time per token {ms} ms > target {target} ms").format(
-                ms=f"{tpot[0] * 1e3:.1f}", target=f"{wl.service.tpot_p95_ms:g}"
-            )
-        )
-        return Capacity(g.key, gpus_per_node, tp=tp, max_batch_memory=max_batch, reason=reason)
+        return Capacity(g.key, gpus_per_node, tp=tp, max_batch_memory=max_batch,
+                        reason=_unreachable(t, goals, fits), precision=m.precision)  # fmt: skip
     i = int(np.flatnonzero(ok)[-1])
-    if i + 1 == max_batch:
+    if i + 1 == len(n) or not fits[i + 1]:
         limit = LIMIT_KV_MEMORY
-    elif tpot[i + 1] > wl.service.tpot_p95_ms / 1e3:
+    elif any(t.tpot[p][i + 1] > tpot for p, (_ttft, tpot) in goals.items()):
         limit = LIMIT_TPOT
     else:
         limit = LIMIT_TTFT
     replicas = gpus_per_node // tp
-    rps_node = (i + 1) / (out * tpot[i]) * replicas
+    rps_node = float(t.rps[i]) * replicas
     return Capacity(
         g.key,
         gpus_per_node,
         tp=tp,
         replicas_per_node=replicas,
-        batch=i + 1,
+        batch=int(n[i]),
         max_batch_memory=max_batch,
-        ttft_s=float(ttft[i]),
-        tpot_s=float(tpot[i]),
-        rps_per_node=float(rps_node),
-        planned_rps_per_node=float(rps_node * d.value("max_load_fraction")),
-        output_tokens_per_s_per_gpu=float(rps_node * out / gpus_per_node),
+        ttft_s=float(t.ttft_mean[i]),
+        tpot_s=float(t.tpot_mean[i]),
+        ttft_p95_s=float(t.ttft[0.95][i]),
+        ttft_p99_s=float(t.ttft[0.99][i]),
+        tpot_p95_s=float(t.tpot[0.95][i]),
+        tpot_p99_s=float(t.tpot[0.99][i]),
+        rps_per_node=rps_node,
+        planned_rps_per_node=rps_node,
+        output_tokens_per_s_per_gpu=rps_node * out / gpus_per_node,
         limit=limit,
+        precision=m.precision,
+    )
+
+
+def _unreachable(t, goals: dict[float, tuple[float, float]], fits) -> str:
+    """Why not even the lightest load meets the targets."""
+    if not fits[0]:
+        return _("no room for the KV cache of the percentile batch")
+    for p, (ttft, _tpot) in goals.items():
+        if t.ttft[p][0] > ttft:
+            return _("even at the lightest load: p{pct} TTFT {ms} ms > target {target} ms").format(
+                pct=f"{p * 100:g}", ms=f"{t.ttft[p][0] * 1e3:.0f}", target=f"{ttft * 1e3:g}"
+            )
+    p, (_ttft, tpot) = next((p, g) for p, g in goals.items() if t.tpot[p][0] > g[1])
+    return _("even at the lightest load: p{pct} time per token {ms} ms > target {target} ms").format(
+        pct=f"{p * 100:g}", ms=f"{t.tpot[p][0] * 1e3:.1f}", target=f"{tpot * 1e3:g}"
     )
 
 

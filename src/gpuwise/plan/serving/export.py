@@ -85,6 +85,10 @@ def serving_plan_to_json(plan: ServingPlan) -> dict:
             "rps_by_hour_of_week": [_num(v, 3) for v in dem.rps],
         },
         "slo_attainment_target": plan.slo_target,
+        "arrivals": {
+            "model": "poisson" if wl.traffic.burst_factor == 1 else "bursty",
+            "burst_factor": wl.traffic.burst_factor,
+        },  # fmt: skip
         "scale_up_delay_minutes": plan.delay_min,
         "capacity": [
             {
@@ -97,8 +101,13 @@ def serving_plan_to_json(plan: ServingPlan) -> dict:
                 "tp": h.capacity.tp or None,
                 "batch": h.capacity.batch or None,
                 "max_batch_memory": h.capacity.max_batch_memory or None,
+                "precision": h.capacity.precision or None,
                 "ttft_ms": _num(h.capacity.ttft_s * 1e3, 3),
                 "tpot_ms": _num(h.capacity.tpot_s * 1e3, 3),
+                "ttft_p95_ms": _num(h.capacity.ttft_p95_s * 1e3, 3),
+                "ttft_p99_ms": _num(h.capacity.ttft_p99_s * 1e3, 3),
+                "tpot_p95_ms": _num(h.capacity.tpot_p95_s * 1e3, 3),
+                "tpot_p99_ms": _num(h.capacity.tpot_p99_s * 1e3, 3),
                 "rps_per_node": _num(h.capacity.rps_per_node, 3),
                 "planned_rps_per_node": _num(h.capacity.planned_rps_per_node, 3),
                 "limit": h.capacity.limit or None,
@@ -109,6 +118,7 @@ def serving_plan_to_json(plan: ServingPlan) -> dict:
                 },  # fmt: skip
                 "owned_per_node_month": _num(h.owned_per_month, 2),
                 "sources": h.sources,
+                "notes": list(h.capacity.notes),
             }
             for h in plan.hardware
         ],

@@ -59,7 +59,7 @@ def _capacity(
                 reason=_("throughput is given for {gpu} only").format(gpu=wl.model.gpu),
             )
         return other_capacity(wl, spec, gpus_per_node, rps_per_gpu, d)
-    figures = gpu_figures(spec, wl.model.precision, d)
+    figures = gpu_figures(spec, wl.model.precision, d, wl.model.kv_precision)
     if isinstance(figures, str):
         return Capacity(spec.key, gpus_per_node, reason=figures)
     return llm_capacity(wl, figures, gpus_per_node, d)

@@ -93,6 +93,8 @@ def make_serving_plan(
     excluded: list[Exclusion] = []
     hardware = cloud_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults, excluded)
     hardware += owned_hardware(wl, opts, d, rates, rps_per_gpu, notes, plan_defaults)
+    for h in hardware:  # precision and peer-link decisions, once per GPU
+        notes.extend(line for line in h.capacity.notes if line not in notes)
     if not any(h.capacity.feasible for h in hardware):
         reasons = "; ".join(sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or _(
             "no offers or builds"

@@ -102,6 +102,13 @@ class Traffic(_Strict):
         default_factory=lambda: [1.0] * 7, description="Monday..Sunday factors on the daily profile"
     )
     growth_per_year: float = Field(0.0, ge=-0.9, le=10, description="0.5 = +50% a year")
+    burst_factor: float = Field(
+        1.0,
+        ge=1.0,
+        le=50.0,
+        description="within an hour: squared coefficient of variation of the gaps between requests "
+        "(1 = Poisson arrivals; 2-4 = bursty)",
+    )
 
     @model_validator(mode="after")
     def _one_shape(self) -> Traffic:
@@ -153,6 +160,8 @@ class Traffic(_Strict):
 class ServiceTarget(_Strict):
     ttft_p95_ms: float | None = Field(None, gt=0, description="llm: p95 time to first token")
     tpot_p95_ms: float | None = Field(None, gt=0, description="llm: p95 time per output token")
+    ttft_p99_ms: float | None = Field(None, gt=0, description="llm: p99 time to first token")
+    tpot_p99_ms: float | None = Field(None, gt=0, description="llm: p99 time per output token")
     latency_p95_ms: float | None = Field(None, gt=0, description="other models: p95 request latency")
     slo_attainment: float | None = Field(
         None, gt=0, le=1, description="share of hours capacity must meet the target (default 0.99)"
@@ -176,8 +185,15 @@ class InferenceWorkload(_Strict):
     @model_validator(mode="after")
     def _target_fits_model(self) -> InferenceWorkload:
         s = self.service
-        if self.model.type == "llm" and (s.ttft_p95_ms is None or s.tpot_p95_ms is None):
-            raise ValueError(_("an llm service target needs ttft_p95_ms and tpot_p95_ms"))
+        if self.model.type == "llm" and (
+            (s.ttft_p95_ms is None and s.ttft_p99_ms is None)
+            or (s.tpot_p95_ms is None and s.tpot_p99_ms is None)
+        ):
+            raise ValueError(
+                _(
+                    "an llm service target needs a TTFT and a TPOT target (ttft_p95_ms or ttft_p99_ms, tpot_p95_ms or tpot_p99_ms)"
+                )
+            )
         if self.model.type == "other" and s.latency_p95_ms is None:
             raise ValueError(_("a non-llm service target needs latency_p95_ms"))
         return self

@@ -34,13 +34,15 @@ def capacity_table(plan: ServingPlan) -> Table:
             rows.append([h.label, Styled(f"✗ {c.reason}", "dim"), "", "", "", ""])
             continue
         layout = f"tp {c.tp} × {c.replicas_per_node}" + (
-            "\n" + _("batch {n}").format(n=c.batch) if c.batch else ""
+            "\n" + _("mean batch {n}").format(n=c.batch) if c.batch else ""
         )
         latency = (
-            f"{units.number(c.ttft_s * 1e3, 0, 'ms')}\n{units.number(c.tpot_s * 1e3, 1, 'ms')}"
+            f"{_ms(c.ttft_p95_s, 0)} / {_ms(c.ttft_p99_s, 0)}\n{_ms(c.tpot_p95_s, 1)} / {_ms(c.tpot_p99_s, 1)}"
             if plan.workload.is_llm
             else C_("latency", "given")
         )
+        if c.precision and plan.workload.is_llm and c.precision != plan.workload.model.precision:
+            layout += "\n" + c.precision
         rows.append(
             [
                 h.label,
@@ -55,18 +57,34 @@ def capacity_table(plan: ServingPlan) -> Table:
         [
             Column(_("node type")),
             Column(_("layout")),
-            Column("TTFT\nTPOT" if plan.workload.is_llm else "p95", "right"),
+            Column("TTFT p95 / p99\nTPOT p95 / p99" if plan.workload.is_llm else "p95", "right"),
             Column("req/s", "right"),
             Column(_("planned"), "right"),
             Column(_("limited by")),
         ],  # fmt: skip
         rows,
         title=_("Capacity per node (model at the service target)"),
-        caption=_(
-            "planned = modelled × max_load_fraction (headroom for the p95); options divide it further by "
-            "the model's measured optimism (see Notes); ✗ = cannot serve it"
+        caption=(
+            _(
+                "req/s = the highest load whose predicted TTFT and TPOT percentiles meet the target, with "
+                "{arrivals} arrivals and continuous batching (latencies shown at that load); options divide "
+                "it further by the model's measured error (see Notes); ✗ = cannot serve it"
+            ).format(arrivals=_arrivals(plan))
+            if plan.workload.is_llm
+            else _(
+                "planned = given throughput × max_load_fraction (headroom for the p95); ✗ = cannot serve it"
+            )
         ),
     )
+
+
+def _ms(seconds: float, digits: int) -> str:
+    return units.number(seconds * 1e3, digits, "ms")
+
+
+def _arrivals(plan: ServingPlan) -> str:
+    burst = plan.workload.traffic.burst_factor
+    return _("Poisson") if burst == 1 else _("bursty (burst factor {b})").format(b=f"{burst:g}")
 
 
 def options_table(plan: ServingPlan) -> Table:
@@ -151,7 +169,12 @@ def _decision(plan: ServingPlan) -> list[Block]:
 
 
 def benchmark_table(plan: ServingPlan) -> Table:
-    fmt = {"ttft_ms": ("TTFT", "ms"), "itl_ms": ("ITL", "ms"), "output_tokens_s": (_("output"), "tok/s")}
+    fmt = {
+        "ttft_ms": ("TTFT", "ms"),
+        "itl_ms": ("ITL", "ms"),
+        "output_tokens_s": (_("output"), "tok/s"),
+        "server_tokens_s": (_("server p99"), "tok/s"),
+    }
     rows = []
     for c in plan.checks:
         what, unit = fmt.get(c.metric, (c.metric, ""))
@@ -187,21 +210,28 @@ def benchmark_table(plan: ServingPlan) -> Table:
     )
 
 
+def _targets(service) -> str:
+    parts = []
+    for p in (95, 99):
+        ttft, tpot = getattr(service, f"ttft_p{p}_ms"), getattr(service, f"tpot_p{p}_ms")
+        if ttft:
+            parts.append(_("p{p} TTFT {ms} ms").format(p=p, ms=f"{ttft:g}"))
+        if tpot:
+            parts.append(_("p{p} TPOT {ms} ms").format(p=p, ms=f"{tpot:g}"))
+    return " / ".join(parts)
+
+
 def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
     wl, dem = plan.workload, plan.demand
     title = _("gpuwise plan (inference) — {name}").format(name=wl.name or plan.workload_path)
     m = wl.model
     model = (
-        _(
-            "{params}B params {precision}, {prompt} prompt + {output} output tokens, "
-            "target TTFT {ttft} ms / TPOT {tpot} ms (p95)"
-        ).format(
+        _("{params}B params {precision}, {prompt} prompt + {output} output tokens, target {targets}").format(
             params=f"{m.params / 1e9:.3g}",
             precision=m.precision,
             prompt=m.prompt_tokens,
             output=m.output_tokens,
-            ttft=f"{wl.service.ttft_p95_ms:g}",
-            tpot=f"{wl.service.tpot_p95_ms:g}",
+            targets=_targets(wl.service),
         )
         if wl.is_llm
         else _("{name}: {rps} req/s per GPU, p95 {ms} ms").format(
