@@ -31,6 +31,7 @@ from gpuwise.plan.decision import ReasonKind as K
 from gpuwise.plan.defaults import DecisionThresholds
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.options import OptionRow
+from gpuwise.plan.provenance import Kind as ProvenanceKind
 from gpuwise.plan.workload import OrgContext, Workload
 
 # A price older than this is flagged in the decision (cloud list prices move within a year).
@@ -683,7 +684,7 @@ def _caveats(ev: Evaluation, cloud: int, build: int) -> list[Reason]:
         row = ev.rows[o]
         if row.pricing == "spot":
             out.append(_spot_caveat(ev, o))
-        if row.provenance.get("mfu", "").startswith("fallback"):
+        if row.provenance.kind("mfu") is ProvenanceKind.FALLBACK:
             out.append(_fallback_mfu_caveat(row))
         age = row.price_age_days
         if age is not None and age > PRICE_MAX_AGE_DAYS:
