@@ -105,3 +105,15 @@ def test_json_rows_carry_each_provenance_kind():
     assert by_gpu["H200"] == "calibrated" and {v for g, v in by_gpu.items() if g != "H200"} <= kinds - {
         "calibrated"
     }
+
+
+def test_an_options_file_network_is_an_override(tmp_path):
+    path = tmp_path / "o.yaml"
+    path.write_text(
+        "cloud: {include: false}\nonprem:\n"
+        "  - {name: given, gpu: H100-SXM, fabric: ib-ndr, network_gbps: 800}\n"
+        "  - {name: catalog, gpu: H100-SXM, fabric: ib-ndr}\n"
+    )
+    rows = {r.label: r for r in make_plan(LLM7B, path).rows}
+    assert rows["given"].provenance.kind("network") is Kind.OPTIONS
+    assert rows["catalog"].provenance.kind("network") is Kind.CATALOG

@@ -230,6 +230,8 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     net = network(
         gbps, build.fabric, d, build.network_latency_us, build.network_achieved_fraction, build.rdma
     )
+    if net.bytes_s and (build.network_gbps is not None or build.network_achieved_fraction is not None):
+        net = replace(net, kind=Kind.OPTIONS)  # the options file's line rate or achieved fraction
     prov = Provenance()
     nums = node_numbers(wl, hw, d, cal, net, build.storage, 0.0, prov)
     cases, lead, cost_prov = cost_inputs(build, spec, net.rdma, d)
