@@ -147,6 +147,7 @@ def test_summary_without_gpus_says_why():
 
 
 def test_live_frame_with_signals_renders_at_80_columns():
+    from gpuwise.advise.watch import frame_signals
     from gpuwise.export.signals import load_config
     from gpuwise.report.document import Styled, Table
     from gpuwise.report.formats import get_renderer
@@ -155,12 +156,32 @@ def test_live_frame_with_signals_renders_at_80_columns():
     (frame,) = load_frames(CAPTURES / "h200-1gpu-kvm-vm")
     frame.gpus[0].clock_event_mask = 0x4 | 0x40  # sw_power_cap + hw_thermal_slowdown
     frame.gpus[0].processes = [ProcessSample(pid=1, used_mib=10.0)]
-    doc = frame_view(frame, 12.0, load_config())
+    doc = frame_view(frame, 12.0, frame_signals(frame, load_config()))
     (table,) = [b for b in doc.blocks if isinstance(b, Table)]
     cell = table.rows[0][-1]
     assert isinstance(cell, Styled) and cell.style == "warn"
     assert "power_limited" in cell.text and "thermal_limited" in cell.text and "idle_while_held" in cell.text
     fits(get_renderer("text")(doc, width=80, color=False))
+
+
+def test_the_frame_view_shows_the_judged_signals_it_is_given():
+    """advise.watch judges each GPU of a frame; the view formats that and evaluates nothing itself."""
+    from gpuwise.advise.watch import GpuSignals, frame_signals
+    from gpuwise.export.signals import load_config
+    from gpuwise.report.document import Styled, Table
+    from gpuwise.report.views.watch import frame_view
+
+    (frame,) = load_frames(CAPTURES / "h200-1gpu-kvm-vm")
+    assert frame_signals(frame, load_config()) == [GpuSignals(on=(), clock_reasons=())]  # an idle capture
+    given = [GpuSignals(on=("memory_errors",), clock_reasons=("hw_thermal_slowdown",))]
+    (table,) = [b for b in frame_view(frame, 1.0, given).blocks if isinstance(b, Table)]
+    cell = table.rows[0][-1]
+    assert isinstance(cell, Styled) and cell.style == "warn"
+    assert cell.text == "memory_errors, clocks: hw_thermal_slowdown"
+    (table,) = [
+        b for b in frame_view(frame, 1.0, frame_signals(frame, load_config())).blocks if isinstance(b, Table)
+    ]
+    assert table.rows[0][-1] == "—"
 
 
 def test_the_live_view_draws_on_a_terminal():

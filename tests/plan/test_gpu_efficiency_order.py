@@ -17,6 +17,7 @@ import pytest
 from gpuwise.catalog import gpus
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import Hardware, resolve_mfu
+from gpuwise.plan.provenance import Kind
 from gpuwise.plan.workload import load_workload
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "llm-7b-pretrain-1t.yaml"
@@ -45,9 +46,9 @@ def test_no_faster_gpu_is_planned_slower_without_measurements():
     wrong = []
     for (ka, (a, ta, sa)), (kb, (b, tb, sb)) in itertools.permutations(table.items(), 2):
         if _dominates(a, b) and ta < tb * (1 - 1e-9):
-            measured = "catalog MAMF" in sa and "catalog MAMF" in sb
+            measured = sa.kind is Kind.CATALOG and sb.kind is Kind.CATALOG  # both from catalog MAMF
             if not measured:
-                wrong.append(f"{ka} {ta:.0f} TFLOP/s ({sa[:60]}) < {kb} {tb:.0f} ({sb[:60]})")
+                wrong.append(f"{ka} {ta:.0f} TFLOP/s ({sa.text[:60]}) < {kb} {tb:.0f} ({sb.text[:60]})")
     assert not wrong, "\n".join(wrong)
 
 
@@ -63,4 +64,4 @@ def test_export_variants_take_the_mfu_of_their_compute_twin():
     table = _throughput()
     assert table["H800-SXM"][1] == pytest.approx(table["H100-SXM"][1])
     assert table["A800-SXM-80GB"][1] == pytest.approx(table["A100-SXM-80GB"][1])
-    assert "Lenovo Press LP1814" in table["H800-SXM"][2]
+    assert "Lenovo Press LP1814" in table["H800-SXM"][2].text

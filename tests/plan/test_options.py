@@ -11,7 +11,7 @@ from gpuwise.plan.options import Hardware, intra_node
 
 def _intra(key: str) -> tuple[float, str]:
     bw, _lat, why = intra_node(Hardware(key, gpus.get_gpu(key), 8), PlanDefaults(), None)
-    return bw, why
+    return bw, why.text
 
 
 def test_nvlink_gpu_uses_half_the_bidirectional_total():

@@ -129,7 +129,7 @@ def _capture_doc() -> Document:
 
 
 def _watch_docs() -> list[tuple[str, object]]:
-    from gpuwise.advise.watch import watch_findings
+    from gpuwise.advise.watch import frame_signals, watch_findings
     from gpuwise.export.sample import ProcessSample
     from gpuwise.export.signals import load_config
     from gpuwise.export.sources import load_frames
@@ -155,7 +155,10 @@ def _watch_docs() -> list[tuple[str, object]]:
         return summary_view(summary, watch_findings(summary))
 
     return [
-        ("watch live frame", lambda: frame_view(frames()[-1], 9.0, load_config())),
+        (
+            "watch live frame",
+            lambda: frame_view(frames()[-1], 9.0, frame_signals(frames()[-1], load_config())),
+        ),
         ("watch summary", summary_doc),
     ]
 

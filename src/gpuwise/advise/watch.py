@@ -1,15 +1,25 @@
-"""Findings from a `gpuwise watch` session: the tuning signals that were on for a real share of the run.
+"""What `gpuwise watch` judges: the signals on in each live sample, and the findings of a session.
 
-export/watch.py measures (how long each signal was on, per GPU); this module judges. A signal on for
-at least `summary_min_fraction` of the time it could be judged becomes one finding per signal, naming
-the GPUs and the share of time, with the advice and source from export/data/signals.yaml.
+export/signals.py evaluates each signal against its sourced threshold (export/data/signals.yaml) and
+export/watch.py measures how long each was on, per GPU; this module judges. In a live frame, each GPU's
+signals that are on and its active clock event reasons (`frame_signals`, which the view only formats).
+Over a session, a signal on for at least `summary_min_fraction` of the time it could be judged becomes one
+finding per signal, naming the GPUs and the share of time, with the advice and source from signals.yaml.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuwise.advise.finding import Evidence, Finding, Layer, Priority, Recommendation, Status
+from gpuwise.export.sample import GpuSample, Snapshot
+from gpuwise.export.signals import SignalConfig, evaluate
 from gpuwise.export.watch import WatchSummary
+from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
 from gpuwise.i18n import _
+
+# An idle GPU's clocks drop by design: not a reason to show beside the signals.
+NOT_A_SLOWDOWN = frozenset({"gpu_idle"})
 
 # signal -> (layer, priority, status): how much each one costs a training run
 _JUDGEMENT: dict[str, tuple[Layer, Priority, Status]] = {
@@ -21,6 +31,30 @@ _JUDGEMENT: dict[str, tuple[Layer, Priority, Status]] = {
     # a compute-bound job at full load often sits at the power cap by design: worth knowing, not a fault
     "power_limited": ("hardware", "low", "info"),
 }
+
+
+@dataclass(frozen=True)
+class GpuSignals:
+    """One GPU in one sample: the tuning signals that are on (signals.yaml order) and the NVML clock event
+    reasons that are active (an idle GPU's left out)."""
+
+    on: tuple[str, ...]
+    clock_reasons: tuple[str, ...]
+
+
+def gpu_signals(gpu: GpuSample, config: SignalConfig) -> GpuSignals:
+    mask = gpu.clock_event_mask or 0
+    return GpuSignals(
+        on=tuple(sid for sid, value in evaluate(gpu, config).items() if value),
+        clock_reasons=tuple(
+            name for bit, name in CLOCK_EVENT_REASON_BITS.items() if mask & bit and name not in NOT_A_SLOWDOWN
+        ),
+    )
+
+
+def frame_signals(frame: Snapshot, config: SignalConfig) -> list[GpuSignals]:
+    """Each GPU of the frame, in the frame's order."""
+    return [gpu_signals(g, config) for g in frame.gpus]
 
 
 def watch_findings(summary: WatchSummary) -> list[Finding]:

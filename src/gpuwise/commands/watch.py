@@ -83,7 +83,7 @@ def _live(command, pid, record, interval, duration):
     from rich.live import Live
     from rich.text import Text
 
-    from gpuwise.advise.watch import watch_findings
+    from gpuwise.advise.watch import frame_signals, watch_findings
     from gpuwise.export.recording import RecordWriter
     from gpuwise.export.signals import load_config
     from gpuwise.export.sources import LiveSource
@@ -103,7 +103,7 @@ def _live(command, pid, record, interval, duration):
 
     def show(frame, elapsed):
         if live is not None:
-            doc = frame_view(frame, elapsed, config)
+            doc = frame_view(frame, elapsed, frame_signals(frame, config))
             live.update(Text.from_ansi(text(doc, width=console.width, color=True)), refresh=True)
 
     try:
@@ -130,7 +130,7 @@ def _live(command, pid, record, interval, duration):
 
 
 def _replay(path: Path, interval: float):
-    from gpuwise.advise.watch import watch_findings
+    from gpuwise.advise.watch import frame_signals, watch_findings
     from gpuwise.export.signals import load_config
     from gpuwise.export.sources import load_frames, recording_end
     from gpuwise.export.watch import HostSummary, summarize
@@ -146,7 +146,7 @@ def _replay(path: Path, interval: float):
         host = HostSummary(**{k: v for k, v in host_data.items() if k in known})
     summary = summarize(frames, _("replay of {path}").format(path=path), interval, host)
     elapsed = frames[-1].taken_at - frames[0].taken_at
-    last = frame_view(frames[-1], elapsed, load_config(), _("last sample"))
+    last = frame_view(frames[-1], elapsed, frame_signals(frames[-1], load_config()), _("last sample"))
     result = summary_view(summary, watch_findings(summary))
     head = Heading("gpuwise watch — " + _("replay of {path}").format(path=path.name))
     return Document(title=result.title, blocks=[head, *last.blocks, *result.blocks[1:]], data=result.data)

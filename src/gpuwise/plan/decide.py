@@ -11,15 +11,27 @@ reads kinds and numbers only. The thresholds are in plan_defaults.yaml (`decisio
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from gpuwise.i18n import N_, _
 from gpuwise.plan import explain
 from gpuwise.plan.cost import HOURS_PER_YEAR, break_even_months, break_even_utilisation
-from gpuwise.plan.decision import BreakEven, Decision, Flip, FlipKind, Reason, Side, Verdict, pricing_label
+from gpuwise.plan.decision import (
+    BreakEven,
+    Decision,
+    Flip,
+    FlipKind,
+    Pick,
+    Reason,
+    Side,
+    Verdict,
+    pricing_label,
+)
 from gpuwise.plan.decision import ReasonKind as K
 from gpuwise.plan.defaults import DecisionThresholds
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.options import OptionRow
+from gpuwise.plan.provenance import Kind as ProvenanceKind
 from gpuwise.plan.workload import OrgContext, Workload
 
 # A price older than this is flagged in the decision (cloud list prices move within a year).
@@ -137,10 +149,8 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
     return reasons
 
 
-def _context_reasons(
-    org: OrgContext, wl: Workload, rb: OptionRow, ttt_b_days: float, t: DecisionThresholds, cloud_days: float
-) -> list[Reason]:
-    """Demand shape, horizon, team and deadline (the rent-or-build selection logic)."""
+def _demand_reasons(org: OrgContext, t: DecisionThresholds) -> list[Reason]:
+    """Demand shape and horizon: bursty demand and a short horizon favour cloud, steady load building."""
     reasons = []
     if org.burstiness >= t.bursty_peak_ratio:
         label = _("bursty demand (peak {ratio}× average)").format(ratio=f"{org.burstiness:g}")
@@ -187,49 +197,59 @@ def _context_reasons(
                 {"utilisation": org.utilisation, "horizon_years": org.horizon_years},
             )
         )
+    return reasons
+
+
+def _team_reason(org: OrgContext) -> Reason:
+    """An ops team favours building; without one, cloud."""
     if org.ops_team:
-        reasons.append(
-            Reason(
-                K.OPS_TEAM,
-                "build",
-                _("an ops team is available to run a cluster"),
-                _("an ops team is available to run a cluster"),
-            )
+        return Reason(
+            K.OPS_TEAM,
+            "build",
+            _("an ops team is available to run a cluster"),
+            _("an ops team is available to run a cluster"),
+        )
+    return Reason(
+        K.OPS_TEAM,
+        "cloud",
+        _("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
+        _("no ops team"),
+    )
+
+
+def _deadline_reason(wl: Workload, rb: OptionRow, ttt_b_days: float, cloud_days: float) -> Reason | None:
+    """When the build's lead time plus its training time misses the deadline: the side that finishes first."""
+    if not (wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days):
+        return None
+    label = _("deadline {days} days").format(days=f"{wl.deadline_days:g}")
+    if cloud_days <= wl.deadline_days:
+        cloud_part = _("the cloud option starts now and finishes in {days} days").format(
+            days=f"{cloud_days:.1f}"
         )
     else:
-        reasons.append(
-            Reason(
-                K.OPS_TEAM,
-                "cloud",
-                _("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
-                _("no ops team"),
-            )
-        )
-    if wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days:
-        label = _("deadline {days} days").format(days=f"{wl.deadline_days:g}")
-        if cloud_days <= wl.deadline_days:
-            cloud_part = _("the cloud option starts now and finishes in {days} days").format(
-                days=f"{cloud_days:.1f}"
-            )
-        else:
-            cloud_part = _("the cloud option misses it too ({days} days)").format(days=f"{cloud_days:.1f}")
-        reasons.append(
-            Reason(
-                K.DEADLINE,
-                "cloud" if cloud_days < rb.lead_time_days + ttt_b_days else "build",
-                _("{label}: the build needs {lead} days lead time + {train} days training; {cloud}").format(
-                    label=label, lead=f"{rb.lead_time_days:.0f}", train=f"{ttt_b_days:.1f}", cloud=cloud_part
-                ),
-                label,
-                {
-                    "deadline_days": wl.deadline_days,
-                    "lead_time_days": rb.lead_time_days,
-                    "build_training_days": ttt_b_days,
-                    "cloud_days": cloud_days,
-                },
-            )
-        )
-    return reasons
+        cloud_part = _("the cloud option misses it too ({days} days)").format(days=f"{cloud_days:.1f}")
+    return Reason(
+        K.DEADLINE,
+        "cloud" if cloud_days < rb.lead_time_days + ttt_b_days else "build",
+        _("{label}: the build needs {lead} days lead time + {train} days training; {cloud}").format(
+            label=label, lead=f"{rb.lead_time_days:.0f}", train=f"{ttt_b_days:.1f}", cloud=cloud_part
+        ),
+        label,
+        {
+            "deadline_days": wl.deadline_days,
+            "lead_time_days": rb.lead_time_days,
+            "build_training_days": ttt_b_days,
+            "cloud_days": cloud_days,
+        },
+    )
+
+
+def _context_reasons(
+    org: OrgContext, wl: Workload, rb: OptionRow, ttt_b_days: float, t: DecisionThresholds, cloud_days: float
+) -> list[Reason]:
+    """Demand shape, horizon, team and deadline (the rent-or-build selection logic)."""
+    deadline = _deadline_reason(wl, rb, ttt_b_days, cloud_days)
+    return [*_demand_reasons(org, t), _team_reason(org), *([deadline] if deadline else [])]
 
 
 def _missing(ev: Evaluation, side: str) -> Reason:
@@ -243,199 +263,250 @@ def _missing(ev: Evaluation, side: str) -> Reason:
     return Reason(K.NO_BUILD_OPTION, "cloud", text, label, {**numbers, "settled": float(settled)})
 
 
-def decide(ev: Evaluation) -> Decision:
-    org, wl = ev.workload.org, ev.workload
-    t = ev.defaults.decision()
-    ccy = ev.currency
-    cloud = _best(ev, "cloud", PAY_PER_USE)
-    cloud_any = _best(ev, "cloud")
-    build = _best(ev, "onprem")
-    flips: list[Flip] = []
-    rent = explain.pick(ev, cloud_any) if cloud_any is not None else None
-    buy = explain.pick(ev, build) if build is not None else None
+@dataclass(frozen=True)
+class _Picks:
+    """The rows the decision compares: the cheapest cloud row at any pricing, the cheapest pay-per-use one
+    (break-even points are against pay-per-use capacity) and the cheapest build; None where there is none."""
 
-    if cloud_any is None and build is None:
-        missing = [_missing(ev, "cloud"), _missing(ev, "build")]
-        return Decision(
-            "undecided",
-            _("no option can be costed: {why}").format(why="; ".join(r.label for r in missing)),
-            None,
-            None,
-            missing,
-        )
-    reasons = _constraint_reasons(org)
-    if build is None:
-        why = _missing(ev, "build")
-        if why.numbers["settled"]:
-            return Decision(
-                "cloud", f"{rent.text()}: {why.label}", cloud_any, None, [*reasons, why], rent=rent
-            )
-        return Decision(
-            "undecided",
-            _("cannot compare ({why}); the best cloud option: {pick}").format(
-                why=why.label, pick=rent.text()
-            ),
-            cloud_any,
-            None,
-            [*reasons, why],
-            rent=rent,
-        )
-    if cloud_any is None:
-        if org.data_residency == "on-prem":
-            return Decision(
-                "build",
-                _("{pick}: data residency rules out the cloud").format(pick=buy.text()),
-                None,
-                build,
-                reasons,
-                buy=buy,
-            )
-        why = _missing(ev, "cloud")
-        if why.numbers["settled"]:
-            return Decision("build", f"{buy.text()}: {why.label}", None, build, [*reasons, why], buy=buy)
-        return Decision(
-            "undecided",
-            _("cannot compare ({why}); the best build: {pick}").format(why=why.label, pick=buy.text()),
-            None,
-            build,
-            [*reasons, why],
-            buy=buy,
-        )
-    payg = cloud if cloud is not None else cloud_any  # break-even points are against pay-per-use capacity
-    cloud = cloud_any  # the cost comparison takes the cheapest cloud pricing, reserved included
-    assert cloud is not None and payg is not None
+    cloud: int | None
+    payg: int | None
+    build: int | None
+    rent: Pick | None
+    buy: Pick | None
 
-    kb, kc = ev.chosen[build], ev.chosen[cloud]
-    cost_b, cost_c = ev.run_cost[build, kb], ev.run_cost[cloud, kc]
-    hours_b, hours_c = ev.hours(build, kb), ev.hours(cloud, kc)
-    rb, rc = ev.rows[build], ev.rows[cloud]
-    cheaper: Side = "build" if cost_b < cost_c else "cloud"
-    gap = abs(cost_b - cost_c) / max(cost_b, cost_c)
-    b_low, b_high = float(ev.run_cost_low[build, kb]), float(ev.run_cost_high[build, kb])
-    best, worst = explain.saving(b_low, cost_c), explain.saving(b_high, cost_c)
-    label = _("cost per run at {pct} utilisation").format(pct=f"{org.utilisation:.0%}")
-    billed = ev.billed_hours[cloud, kc]
-    billed_days = round(billed / 24)
-    cloud_days = f"{hours_c / 24:.1f}"
-    if billed <= hours_c * 1.001:
-        cloud_time = _("{days} days").format(days=cloud_days)
-    elif billed_days == 1:
-        cloud_time = _("{days} days, billed 1 day").format(days=cloud_days)
-    else:
-        cloud_time = _("{days} days, billed {billed} days").format(days=cloud_days, billed=billed_days)
-    reasons.append(
-        Reason(
-            K.COST,
-            cheaper,
-            _(
-                "{label}: {build} x{build_nodes} nodes {build_cost} (range {low}–{high}; {build_days} days) "
-                "vs {cloud} {pricing} x{cloud_nodes} {cloud_cost} ({cloud_time}): {phrase}"
-            ).format(
-                label=label,
-                build=rb.label,
-                build_nodes=int(ev.nodes[kb]),
-                build_cost=_money(cost_b, ccy),
-                low=_money(b_low, "").strip(),
-                high=_money(b_high, ccy),
-                build_days=f"{hours_b / 24:.1f}",
-                cloud=rc.label,
-                pricing=pricing_label(rc.pricing),
-                cloud_nodes=int(ev.nodes[kc]),
-                cloud_cost=_money(cost_c, ccy),
-                cloud_time=cloud_time,
-                phrase=explain.range_phrase(best, worst, explain.drivers(ev, build)),
-            ),
-            label,
-            {
-                "build_cost_per_run": float(cost_b),
-                "build_cost_per_run_low": b_low,
-                "build_cost_per_run_high": b_high,
-                "cloud_cost_per_run": float(cost_c),
-                "gap": float(gap),
-                "saving_best": best,
-                "saving_worst": worst,
-            },
-        )
+
+def _picks(ev: Evaluation) -> _Picks:
+    cloud, payg, build = _best(ev, "cloud"), _best(ev, "cloud", PAY_PER_USE), _best(ev, "onprem")
+    return _Picks(
+        cloud,
+        payg if payg is not None else cloud,
+        build,
+        explain.pick(ev, cloud) if cloud is not None else None,
+        explain.pick(ev, build) if build is not None else None,
     )
 
-    # Break-even utilisation and months against the pay-as-you-go cloud option (and, in the JSON, every option).
-    rp = ev.rows[payg]
-    u_eff = min(org.utilisation, 1.0 / org.burstiness)
-    be = break_even_vs(ev, build, payg)
-    u_star, m_star = be.utilisation, be.months
-    per_option = {
+
+def _nothing_costed(ev: Evaluation) -> Decision:
+    missing = [_missing(ev, "cloud"), _missing(ev, "build")]
+    return Decision(
+        "undecided",
+        _("no option can be costed: {why}").format(why="; ".join(r.label for r in missing)),
+        None,
+        None,
+        missing,
+    )
+
+
+def _cloud_only(ev: Evaluation, p: _Picks, reasons: list[Reason]) -> Decision:
+    """No build can be costed: cloud when that is settled (left out, or none can run it), else undecided."""
+    assert p.rent is not None
+    why = _missing(ev, "build")
+    if why.numbers["settled"]:
+        return Decision("cloud", f"{p.rent.text()}: {why.label}", p.cloud, None, [*reasons, why], rent=p.rent)
+    return Decision(
+        "undecided",
+        _("cannot compare ({why}); the best cloud option: {pick}").format(why=why.label, pick=p.rent.text()),
+        p.cloud,
+        None,
+        [*reasons, why],
+        rent=p.rent,
+    )
+
+
+def _build_only(ev: Evaluation, p: _Picks, reasons: list[Reason]) -> Decision:
+    """No cloud offer can be costed: build when residency or the missing side settles it, else undecided."""
+    assert p.buy is not None
+    if ev.workload.org.data_residency == "on-prem":
+        return Decision(
+            "build",
+            _("{pick}: data residency rules out the cloud").format(pick=p.buy.text()),
+            None,
+            p.build,
+            reasons,
+            buy=p.buy,
+        )
+    why = _missing(ev, "cloud")
+    if why.numbers["settled"]:
+        return Decision("build", f"{p.buy.text()}: {why.label}", None, p.build, [*reasons, why], buy=p.buy)
+    return Decision(
+        "undecided",
+        _("cannot compare ({why}); the best build: {pick}").format(why=why.label, pick=p.buy.text()),
+        None,
+        p.build,
+        [*reasons, why],
+        buy=p.buy,
+    )
+
+
+@dataclass(frozen=True)
+class _RunCosts:
+    """The compared build and cloud rows, each at its chosen node count: cost per run, its range, hours."""
+
+    kb: int
+    kc: int
+    build: float
+    cloud: float
+    build_low: float
+    build_high: float
+    build_hours: float
+    cloud_hours: float
+
+    @property
+    def cheaper(self) -> Side:
+        return "build" if self.build < self.cloud else "cloud"
+
+    @property
+    def gap(self) -> float:
+        return abs(self.build - self.cloud) / max(self.build, self.cloud)
+
+
+def _run_costs(ev: Evaluation, build: int, cloud: int) -> _RunCosts:
+    kb, kc = ev.chosen[build], ev.chosen[cloud]
+    return _RunCosts(
+        kb,
+        kc,
+        ev.run_cost[build, kb],
+        ev.run_cost[cloud, kc],
+        float(ev.run_cost_low[build, kb]),
+        float(ev.run_cost_high[build, kb]),
+        ev.hours(build, kb),
+        ev.hours(cloud, kc),
+    )
+
+
+def _cloud_time(ev: Evaluation, cloud: int, c: _RunCosts) -> str:
+    """The cloud run's days, with the billed days when billing rounds up (capacity blocks, minimum terms)."""
+    billed = ev.billed_hours[cloud, c.kc]
+    billed_days = round(billed / 24)
+    cloud_days = f"{c.cloud_hours / 24:.1f}"
+    if billed <= c.cloud_hours * 1.001:
+        return _("{days} days").format(days=cloud_days)
+    if billed_days == 1:
+        return _("{days} days, billed 1 day").format(days=cloud_days)
+    return _("{days} days, billed {billed} days").format(days=cloud_days, billed=billed_days)
+
+
+def _cost_reason(ev: Evaluation, build: int, cloud: int, c: _RunCosts) -> Reason:
+    """Cost per run of the compared build and cloud option, with the on-prem cost range."""
+    ccy, rb, rc = ev.currency, ev.rows[build], ev.rows[cloud]
+    best, worst = explain.saving(c.build_low, c.cloud), explain.saving(c.build_high, c.cloud)
+    label = _("cost per run at {pct} utilisation").format(pct=f"{ev.workload.org.utilisation:.0%}")
+    return Reason(
+        K.COST,
+        c.cheaper,
+        _(
+            "{label}: {build} x{build_nodes} nodes {build_cost} (range {low}–{high}; {build_days} days) "
+            "vs {cloud} {pricing} x{cloud_nodes} {cloud_cost} ({cloud_time}): {phrase}"
+        ).format(
+            label=label,
+            build=rb.label,
+            build_nodes=int(ev.nodes[c.kb]),
+            build_cost=_money(c.build, ccy),
+            low=_money(c.build_low, "").strip(),
+            high=_money(c.build_high, ccy),
+            build_days=f"{c.build_hours / 24:.1f}",
+            cloud=rc.label,
+            pricing=pricing_label(rc.pricing),
+            cloud_nodes=int(ev.nodes[c.kc]),
+            cloud_cost=_money(c.cloud, ccy),
+            cloud_time=_cloud_time(ev, cloud, c),
+            phrase=explain.range_phrase(best, worst, explain.drivers(ev, build)),
+        ),
+        label,
+        {
+            "build_cost_per_run": float(c.build),
+            "build_cost_per_run_low": c.build_low,
+            "build_cost_per_run_high": c.build_high,
+            "cloud_cost_per_run": float(c.cloud),
+            "gap": float(c.gap),
+            "saving_best": best,
+            "saving_worst": worst,
+        },
+    )
+
+
+def _break_even_per_option(ev: Evaluation, build: int) -> dict[str, BreakEven]:
+    """The build's break-even against every shown cloud option that can be costed (the JSON's per-option table)."""
+    return {
         ev.rows[o].key: break_even_vs(ev, build, o)
         for o in ev.shown
         if ev.rows[o].kind == "cloud" and ev.chosen[o] >= 0 and ev.convertible[o]
     }
+
+
+def _utilisation_reason_and_flips(
+    ev: Evaluation, payg: int, cloud: int, u_star: float
+) -> tuple[Reason, list[Flip]]:
+    """Break-even utilisation against the pay-as-you-go option: the reason, the utilisation flip, and (when the
+    compared cloud option is reserved) why utilisation cannot flip owned vs reserved."""
+    org, rp, rc = ev.workload.org, ev.rows[payg], ev.rows[cloud]
+    u_eff = min(org.utilisation, 1.0 / org.burstiness)
     payg_name = f"{rp.label} {pricing_label(rp.pricing)}"
-    if u_star == u_star:
-        label = _("break-even utilisation vs {option} {pct}").format(option=payg_name, pct=f"{u_star:.0%}")
-        reasons.append(
-            Reason(
-                K.BREAK_EVEN_UTILISATION,
-                "build" if u_eff > u_star else "cloud",
-                _("{label}; expected {expected} (utilisation {utilisation}, burstiness {burstiness})").format(
-                    label=label,
-                    expected=f"{u_eff:.0%}",
-                    utilisation=f"{org.utilisation:.0%}",
-                    burstiness=f"{org.burstiness:g}",
-                ),
-                label,
-                {"break_even_utilisation": u_star, "effective_utilisation": u_eff},
+    label = _("break-even utilisation vs {option} {pct}").format(option=payg_name, pct=f"{u_star:.0%}")
+    reason = Reason(
+        K.BREAK_EVEN_UTILISATION,
+        "build" if u_eff > u_star else "cloud",
+        _("{label}; expected {expected} (utilisation {utilisation}, burstiness {burstiness})").format(
+            label=label,
+            expected=f"{u_eff:.0%}",
+            utilisation=f"{org.utilisation:.0%}",
+            burstiness=f"{org.burstiness:g}",
+        ),
+        label,
+        {"break_even_utilisation": u_star, "effective_utilisation": u_eff},
+    )
+    flips = [
+        Flip(
+            FlipKind.UTILISATION,
+            _("utilisation: against {option}, owning wins above {pct} utilisation").format(
+                option=payg_name, pct=f"{u_star:.0%}"
             )
+            if u_star <= 1
+            else _("utilisation: owning does not beat {option} even at {pct} utilisation").format(
+                option=payg_name, pct="100%"
+            ),
+            {"break_even_utilisation": u_star},
         )
+    ]
+    if rc.pays_idle:
         flips.append(
             Flip(
-                FlipKind.UTILISATION,
-                _("utilisation: against {option}, owning wins above {pct} utilisation").format(
-                    option=payg_name, pct=f"{u_star:.0%}"
-                )
-                if u_star <= 1
-                else _("utilisation: owning does not beat {option} even at {pct} utilisation").format(
-                    option=payg_name, pct="100%"
-                ),
-                {"break_even_utilisation": u_star},
-            )
-        )
-        if rc.pays_idle:
-            flips.append(
-                Flip(
-                    FlipKind.RESERVED_UTILISATION,
-                    _(
-                        "utilisation does not move the comparison with {option}: "
-                        "reserved and owned capacity both pay for idle hours"
-                    ).format(option=f"{rc.label} {pricing_label(rc.pricing)}"),
-                )
-            )
-    if math.isfinite(m_star):
-        reasons.append(
-            Reason(
-                K.BREAK_EVEN_MONTHS,
-                "build" if m_star / 12 <= org.horizon_years else "cloud",
+                FlipKind.RESERVED_UTILISATION,
                 _(
-                    "break-even after {months} months of steady use (capex, no resale credit) "
-                    "vs a {years}-year horizon"
-                ).format(months=f"{m_star:.0f}", years=f"{org.horizon_years:g}"),
-                _("break-even after {months} months").format(months=f"{m_star:.0f}"),
-                {"break_even_months": m_star, "horizon_years": org.horizon_years},
+                    "utilisation does not move the comparison with {option}: "
+                    "reserved and owned capacity both pay for idle hours"
+                ).format(option=f"{rc.label} {pricing_label(rc.pricing)}"),
             )
         )
-    else:
-        reasons.append(
-            Reason(
-                K.BREAK_EVEN_MONTHS,
-                "cloud",
-                _("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
-                _("owning never breaks even"),
-                {"break_even_months": m_star, "horizon_years": org.horizon_years},
-            )
+    return reason, flips
+
+
+def _break_even_months_reason(m_star: float, horizon_years: float) -> Reason:
+    if math.isfinite(m_star):
+        return Reason(
+            K.BREAK_EVEN_MONTHS,
+            "build" if m_star / 12 <= horizon_years else "cloud",
+            _(
+                "break-even after {months} months of steady use (capex, no resale credit) vs a {years}-year horizon"
+            ).format(months=f"{m_star:.0f}", years=f"{horizon_years:g}"),
+            _("break-even after {months} months").format(months=f"{m_star:.0f}"),
+            {"break_even_months": m_star, "horizon_years": horizon_years},
         )
-    cloud_change, onprem_change = abs(1 - cost_b / cost_c), abs(1 - cost_c / cost_b)
-    # The same move at the two ends of the on-prem cost range (a range that crosses zero is said in the
-    # cost reason: then one end already flips it).
-    ends = sorted(abs(1 - b / cost_c) for b in (b_low, b_high))
-    same_side = (b_low < cost_c) == (b_high < cost_c)
+    return Reason(
+        K.BREAK_EVEN_MONTHS,
+        "cloud",
+        _("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
+        _("owning never breaks even"),
+        {"break_even_months": m_star, "horizon_years": horizon_years},
+    )
+
+
+def _price_flip(c: _RunCosts) -> Flip:
+    """How far prices would have to move to flip the cost comparison, at both ends of the on-prem cost range
+    (a range that crosses zero is said in the cost reason: then one end already flips it)."""
+    cloud_change, onprem_change = abs(1 - c.build / c.cloud), abs(1 - c.cloud / c.build)
+    ends = sorted(abs(1 - b / c.cloud) for b in (c.build_low, c.build_high))
+    same_side = (c.build_low < c.cloud) == (c.build_high < c.cloud)
     across = (
         _(" ({span} across the on-prem cost range)").format(span=f"{ends[0] * 100:.0f}–{ends[1]:.0%}")
         if same_side
@@ -446,28 +517,26 @@ def decide(ev: Evaluation) -> Decision:
             "price: cloud prices would have to fall {cloud}{across} or on-prem costs rise {onprem} "
             "to flip the cost comparison"
         )
-        if cheaper == "build"
+        if c.cheaper == "build"
         else _(
             "price: cloud prices would have to rise {cloud}{across} or on-prem costs fall {onprem} "
             "to flip the cost comparison"
         )
     )
-    flips.append(
-        Flip(
-            FlipKind.PRICE,
-            price_flip.format(cloud=f"{cloud_change:.0%}", across=across, onprem=f"{onprem_change:.0%}"),
-            {
-                "cloud_price_change": float(cloud_change),
-                "onprem_cost_change": float(onprem_change),
-                "cloud_price_change_low": ends[0],
-                "cloud_price_change_high": ends[1],
-            },
-        )
+    return Flip(
+        FlipKind.PRICE,
+        price_flip.format(cloud=f"{cloud_change:.0%}", across=across, onprem=f"{onprem_change:.0%}"),
+        {
+            "cloud_price_change": float(cloud_change),
+            "onprem_cost_change": float(onprem_change),
+            "cloud_price_change_low": ends[0],
+            "cloud_price_change_high": ends[1],
+        },
     )
 
-    ttt_b_days = hours_b / 24
-    reasons += _context_reasons(org, wl, rb, ttt_b_days, t, ev.days_to_result(cloud))
 
+def _node_count_flip(ev: Evaluation, cheaper: Side) -> Flip | None:
+    """Whether the cheaper side changes across the node-count sweep, or stays the same at every count."""
     winners = _sweep_winners(
         ev,
         [o for o, r in enumerate(ev.rows) if r.kind == "cloud"],
@@ -475,115 +544,151 @@ def decide(ev: Evaluation) -> Decision:
     )
     changes = [f"{int(n)}: {_(SIDE_WORDS[w])}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
     if len({w for w in winners if w != "-"}) > 1:
-        flips.append(
-            Flip(
-                FlipKind.NODE_COUNT,
-                _("node count: the cheaper side changes across the sweep ({changes})").format(
-                    changes=", ".join(changes)
-                ),
-            )
+        return Flip(
+            FlipKind.NODE_COUNT,
+            _("node count: the cheaper side changes across the sweep ({changes})").format(
+                changes=", ".join(changes)
+            ),
         )
-    elif changes:
+    if changes:
         side = winners[-1] if winners[-1] != "-" else cheaper
-        flips.append(
-            Flip(
-                FlipKind.NODE_COUNT,
-                _("node count: {side} stays cheaper at every node count swept").format(
-                    side=_(SIDE_WORDS[side])
-                ),
-            )
+        return Flip(
+            FlipKind.NODE_COUNT,
+            _("node count: {side} stays cheaper at every node count swept").format(side=_(SIDE_WORDS[side])),
         )
+    return None
 
+
+def _compare(ev: Evaluation, build: int, cloud: int, payg: int, p: _Picks) -> Decision:
+    """Both sides can be costed: the reasons (constraints, cost, break-even, context), the flips, the verdict
+    read from the reasons, then the caveats."""
+    org, t = ev.workload.org, ev.defaults.decision()
+    c = _run_costs(ev, build, cloud)
+    reasons = [*_constraint_reasons(org), _cost_reason(ev, build, cloud, c)]
+    flips: list[Flip] = []
+    be = break_even_vs(ev, build, payg)
+    u_star, m_star = be.utilisation, be.months
+    if u_star == u_star:
+        reason, utilisation_flips = _utilisation_reason_and_flips(ev, payg, cloud, u_star)
+        reasons.append(reason)
+        flips += utilisation_flips
+    reasons.append(_break_even_months_reason(m_star, org.horizon_years))
+    flips.append(_price_flip(c))
+    reasons += _context_reasons(
+        org, ev.workload, ev.rows[build], c.build_hours / 24, t, ev.days_to_result(cloud)
+    )
+    node_flip = _node_count_flip(ev, c.cheaper)
+    if node_flip is not None:
+        flips.append(node_flip)
     verdict, summary = _verdict(reasons, org, t)
     caveats = _caveats(ev, cloud, build)
     late = next((r for r in caveats if r.kind == K.NO_OPTION_IN_TIME), None)
     if late is not None:
         summary = f"{late.label}: {summary}"
-    reasons += caveats
     return Decision(
         verdict,
         summary,
         cloud,
         build,
-        reasons,
+        reasons + caveats,
         flips,
         float(u_star) if u_star == u_star else None,
         float(m_star) if math.isfinite(m_star) else None,
-        per_option,
-        rent=rent,
-        buy=buy,
+        _break_even_per_option(ev, build),
+        rent=p.rent,
+        buy=p.buy,
+    )
+
+
+def decide(ev: Evaluation) -> Decision:
+    """Pick the cheapest cloud option and build, then compare them, or say why one side cannot be costed."""
+    p = _picks(ev)
+    if p.cloud is None and p.build is None:
+        return _nothing_costed(ev)
+    if p.build is None:
+        return _cloud_only(ev, p, _constraint_reasons(ev.workload.org))
+    if p.cloud is None:
+        return _build_only(ev, p, _constraint_reasons(ev.workload.org))
+    assert p.payg is not None
+    return _compare(ev, p.build, p.cloud, p.payg, p)
+
+
+def _deadline_caveat(ev: Evaluation, cloud: int, build: int) -> Reason | None:
+    """Neither pick meets the deadline: the closest one."""
+    deadline = ev.workload.deadline_days
+    if not deadline or ev.meets_deadline(cloud) or ev.meets_deadline(build):
+        return None
+    closest = min((cloud, build), key=ev.days_to_result)
+    label = _("no option meets the {days}-day deadline").format(days=f"{deadline:g}")
+    return Reason(
+        K.NO_OPTION_IN_TIME,
+        "cloud" if ev.rows[closest].kind == "cloud" else "build",
+        _("{label}; the closest is {option} in {need} days (lead time included)").format(
+            label=label, option=ev.rows[closest].label, need=f"{ev.days_to_result(closest):.1f}"
+        ),
+        label,
+        {"deadline_days": deadline, "closest_days": ev.days_to_result(closest)},
+    )
+
+
+def _spot_caveat(ev: Evaluation, o: int) -> Reason:
+    """A spot pick's expected interruptions over the run and the wall time they cost."""
+    row, k = ev.rows[o], int(ev.chosen[o])
+    loss = float(ev.perf.interruption_loss[o, k])
+    expected = int(ev.nodes[k]) * row.numbers.interruptions_per_node_hour * ev.hours(o, k)
+    return Reason(
+        K.SPOT_INTERRUPTIONS,
+        "cloud",
+        _("spot on {option}: about {count} interruptions over the run, {pct} more wall time ({how})").format(
+            option=row.label,
+            count=f"{expected:.0f}",
+            pct=f"{loss / (1 - loss):.1%}",
+            how=row.provenance.get("spot_short", ""),
+        ),
+        _("spot interruptions"),
+        {"interruptions": expected, "time_lost_fraction": loss},
+    )
+
+
+def _fallback_mfu_caveat(row: OptionRow) -> Reason:
+    return Reason(
+        K.ESTIMATE,
+        "cloud" if row.kind == "cloud" else "build",
+        _(
+            "{option}: no measured or published MFU for {gpu}; the plan used the generic "
+            "median ({source}): run `gpuwise bench` on it and pass --calibrate"
+        ).format(option=row.label, gpu=row.gpu_name, source=row.provenance["mfu"]),
+        _("MFU is a generic estimate"),
+        {"mfu": float(row.numbers.mfu)},
+    )
+
+
+def _price_age_caveat(row: OptionRow, age: int) -> Reason:
+    return Reason(
+        K.PRICE_AGE,
+        "cloud" if row.kind == "cloud" else "build",
+        _("the price of {option} dates from {date} ({days} days ago): check today's price").format(
+            option=row.label, date=row.price_as_of.isoformat(), days=f"{age:.0f}"
+        ),
+        _("price over a year old"),
+        {"price_age_days": float(age)},
     )
 
 
 def _caveats(ev: Evaluation, cloud: int, build: int) -> list[Reason]:
     """What the reader must know about the picks that is not a vote: no option meets the deadline, a spot
     pick's interruptions, a model input that fell back to a generic default, a price over a year old."""
-    out: list[Reason] = []
-    deadline = ev.workload.deadline_days
-    if deadline and not (ev.meets_deadline(cloud) or ev.meets_deadline(build)):
-        closest = min((cloud, build), key=ev.days_to_result)
-        label = _("no option meets the {days}-day deadline").format(days=f"{deadline:g}")
-        out.append(
-            Reason(
-                K.NO_OPTION_IN_TIME,
-                "cloud" if ev.rows[closest].kind == "cloud" else "build",
-                _("{label}; the closest is {option} in {need} days (lead time included)").format(
-                    label=label, option=ev.rows[closest].label, need=f"{ev.days_to_result(closest):.1f}"
-                ),
-                label,
-                {"deadline_days": deadline, "closest_days": ev.days_to_result(closest)},
-            )
-        )
+    late = _deadline_caveat(ev, cloud, build)
+    out: list[Reason] = [late] if late is not None else []
     for o in (cloud, build):
-        row, k = ev.rows[o], int(ev.chosen[o])
+        row = ev.rows[o]
         if row.pricing == "spot":
-            loss = float(ev.perf.interruption_loss[o, k])
-            nodes = int(ev.nodes[k])
-            hours = ev.hours(o, k)
-            expected = nodes * row.numbers.interruptions_per_node_hour * hours
-            out.append(
-                Reason(
-                    K.SPOT_INTERRUPTIONS,
-                    "cloud",
-                    _(
-                        "spot on {option}: about {count} interruptions over the run, {pct} more wall time "
-                        "({how})"
-                    ).format(
-                        option=row.label,
-                        count=f"{expected:.0f}",
-                        pct=f"{loss / (1 - loss):.1%}",
-                        how=row.provenance.get("spot_short", ""),
-                    ),
-                    _("spot interruptions"),
-                    {"interruptions": expected, "time_lost_fraction": loss},
-                )
-            )
-        if row.provenance.get("mfu", "").startswith("fallback"):
-            out.append(
-                Reason(
-                    K.ESTIMATE,
-                    "cloud" if row.kind == "cloud" else "build",
-                    _(
-                        "{option}: no measured or published MFU for {gpu}; the plan used the generic "
-                        "median ({source}): run `gpuwise bench` on it and pass --calibrate"
-                    ).format(option=row.label, gpu=row.gpu_name, source=row.provenance["mfu"]),
-                    _("MFU is a generic estimate"),
-                    {"mfu": float(row.numbers.mfu)},
-                )
-            )
+            out.append(_spot_caveat(ev, o))
+        if row.provenance.kind("mfu") is ProvenanceKind.FALLBACK:
+            out.append(_fallback_mfu_caveat(row))
         age = row.price_age_days
         if age is not None and age > PRICE_MAX_AGE_DAYS:
-            out.append(
-                Reason(
-                    K.PRICE_AGE,
-                    "cloud" if row.kind == "cloud" else "build",
-                    _(
-                        "the price of {option} dates from {date} ({days} days ago): check today's price"
-                    ).format(option=row.label, date=row.price_as_of.isoformat(), days=f"{age:.0f}"),
-                    _("price over a year old"),
-                    {"price_age_days": float(age)},
-                )
-            )
+            out.append(_price_age_caveat(row, age))
     return out
 
 

@@ -114,7 +114,8 @@ def option_json(plan: Plan, o: int) -> dict:
         "lead_time_days": row.lead_time_days,
         "network": row.network,
         "mfu": _num(row.numbers.mfu, 4),
-        "provenance": row.provenance,
+        "provenance": dict(row.provenance),
+        "provenance_kind": row.provenance.kinds(),  # key -> workload, options, calibrated, stability, catalog, ...
         "chosen_nodes": int(plan.nodes[k]) if k >= 0 else None,
         "per_nodes": per_nodes,
         # the data set's move to this option before training (plan/staging.py); null: nothing moves

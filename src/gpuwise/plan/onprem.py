@@ -19,6 +19,7 @@ from gpuwise.plan.cost import OnpremCostInputs
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import Hardware, OptionRow, network, node_numbers
 from gpuwise.plan.options_file import OnpremBuild
+from gpuwise.plan.provenance import Kind, Provenance, Source
 from gpuwise.plan.workload import Workload
 
 # Our field -> the catalog's on-prem default (gpuwise/catalog/data/onprem_costs.yaml) it comes from.
@@ -63,18 +64,18 @@ def gpu_class(spec: GpuSpec) -> str:
     return spec.key.upper()
 
 
-def catalog_defaults_for(build: OnpremBuild, spec: GpuSpec, rdma: bool) -> tuple[dict, dict[str, str]]:
+def catalog_defaults_for(build: OnpremBuild, spec: GpuSpec, rdma: bool) -> tuple[dict, Provenance]:
     """(values, provenance) from the catalog's on-prem defaults for this build's GPU class and fabric.
     Numbers are (low-cost, typical, high-cost) triples; "currency" is a string."""
     raw = cat.onprem_defaults()
     cls = gpu_class(spec)
     vals: dict = {"currency": raw.currency}
-    prov: dict[str, str] = {"currency": "catalog on-prem defaults"}
+    prov = Provenance({"currency": Source(Kind.CATALOG, "catalog on-prem defaults")})
 
     def take(ours, entry, source, scale: float = 1.0):
         if entry is not None and entry.value is not None:
             vals[ours] = tuple(v * scale for v in _triple(ours, entry.low, entry.value, entry.high))
-            prov[ours] = source
+            prov[ours] = Source(Kind.CATALOG, source)
 
     for ours, theirs in CATALOG_NAMES.items():
         entry = raw.entry(theirs)
@@ -84,7 +85,9 @@ def catalog_defaults_for(build: OnpremBuild, spec: GpuSpec, rdma: bool) -> tuple
     power = raw.node_power_kw(cls, build.gpus_per_node, spec.tdp_watts)
     if power is not None:
         vals["power_kw_per_node"] = (power, power, power)
-        prov["power_kw_per_node"] = f"catalog node power for {cls} ({build.gpus_per_node} GPUs)"
+        prov["power_kw_per_node"] = Source(
+            Kind.CATALOG, f"catalog node power for {cls} ({build.gpus_per_node} GPUs)"
+        )
     fabric = raw.entry("infiniband_fabric_cost_per_node" if rdma else "ethernet_fabric_cost_per_node")
     take(
         "network_cost_per_node",
@@ -97,22 +100,22 @@ def catalog_defaults_for(build: OnpremBuild, spec: GpuSpec, rdma: bool) -> tuple
 
 def cost_inputs(
     build: OnpremBuild, spec: GpuSpec, rdma: bool, d: PlanDefaults
-) -> tuple[tuple[OnpremCostInputs, OnpremCostInputs, OnpremCostInputs], float, dict[str, str]]:
+) -> tuple[tuple[OnpremCostInputs, OnpremCostInputs, OnpremCostInputs], float, Provenance]:
     """((low-cost, typical, high-cost) inputs, lead time days, provenance) for one build:
     options file > catalog > error. A number from the options file is a point: low = typical = high."""
     given = {k: v for k, v in build.costs.model_dump().items() if v is not None}
     base, base_prov = catalog_defaults_for(build, spec, rdma)
-    prov: dict[str, str] = {}
+    prov = Provenance()
 
     def pick(name) -> Triple:
         if name in given:
-            prov[name] = "options file"
+            prov[name] = Source(Kind.OPTIONS, "options file")
             return (float(given[name]),) * 3
         if name in base:
-            prov[name] = base_prov[name]
+            prov[name] = base_prov.source(name)
             return base[name]
         if name in ZERO_UNLESS_GIVEN:
-            prov[name] = ZERO_UNLESS_GIVEN[name]
+            prov[name] = Source(Kind.FALLBACK, ZERO_UNLESS_GIVEN[name])
             return (0.0, 0.0, 0.0)
         raise DataValidationError(
             _(
@@ -128,11 +131,15 @@ def cost_inputs(
     else:
         frac = pick("network_cost_fraction")  # network = frac of (server + network)
         network_cost = tuple(s * f / (1.0 - f) for s, f in zip(server, frac, strict=True))
-        prov["network_cost_per_node"] = f"{frac[1]:.0%} of cluster capex ({prov['network_cost_fraction']})"
+        prov["network_cost_per_node"] = Source(
+            Kind.DERIVED, f"{frac[1]:.0%} of cluster capex ({prov['network_cost_fraction']})"
+        )
     staff_cluster = pick("staff_per_year")
     if "staff_per_year" in given:  # the user's cluster-wide figure replaces the per-node default
         staff_node: Triple = (0.0, 0.0, 0.0)
-        prov["staff_per_node_year"] = "0: the options file gives staff_per_year for the whole cluster"
+        prov["staff_per_node_year"] = Source(
+            Kind.OPTIONS, "0: the options file gives staff_per_year for the whole cluster"
+        )
     else:
         fte, cost = pick("staff_fte_per_node"), pick("staff_cost_per_fte_year")
         staff_node = tuple(f * c for f, c in zip(fte, cost, strict=True))
@@ -147,9 +154,10 @@ def cost_inputs(
     else:  # quoted at `residual_quoted_years`: a constant yearly decline to the end of the life
         quoted, at_years = pick("residual_fraction_quoted"), pick("residual_quoted_years")
         residual = tuple(q ** (lv / y) for q, lv, y in zip(quoted, life, at_years, strict=True))
-        prov["residual_fraction"] = (
+        prov["residual_fraction"] = Source(
+            Kind.DERIVED,
             f"{quoted[1]:.0%} at {at_years[1]:g} years, {residual[1]:.0%} at {life[1]:g} "
-            f"({prov['residual_fraction_quoted']})"
+            f"({prov['residual_fraction_quoted']})",
         )
     fields = {
         "server_price_per_node": server,
@@ -173,10 +181,10 @@ def cost_inputs(
     ccy = str(given.get("currency") or base["currency"]).upper()
     cases = tuple(OnpremCostInputs(**{k: v[i] for k, v in fields.items()}, currency=ccy) for i in range(3))
     if "lead_time_days" in given:
-        lead, prov["lead_time_days"] = float(given["lead_time_days"]), "options file"
+        lead, prov["lead_time_days"] = float(given["lead_time_days"]), Source(Kind.OPTIONS, "options file")
     else:
         lead = float(d.value("lead_time_days.onprem_build"))
-        prov["lead_time_days"] = d.source("lead_time_days.onprem_build")
+        prov["lead_time_days"] = Source(Kind.PUBLISHED, d.source("lead_time_days.onprem_build"))
     return cases, lead, prov
 
 
@@ -222,11 +230,14 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     net = network(
         gbps, build.fabric, d, build.network_latency_us, build.network_achieved_fraction, build.rdma
     )
-    prov: dict[str, str] = {}
+    if net.bytes_s and (build.network_gbps is not None or build.network_achieved_fraction is not None):
+        net = replace(net, kind=Kind.OPTIONS)  # the options file's line rate or achieved fraction
+    prov = Provenance()
     nums = node_numbers(wl, hw, d, cal, net, build.storage, 0.0, prov)
     cases, lead, cost_prov = cost_inputs(build, spec, net.rdma, d)
     inputs = cases[1]
-    prov.update({f"cost.{k}": v for k, v in cost_prov.items()})
+    for key in cost_prov:
+        prov[f"cost.{key}"] = cost_prov.source(key)
     return OptionRow(
         key=f"onprem {build.name}",
         kind="onprem",

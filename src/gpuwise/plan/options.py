@@ -20,6 +20,7 @@ from gpuwise.plan.cost import OnpremCostInputs
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options_file import CloudSelection, Pricing
 from gpuwise.plan.perf import NodeNumbers
+from gpuwise.plan.provenance import Kind, Provenance, Source
 from gpuwise.plan.spot import spot_terms
 from gpuwise.plan.workload import Workload
 
@@ -52,7 +53,7 @@ class OptionRow:
     instance_type: str | None = None
     region: str | None = None
     network: str = ""
-    provenance: dict[str, str] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)
     price_as_of: dt.date | None = None  # the cloud price's date (None: undated or owned)
     tcp: bool = False  # inter-node traffic is NCCL over TCP sockets (its range is untuned–tuned sockets)
 
@@ -82,6 +83,7 @@ class NetworkLink:
     description: str
     bytes_s_low: float = 0.0  # the same at the low / high end of the transport's achieved-fraction range
     bytes_s_high: float = 0.0
+    kind: Kind = Kind.CATALOG  # where the bandwidth came from (UNKNOWN: no estimate; CALIBRATED: measured)
 
 
 @dataclass
@@ -100,18 +102,22 @@ def _gpu_matches(spec: GpuSpec | None, name: str | None) -> bool:
     return other is not None and other.key == spec.key
 
 
-def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, str]:
+def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, Source]:
     """MFU by priority: workload > calibration (same GPU) > per-class default > catalog MAMF × ratio > fallback."""
     if wl.model.mfu is not None:
-        return wl.model.mfu, "workload model.mfu"
+        return wl.model.mfu, Source(Kind.WORKLOAD, "workload model.mfu")
     ratio = d.value("mfu.mfu_over_mamf")
     if cal and _gpu_matches(hw.spec, cal.gpu_name):
         if cal.training_mfu:
-            return cal.training_mfu, f"calibrated: measured training MFU on {cal.gpu_name}"
+            return cal.training_mfu, Source(
+                Kind.CALIBRATED, f"calibrated: measured training MFU on {cal.gpu_name}"
+            )
         if cal.mamf_fraction:
             return (
                 cal.mamf_fraction * ratio,
-                f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}",
+                Source(
+                    Kind.CALIBRATED, f"calibrated: measured matmul {cal.mamf_fraction:.1%} of peak × {ratio}"
+                ),
             )
     spec, via = hw.spec, ""
     twin = (d.data["mfu"].get("same_compute_as") or {}).get(spec.key) if spec else None
@@ -121,25 +127,31 @@ def resolve_mfu(wl: Workload, hw: Hardware, d: PlanDefaults, cal: Calibration | 
     name = f"{hw.gpu_name if spec is hw.spec else spec.name} {spec.key if spec else ''}".lower()
     for entry in d.mfu_per_gpu_class():
         if entry.gpu_class.lower() in name:
-            return entry.value, f"{via}default for {entry.gpu_class}: {entry.source}"
+            return entry.value, Source(Kind.PUBLISHED, f"{via}default for {entry.gpu_class}: {entry.source}")
     mamf = spec.mamf_fraction if spec else None
     if mamf:
-        return mamf * ratio, f"{via}catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
-    return d.value("mfu.fallback_mfu"), f"fallback: {d.source('mfu.fallback_mfu')}"
+        return mamf * ratio, Source(
+            Kind.CATALOG, f"{via}catalog MAMF {mamf:.3f} × {ratio} ({d.source('mfu.mfu_over_mamf')})"
+        )
+    return d.value("mfu.fallback_mfu"), Source(Kind.FALLBACK, f"fallback: {d.source('mfu.fallback_mfu')}")
 
 
-def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, float, str]:
+def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[float, float, Source]:
     """(all-reduce busbw bytes/s, latency s, source) inside one node."""
     lat = d.value("communication.nvlink_latency_us") * 1e-6
     if cal and cal.intra_busbw_gb_s and _gpu_matches(hw.spec, cal.gpu_name):
-        return cal.intra_busbw_gb_s * 1e9, lat, "calibrated: measured all-reduce busbw"
+        return (
+            cal.intra_busbw_gb_s * 1e9,
+            lat,
+            Source(Kind.CALIBRATED, "calibrated: measured all-reduce busbw"),
+        )
     nvlink = hw.spec.nvlink_bandwidth_gb_s if hw.spec else None
     if nvlink:
         frac = d.value("communication.intra_node_busbw_fraction")
         return (
             nvlink / 2 * frac * 1e9,
             lat,
-            f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw",
+            Source(Kind.CATALOG, f"catalog NVLink {nvlink:g} GB/s bidirectional / 2 × {frac} busbw"),
         )
     spec = hw.spec
     link = cat.pcie_x16(spec.pcie_gen) if spec and spec.pcie_gen else None
@@ -148,12 +160,15 @@ def intra_node(hw: Hardware, d: PlanDefaults, cal: Calibration | None) -> tuple[
         return (
             link.bandwidth_gb_s * frac * 1e9,
             lat,
-            f"no NVLink: catalog PCIe gen{spec.pcie_gen} x16 {link.bandwidth_gb_s:g} GB/s per direction × {frac:g}",
+            Source(
+                Kind.CATALOG,
+                f"no NVLink: catalog PCIe gen{spec.pcie_gen} x16 {link.bandwidth_gb_s:g} GB/s per direction × {frac:g}",
+            ),
         )
     return (
         d.value("communication.pcie_fallback_gb_s") * 1e9,
         lat,
-        "no NVLink: " + d.source("communication.pcie_fallback_gb_s"),
+        Source(Kind.FALLBACK, "no NVLink: " + d.source("communication.pcie_fallback_gb_s")),
     )
 
 
@@ -233,7 +248,7 @@ def network(
     if gbps is None and fab is not None:
         gbps = fab.bandwidth_gbps
     if not gbps:
-        return NetworkLink(0.0, NAN, is_rdma, "no network bandwidth known")
+        return NetworkLink(0.0, NAN, is_rdma, "no network bandwidth known", kind=Kind.UNKNOWN)
     low, typical, high = achieved_range(d, is_rdma, gbps, provider)
     if is_rdma and not gpudirect:
         typical = low
@@ -261,30 +276,35 @@ def node_numbers(
     net: NetworkLink,
     storage: str,
     time_overhead: float,
-    prov: dict[str, str],
+    prov: Provenance,
 ) -> NodeNumbers:
     """The perf model's inputs for one node type; records where each came from in `prov`."""
     mfu, prov["mfu"] = resolve_mfu(wl, hw, d, cal)
     intra_bw, intra_lat, prov["intra_node"] = intra_node(hw, d, cal)
-    prov["network"] = net.description
+    prov["network"] = Source(net.kind, net.description)
     peak = cat.peak_flops(hw.spec, wl.training.precision)
-    prov["peak"] = f"catalog {hw.spec.key} {wl.training.precision}" if peak and hw.spec else "unknown"
+    prov["peak"] = (
+        Source(Kind.CATALOG, f"catalog {hw.spec.key} {wl.training.precision}")
+        if peak and hw.spec
+        else Source(Kind.UNKNOWN, "unknown")
+    )
     st = d.storage(storage)
-    prov["storage"] = f"{storage}: {st.source}"
+    prov["storage"] = Source(Kind.PUBLISHED, f"{storage}: {st.source}")
     cv_key = "stragglers.network_cv_rdma" if net.rdma else "stragglers.network_cv_ethernet"
     compute_cv, network_cv = d.value("stragglers.compute_cv"), d.value(cv_key)
     cv_low_end, cv_high_end = d.value("stragglers.compute_cv_low_end"), 0.0  # measured spread: both ends
     net = calibrated_network(net, hw, cal, intra_bw, intra_lat, prov, wl.training.bucket_mb * 2**20)
     if cal and _gpu_matches(hw.spec, cal.gpu_name):
         spread = "stability run sample" if cal.from_stability else None
+        measured = Kind.STABILITY if cal.from_stability else Kind.CALIBRATED
         if cal.compute_cv is not None:
             compute_cv = cv_low_end = cv_high_end = cal.compute_cv
             what = spread or "per-node step-time"
-            prov["compute_cv"] = f"calibrated: {what} spread cv {compute_cv:.3f}"
+            prov["compute_cv"] = Source(measured, f"calibrated: {what} spread cv {compute_cv:.3f}")
         if cal.network_cv is not None:
             network_cv = cal.network_cv
             what = spread or "per-rank all-reduce time"
-            prov["network_cv"] = f"calibrated: {what} spread cv {network_cv:.3f}"
+            prov["network_cv"] = Source(measured, f"calibrated: {what} spread cv {network_cv:.3f}")
     return NodeNumbers(
         gpus_per_node=hw.gpus_per_node,
         peak_flops=peak or NAN,
@@ -314,7 +334,7 @@ def calibrated_network(
     cal: Calibration | None,
     intra_bytes_s: float,
     intra_latency_s: float,
-    prov: dict[str, str],
+    prov: Provenance,
     bucket_bytes: float | None = None,
 ) -> NetworkLink:
     """The measured inter-node all-reduce in place of the nominal network, for options it describes: the
@@ -330,8 +350,8 @@ def calibrated_network(
         f"calibrated: {bytes_s / 1e9:.2f} GB/s per node{at}, {latency_s * 1e6:.1f} us per step, "
         f"from {fit.describe()}"
     )
-    prov["network"] = desc
-    return NetworkLink(bytes_s, latency_s, net.rdma, desc, bytes_s, bytes_s)
+    prov["network"] = Source(Kind.CALIBRATED, desc)
+    return NetworkLink(bytes_s, latency_s, net.rdma, desc, bytes_s, bytes_s, Kind.CALIBRATED)
 
 
 def _wanted(offer: Offer, sel: CloudSelection) -> bool:
@@ -349,26 +369,32 @@ def _wanted(offer: Offer, sel: CloudSelection) -> bool:
     )
 
 
-def offer_price(offer: Offer, pricing: Pricing, derive: bool) -> tuple[float | None, str]:
+def price_of(offer: Offer, pricing: Pricing, derive: bool) -> tuple[float | None, Source | None]:
     """(price per node-hour, source). A missing reserved price is derived from on-demand with the catalog's
-    per-provider commitment discount when `derive` is on, and labelled as derived."""
+    per-provider commitment discount when `derive` is on, and labelled as derived (Kind.DERIVED)."""
     price = getattr(offer, PRICE_ATTR[pricing], None)
     src = f"{offer.price_source or 'catalog'} (as of {offer.as_of or 'an unknown date'})"
     if price is not None and price > 0:
-        return float(price), src
+        return float(price), Source(Kind.CATALOG, src)
     on_demand = offer.price
     if not derive or pricing == "on_demand" or not on_demand:
-        return None, ""
+        return None, None
     if pricing == "spot":  # spot exists only where the provider sells it: no generic estimate
-        return None, ""
+        return None, None
     raw = cat.onprem_defaults()
     disc = raw.cloud_commitment_discounts.get(str(offer.provider).lower())
     if disc is None:
-        return None, ""
+        return None, None
     cut = disc.one_year if pricing == "reserved_1y" else disc.three_year
-    return on_demand * (
-        1 - cut
-    ), f"derived: on-demand × (1 − {cut:g}) ({raw.cloud_commitment_discounts_source})"
+    return on_demand * (1 - cut), Source(
+        Kind.DERIVED, f"derived: on-demand × (1 − {cut:g}) ({raw.cloud_commitment_discounts_source})"
+    )
+
+
+def offer_price(offer: Offer, pricing: Pricing, derive: bool) -> tuple[float | None, str]:
+    """(price per node-hour, source text) as `price_of` gives them; "" when there is no price."""
+    price, source = price_of(offer, pricing, derive)
+    return price, source.text if source is not None else ""
 
 
 def cloud_rows(
@@ -413,6 +439,7 @@ def cloud_rows(
                     "GPUDirect-TCPX(O) at {gbps} Gbit/s: no sourced achieved bandwidth for it yet, so no "
                     "multi-node estimate ({source})"
                 ).format(gbps=f"{offer.network_gbps or 0:g}", source=offer.network_source or offer.provider),
+                kind=Kind.UNKNOWN,
             )
         elif rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
             net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
@@ -432,22 +459,22 @@ def cloud_rows(
         for pricing in sel.pricing:
             if block is not None and pricing != "on_demand":
                 continue  # a block's price is its only price: no spot, no reserved derived from it
-            price, price_src = offer_price(offer, pricing, sel.derive_missing_prices)
-            if price is None:
+            price, price_src = price_of(offer, pricing, sel.derive_missing_prices)
+            if price is None or price_src is None:
                 continue
             priced += 1
             model = str(block["pricing_model"]) if block is not None else pricing
-            prov = {"price": price_src}
+            prov = Provenance({"price": price_src})
             if block is not None:
-                prov["billing"] = block["source"]
+                prov["billing"] = Source(Kind.PUBLISHED, block["source"])
             nums = node_numbers(wl, hw, d, cal, net, sel.storage, 0.0, prov)
             if single_node:
                 nums = dataclasses.replace(nums, max_nodes=1.0)
             if pricing == "spot":
                 spot = spot_terms(offer.provider, wl, d)
-                prov["spot"] = spot.description
-                prov["spot_short"] = spot.short
-                prov["spot_clusters"] = spot.multi_node_source
+                prov["spot"] = Source(Kind.PUBLISHED, spot.description)
+                prov["spot_short"] = Source(Kind.PUBLISHED, spot.short)
+                prov["spot_clusters"] = Source(Kind.PUBLISHED, spot.multi_node_source)
                 nums = dataclasses.replace(
                     nums,
                     interruptions_per_node_hour=spot.interruptions_per_node_hour,
@@ -472,9 +499,7 @@ def cloud_rows(
                     network=prov["network"],
                     tcp=bool(net.bytes_s) and not net.rdma,
                     provenance=prov,
-                    price_as_of=offer.as_of
-                    if price_src.startswith(offer.price_source or "catalog")
-                    else None,
+                    price_as_of=offer.as_of if price_src.kind is Kind.CATALOG else None,
                 )
             )
         if not priced and unpriced is not None:

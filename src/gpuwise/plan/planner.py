@@ -218,11 +218,7 @@ def make_plan(
             message, _("widen the cloud filters in the options file or add an 'onprem:' build")
         )
 
-    if (
-        cal is not None
-        and cal.used
-        and not any("calibrated" in " ".join(r.provenance.values()) for r in rows)
-    ):
+    if cal is not None and cal.used and not any(r.provenance.measured() for r in rows):
         notes.append(
             _("calibration from {gpu} matched no option's GPU: nothing was applied").format(gpu=cal.gpu_name)
         )

@@ -18,6 +18,7 @@ from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import Hardware, network, node_numbers
 from gpuwise.plan.perf import OptionArrays, WorkloadNumbers, evaluate
+from gpuwise.plan.provenance import Provenance
 from gpuwise.plan.workload import load_workload
 
 NODES = (1, 4, 16)
@@ -46,7 +47,7 @@ def scenario(workload_path: str, d: PlanDefaults | None = None) -> dict:
     for _label, gbps, fabric, rdma, provider in NETWORKS:
         # Same local storage for both, so only the network differs.
         net = network(gbps, fabric, d, rdma=rdma, provider=provider)
-        rows.append(node_numbers(wl, hw, d, None, net, "local-nvme", 0.0, {}))
+        rows.append(node_numbers(wl, hw, d, None, net, "local-nvme", 0.0, Provenance()))
     perf = evaluate(
         WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d),
         OptionArrays.stack(rows),

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from gpuwise import units
 from gpuwise.advise.finding import Finding
-from gpuwise.export.sample import GpuSample, Snapshot
-from gpuwise.export.signals import SignalConfig, evaluate
+from gpuwise.advise.watch import GpuSignals
+from gpuwise.export.sample import Snapshot
 from gpuwise.export.watch import WatchSummary
-from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
 from gpuwise.i18n import C_, _
 from gpuwise.report.document import (
     Block,
@@ -42,27 +41,24 @@ def _gib_of(used_mib: float | None, total_mib: float | None) -> str:
     return used if not total_mib else f"{used}/{units.gib(units.mib_to_bytes(total_mib), unit=False)}"
 
 
-def _signals_cell(g: GpuSample, config: SignalConfig) -> Styled | str:
-    on = [sid for sid, v in evaluate(g, config).items() if v]
-    reasons = [
-        name
-        for bit, name in CLOCK_EVENT_REASON_BITS.items()
-        if g.clock_event_mask and g.clock_event_mask & bit and name != "gpu_idle"
-    ]
-    text = ", ".join(on + [_("clocks: {reason}").format(reason=r) for r in reasons if r not in ("gpu_idle",)])
-    return Styled(text, "warn") if on else (text or "—")
+def _signals_cell(signals: GpuSignals) -> Styled | str:
+    """The signals that are on (highlighted), then the active clock event reasons."""
+    clocks = [_("clocks: {reason}").format(reason=r) for r in signals.clock_reasons]
+    text = ", ".join([*signals.on, *clocks])
+    return Styled(text, "warn") if signals.on else (text or "—")
 
 
 def frame_view(
-    frame: Snapshot, elapsed_s: float, config: SignalConfig, title: str = "gpuwise watch"
+    frame: Snapshot, elapsed_s: float, signals: list[GpuSignals], title: str = "gpuwise watch"
 ) -> Document:
-    """One sample: a row per GPU, readings against their limits, signals that are on highlighted."""
+    """One sample: a row per GPU, readings against their limits, and what `advise.watch.frame_signals` judged
+    for each GPU (its signals that are on, highlighted)."""
     blocks: list[Block] = [Heading(f"{title} — {frame.hostname} — {units.duration(elapsed_s)}", level=2)]
     if frame.error and not frame.gpus:
         blocks.append(Paragraph(_("no GPU data: {error}").format(error=frame.error), "warn"))
         return Document(title=title, blocks=blocks, data=frame.to_dict())
     rows = []
-    for g in frame.gpus:
+    for g, judged in zip(frame.gpus, signals, strict=True):
         memory = _gib_of(g.fb_used_mib, g.memory_total_mib)
         pcie = (
             f"{units.number((g.pcie_tx_kbps or 0) / 1000, 0)}/{units.number((g.pcie_rx_kbps or 0) / 1000, 0)}"
@@ -78,7 +74,7 @@ def frame_view(
                 _of(g.sm_clock_mhz, g.sm_clock_max_mhz),
                 units.number(g.temperature_c, 0),
                 pcie,
-                _signals_cell(g, config),
+                _signals_cell(judged),
             ]
         )
     columns = [
