@@ -127,5 +127,14 @@ class BenchReport(BaseModel):
     def to_json_dict(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
 
+    def host(self) -> str | None:
+        """The host it ran on: `hostname`, or (files of older versions) its environment's."""
+        return self.hostname or self.environment.get("hostname")
+
+    def gpu_names(self) -> list[str]:
+        """The GPU models it ran on (its environment's `gpus`; empty for a CPU-only run)."""
+        gpus = self.environment.get("gpus")
+        return [str(g) for g in gpus if g] if isinstance(gpus, list) else []
+
     def find(self, name: str) -> Measurement | None:
         return next((m for m in self.results if m.name == name), None)

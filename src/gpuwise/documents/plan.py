@@ -37,6 +37,9 @@ class PlanOption(View):
     chosen_nodes: int | None = None  # the node count it recommends; null: no feasible count
     per_nodes: list[NodeCount] = Field(default_factory=list)
 
+    def price_source(self) -> str | None:
+        return self.provenance.get("price")
+
     def chosen(self) -> NodeCount | None:
         """The per-node-count row of its chosen node count."""
         return next((p for p in self.per_nodes if p.nodes == self.chosen_nodes), None)

@@ -177,7 +177,7 @@ def from_plan(
         spot=best.pricing == "spot",
         node_hour_price=best.node_hour_price,
         currency=best.currency,
-        price_source=best.provenance.get("price"),
+        price_source=best.price_source(),
     )
     if kind == "cloud" and r.instance_type:
         catalogued = [o for o in find_offer(r.instance_type, offers) if o.provider == r.provider]
