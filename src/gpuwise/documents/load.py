@@ -25,12 +25,17 @@ def _where(loc: tuple) -> str:
     return ".".join(str(part) for part in loc if part not in ("training", "inference")) or "(document)"
 
 
-def parse_document(data: object, model: Any, schema: str, *, path: str | Path, fix: str) -> Any:
+def parse_document(
+    data: object, model: Any, schema: str, *, path: str | Path, fix: str, unmarked: bool = False
+) -> Any:
     """`data` (parsed JSON) as `model` (a pydantic model or an annotated union of them), after checking
-    that its "schema" field is `schema`. `path` names the source in the message; `fix` is its To fix."""
+    that its "schema" field is `schema`. `path` names the source in the message; `fix` is its To fix.
+    `unmarked`: a JSON object with no "schema" field at all is read too (a hand-written file)."""
     from pydantic import ValidationError
 
     found = data.get("schema") if isinstance(data, dict) else None
+    if unmarked and isinstance(data, dict) and "schema" not in data:
+        data, found = {**data, "schema": schema}, schema
     if found != schema:
         what = repr(found) if isinstance(data, dict) else _("a JSON {kind}").format(kind=type(data).__name__)
         raise DocumentError(
