@@ -24,7 +24,7 @@ class PeakSource(BaseModel):
     gpuwise (the CPU peak), `key` the ISA flag whose FMA rate it uses; "none": no peak, `text` says why.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=lambda s: _or_old_string(s))
 
     kind: PeakKind
     text: str
@@ -39,6 +39,16 @@ class PeakSource(BaseModel):
 
     def __str__(self) -> str:
         return self.text
+
+
+def _or_old_string(schema: dict[str, Any]) -> None:
+    """The JSON Schema of a peak source: the structure, or the one string of files from older versions."""
+    structured = dict(schema)
+    schema.clear()
+    schema["anyOf"] = [
+        structured,
+        {"type": "string", "description": "written by gpuwise before peak_source was structured"},
+    ]
 
 
 def legacy_peak_source(text: str) -> dict[str, Any]:

@@ -31,7 +31,9 @@ from gpuwise.store.history import Metric
 from gpuwise.store.identity import gpu_of, origin_of
 
 VOLATILE_ENVIRONMENT = {"clocks_at_start", "warnings", "hostname", "torch_threads", "cuda_visible_devices"}
-RECORD_FIX = N_("record a document written by this gpuwise version (`gpuwise history record` takes its JSON output)")
+RECORD_FIX = N_(
+    "record a document written by this gpuwise version (`gpuwise history record` takes its JSON output)"
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,9 @@ def _tune_metrics(result: TuneDocument) -> list[Metric]:
                        trial.samples_per_s_low, trial.samples_per_s_high)
             )  # fmt: skip
     if best and best.speedup is not None:
-        metrics.append(Metric(f"{prefix}/speedup", float(best.speedup), "x", best.speedup_low, best.speedup_high))
+        metrics.append(
+            Metric(f"{prefix}/speedup", float(best.speedup), "x", best.speedup_low, best.speedup_high)
+        )
     return metrics
 
 
@@ -112,9 +116,13 @@ def _fleet_metrics(report: FleetDocument) -> list[Metric]:
         values = [v.value for v in d.values if v.value is not None]
         if values and d.median is not None:
             metrics.append(
-                Metric(f"fleet/{d.metric}", float(d.median), d.unit or "", min(values), max(values), len(values))
+                Metric(
+                    f"fleet/{d.metric}", float(d.median), d.unit or "", min(values), max(values), len(values)
+                )
             )
-    odd = {o.node for o in report.outliers} | {n for d in report.drift for nodes in d.odd.values() for n in nodes}
+    odd = {o.node for o in report.outliers} | {
+        n for d in report.drift for nodes in d.odd.values() for n in nodes
+    }
     metrics += [
         Metric("fleet/nodes", float(len(report.nodes)), "count"),
         Metric("fleet/odd_nodes", float(len(odd)), "count"),
