@@ -104,7 +104,7 @@ def test_partial_fleet_lists_every_problem_in_chinese(partial):
     _en, chinese = partial
     problems = {n.node: n.problems for n in chinese.nodes}
     assert any("bench.log 最后一行：RuntimeError: CUDA error" in p for p in problems["node02"])
-    assert any(p.startswith("doctor.json：不是 gpuwise-report/1 文件") for p in problems["node04"])
+    assert any(p.startswith("doctor.json：不是 gpuwise-report/1 文档") for p in problems["node04"])
     assert problems["node05"] == ["没有 capture.tar.gz 或 capture/ 目录"]
     assert chinese.collective.problems == ["allreduce_busbw：failed（NCCL timeout）"]
     assert [(o.node, o.metric) for o in chinese.outliers if o.scope == "link"] == [

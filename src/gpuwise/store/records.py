@@ -32,7 +32,7 @@ from gpuwise.store.identity import gpu_of, origin_of
 
 VOLATILE_ENVIRONMENT = {"clocks_at_start", "warnings", "hostname", "torch_threads", "cuda_visible_devices"}
 RECORD_FIX = N_(
-    "record a document written by this gpuwise version (`gpuwise history record` takes its JSON output)"
+    "the run's own output is complete; pass --no-history to skip recording, and report this mismatch"
 )
 
 
