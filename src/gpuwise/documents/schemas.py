@@ -20,12 +20,14 @@ from gpuwise.documents.ids import (
     BENCH_SCHEMA,
     FLEET_SCHEMA,
     LAUNCH_SCHEMA,
+    LINKS_SCHEMA,
     PLAN_SCHEMA,
     REPORT_SCHEMA,
     STABILITY_SCHEMA,
     TUNE_SCHEMA,
 )
 from gpuwise.documents.launch import LaunchRecord
+from gpuwise.documents.links import LinksDocument
 from gpuwise.documents.plan import PlanDocument
 from gpuwise.documents.stability import StabilityDocument
 from gpuwise.documents.tune import TuneDocument
@@ -39,6 +41,7 @@ MODELS: dict[str, Any] = {  # schema id -> the model gpuwise reads it with
     FLEET_SCHEMA: FleetDocument,
     STABILITY_SCHEMA: StabilityDocument,
     LAUNCH_SCHEMA: LaunchRecord,
+    LINKS_SCHEMA: LinksDocument,
 }
 
 
