@@ -24,7 +24,6 @@ class TuneTrial(View):
 
 class TuneDocument(View):
     schema_: Literal[TUNE_SCHEMA] = Field(alias="schema")  # type: ignore[valid-type]
-    created_at: str | None = None
     workload: str | None = None
     device: str | None = None
     nproc: int | None = None
