@@ -145,7 +145,8 @@ def test_a_15_percent_drop_is_a_regression_naming_the_changed_facts(tmp_path):
     past = _past(tmp_path, *past_docs())
     after = scaled(before, 0.85, "2026-11-30T09:00:00+00:00", torch="2.12.0+cu130")
     found = {
-        r.metric: r for r in find_regressions(records.metrics_of("bench", after), records.facts_of("bench", after), past)
+        r.metric: r
+        for r in find_regressions(records.metrics_of("bench", after), records.facts_of("bench", after), past)
     }
     ok_metrics = {m.name for m in records.metrics_of("bench", before)}
     assert "matmul_bf16" in found and found["matmul_bf16"].change == pytest.approx(-0.15)
