@@ -114,3 +114,16 @@ def test_a_document_outside_its_schema_is_refused_by_the_schema_file():
     assert list(_validator(ids.BENCH_SCHEMA).iter_errors(doc))
     plan = {"schema": ids.PLAN_SCHEMA, "options": [{"key": "x", "kind": "cloud", "chosen_nodes": "two"}]}
     assert list(_validator(ids.PLAN_SCHEMA).iter_errors(plan))
+
+
+def test_the_schema_files_ship_in_the_wheel():
+    import fnmatch
+
+    import tomllib
+
+    root = Path(__file__).parents[2]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "gpuwise"
+    ]
+    shipped = [p.relative_to(SCHEMA_DIR.parents[1]).as_posix() for p in SCHEMA_DIR.glob("*.json")]
+    assert shipped and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in shipped)
