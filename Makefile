@@ -6,7 +6,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install system-deps skypilot-venv lint clean catalogs messages docs
+.PHONY: run test install system-deps skypilot-venv lint clean catalogs messages docs schemas
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,10 @@ messages:
 	$(BIN)/pybabel extract -F babel.cfg -k N_ -k C_:1c,2 --no-location --add-comments=TRANSLATORS: \
 		--project=gpuwise --msgid-bugs-address=- -o $(LOCALE)/gpuwise.pot src/gpuwise
 	$(BIN)/pybabel update -D gpuwise -i $(LOCALE)/gpuwise.pot -d $(LOCALE) --no-fuzzy-matching --ignore-obsolete
+
+# after changing a model in src/gpuwise/documents/: regenerate the checked-in JSON Schema of each document
+schemas:
+	$(BIN)/python -m gpuwise.documents.schemas
 
 # doctor exits 1 (warnings) or 2 (critical findings) after a complete run; only 3 means it could not run
 run: install

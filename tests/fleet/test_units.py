@@ -88,4 +88,4 @@ def test_bad_links_file_is_a_problem_not_a_crash(tmp_path):
 
     (tmp_path / "links.json").write_text('{"schema": "other"}')
     c = read_collective(tmp_path)
-    assert c is not None and "not a gpuwise-links/1 file" in c.problems[0]
+    assert c is not None and "not a gpuwise-links/1 document" in c.problems[0]

@@ -104,7 +104,7 @@ def test_partial_fleet_lists_every_problem_in_chinese(partial):
     _en, chinese = partial
     problems = {n.node: n.problems for n in chinese.nodes}
     assert any("bench.log 最后一行：RuntimeError: CUDA error" in p for p in problems["node02"])
-    assert any(p.startswith("doctor.json：不是 gpuwise-report/1 文件") for p in problems["node04"])
+    assert any(p.startswith("doctor.json：不是 gpuwise-report/1 文档") for p in problems["node04"])
     assert problems["node05"] == ["没有 capture.tar.gz 或 capture/ 目录"]
     assert chinese.collective.problems == ["allreduce_busbw：failed（NCCL timeout）"]
     assert [(o.node, o.metric) for o in chinese.outliers if o.scope == "link"] == [
@@ -137,7 +137,7 @@ def test_json_keys_enums_and_history_identity_do_not_change_with_the_language(si
     """Drift keys name the setting in the JSON and in the history's facts: they stay English, so a
     fleet reported in Chinese and one reported in English have the same facts digest."""
     from gpuwise.store.history import facts_digest
-    from gpuwise.store.records import fleet_facts, fleet_metrics
+    from gpuwise.store.records import facts_of, metrics_of
 
     english, chinese = (r.to_json_dict() for r in sixteen)
 
@@ -155,8 +155,8 @@ def test_json_keys_enums_and_history_identity_do_not_change_with_the_language(si
         (g["id"], g["status"], g["nodes"]) for g in english["reach"]
     ]
     assert "label" not in chinese["drift"][0]  # the shown label is not part of the JSON
-    assert facts_digest(fleet_facts(chinese)) == facts_digest(fleet_facts(english))
-    assert [vars(m) for m in fleet_metrics(chinese)] == [vars(m) for m in fleet_metrics(english)]
+    assert facts_digest(facts_of("fleet", chinese)) == facts_digest(facts_of("fleet", english))
+    assert [vars(m) for m in metrics_of("fleet", chinese)] == [vars(m) for m in metrics_of("fleet", english)]
     # the text values follow the language, as doctor's titles do
     assert chinese["straggler"]["reasons"] != english["straggler"]["reasons"]
 

@@ -185,8 +185,8 @@ def _late_command_docs() -> list[tuple[str, object]]:
                     "bench",
                     "host-1",
                     doc["created_at"],
-                    records.bench_facts(doc),
-                    records.bench_metrics(doc),
+                    records.facts_of("bench", doc),
+                    records.metrics_of("bench", doc),
                     doc,
                 )
             runs = db.runs()

@@ -188,11 +188,11 @@ def test_a_damaged_stability_file_is_a_clean_error(tmp_path):
 
 def test_history_and_compare_read_stability_runs(tmp_path):
     from gpuwise.report.compare import compare_files
-    from gpuwise.store.records import stability_metrics
+    from gpuwise.store.records import metrics_of
 
     a = _saved(tmp_path)
     doc = json.loads(Path(a).read_text())
-    names = [m.name for m in stability_metrics(doc)]
+    names = [m.name for m in metrics_of("stability", doc)]
     assert names == ["stability/compute.x", "stability/compute.x/cv"]
     (tmp_path / "b").mkdir()
     b = _saved(tmp_path / "b", [50.0 + (i % 3) for i in range(12)])

@@ -133,8 +133,8 @@ def _past(tmp_path, *docs) -> list:
                 "bench",
                 "host-x",
                 doc["created_at"],
-                records.bench_facts(doc),
-                records.bench_metrics(doc),
+                records.facts_of("bench", doc),
+                records.metrics_of("bench", doc),
                 doc,
             )
         return db.runs(kind="bench", host="host-x")
@@ -145,9 +145,10 @@ def test_a_15_percent_drop_is_a_regression_naming_the_changed_facts(tmp_path):
     past = _past(tmp_path, *past_docs())
     after = scaled(before, 0.85, "2026-11-30T09:00:00+00:00", torch="2.12.0+cu130")
     found = {
-        r.metric: r for r in find_regressions(records.bench_metrics(after), records.bench_facts(after), past)
+        r.metric: r
+        for r in find_regressions(records.metrics_of("bench", after), records.facts_of("bench", after), past)
     }
-    ok_metrics = {m.name for m in records.bench_metrics(before)}
+    ok_metrics = {m.name for m in records.metrics_of("bench", before)}
     assert "matmul_bf16" in found and found["matmul_bf16"].change == pytest.approx(-0.15)
     # metrics whose own repeats spread more than 15% (host_copy, the pinned data loader) are within noise
     assert len(found) >= len(ok_metrics) - 4
@@ -165,7 +166,7 @@ def test_fewer_than_three_past_runs_are_not_enough_history(tmp_path):
     after = scaled(bench_doc(), 0.85, "2026-11-30T09:00:00+00:00")
     for n in (1, 2):
         past = _past(tmp_path / str(n), *past_docs()[:n])
-        found = check(records.bench_metrics(after), records.bench_facts(after), past)
+        found = check(records.metrics_of("bench", after), records.facts_of("bench", after), past)
         assert found.regressions == []
         assert found.not_enough_history().startswith(f"not enough history ({n} of 3 runs)")
 
@@ -178,7 +179,7 @@ def test_the_noise_bound_is_three_scaled_mads_of_the_past_runs(tmp_path):
     past = _past(tmp_path, *docs)
     for factor, flagged in ((0.85, False), (0.5, True)):
         after = scaled(bench_doc(), factor, "2026-11-30T09:00:00+00:00")
-        names = {r.metric for r in find_regressions(records.bench_metrics(after), {}, past)}
+        names = {r.metric for r in find_regressions(records.metrics_of("bench", after), {}, past)}
         assert ("matmul_bf16" in names) is flagged, factor
 
 
@@ -186,7 +187,7 @@ def test_runs_within_noise_are_not_regressions(tmp_path):
     before = bench_doc()
     past = _past(tmp_path, *past_docs(), scaled(before, 1.02, "2026-11-29T23:30:00+00:00"))
     after = scaled(before, 0.99, "2026-11-30T09:00:00+00:00")
-    assert find_regressions(records.bench_metrics(after), records.bench_facts(after), past) == []
+    assert find_regressions(records.metrics_of("bench", after), records.facts_of("bench", after), past) == []
 
 
 def test_latency_regression_is_an_increase(tmp_path):

@@ -84,14 +84,14 @@ def test_a_schema_1_database_is_migrated_in_place(tmp_path, this_vm):
         past = db.runs(kind="bench", host=mask_host("vm"), gpu="none", origin="live")
     from gpuwise.store import records
 
-    found = check(records.bench_metrics(run), {}, past)
+    found = check(records.metrics_of("bench", run), {}, past)
     assert found.too_short["matmul_fp32"] == 1 and found.too_short["allreduce_busbw"] == 2
 
 
 def test_the_migration_fills_every_run_of_a_long_history(tmp_path):
     """Migration 2 reads the documents in batches of 100: all 250 runs (and a damaged one) are filled."""
     path = tmp_path / "long.db"
-    doc = json.dumps({"environment": {"gpus": ["NVIDIA H200"]}})
+    doc = json.dumps({"schema": "gpuwise-bench/1", "environment": {"gpus": ["NVIDIA H200"]}})
     with sqlite3.connect(path) as raw:
         for statement in MIGRATIONS[0][1]:
             raw.execute(statement)
@@ -109,14 +109,20 @@ def test_the_migration_fills_every_run_of_a_long_history(tmp_path):
 
 
 def test_a_live_doctor_with_another_hosts_bench_file_is_a_replay():
+    from gpuwise.documents.doctor import DoctorReport
     from gpuwise.store.identity import doctor_origin
 
     facts = {"gpus": [{"name": "NVIDIA H200"}]}
-    bench = {"hostname": "vm", "environment": {"gpus": ["NVIDIA H200"]}, "results": [{"name": "x"}]}
-    assert doctor_origin({"hostname": "vm", "facts": facts, "measurements": bench}) == "live"
-    assert doctor_origin({"hostname": "node7", "facts": facts, "measurements": bench}) == "replay"
-    assert doctor_origin({"hostname": "vm", "facts": {"gpus": []}, "measurements": bench}) == "replay"
-    assert doctor_origin({"hostname": "vm", "facts": facts, "source": "node7.tar.gz"}) == "replay"
+    bench = {"schema": "gpuwise-bench/1", "hostname": "vm", "environment": {"gpus": ["NVIDIA H200"]},
+             "results": [{"name": "x", "layer": "compute"}]}  # fmt: skip
+
+    def origin(**doc) -> str:
+        return doctor_origin(DoctorReport.model_validate({"schema": "gpuwise-report/1", **doc}))
+
+    assert origin(hostname="vm", facts=facts, measurements=bench) == "live"
+    assert origin(hostname="node7", facts=facts, measurements=bench) == "replay"
+    assert origin(hostname="vm", facts={"gpus": []}, measurements=bench) == "replay"
+    assert origin(hostname="vm", facts=facts, source="node7.tar.gz") == "replay"
 
 
 def test_a_live_doctor_run_is_recorded_as_live(tmp_path):

@@ -41,7 +41,7 @@ def test_tune_run_keeps_baseline_best_and_speedup_with_their_intervals(tmp_path)
 def test_tune_without_a_winner_keeps_the_baseline_only():
     result = _tune_result()
     result.winner = None
-    names = [m.name for m in records.tune_metrics(result.to_json_dict())]
+    names = [m.name for m in records.metrics_of("tune", result.to_json_dict())]
     assert names == ["tune/mlp-slow-data/baseline_samples_per_s"]
 
 
@@ -92,7 +92,7 @@ def test_fleet_report_follows_gpuwise_history_and_no_history(fleet_dir, tmp_path
 
 def test_fleet_report_output_survives_a_truncated_database(fleet_dir, tmp_path):
     db_path = tmp_path / "h.db"
-    record_run("fleet", {"nodes": [{"node": "a"}]}, db_path, host="x")
+    record_run("fleet", {"schema": "gpuwise-fleet/1", "nodes": [{"node": "a"}]}, db_path, host="x")
     db_path.write_bytes(db_path.read_bytes()[:1000])
     for suffix in ("-wal", "-shm"):
         Path(str(db_path) + suffix).unlink(missing_ok=True)
@@ -113,7 +113,7 @@ def test_fleet_report_output_survives_a_locked_database(fleet_dir, tmp_path, mon
     import gpuwise.store.history as history
 
     db_path = tmp_path / "h.db"
-    record_run("fleet", {"nodes": [{"node": "a"}]}, db_path, host="x")
+    record_run("fleet", {"schema": "gpuwise-fleet/1", "nodes": [{"node": "a"}]}, db_path, host="x")
     monkeypatch.setattr(history, "BUSY_TIMEOUT_S", 0.5)
     holder = sqlite3.connect(db_path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process in the middle of a write

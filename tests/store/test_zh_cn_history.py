@@ -130,7 +130,8 @@ def test_regression_sentence_in_chinese_keeps_the_numbers_and_the_changed_facts(
     past = _past(tmp_path, *past_docs())
     after = scaled(before, 0.85, SLOWER, torch="2.12.0+cu130")
     found = {
-        r.metric: r for r in find_regressions(records.bench_metrics(after), records.bench_facts(after), past)
+        r.metric: r
+        for r in find_regressions(records.metrics_of("bench", after), records.facts_of("bench", after), past)
     }
     chinese = found["matmul_bf16"].sentence()
     i18n.set_language("en")

@@ -29,10 +29,10 @@ from typing import Literal, Protocol
 from gpuwise import __version__
 from gpuwise.capture import archive
 from gpuwise.capture.sources import COMMANDS, INTERNAL_COLLECTORS, CommandSource
+from gpuwise.documents.ids import CAPTURE_FORMAT
 from gpuwise.errors import CaptureFormatError
 from gpuwise.i18n import _
 
-CAPTURE_FORMAT = "gpuwise-capture/1"
 MAX_FILE_BYTES = 8 * 1024 * 1024  # /proc and /sys files are small; this guards against surprises
 
 Status = Literal["ok", "missing", "timeout", "error"]

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuwise import strictjson
+from gpuwise.documents.ids import NVML_FORMAT
 
-NVML_FORMAT = "gpuwise-nvml/1"
 _ENABLED = 1  # NVML_FEATURE_ENABLED and NVML_DEVICE_MIG_ENABLE are both 1 in nvml.h
 
 

@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.datafiles import did_you_mean
+from gpuwise.documents.ids import ONPREM_COSTS_SCHEMA as SCHEMA
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.i18n import _
 
-SCHEMA = "gpuwise-onprem-costs/1"
 USER_SOURCE = "your plan file"
 
 

@@ -45,15 +45,15 @@ def record_run(
     from gpuwise.errors import GpuwiseError
     from gpuwise.store import records
     from gpuwise.store.history import History, mask_host
-    from gpuwise.store.identity import LIVE, gpu_of, origin_of
+    from gpuwise.store.identity import LIVE
     from gpuwise.store.regress import check
 
-    facts_of, metrics_of = records.RECORDS[kind]
-    facts, metrics = {**facts_of(document), **(extra_facts or {})}, metrics_of(document)
-    host = mask_host(host or records.hostname_of(document))
-    gpu, origin = gpu_of(kind, document), origin_of(kind, document)
-    created = document.get("created_at") or datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
+        run = records.summarize(kind, document)
+        facts, metrics = {**run.facts, **(extra_facts or {})}, run.metrics
+        host = mask_host(host or run.hostname)
+        gpu, origin = run.gpu, run.origin
+        created = run.created_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
         with History(path) as db:
             past = db.runs(kind=kind, host=host, gpu=gpu, origin=origin, limit=50)
             run_id = db.record(kind, host, created, facts, metrics, document, gpu=gpu, origin=origin)

@@ -14,11 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gpuwise.documents.ids import WATCH_FORMAT as RECORD_FORMAT
 from gpuwise.errors import UserInputError
 from gpuwise.export.sample import Snapshot
 from gpuwise.i18n import _
-
-RECORD_FORMAT = "gpuwise-watch/1"
 
 
 class RecordWriter:

@@ -19,14 +19,13 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
+from gpuwise.documents.ids import WATCH_SUMMARY_SCHEMA as SCHEMA
 from gpuwise.errors import UserInputError
 from gpuwise.export import signals
 from gpuwise.export.recording import RecordWriter
 from gpuwise.export.sample import Snapshot
 from gpuwise.export.sources import Source
 from gpuwise.i18n import _
-
-SCHEMA = "gpuwise-watch-summary/1"
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuwise.capture.host import Host
+from gpuwise.documents.ids import NVML_FORMAT
 from gpuwise.facts.gpu_fields import GpuResult, bus_id_key, clock_event_names, mark_unknown, placeholder_kind
 from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_warnings
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
@@ -36,7 +37,7 @@ __all__ = [
     "parse_nvml_json",
 ]
 
-NVML_FORMAT = "gpuwise-nvml/1"
+
 _GPU_FIELDS = tuple(f for f in Gpu.model_fields if f not in ("unknown", "pcie", "warnings", "error"))
 _PCIE_FIELDS = tuple(f for f in PcieLink.model_fields if f != "unknown")
 

@@ -13,7 +13,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FACTS_SCHEMA = "gpuwise-facts/1"
+from gpuwise.documents.ids import FACTS_SCHEMA
+
 Environment = Literal["cloud", "onprem", "unknown"]
 
 UnknownKind = Literal["not_captured", "tool_missing", "absent", "failed", "unparsable", "not_applicable"]

@@ -11,12 +11,14 @@ measures both.
 
 from __future__ import annotations
 
-import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuwise.datafiles import read_json, shown_name
+from gpuwise.datafiles import shown_name
+from gpuwise.documents.ids import LINKS_SCHEMA
+from gpuwise.documents.links import LinksDocument
+from gpuwise.documents.load import read_document
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.fleet.drift import drift_of
 from gpuwise.fleet.grouping import group_nodes
@@ -29,7 +31,6 @@ from gpuwise.fleet.layout import (
     node_dirs,
     read_json_report,
 )
-from gpuwise.fleet.linktest import LINKS_SCHEMA
 from gpuwise.fleet.model import Collective, Distribution, Drift, FleetReport, NodeValue, Outlier
 from gpuwise.fleet.outliers import Sample, bench_samples, find_outliers, scope_of
 from gpuwise.fleet.reach import group_findings
@@ -192,36 +193,14 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
         problems.append(str(exc))
         return None
     try:
-        doc = read_json(path, N_("link test result"))  # size cap, regular files, NaN/Infinity refused
-        if doc.get("schema") != LINKS_SCHEMA:
-            raise ValueError(
-                _("schema is {found!r}, expected {schema!r}").format(
-                    found=doc.get("schema"), schema=LINKS_SCHEMA
-                )
-            )
-        return [
-            {
-                "src": str(p["src"]),
-                "dst": str(p["dst"]),
-                "gb_s": _finite(p["gb_s"]),
-                "best_gb_s": _finite(p.get("best_gb_s", p["gb_s"])),
-            }
-            for p in doc.get("pairs") or []
-        ]
-    except (DataValidationError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        error = exc.reason if isinstance(exc, DataValidationError) else str(exc)
-        problems.append(
-            _("links.json: not a {schema} file ({error})").format(schema=LINKS_SCHEMA, error=error[:200])
-        )
+        doc = read_document(path, LinksDocument, LINKS_SCHEMA, fix=LINKS_FIX, kind=N_("link test result"))
+    except DataValidationError as exc:
+        problems.append(_("links.json: {error}").format(error=exc.reason[:200]))
         return None
+    return [{"src": p.src, "dst": p.dst, "gb_s": p.gb_s, "best_gb_s": p.best_gb_s} for p in doc.pairs]
 
 
-def _finite(value: object) -> float:
-    """A link's GB/s: a number, and a finite one ("nan" as a string is not a measurement)."""
-    number = float(value)  # type: ignore[arg-type]
-    if not math.isfinite(number):
-        raise ValueError(_("a pair's GB/s is {value!r}, not a finite number").format(value=value))
-    return number
+LINKS_FIX = N_("rerun `gpuwise fleet run`: its link test writes links.json")
 
 
 def distribution(

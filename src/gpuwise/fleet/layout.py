@@ -26,8 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.advise.finding import Finding
-from gpuwise.bench.models import BenchReport
-from gpuwise.datafiles import read_input_bytes, read_json, shown_name
+from gpuwise.datafiles import read_input_bytes, shown_name
+from gpuwise.documents.bench import BenchReport
+from gpuwise.documents.doctor import DoctorReport
+from gpuwise.documents.ids import REPORT_SCHEMA
+from gpuwise.documents.load import DocumentError, read_document
 from gpuwise.errors import DataValidationError, GpuwiseError, UserInputError
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import NodeStatus
@@ -168,13 +171,8 @@ def _read_node(node_dir: Path, result: NodeResult, run_rules: bool) -> None:
         try:
             result.findings = _read_doctor(doctor_file)
             status.findings_from = "doctor.json"
-        except (DataValidationError, ValueError) as exc:
-            error = exc.reason if isinstance(exc, DataValidationError) else str(exc)
-            status.problems.append(
-                _("doctor.json: not a {schema} file ({error})").format(
-                    schema="gpuwise-report/1", error=error[:200]
-                )
-            )
+        except DataValidationError as exc:
+            status.problems.append(_("doctor.json: {error}").format(error=exc.reason[:200]))
     if status.findings_from == "none" and result.facts is not None and run_rules:
         from gpuwise.advise.engine import run_rules as run
 
@@ -195,17 +193,26 @@ def _last_line(path: Path) -> str:
 
 
 def _read_doctor(path: Path) -> list[Finding]:
+    """A node's findings from its doctor.json, validated with the doctor document's model and each
+    finding with the model doctor wrote it from (DocumentError naming the first bad field)."""
     from pydantic import ValidationError
 
-    raw = read_json(path, N_("doctor report"))  # size cap, regular files, NaN/Infinity refused
-    if not isinstance(raw, dict) or raw.get("schema") != "gpuwise-report/1":
-        raise ValueError(
-            _("schema is {found!r}").format(found=raw.get("schema") if isinstance(raw, dict) else None)
-        )
+    report = read_document(path, DoctorReport, REPORT_SCHEMA, fix=N_(DOCTOR_FIX), kind=N_("doctor report"))
     try:
-        return [Finding.model_validate(f) for f in raw.get("findings") or []]
+        return [Finding.model_validate(f) for f in report.findings]
     except ValidationError as exc:
-        raise ValueError(str(exc.errors()[0]["msg"])) from None
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in ("findings", *first["loc"]))
+        raise DocumentError(
+            _("not a valid {schema} document: field {where}: {msg}").format(
+                schema=REPORT_SCHEMA, where=where, msg=first["msg"]
+            ),
+            _(DOCTOR_FIX),
+            path=str(path),
+        ) from None
+
+
+DOCTOR_FIX = N_("rerun `gpuwise doctor --format json -o doctor.json` on the node (`gpuwise fleet run` does)")
 
 
 def read_json_report(path: Path, problems: list[str]) -> BenchReport | None:

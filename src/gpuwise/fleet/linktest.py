@@ -25,7 +25,8 @@ import sys
 import time
 from datetime import timedelta
 
-LINKS_SCHEMA = "gpuwise-links/1"
+from gpuwise.documents.ids import LINKS_SCHEMA
+
 ALL_PAIRS_UP_TO = 8  # above this many nodes, each node sends to its next two ring neighbours only
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FLEET_SCHEMA = "gpuwise-fleet/1"
+from gpuwise.documents.ids import FLEET_SCHEMA
 
 
 class _Strict(BaseModel):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import N_, _
 from gpuwise.launch import resources, steps, transfer
 from gpuwise.launch.job import Job, load_job
 from gpuwise.launch.migration import check_migration, target_software
@@ -129,12 +129,23 @@ def check_out_folder(plan: LaunchPlan) -> None:
     """Never overwrite the record of a launch that created something: its launch.json holds the ID to delete."""
     import json
 
+    from gpuwise.documents.ids import LAUNCH_SCHEMA
+    from gpuwise.documents.launch import LaunchRecord
+    from gpuwise.documents.load import DocumentError, parse_document
+
     record = plan.out / "launch.json"
     try:
-        previous = json.loads(record.read_text())
-    except (OSError, ValueError):
+        previous = parse_document(
+            json.loads(record.read_text()),
+            LaunchRecord,
+            LAUNCH_SCHEMA,
+            path=record,
+            fix=N_("use another --out"),
+            unmarked=True,
+        )
+    except (OSError, ValueError, DocumentError):  # no record, or not one: nothing it created to protect
         return
-    made = (previous.get("submitted") or {}).get("id") if isinstance(previous, dict) else None
+    made = previous.created()
     if made:
         raise UserInputError(
             _("{out} holds the record of launch {id}, which created resources; nothing was written").format(

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gpuwise.documents.ids import LAUNCH_SCHEMA
 from gpuwise.launch.job import Job
 from gpuwise.launch.migration import MigrationFinding
 from gpuwise.launch.resources import Resources
 from gpuwise.launch.transfer import TransferEstimate
 
-LAUNCH_SCHEMA = "gpuwise-launch/1"
 TARGETS = ("slurm", "skypilot", "tencent")
 
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from gpuwise.catalog.launchable import launchable
 from gpuwise.catalog.offers import Offer, find_offer
-from gpuwise.datafiles import read_json
-from gpuwise.errors import DataValidationError, UserInputError
+from gpuwise.documents.ids import PLAN_SCHEMA
+from gpuwise.documents.load import read_document
+from gpuwise.documents.plan import PlanDocument, PlanOption, ServingPlan
+from gpuwise.errors import UserInputError
 from gpuwise.i18n import N_, _
 from gpuwise.launch.job import Job
 
@@ -132,23 +134,19 @@ def from_plan(
 ) -> tuple[Resources, str]:
     """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud').
     With a cloud target, only the options that target can launch are considered."""
-    try:
-        plan = read_json(path, "plan", _(PLAN_FIX))
-    except DataValidationError as exc:
+    plan = read_document(path, PlanDocument, PLAN_SCHEMA, fix=PLAN_FIX, kind=N_("plan"))
+    if isinstance(plan, ServingPlan):
         raise UserInputError(
-            _("{path}: not readable JSON ({reason})").format(path=path, reason=exc.reason), _(PLAN_FIX)
-        ) from None
-    if not isinstance(plan, dict) or plan.get("schema") != "gpuwise-plan/1":
-        raise UserInputError(
-            _("{path}: not a {schema} document").format(path=path, schema="gpuwise-plan/1"), _(PLAN_FIX)
+            _("{path}: a serving plan (kind inference) has no training option to launch").format(path=path),
+            _(PLAN_FIX),
         )
-    options = [o for o in plan.get("options") or [] if isinstance(o, dict) and o.get("chosen_nodes")]
-    verdict = str((plan.get("decision") or {}).get("verdict", "undecided"))
+    options = [o for o in plan.options if o.chosen_nodes]
+    verdict = plan.decision.verdict
     kind = "onprem" if verdict == "build" else "cloud"
-    candidates = [o for o in options if o.get("kind") == kind]
+    candidates = [o for o in options if o.kind == kind]
     if kind == "cloud" and target not in (None, "slurm"):
-        candidates = [o for o in candidates if launchable(target, o.get("provider"))]
-        if not candidates and any(o.get("kind") == kind for o in options):
+        candidates = [o for o in candidates if launchable(target, o.provider)]
+        if not candidates and any(o.kind == kind for o in options):
             raise UserInputError(
                 _("{path}: none of the plan's cloud options can be launched with --target {target}").format(
                     path=path, target=target
@@ -158,7 +156,7 @@ def from_plan(
                 ),
             )
     best = _cheapest(candidates)
-    if best is None:
+    if best is None or best.chosen_nodes is None:
         raise UserInputError(
             (
                 _("{path}: the plan has no feasible on-prem option to launch (verdict {verdict})")
@@ -167,21 +165,19 @@ def from_plan(
             ).format(path=path, verdict=verdict),
             _("rerun `gpuwise plan` with options that fit the workload, or use --offer PROVIDER:INSTANCE"),
         )
-    nodes = int(best["chosen_nodes"])
-    row = next((p for p in best.get("per_nodes", []) if p.get("nodes") == nodes), {})
+    nodes = best.chosen_nodes
+    row = best.chosen()
     r = Resources(
-        provider=best.get("provider"),
-        instance_type=best.get("instance_type"),
-        region=best.get("region"),
-        accelerator=best.get("gpu"),
-        gpus_per_node=best.get("gpus_per_node"),
+        provider=best.provider,
+        instance_type=best.instance_type,
+        region=best.region,
+        accelerator=best.gpu,
+        gpus_per_node=best.gpus_per_node,
         nodes=nodes,
-        spot=best.get("pricing") == "spot",
-        node_hour_price=best.get("node_hour_price"),
-        currency=best.get("currency"),
-        price_source=(best.get("provenance") or {}).get("price")
-        if isinstance(best.get("provenance"), dict)
-        else None,
+        spot=best.pricing == "spot",
+        node_hour_price=best.node_hour_price,
+        currency=best.currency,
+        price_source=best.price_source(),
     )
     if kind == "cloud" and r.instance_type:
         catalogued = [o for o in find_offer(r.instance_type, offers) if o.provider == r.provider]
@@ -191,28 +187,27 @@ def from_plan(
                 catalogued[0].fabric,
                 catalogued[0].zone,
             )
-    days = row.get("time_to_train_days")
+    days = row.time_to_train_days if row else None
     r.hours = days * 24 if days else job.hours
     r.hours_source = (
         _("the plan's time to train ({path})").format(path=path) if days else _("the job's `hours`")
     )
-    r.run_cost = row.get("cost_per_run")
+    r.run_cost = row.cost_per_run if row else None
     r.cost_source = _("the plan's cost per run for {option} x {nodes} nodes ({path})").format(
-        option=best.get("label", best.get("key")), nodes=nodes, path=path
+        option=best.label or best.key, nodes=nodes, path=path
     )
     r.notes.append(
         _("plan verdict: {verdict}; chosen: {option} x {nodes} nodes").format(
-            verdict=verdict, option=best.get("label") or best.get("key"), nodes=nodes
+            verdict=verdict, option=best.label or best.key, nodes=nodes
         )
     )
     return r, "slurm" if kind == "onprem" else "cloud"
 
 
-def _cheapest(options: list[dict]) -> dict | None:
-    def cost(o: dict) -> float:
-        row = next((p for p in o.get("per_nodes", []) if p.get("nodes") == o.get("chosen_nodes")), {})
-        c = row.get("cost_per_run")
-        return float(c) if isinstance(c, (int, float)) else float("inf")
+def _cheapest(options: list[PlanOption]) -> PlanOption | None:
+    def cost(o: PlanOption) -> float:
+        row = o.chosen()
+        return row.cost_per_run if row and row.cost_per_run is not None else float("inf")
 
     return min(options, key=cost) if options else None
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.documents.ids import STABILITY_SCHEMA
 from gpuwise.i18n import N_, _
 from gpuwise.plan.network_fit import NetworkFit, fit_measurement, spread_cv
 
@@ -187,7 +188,7 @@ def _stability_report(path: Path):
             head = fh.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return None
-    if '"gpuwise-stability/1"' not in head:
+    if f'"{STABILITY_SCHEMA}"' not in head:
         return None
     from gpuwise.datafiles import read_json
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+from gpuwise.documents.ids import PLAN_SCHEMA
 from gpuwise.plan.decision import decision_to_json
-from gpuwise.plan.planner import PLAN_SCHEMA, Plan
+from gpuwise.plan.planner import Plan
 
 # Defaults the model used, listed in every plan with their sources.
 ASSUMPTION_KEYS = (

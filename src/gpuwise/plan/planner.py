@@ -28,7 +28,6 @@ from gpuwise.plan.options_file import OnpremBuild, OptionsFile, load_options
 from gpuwise.plan.perf import OptionArrays, WorkloadNumbers, evaluate
 from gpuwise.plan.workload import load_workload
 
-PLAN_SCHEMA = "gpuwise-plan/1"
 DEFAULT_NODES = (1, 2, 4, 8, 16, 32)
 
 

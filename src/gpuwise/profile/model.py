@@ -9,10 +9,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from gpuwise.datafiles import read_input_text
+from gpuwise.documents.ids import PROFILE_SCHEMA as SCHEMA
 from gpuwise.errors import DataValidationError
 from gpuwise.i18n import N_, _
-
-SCHEMA = "gpuwise-profile/1"
 
 
 class Phase(BaseModel):

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gpuwise.datafiles import read_json
+from gpuwise.documents.ids import BENCH_SCHEMA, COMPARE_SCHEMA, REPORT_SCHEMA, STABILITY_SCHEMA
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.facts.diff import FactDiff, diff_facts
 from gpuwise.i18n import N_, _
@@ -59,9 +60,6 @@ class FindingDiff(BaseModel):
     only_in: str | None = None  # "A" or "B"; None when in both with another status
     status_a: str | None = None
     status_b: str | None = None
-
-
-COMPARE_SCHEMA = "gpuwise-compare/1"
 
 
 class Comparison(BaseModel):
@@ -108,22 +106,22 @@ def load_any(path: str | Path) -> tuple[str, dict]:
             _("{p}: not readable JSON ({reason})").format(p=p, reason=exc.reason), exc.fix
         ) from None
     schema = data.get("schema") if isinstance(data, dict) else None
-    if schema == "gpuwise-report/1":
+    if schema == REPORT_SCHEMA:
         _check_shape(p, data, {"facts": dict, "findings": list, "measurements": (dict, type(None))})
         _check_items(p, data.get("findings"), "findings")
         _check_items(p, (data.get("measurements") or {}).get("results"), "measurements.results")
         return "report", data
-    if schema == "gpuwise-stability/1":
+    if schema == STABILITY_SCHEMA:
         _check_shape(p, data, {"results": list})
         _check_items(p, data.get("results"), "results")
         return "stability", data
-    if schema == "gpuwise-bench/1":
+    if schema == BENCH_SCHEMA:
         _check_shape(p, data, {"results": list})
         _check_items(p, data.get("results"), "results")
         return "bench", data
     raise UserInputError(
-        _("{p}: schema is {schema!r}, expected 'gpuwise-report/1' or 'gpuwise-bench/1'").format(
-            p=p, schema=schema
+        _("{p}: schema is {schema!r}, expected {report!r}, {bench!r} or {stability!r}").format(
+            p=p, schema=schema, report=REPORT_SCHEMA, bench=BENCH_SCHEMA, stability=STABILITY_SCHEMA
         ),
         _("compare files written by `gpuwise doctor --format json` or `gpuwise bench`"),
     )

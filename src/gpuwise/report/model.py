@@ -11,9 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuwise.advise.finding import PRIORITY_ORDER, STATUS_ORDER, EnvKind, Finding
+from gpuwise.documents.ids import REPORT_SCHEMA
 from gpuwise.i18n import _
-
-REPORT_SCHEMA = "gpuwise-report/1"
 
 
 class EnvInfo(BaseModel):

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SCHEMA = "gpuwise-stability/1"
+from gpuwise.documents.ids import STABILITY_SCHEMA as SCHEMA
 
 Verdict = Literal["stable", "variable", "unstable", "unknown"]
 VERDICT_ORDER = {"unknown": -1, "stable": 0, "variable": 1, "unstable": 2}

@@ -1,5 +1,6 @@
-"""Bottom layer: the run history in SQLite (history.py) and what it can tell (regress.py).
+"""The run history in SQLite (history.py) and what it can tell (regress.py).
 
-Imports only gpuwise.errors, gpuwise.atomic and gpuwise.i18n (its messages follow --lang); it reads the public JSON documents of bench and
-doctor (schemas gpuwise-bench/1, gpuwise-report/1) as plain dicts (records.py), never their models.
+Imports only gpuwise.documents, gpuwise.errors, gpuwise.atomic and gpuwise.i18n (its messages follow
+--lang); it reads the JSON documents of bench, doctor, tune, fleet and stability runs through their
+models in gpuwise.documents (records.py), never by key lookups on a dict.
 """

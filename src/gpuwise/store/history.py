@@ -32,20 +32,22 @@ def _fill_gpu_and_origin(db: sqlite3.Connection) -> None:
     """Migration 2: the GPU model and live/replay of every run recorded before they were columns,
     read from its stored document (runs of another GPU or a replayed capture then leave this host's
     trends and regression baselines, as new runs do)."""
+    from gpuwise.documents.load import DocumentError
+    from gpuwise.store import records
+
     last = -1
     while rows := db.execute(  # in batches: a long history's documents never sit in memory at once
         "SELECT id, kind, document FROM runs WHERE id > ? ORDER BY id LIMIT 100", (last,)
     ).fetchall():
         for run_id, kind, text in rows:
             try:
-                document = json.loads(text)
-            except ValueError:
+                document = records.parse(kind, json.loads(text), where=f"run {run_id}")
+            except (ValueError, KeyError, DocumentError):  # not JSON, an unknown kind, or not its document
                 continue
-            if isinstance(document, dict):
-                db.execute(
-                    "UPDATE runs SET gpu = ?, origin = ? WHERE id = ?",
-                    (gpu_of(kind, document), origin_of(kind, document), run_id),
-                )
+            db.execute(
+                "UPDATE runs SET gpu = ?, origin = ? WHERE id = ?",
+                (gpu_of(document), origin_of(document), run_id),
+            )
         last = rows[-1][0]
 
 

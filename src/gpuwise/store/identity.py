@@ -1,14 +1,17 @@
 """Whose data a run is: the GPU model its numbers were measured on, and whether it was measured here
 (live) or read back from another machine's files (replay: `doctor --from CAPTURE`, or a bench file
-from another host passed with --bench-results). Read from the run's public JSON document (a plain dict).
+from another host passed with --bench-results). Read from the run's document, validated with its model
+(gpuwise.documents).
 
-Imports nothing from gpuwise: history.py uses it to fill these in for runs recorded before they
-were columns (migration 2).
+history.py uses it to fill these in for runs recorded before they were columns (migration 2).
 """
 
 from __future__ import annotations
 
 import hashlib
+
+from gpuwise.documents.bench import BenchReport
+from gpuwise.documents.doctor import DoctorReport
 
 LIVE = "live"
 REPLAY = "replay"
@@ -25,40 +28,37 @@ def _models(names) -> str:
     return " + ".join(names) if names else NO_GPU
 
 
-def bench_gpu(document: dict) -> str:
-    """The GPU model(s) of a gpuwise-bench/1 document (its environment.gpus); NO_GPU when it had none."""
-    env = document.get("environment") if isinstance(document.get("environment"), dict) else {}
-    return _models(env.get("gpus") if isinstance(env.get("gpus"), list) else [])
+def bench_gpu(report: BenchReport) -> str:
+    """The GPU model(s) of a bench document (its environment.gpus); NO_GPU when it had none."""
+    return _models(report.gpu_names())
 
 
-def doctor_gpu(document: dict) -> str:
-    """The GPU model(s) in a gpuwise-report/1 document's facts."""
-    facts = document.get("facts") if isinstance(document.get("facts"), dict) else {}
-    gpus = facts.get("gpus") if isinstance(facts.get("gpus"), list) else []
-    return _models(g.get("name") for g in gpus if isinstance(g, dict))
+def doctor_gpu(report: DoctorReport) -> str:
+    """The GPU model(s) in a doctor report's facts."""
+    return _models(g.name for g in report.facts.gpus)
 
 
-def doctor_origin(document: dict) -> str:
+def doctor_origin(report: DoctorReport) -> str:
     """REPLAY when the facts were read from a capture (`source` is its path, not "live") or the measurements it carries
     come from another host or GPU model than its facts; LIVE otherwise."""
-    if document.get("source") not in (None, "", "live"):  # a live probe's facts say source "live"
+    if report.source not in (None, "", "live"):  # a live probe's facts say source "live"
         return REPLAY
-    bench = document.get("measurements")
-    if isinstance(bench, dict) and bench.get("results"):
-        host, bench_host = (str(d.get("hostname") or "").strip().lower() for d in (document, bench))
-        if host != bench_host or bench_gpu(bench) != doctor_gpu(document):
+    bench = report.measurements
+    if bench is not None and bench.results:
+        host, bench_host = (str(h or "").strip().lower() for h in (report.hostname, bench.hostname))
+        if host != bench_host or bench_gpu(bench) != doctor_gpu(report):
             return REPLAY
     return LIVE
 
 
-def gpu_of(kind: str, document: dict) -> str:
-    """The GPU model a run's numbers come from; '' for kinds that do not have one (tune, fleet)."""
-    if kind == "bench":
+def gpu_of(document: object) -> str:
+    """The GPU model a run's numbers come from; '' for kinds that do not have one (tune, fleet, stability)."""
+    if isinstance(document, BenchReport):
         return bench_gpu(document)
-    if kind == "doctor":
+    if isinstance(document, DoctorReport):
         return doctor_gpu(document)
     return ""
 
 
-def origin_of(kind: str, document: dict) -> str:
-    return doctor_origin(document) if kind == "doctor" else LIVE
+def origin_of(document: object) -> str:
+    return doctor_origin(document) if isinstance(document, DoctorReport) else LIVE

@@ -1,159 +1,207 @@
-"""What the history keeps of a run, read from its public JSON document (a plain dict).
+"""What the history keeps of a run, read from its public JSON document through the document's model
+(gpuwise.documents): a document that does not validate is a DocumentError naming the first bad field.
 
-bench (gpuwise-bench/1): one metric per benchmark that measured (status ok): its median, and the
+bench (BENCH_SCHEMA): one metric per benchmark that measured (status ok): its median, and the
 min/max of its repeats; the facts are the run's `environment` without what changes every run
-(clocks, warnings). doctor (gpuwise-report/1): the software stack, GPU models and kernel from its
+(clocks, warnings). doctor (REPORT_SCHEMA): the software stack, GPU models and kernel from its
 facts, the finding counts per status, and the measurements it carries when it ran a bench.
-tune (gpuwise-tune/1): the baseline's and the best trial's throughput and the winner's speedup, with
+tune (TUNE_SCHEMA): the baseline's and the best trial's throughput and the winner's speedup, with
 their 95% intervals, named tune/<workload>/...; the facts are the search's settings (the command adds
-the software it ran with). fleet (gpuwise-fleet/1): the fleet's median of every metric with the
+the software it ran with). fleet (FLEET_SCHEMA): the fleet's median of every metric with the
 nodes' min and max, the counts of odd nodes, outliers and drift, the all-reduce busbw; the facts are
 the majority value of whatever drifted. A fleet's identity is its set of node names (masked).
+stability (STABILITY_SCHEMA): per metric its median, p5/p95 and cv; the facts are the run's settings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gpuwise.documents.bench import BenchReport
+from gpuwise.documents.doctor import DoctorReport
+from gpuwise.documents.fleet import FleetDocument
+from gpuwise.documents.ids import BENCH_SCHEMA, FLEET_SCHEMA, REPORT_SCHEMA, STABILITY_SCHEMA, TUNE_SCHEMA
+from gpuwise.documents.load import parse_document
+from gpuwise.documents.stability import StabilityDocument
+from gpuwise.documents.tune import TuneDocument
+from gpuwise.i18n import N_
 from gpuwise.store.history import Metric
+from gpuwise.store.identity import gpu_of, origin_of
 
 VOLATILE_ENVIRONMENT = {"clocks_at_start", "warnings", "hostname", "torch_threads", "cuda_visible_devices"}
+RECORD_FIX = N_(
+    "the run's own output is complete; pass --no-history to skip recording, and report this mismatch"
+)
 
 
-def bench_metrics(document: dict) -> list[Metric]:
-    metrics = []
-    for result in document.get("results") or []:
-        value = result.get("value")
-        if result.get("status") != "ok" or not isinstance(value, (int, float)) or not result.get("name"):
-            continue
-        stats = result.get("stats") or {}
-        metrics.append(
-            Metric(
-                name=result["name"],
-                value=float(value),
-                unit=result.get("unit") or "",
-                low=stats.get("min"),
-                high=stats.get("max"),
-                repeats=stats.get("repeats"),
-            )
+@dataclass(frozen=True)
+class Kind:
+    """One kind of run: the document's schema id and model, and what the history keeps of it."""
+
+    schema: str
+    model: type
+    facts: Callable[[Any], dict]
+    metrics: Callable[[Any], list[Metric]]
+
+
+def parse(kind: str, document: object, where: str = "history") -> Any:
+    """The run's document validated with its kind's model (DocumentError when it does not fit)."""
+    k = RECORDS[kind]
+    return parse_document(document, k.model, k.schema, path=where, fix=RECORD_FIX)
+
+
+def _bench_metrics(report: BenchReport) -> list[Metric]:
+    return [
+        Metric(
+            name=m.name,
+            value=float(m.value),
+            unit=m.unit or "",
+            low=m.stats.min if m.stats else None,
+            high=m.stats.max if m.stats else None,
+            repeats=m.stats.repeats if m.stats else None,
         )
-    return metrics
+        for m in report.results
+        if m.status == "ok" and m.value is not None and m.name
+    ]
 
 
-def bench_facts(document: dict) -> dict:
-    env = document.get("environment") or {}
-    return {k: v for k, v in sorted(env.items()) if k not in VOLATILE_ENVIRONMENT}
+def _bench_facts(report: BenchReport) -> dict:
+    return {k: v for k, v in sorted(report.environment.items()) if k not in VOLATILE_ENVIRONMENT}
 
 
-def doctor_facts(document: dict) -> dict:
-    facts = document.get("facts") or {}
-    software = facts.get("software") or {}
+def _doctor_facts(report: DoctorReport) -> dict:
+    software = report.facts.software
     out = {k: v for k, v in sorted(software.items()) if isinstance(v, (str, int, float, bool)) or v is None}
-    out["gpus"] = [g.get("name") for g in facts.get("gpus") or [] if isinstance(g, dict)]
-    kernel = facts.get("kernel") or {}
-    if isinstance(kernel, dict) and kernel.get("release"):
-        out["kernel"] = kernel["release"]
+    out["gpus"] = [g.name for g in report.facts.gpus]
+    if report.facts.kernel and report.facts.kernel.release:
+        out["kernel"] = report.facts.kernel.release
     return out
 
 
-def doctor_metrics(document: dict) -> list[Metric]:
-    by_status = (document.get("summary") or {}).get("by_status") or {}
+def _doctor_metrics(report: DoctorReport) -> list[Metric]:
+    by_status = report.summary.by_status
     metrics = [Metric(f"findings_{status}", float(n), "count") for status, n in sorted(by_status.items())]
-    return metrics + bench_metrics(document.get("measurements") or {})
+    return metrics + (_bench_metrics(report.measurements) if report.measurements else [])
 
 
-def hostname_of(document: dict) -> str:
-    return str(document.get("hostname") or (document.get("environment") or {}).get("hostname") or "unknown")
-
-
-def tune_metrics(document: dict) -> list[Metric]:
-    prefix = f"tune/{document.get('workload') or 'unknown'}"
-    trials = {t.get("number"): t for t in document.get("trials") or [] if isinstance(t, dict)}
-    baseline = next((t for t in trials.values() if t.get("role") == "baseline"), None)
+def _tune_metrics(result: TuneDocument) -> list[Metric]:
+    prefix = f"tune/{result.workload or 'unknown'}"
+    best = result.trial(result.winner)
     metrics = []
-    for label, trial in (("baseline", baseline), ("best", trials.get(document.get("winner")))):
-        if trial and isinstance(trial.get("samples_per_s"), (int, float)):
+    for label, trial in (("baseline", result.baseline()), ("best", best)):
+        if trial and trial.samples_per_s is not None:
             metrics.append(
-                Metric(f"{prefix}/{label}_samples_per_s", float(trial["samples_per_s"]), "samples/s",
-                       trial.get("samples_per_s_low"), trial.get("samples_per_s_high"))
+                Metric(f"{prefix}/{label}_samples_per_s", float(trial.samples_per_s), "samples/s",
+                       trial.samples_per_s_low, trial.samples_per_s_high)
             )  # fmt: skip
-    best = trials.get(document.get("winner"))
-    if best and isinstance(best.get("speedup"), (int, float)):
+    if best and best.speedup is not None:
         metrics.append(
-            Metric(f"{prefix}/speedup", float(best["speedup"]), "x", best.get("speedup_low"),
-                   best.get("speedup_high"))
-        )  # fmt: skip
+            Metric(f"{prefix}/speedup", float(best.speedup), "x", best.speedup_low, best.speedup_high)
+        )
     return metrics
 
 
 TUNE_FACTS = ("workload", "device", "nproc", "batch_size", "warmup_steps", "timed_steps", "keep_numerics")
 
 
-def tune_facts(document: dict) -> dict:
-    return {k: document.get(k) for k in TUNE_FACTS}
+def _tune_facts(result: TuneDocument) -> dict:
+    return {k: getattr(result, k) for k in TUNE_FACTS}
 
 
-def fleet_metrics(document: dict) -> list[Metric]:
+def _fleet_metrics(report: FleetDocument) -> list[Metric]:
     metrics = []
-    for d in document.get("distributions") or []:
-        values = [v["value"] for v in d.get("values") or [] if isinstance(v.get("value"), (int, float))]
-        if values and isinstance(d.get("median"), (int, float)):
+    for d in report.distributions:
+        values = [v.value for v in d.values if v.value is not None]
+        if values and d.median is not None:
             metrics.append(
-                Metric(f"fleet/{d['metric']}", float(d["median"]), d.get("unit") or "", min(values),
-                       max(values), len(values))
-            )  # fmt: skip
-    outliers = document.get("outliers") or []
-    odd = {o.get("node") for o in outliers} | {
-        n for d in document.get("drift") or [] for nodes in (d.get("odd") or {}).values() for n in nodes
+                Metric(
+                    f"fleet/{d.metric}", float(d.median), d.unit or "", min(values), max(values), len(values)
+                )
+            )
+    odd = {o.node for o in report.outliers} | {
+        n for d in report.drift for nodes in d.odd.values() for n in nodes
     }
     metrics += [
-        Metric("fleet/nodes", float(len(document.get("nodes") or [])), "count"),
+        Metric("fleet/nodes", float(len(report.nodes)), "count"),
         Metric("fleet/odd_nodes", float(len(odd)), "count"),
-        Metric("fleet/outliers", float(len(outliers)), "count"),
-        Metric("fleet/drift", float(len(document.get("drift") or [])), "count"),
+        Metric("fleet/outliers", float(len(report.outliers)), "count"),
+        Metric("fleet/drift", float(len(report.drift)), "count"),
     ]
-    busbw = (document.get("collective") or {}).get("busbw_gb_s")
-    if isinstance(busbw, (int, float)):
-        metrics.append(Metric("fleet/allreduce_busbw", float(busbw), "GB/s"))
+    if report.collective and report.collective.busbw_gb_s is not None:
+        metrics.append(Metric("fleet/allreduce_busbw", float(report.collective.busbw_gb_s), "GB/s"))
     return metrics
 
 
-def fleet_facts(document: dict) -> dict:
-    return {f"{d.get('group')}: {d.get('key')}": d.get("majority") for d in document.get("drift") or []}
+def _fleet_facts(report: FleetDocument) -> dict:
+    return {f"{d.group}: {d.key}": d.majority for d in report.drift}
 
 
-def fleet_identity(document: dict) -> str:
-    """The fleet's name for masking: its sorted node names (the same nodes are the same fleet)."""
-    return "fleet:" + ",".join(sorted(str(n.get("node")) for n in document.get("nodes") or []))
-
-
-def stability_metrics(document: dict) -> list[Metric]:
-    """stability (gpuwise-stability/1): per metric its median (low/high: p5/p95) and its cv, so runs on
-    different instances and days compare; stability/<metric>/cv is the spread itself."""
+def _stability_metrics(report: StabilityDocument) -> list[Metric]:
+    """Per metric its median (low/high: p5/p95) and its cv, so runs on different instances and days
+    compare; stability/<metric>/cv is the spread itself."""
     metrics = []
-    for r in document.get("results") or []:
-        info, s = r.get("info") or {}, r.get("summary") or {}
-        name = info.get("name")
-        if not name or not isinstance(s.get("median"), (int, float)):
+    for r in report.results:
+        s = r.summary
+        if s.median is None:
             continue
-        metrics.append(
-            Metric(f"stability/{name}", float(s["median"]), info.get("unit") or "", s.get("p5"), s.get("p95"),
-                   s.get("n"))
-        )  # fmt: skip
-        if isinstance(s.get("cv"), (int, float)):
-            ci = s.get("cv_ci") or [None, None]
-            metrics.append(Metric(f"stability/{name}/cv", float(s["cv"]), "", ci[0], ci[1], s.get("n")))
+        metrics.append(Metric(f"stability/{r.info.name}", float(s.median), r.info.unit, s.p5, s.p95, s.n))
+        if s.cv is not None:
+            low, high = s.cv_ci or (None, None)
+            metrics.append(Metric(f"stability/{r.info.name}/cv", float(s.cv), "", low, high, s.n))
     return metrics
 
 
-def stability_facts(document: dict) -> dict:
-    facts = {k: document.get(k) for k in ("device", "gpu_name", "interval_s", "duration_s")}
-    facts["verdicts"] = {lv.get("layer"): lv.get("verdict") for lv in document.get("layers") or []}
+def _stability_facts(report: StabilityDocument) -> dict:
+    facts: dict = {k: getattr(report, k) for k in ("device", "gpu_name", "interval_s", "duration_s")}
+    facts["verdicts"] = {lv.layer: lv.verdict for lv in report.layers}
     return facts
 
 
-RECORDS = {  # kind -> (facts, metrics) of its JSON document
-    "bench": (bench_facts, bench_metrics),
-    "doctor": (doctor_facts, doctor_metrics),
-    "tune": (tune_facts, tune_metrics),
-    "fleet": (fleet_facts, fleet_metrics),
-    "stability": (stability_facts, stability_metrics),
+RECORDS = {  # kind -> its document and what the history keeps of it
+    "bench": Kind(BENCH_SCHEMA, BenchReport, _bench_facts, _bench_metrics),
+    "doctor": Kind(REPORT_SCHEMA, DoctorReport, _doctor_facts, _doctor_metrics),
+    "tune": Kind(TUNE_SCHEMA, TuneDocument, _tune_facts, _tune_metrics),
+    "fleet": Kind(FLEET_SCHEMA, FleetDocument, _fleet_facts, _fleet_metrics),
+    "stability": Kind(STABILITY_SCHEMA, StabilityDocument, _stability_facts, _stability_metrics),
 }
+
+
+def facts_of(kind: str, document: object) -> dict:
+    return RECORDS[kind].facts(parse(kind, document))
+
+
+def metrics_of(kind: str, document: object) -> list[Metric]:
+    return RECORDS[kind].metrics(parse(kind, document))
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What the history keeps of one run's document."""
+
+    facts: dict
+    metrics: list[Metric]
+    hostname: str  # bench and doctor documents say; else "unknown"
+    created_at: str | None
+    gpu: str
+    origin: str
+
+
+def summarize(kind: str, document: object) -> RunSummary:
+    doc, k = parse(kind, document), RECORDS[kind]
+    hostname = doc.host() if isinstance(doc, BenchReport) else getattr(doc, "hostname", None)
+    return RunSummary(
+        facts=k.facts(doc),
+        metrics=k.metrics(doc),
+        hostname=str(hostname or "unknown"),
+        created_at=getattr(doc, "created_at", None),
+        gpu=gpu_of(doc),
+        origin=origin_of(doc),
+    )
+
+
+def fleet_identity(document: object) -> str:
+    """The fleet's name for masking: its sorted node names (the same nodes are the same fleet)."""
+    report = parse("fleet", document)
+    return "fleet:" + ",".join(sorted(n.node for n in report.nodes))

@@ -1,4 +1,4 @@
-"""What a tune run returns: the trials, the baseline, the winner (or none) and why. JSON: gpuwise-tune/1."""
+"""What a tune run returns: the trials, the baseline, the winner (or none) and why. JSON: TUNE_SCHEMA."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import math
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from gpuwise.documents.ids import TUNE_SCHEMA
 
 
 class TrialRecord(BaseModel):
@@ -68,7 +70,7 @@ class SkippedKnob(BaseModel):
 
 
 class TuneResult(BaseModel):
-    schema_: str = Field("gpuwise-tune/1", alias="schema")
+    schema_: str = Field(TUNE_SCHEMA, alias="schema")
     workload: str
     device: str
     batch_size: int

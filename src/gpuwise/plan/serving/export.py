@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
+from gpuwise.documents.ids import PLAN_SCHEMA
 from gpuwise.plan.decision import decision_to_json
-from gpuwise.plan.planner import PLAN_SCHEMA
 from gpuwise.plan.serving.planner import ServingPlan
 from gpuwise.plan.serving.strategies import Strategy
 

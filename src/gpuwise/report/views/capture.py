@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from gpuwise.capture.writer import CaptureSummary
+from gpuwise.documents.ids import CAPTURE_SUMMARY_SCHEMA
 from gpuwise.i18n import _
 from gpuwise.report.document import Block, Document, Heading, KeyValues, Styled
-
-CAPTURE_SUMMARY_SCHEMA = "gpuwise-capture-summary/1"
 
 
 def capture_data(summary: CaptureSummary, mask: bool) -> dict:

@@ -10,10 +10,9 @@ from gpuwise import units
 from gpuwise.catalog.fabrics import Fabric
 from gpuwise.catalog.gpus import GpuSpec
 from gpuwise.catalog.offers import Offer
+from gpuwise.documents.ids import CATALOG_SCHEMA
 from gpuwise.i18n import C_, _
 from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Styled, Table
-
-CATALOG_SCHEMA = "gpuwise-catalog/1"
 
 
 def _jsonable(obj) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from gpuwise.documents.ids import FLEET_HEALTH_SCHEMA as HEALTH_SCHEMA
 from gpuwise.fleet.healthcheck import HealthResult
 from gpuwise.fleet.model import FleetReport
 from gpuwise.i18n import C_, N_, _
@@ -21,7 +22,6 @@ from gpuwise.report.document import (
 )
 from gpuwise.report.views.charts import fleet_distribution_chart
 
-HEALTH_SCHEMA = "gpuwise-fleet-health/1"
 # the JSON's enum values, shown in the reader's language
 OUTLIER_METHOD = {"robust z": N_("robust z"), "vs others' median": N_("vs others' median")}
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.documents.ids import HISTORY_SCHEMA as SCHEMA
 from gpuwise.i18n import C_, _
 from gpuwise.report.document import Chart, Column, Document, Heading, KeyValues, Paragraph, Series, Table
 from gpuwise.store.history import Metric, Run
-
-SCHEMA = "gpuwise-history/1"
 
 
 def _num(value: float | None) -> str:

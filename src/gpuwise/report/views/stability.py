@@ -5,6 +5,7 @@ the context signals below. Every number a chart draws is in a table too, or in t
 from __future__ import annotations
 
 from gpuwise import units
+from gpuwise.documents.ids import STABILITY_RANK_SCHEMA
 from gpuwise.i18n import N_, _
 from gpuwise.report.document import (
     Block,
@@ -253,7 +254,7 @@ def rank_view(ranks) -> Document:
         caption=_("metric columns: the node's median as a share of the fleet's median of that metric"),
     )
     data = {
-        "schema": "gpuwise-stability-rank/1",
+        "schema": STABILITY_RANK_SCHEMA,
         "nodes": [
             {"node": n.node, "verdict": n.verdict, "worst_layer": n.worst_layer,
              "worst_robust_cv": n.worst_robust_cv, "windows": n.windows, "relative_median": n.relative}
