@@ -210,21 +210,22 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
 """
 
 
-def test_a_new_benchmark_is_one_file(tmp_path, monkeypatch, ctx):
-    """Drop one module next to the others: --only, its alias, the title and the runner all know it."""
-    import gpuwise.bench
-
-    (tmp_path / "gwarch_noop.py").write_text(NEW_BENCHMARK)
-    monkeypatch.setattr(gpuwise.bench, "__path__", [*gpuwise.bench.__path__, str(tmp_path)])
-    benchmarks.cache_clear()
+def test_a_new_benchmark_is_one_file(tmp_path, ctx):
+    """One module in a registry of its own: --only, its alias, the title and the runner all know it."""
+    path = tmp_path / "gwarch_noop.py"
+    path.write_text(NEW_BENCHMARK)
+    reg = registry.BENCHMARKS.like()
+    for entry in benchmarks():
+        reg.register(entry)
+    module = reg.load_file(path)
     try:
-        assert [e.name for e in benchmarks()][:2] == ["noop", "compute"]  # order=5 runs first
-        (entry,) = select("nothing")
-        assert registry.titles()["noop"] == "No-op (harness check)"
+        assert [e.name for e in benchmarks(reg)][:2] == ["noop", "compute"]  # order=5 runs first
+        (entry,) = select("nothing", reg)
+        assert registry.titles(reg)["noop"] == "No-op (harness check)"
         assert [(m.name, m.value) for m in run_inline(ctx, entry)] == [("noop", 1.0)]
+        assert "noop" not in [e.name for e in benchmarks()]  # the default registry is untouched
     finally:
-        benchmarks.cache_clear()
-        sys.modules.pop("gpuwise.bench.gwarch_noop", None)
+        sys.modules.pop(module.__name__, None)
 
 
 def test_scratch_is_removed_by_the_parent_whatever_the_benchmark_did(ctx, tmp_path):
