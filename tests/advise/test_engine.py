@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuwise.advise import controls, engine
+from gpuwise.advise import controls
 from gpuwise.advise.engine import Rule, RuleContext, registry, rule, run_rules, thresholds
 from tests.advise.factories import cpu_vm, healthy_node
 

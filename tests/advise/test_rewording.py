@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from gpuwise.advise.engine import RuleContext, registry, rule, run_rules
+from gpuwise.advise.engine import RuleContext, rule, run_rules
 from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport, Measurement, PeakSource
 from gpuwise.capture.host import CaptureHost, CommandResult

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -183,49 +182,7 @@ def test_the_modules_declare_the_benchmarks_in_run_order():
     assert registry.titles()["collective"] == "Collectives (busbw, nccl-tests definition)"
 
 
-NEW_BENCHMARK = """
-from dataclasses import dataclass
-
-from gpuwise.bench.context import BenchContext
-from gpuwise.bench.models import Measurement
-from gpuwise.bench.registry import BenchInfo
-
-BENCHMARK = BenchInfo(
-    name="noop", layer="noop", title="No-op (harness check)", help="does nothing, quickly",
-    order=5, quick_timeout_s=10, full_timeout_s=20, aliases=("nothing",),
-)
-
-
-@dataclass(frozen=True)
-class Spec:
-    value: float = 1.0
-
-
-def make_spec(ctx: BenchContext) -> Spec:
-    return Spec()
-
-
-def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
-    return [Measurement(name="noop", layer="noop", unit="x", value=spec.value)]
-"""
-
-
-def test_a_new_benchmark_is_one_file(tmp_path, ctx):
-    """One module in a registry of its own: --only, its alias, the title and the runner all know it."""
-    path = tmp_path / "gwarch_noop.py"
-    path.write_text(NEW_BENCHMARK)
-    reg = registry.BENCHMARKS.like()
-    for entry in benchmarks():
-        reg.register(entry)
-    module = reg.load_file(path)
-    try:
-        assert [e.name for e in benchmarks(reg)][:2] == ["noop", "compute"]  # order=5 runs first
-        (entry,) = select("nothing", reg)
-        assert registry.titles(reg)["noop"] == "No-op (harness check)"
-        assert [(m.name, m.value) for m in run_inline(ctx, entry)] == [("noop", 1.0)]
-        assert "noop" not in [e.name for e in benchmarks()]  # the default registry is untouched
-    finally:
-        sys.modules.pop(module.__name__, None)
+# A new benchmark as one module: tests/test_registry.py.
 
 
 def test_scratch_is_removed_by_the_parent_whatever_the_benchmark_did(ctx, tmp_path):

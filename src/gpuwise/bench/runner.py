@@ -33,8 +33,8 @@ from gpuwise import i18n
 from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
-from gpuwise.registry import Registry
 from gpuwise.i18n import _
+from gpuwise.registry import Registry
 
 Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
 
