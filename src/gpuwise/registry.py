@@ -154,13 +154,13 @@ class Registry(Mapping[str, T], Generic[T]):
 
     def module_names(self) -> list[str]:
         """The plugin modules of `packages`, by module name, listed without importing them (for --help)."""
-        return sorted(name for package in self.packages for name in _plugin_modules(package))
+        return sorted(name for package in self.packages for name in plugin_modules(package))
 
     def discover(self) -> None:
         """Import every plugin module of `packages` and collect it (done once, on first read)."""
         self._discovered = True
         for package in self.packages:
-            for name in sorted(_plugin_modules(package)):
+            for name in sorted(plugin_modules(package)):
                 self.collect(importlib.import_module(f"{package}.{name}"))
 
     def load_file(self, path: str | Path, module_name: str | None = None) -> ModuleType:
@@ -244,7 +244,7 @@ def _defined_in(value: Any, module: str) -> bool:
     return declared == module if isinstance(declared, str) else True
 
 
-def _plugin_modules(package: str) -> list[str]:
+def plugin_modules(package: str) -> list[str]:
     """The modules of a package not starting with "_" (helpers), found without importing the package."""
     spec = importlib.util.find_spec(package)
     paths = list(spec.submodule_search_locations or []) if spec else []

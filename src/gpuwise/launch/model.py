@@ -15,7 +15,6 @@ from gpuwise.launch.resources import Resources
 from gpuwise.launch.transfer import TransferEstimate
 
 LAUNCH_SCHEMA = "gpuwise-launch/1"
-TARGETS = ("slurm", "skypilot", "tencent")
 
 
 @dataclass

@@ -131,7 +131,7 @@ def from_plan(
     path: Path, job: Job, offers: list[Offer] | None = None, target: str | None = None
 ) -> tuple[Resources, str]:
     """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud').
-    With a cloud target, only the options that target can launch are considered."""
+    With a cloud target (None: your own machines), only the options that target can launch are considered."""
     try:
         plan = read_json(path, "plan", _(PLAN_FIX))
     except DataValidationError as exc:
@@ -146,7 +146,7 @@ def from_plan(
     verdict = str((plan.get("decision") or {}).get("verdict", "undecided"))
     kind = "onprem" if verdict == "build" else "cloud"
     candidates = [o for o in options if o.get("kind") == kind]
-    if kind == "cloud" and target not in (None, "slurm"):
+    if kind == "cloud" and target is not None:
         candidates = [o for o in candidates if launchable(target, o.get("provider"))]
         if not candidates and any(o.get("kind") == kind for o in options):
             raise UserInputError(
