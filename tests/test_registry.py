@@ -6,11 +6,16 @@ from __future__ import annotations
 import sys
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from gpuwise.errors import UserInputError
 from gpuwise.registry import DuplicateName, Registry
+from tests.conftest import CAPTURES
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+CPU_CAPTURE = CAPTURES / "cpu-vm-kvm-docker"
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,11 @@ def test_a_doctor_rule_is_one_module_and_the_engine_runs_it(tmp_path, loaded):
     loaded.append(rules.load_file(path).__name__)
     assert rules.names() == ["test.gwreg_cores"] and "test.gwreg_cores" not in RULES
     (finding,) = run_rules(cpu_vm(), None, "cloud", rules=rules)
-    assert (finding.id, finding.status, finding.recommendation.text) == ("test.gwreg_cores", "warn", "add cores")
+    assert (finding.id, finding.status, finding.recommendation.text) == (
+        "test.gwreg_cores",
+        "warn",
+        "add cores",
+    )
 
 
 def test_a_benchmark_is_one_module_and_the_runner_lists_and_runs_it(tmp_path, loaded):
@@ -210,3 +219,91 @@ def test_an_offer_source_is_one_module_and_facts_and_the_catalog_read_it(tmp_pat
     assert match_cloud({"sys_vendor": "GW Registry Cloud"}) is None  # the default providers do not know it
     (offer,) = find_offer("gw.h100x8", load_offers(providers=providers))
     assert (offer.provider, offer.accelerator_count, offer.price) == ("gwreg-cloud", 8, 20.5)
+
+
+def test_a_launch_target_is_one_module_and_launch_dispatches_to_it(tmp_path, loaded):
+    from gpuwise.launch import targets
+    from gpuwise.launch.build import LaunchOptions, plan_launch, write_files
+
+    path = _module(
+        tmp_path,
+        "gwreg_target",
+        """
+        from gpuwise.launch.model import Created
+        from gpuwise.launch.targets import Feature, Target
+
+        class Echo(Target):
+            name = "echo"
+            label = "Echo"
+            id_form = "echo:NAME"
+            options = ("--zone",)
+            unsupported = {Feature.WAIT: "echo never waits"}
+            own_machines = True
+
+            def build(self, plan, o):
+                plan.files["echo.sh"] = "echo " + plan.job.name + "\\n"
+                plan.creates.append(Created("echo", plan.job.name, "gpuwise launch --down echo:" + plan.job.name))
+
+            def create(self, plan, o, wait, timeout_s):
+                return {"id": "echo:" + plan.job.name}
+
+            def down(self, rest):
+                return "deleted " + rest
+
+        TARGET = Echo()
+        """,
+    )
+    reg = targets.TARGETS.like()
+    loaded.append(reg.load_file(path).__name__)
+    options = LaunchOptions(job_path=EXAMPLES / "job-cpu.yaml", target="echo", out=tmp_path / "out")
+    options.source = CPU_CAPTURE  # the migration check reads a capture, not this machine
+    plan = plan_launch(options, reg)
+    write_files(plan)
+    assert (tmp_path / "out" / "echo.sh").read_text() == f"echo {plan.job.name}\n"
+    assert targets.create(plan, options, False, None, reg) == {"id": f"echo:{plan.job.name}"}
+    assert targets.down("echo:x", reg) == "deleted x"
+    echo = targets.get("echo", reg)
+    targets.check_flags(echo, {"--zone": "z1", "--wait": False}, reg)  # its own option; --wait not given
+    with pytest.raises(UserInputError, match="--target echo does not support --wait: echo never waits"):
+        targets.check_flags(echo, {"--wait": True}, reg)
+    with pytest.raises(UserInputError, match="'echo' is not one of"):
+        targets.get("echo")  # the default targets do not know it
+
+
+def test_a_tune_knob_is_one_module_and_the_search_offers_it(tmp_path, loaded):
+    from gpuwise.tune import knobs, snippet
+    from gpuwise.tune.knob_plugins import KNOB_CODE
+
+    rows = tmp_path / "knobs.yaml"
+    rows.write_text(
+        "- name: matmul_precision\n  category: precision\n  values: [highest, high]\n  numerics: rounding\n"
+        "  why: TF32 inside float32 matmuls\n  priority: 1\n"
+        "  source: https://pytorch.org/docs/stable/generated/torch.set_float32_matmul_precision.html\n"
+    )
+    path = _module(
+        tmp_path,
+        "gwreg_knob",
+        """
+        from gpuwise.tune.knob_plugins import KnobCode
+
+        MATMUL_PRECISION = KnobCode(
+            name="matmul_precision",
+            skip=lambda value, m: None if m.device == "cuda" else "float32 matmul precision is for GPUs",
+            python=lambda value, device, batch: [f"torch.set_float32_matmul_precision({value!r})"],
+        )
+        """,
+    )
+    code = KNOB_CODE.like()
+    loaded.append(code.load_file(path).__name__)
+    rows_here = knobs.catalogue(rows)
+    gpu = knobs.Machine(device="cuda", capability=(9, 0))
+    space, skipped = knobs.search_space(gpu, keep_numerics=False, knobs=rows_here, code=code)
+    assert space == {"matmul_precision": ("highest", "high")} and skipped == []
+    space, skipped = knobs.search_space(knobs.Machine(), keep_numerics=False, knobs=rows_here, code=code)
+    assert space == {} and [(s.value, s.reason) for s in skipped] == [
+        ("high", "float32 matmul precision is for GPUs")
+    ]
+    assert snippet.python_lines({"matmul_precision": "high"}, "cuda", 32, code) == [
+        "torch.set_float32_matmul_precision('high')"
+    ]
+    assert "matmul_precision" not in KNOB_CODE

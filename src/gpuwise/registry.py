@@ -170,9 +170,7 @@ class Registry(Mapping[str, T], Generic[T]):
         name = module_name or f"gpuwise_plugin_{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise UserInputError(
-                _("{path} is not a Python module").format(path=path), _("pass a .py file")
-            )
+            raise UserInputError(_("{path} is not a Python module").format(path=path), _("pass a .py file"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:

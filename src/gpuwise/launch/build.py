@@ -19,6 +19,7 @@ from gpuwise.launch.migration import check_migration, target_software
 from gpuwise.launch.model import LaunchPlan
 from gpuwise.launch.quoting import sh, sh_words
 from gpuwise.launch.targets import Target, get
+from gpuwise.registry import Registry
 
 
 @dataclass
@@ -61,9 +62,9 @@ def _resolve(job: Job, o: LaunchOptions, target: Target):
             )
         if implied == "cloud" and target.own_machines:
             res.notes.append(
-                _("the plan recommends a cloud offer; launching on your own machines ({target}) instead").format(
-                    target=target.name
-                )
+                _(
+                    "the plan recommends a cloud offer; launching on your own machines ({target}) instead"
+                ).format(target=target.name)
             )
         return res
     if o.offer:
@@ -81,8 +82,9 @@ def _resolve(job: Job, o: LaunchOptions, target: Target):
     return resources.for_own_cluster(job)
 
 
-def plan_launch(o: LaunchOptions) -> LaunchPlan:
-    target = get(o.target)
+def plan_launch(o: LaunchOptions, registry: Registry[Target] | None = None) -> LaunchPlan:
+    """The dry run for `o.target`, a target of `registry` (default: every module of launch/targets/)."""
+    target = get(o.target, registry)
     job = load_job(o.job_path)
     res = _resolve(job, o, target)
     if res.gpus_per_node is not None and res.gpus_per_node != job.gpus_per_node and not target.own_machines:

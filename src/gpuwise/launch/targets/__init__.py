@@ -120,7 +120,9 @@ def get(name: str, registry: Registry[Target] | None = None) -> Target:
     return _registry(registry).lookup(name)
 
 
-def check_flags(target: Target, given: Mapping[str, object], registry: Registry[Target] | None = None) -> None:
+def check_flags(
+    target: Target, given: Mapping[str, object], registry: Registry[Target] | None = None
+) -> None:
     """Refuse a flag the target does not use: another target's option, or a feature it does not have.
     `given`: flag -> value (None or False = not given)."""
     owners = {flag: t for t in _registry(registry).values() for flag in t.options}

@@ -19,7 +19,9 @@ class Slurm(Target):
 
     def build(self, plan, o) -> None:
         slurm.build(plan, o.textfile, o.slurm)
-        plan.scrape_config = steps.scrape_config(plan.job, None, str(plan.out / "monitoring" / "targets.json"))
+        plan.scrape_config = steps.scrape_config(
+            plan.job, None, str(plan.out / "monitoring" / "targets.json")
+        )
 
     def create(self, plan, o, wait, timeout_s) -> dict:
         return slurm.create(plan, wait, timeout_s)

@@ -147,7 +147,9 @@ class Torchrun(Target):
             "reaches every host by ssh"
         ),
         Feature.WAIT: N_("launch.sh runs in your terminal until the job ends and exits with its result"),
-        Feature.DOWN: N_("gpuwise created nothing to delete; Ctrl-C on launch.sh stops torchrun on every host"),
+        Feature.DOWN: N_(
+            "gpuwise created nothing to delete; Ctrl-C on launch.sh stops torchrun on every host"
+        ),
     }
     own_machines = True
     where = N_("the hosts of --hosts, over ssh")
@@ -160,7 +162,9 @@ class Torchrun(Target):
         plan.creates.append(
             Created(
                 _("torchrun processes"),
-                _("{name} ({nodes} hosts: {hosts})").format(name=name, nodes=len(hosts), hosts=", ".join(hosts)),
+                _("{name} ({nodes} hosts: {hosts})").format(
+                    name=name, nodes=len(hosts), hosts=", ".join(hosts)
+                ),
                 _("Ctrl-C on launch.sh (or on each host: {command})").format(
                     command=f"pkill -f -- '--rdzv-id {name}'"
                 ),
@@ -173,8 +177,10 @@ class Torchrun(Target):
             _("the hosts must reach {head} on TCP {rdzv_port} (rendezvous) and each other for NCCL").format(
                 head=_address(hosts[0]), rdzv_port=plan.job.rdzv_port
             ),
-            _("each host runs the job in {workdir} (JOB.yaml's workdir, else the folder you launched from): "
-              "it must exist there").format(workdir=str(Path(plan.job.workdir or ".").expanduser().absolute())),
+            _(
+                "each host runs the job in {workdir} (JOB.yaml's workdir, else the folder you launched from): "
+                "it must exist there"
+            ).format(workdir=str(Path(plan.job.workdir or ".").expanduser().absolute())),
         ]
         plan.scrape_config = steps.scrape_config(plan.job, [_address(h) for h in hosts])
 
