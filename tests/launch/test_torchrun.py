@@ -38,7 +38,7 @@ mkdir -p "$FAKE_ROOT/$host" && cp "$1" "$FAKE_ROOT/$host/${path#/tmp/}"
     "gpuwise": r"""#!/bin/bash
 case "$1" in
 doctor) while [ "$#" -gt 0 ]; do [ "$1" = -o ] && { mkdir -p "$(dirname "$2")"; echo '{}' > "$2"; }; shift; done
-        case ",$FAIL_HOSTS," in *",$FAKE_HOST,"*) exit 2 ;; esac; exit 0 ;;
+        case ",$FAIL_HOSTS," in *",$FAKE_HOST,"*) sleep "${FAIL_AFTER:-0}"; exit 2 ;; esac; exit 0 ;;
 export) mkdir -p "$3" && echo 'gpuwise_up 1' > "$3/gpuwise.prom"; exec sleep 30 ;;
 esac
 exit 9
@@ -149,3 +149,29 @@ def test_it_refuses_yes_wait_and_down_with_its_reason(tmp_path):
     )  # fmt: skip
     assert r.returncode == 3 and "does not support --yes" in r.stderr and "To fix:" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_the_first_failure_stops_a_host_still_waiting_in_the_rendezvous(tmp_path, monkeypatch):
+    """gpu-01's torchrun would wait for its peer; gpu-02 fails its preflight: the real pkill that launch.sh
+    sends stops gpu-01 at once (the job name is unique to this test, so nothing else matches)."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    job = yaml.safe_load((EXAMPLES / "job-cpu.yaml").read_text())
+    job["name"] = f"gwreg-hang-{os.getpid()}"
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    options = _options(tmp_path)
+    options.job_path = tmp_path / "job.yaml"
+    write_files(plan_launch(options))
+    hang = '#!/bin/bash\n[ "$FAKE_HOST" = gpu-01 ] || exit 0\nwhile :; do sleep 0.2; done\n'
+    FAKES_HANG = {k: v for k, v in FAKES.items() if k != "pkill"} | {"torchrun": hang}
+    monkeypatch.setattr(sys.modules[__name__], "FAKES", FAKES_HANG)
+    monkeypatch.setenv("FAIL_AFTER", "3")  # gpu-02 fails once gpu-01 is in its (endless) torchrun
+    try:
+        done, _root = _run_launch(tmp_path, tmp_path / "out", fail="gpu-02")
+    finally:
+        subprocess.run(
+            ["pkill", "-f", "--", f"--rdzv-id gw-{job['name']}"], check=False
+        )  # a failed test leaves none
+    assert done.returncode == 1 and "gpu-02 failed" in done.stderr
+    assert "training on gpu-01 ended with exit code" in (tmp_path / "out" / "logs" / "gpu-01.log").read_text()
