@@ -68,7 +68,8 @@ def test_rule_declarations_are_keywords_and_typos_are_caught():
     def override(ctx: RuleContext):
         return ctx.finding("warn", [], "do this", title="a finding's own title", priority="high")
 
-    assert "test.override" not in registry()  # declaring a rule outside gpuwise/advise/rules/ registers nothing
+    # declaring a rule outside gpuwise/advise/rules/ registers nothing
+    assert "test.override" not in registry()
     (f,) = run_rules(cpu_vm(), None, "cloud", rules=[override])
     assert (f.title, f.priority, f.recommendation.text) == ("a finding's own title", "high", "do this")
     assert f.controllable == controls.KERNEL_ON_CLOUD

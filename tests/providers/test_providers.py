@@ -41,5 +41,3 @@ def test_a_specific_cloud_wins_over_the_openstack_it_runs_on():
     rule, _ = match_cloud(dmi)
     assert rule.provider == "huawei"
     assert match_cloud({"product_name": "OpenStack Nova"})[0].provider == "openstack"
-
-

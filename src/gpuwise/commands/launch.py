@@ -121,7 +121,9 @@ def launch(
         None,
         "--hosts",
         metavar="HOST,HOST,...",
-        help=N_("torchrun: the nodes (names or addresses, one per JOB.yaml node); the first is the rendezvous host."),
+        help=N_(
+            "torchrun: the nodes (names or addresses, one per JOB.yaml node); the first is the rendezvous host."
+        ),
     ),
     gpuwise_wheel_url: str = typer.Option(
         None,
