@@ -127,10 +127,6 @@ class Registry(Mapping[str, T], Generic[T]):
         self._origin.setdefault(key, origin)
         return item
 
-    def unregister(self, name: str) -> None:
-        self._items.pop(name, None)
-        self._origin.pop(name, None)
-
     # ------------------------------------------------------------ discovery
 
     def collect(self, module: ModuleType) -> list[T]:
