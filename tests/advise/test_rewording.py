@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from gpuwise.advise.engine import RuleContext, registry, rule, run_rules
+from gpuwise.advise.engine import RuleContext, rule, run_rules
 from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport, Measurement, PeakSource
 from gpuwise.capture.host import CaptureHost, CommandResult
@@ -163,11 +163,5 @@ def test_the_check_catches_a_rule_that_reads_wording(tmp_path):
         why = ctx.facts.software.unknown.get("torch_cuda")
         return ctx.finding("warn", []) if why and "cpu" in why.text.lower() else None
 
-    try:
-        rules = [registry()["test.reads_wording"]]
-        with pytest.raises(AssertionError, match="a verdict changed"):
-            assert_wording_free(facts, rules=rules)
-    finally:
-        from gpuwise.advise import engine
-
-        engine._REGISTRY.pop("test.reads_wording", None)
+    with pytest.raises(AssertionError, match="a verdict changed"):
+        assert_wording_free(facts, rules=[reads_wording])

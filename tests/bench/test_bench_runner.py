@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -183,48 +182,7 @@ def test_the_modules_declare_the_benchmarks_in_run_order():
     assert registry.titles()["collective"] == "Collectives (busbw, nccl-tests definition)"
 
 
-NEW_BENCHMARK = """
-from dataclasses import dataclass
-
-from gpuwise.bench.context import BenchContext
-from gpuwise.bench.models import Measurement
-from gpuwise.bench.registry import BenchInfo
-
-BENCHMARK = BenchInfo(
-    name="noop", layer="noop", title="No-op (harness check)", help="does nothing, quickly",
-    order=5, quick_timeout_s=10, full_timeout_s=20, aliases=("nothing",),
-)
-
-
-@dataclass(frozen=True)
-class Spec:
-    value: float = 1.0
-
-
-def make_spec(ctx: BenchContext) -> Spec:
-    return Spec()
-
-
-def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
-    return [Measurement(name="noop", layer="noop", unit="x", value=spec.value)]
-"""
-
-
-def test_a_new_benchmark_is_one_file(tmp_path, monkeypatch, ctx):
-    """Drop one module next to the others: --only, its alias, the title and the runner all know it."""
-    import gpuwise.bench
-
-    (tmp_path / "gwarch_noop.py").write_text(NEW_BENCHMARK)
-    monkeypatch.setattr(gpuwise.bench, "__path__", [*gpuwise.bench.__path__, str(tmp_path)])
-    benchmarks.cache_clear()
-    try:
-        assert [e.name for e in benchmarks()][:2] == ["noop", "compute"]  # order=5 runs first
-        (entry,) = select("nothing")
-        assert registry.titles()["noop"] == "No-op (harness check)"
-        assert [(m.name, m.value) for m in run_inline(ctx, entry)] == [("noop", 1.0)]
-    finally:
-        benchmarks.cache_clear()
-        sys.modules.pop("gpuwise.bench.gwarch_noop", None)
+# A new benchmark as one module: tests/test_registry.py.
 
 
 def test_scratch_is_removed_by_the_parent_whatever_the_benchmark_did(ctx, tmp_path):

@@ -76,7 +76,7 @@ def test_local_dataset_is_measured_and_its_upload_timed(tmp_path):
     (data / "b.bin").write_bytes(b"x" * 3_000_000)
     ds = Dataset(source=str(data), link_gbps=0.001)  # 1 Mbit/s
     res = resources.Resources(provider="aws", instance_type="p4d.24xlarge", network_gbps=400, hours=0.01)
-    est = transfer.estimate(ds, res, "skypilot")
+    est = transfer.estimate(ds, res, False)
     assert est.size_bytes == 4_000_000 and "2 files" in est.size_source
     assert est.hours == pytest.approx(4_000_000 * 8 / 1e6 / 3600)  # 32 s
     assert est.cost == 0.0 and "Data Transfer IN" in est.cost_source
@@ -87,7 +87,7 @@ def test_object_store_is_bounded_by_the_data_path_and_priced_in_the_runs_currenc
     ds = Dataset(source="s3://bkt/x", size_gb=500)
     res = resources.Resources(provider="tencent", instance_type="GT4.41XLARGE948", network_gbps=50,
                               hours=100, currency="CNY")  # fmt: skip
-    est = transfer.estimate(ds, res, "tencent")
+    est = transfer.estimate(ds, res, False)
     # not the nodes' 50 Gbit/s network: an S3 bucket reaches a Tencent instance over the internet
     assert est.path == "internet" and est.link_gbps == 1.0 and est.link_source.startswith("assumption")
     assert est.hours == pytest.approx(500e9 * 8 / 1e9 / 3600)
@@ -97,7 +97,7 @@ def test_object_store_is_bounded_by_the_data_path_and_priced_in_the_runs_currenc
     # the same bucket read from p5.48xlarge in its region: free, bounded by the reader, not 3,200 Gbit/s EFA
     aws = resources.Resources(provider="aws-capacity-blocks", instance_type="p5.48xlarge",
                               network_gbps=3200, fabric="efa", hours=9, currency="USD")  # fmt: skip
-    same_cloud = transfer.estimate(ds, aws, "skypilot")
+    same_cloud = transfer.estimate(ds, aws, False)
     assert same_cloud.path == "same-region" and same_cloud.link_gbps < 3200
     assert same_cloud.cost == 0.0 and same_cloud.cost_source.startswith("free within the bucket's region")
     assert same_cloud.hours * 3600 > 30  # 500 GB is not "moved in 0 s"
@@ -105,13 +105,13 @@ def test_object_store_is_bounded_by_the_data_path_and_priced_in_the_runs_currenc
 
 def test_unknown_size_or_link_is_said_not_guessed():
     res = resources.Resources(provider="tencent", instance_type="X", region="ap-guangzhou", hours=10)
-    est = transfer.estimate(Dataset(source="cos://b-1/x", region="ap-singapore"), res, "tencent")
+    est = transfer.estimate(Dataset(source="cos://b-1/x", region="ap-singapore"), res, False)
     assert est.hours is None and "dataset.size_gb" in est.warning
     assert est.cost is None and "egress_price_per_gb" in est.cost_source
 
 
 def test_slurm_reads_a_shared_path_in_place(tmp_path):
-    est = transfer.estimate(Dataset(source="10.0.0.4:/export/in1k"), resources.Resources(), "slurm")
+    est = transfer.estimate(Dataset(source="10.0.0.4:/export/in1k"), resources.Resources(), True)
     assert est.copy_needed is False and est.hours == 0.0
 
 
@@ -178,7 +178,7 @@ def test_launch_from_a_cny_plan_shows_the_plans_staging_figure(tmp_path):
     best = next(
         o for o in plan["options"] if o["instance_type"] == res.instance_type and o["region"] == res.region
     )
-    est = transfer.estimate(job.dataset, res, "skypilot")
+    est = transfer.estimate(job.dataset, res, False)
     s = best["data_staging"]
     assert est.path == s["path"] and est.link_gbps == s["gbps"]
     assert est.hours == pytest.approx(s["hours"], abs=1e-4) and est.currency == "CNY"

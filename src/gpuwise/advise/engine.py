@@ -28,6 +28,7 @@ from gpuwise.advise.finding import (
 )
 from gpuwise.i18n import _
 from gpuwise.layers import Layer
+from gpuwise.registry import Registry
 from gpuwise.thresholds import Threshold, load_thresholds
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ class Rule:
     gain: ExpectedGain | None = None
     affects_numerics: bool = False
     needs_bench: bool = False
+
+    def __call__(self, ctx: RuleContext) -> Finding | Iterable[Finding] | None:
+        return self.fn(ctx)
 
     def priority_for(self, env: EnvKind) -> Priority:
         if env in self.priority:
@@ -105,7 +109,11 @@ def translated(control: Controllable) -> Controllable:
     )
 
 
-_REGISTRY: dict[str, Rule] = {}
+# Every rule module of gpuwise/advise/rules/ (found there, not listed): a rule is a module-level value
+# made by @rule. A test passes its own `rules=Registry("doctor rule")` to run_rules.
+RULES: Registry[Rule] = Registry(
+    "doctor rule", packages=("gpuwise.advise.rules",), item_type=Rule, order=lambda r: r.id
+)
 
 
 class RuleOptions(TypedDict, total=False):
@@ -127,17 +135,16 @@ def rule(
     source: str,
     priority: Priority | Mapping[str, Priority],
     **options: Unpack[RuleOptions],
-) -> Callable[[RuleFn], RuleFn]:
-    """Register a rule. `priority` is one level or a mapping env kind -> level."""
+) -> Callable[[RuleFn], Rule]:
+    """Declare a rule: the decorated function becomes a `Rule` (still callable as `rule(ctx)`), which the
+    registry collects from its module. `priority` is one level or a mapping env kind -> level."""
+    unknown = set(options) - set(RuleOptions.__annotations__)
+    if unknown:
+        raise TypeError(f"rule {id}: unknown option(s) {', '.join(sorted(unknown))}")
 
-    def deco(fn: RuleFn) -> RuleFn:
-        if id in _REGISTRY and _REGISTRY[id].fn is not fn:
-            raise ValueError(f"duplicate rule id {id}")
-        unknown = set(options) - set(RuleOptions.__annotations__)
-        if unknown:
-            raise TypeError(f"rule {id}: unknown option(s) {', '.join(sorted(unknown))}")
+    def deco(fn: RuleFn) -> Rule:
         prio = {"cloud": priority, "onprem": priority} if isinstance(priority, str) else dict(priority)
-        _REGISTRY[id] = Rule(
+        return Rule(
             id=id,
             layer=layer,
             title=title,
@@ -151,16 +158,13 @@ def rule(
             affects_numerics=options.get("affects_numerics", False),
             needs_bench=options.get("needs_bench", False),
         )
-        return fn
 
     return deco
 
 
-def registry() -> dict[str, Rule]:
-    """All registered rules, by id (importing the rule modules registers them)."""
-    import gpuwise.advise.rules  # noqa: F401  (registers every rule module)
-
-    return dict(_REGISTRY)
+def registry() -> Registry[Rule]:
+    """The default rule registry (every rule module of gpuwise/advise/rules/), by id."""
+    return RULES
 
 
 # ---------------------------------------------------------------- thresholds (data, with sources)
@@ -297,7 +301,7 @@ def run_rules(
     facts: Facts,
     bench: BenchReport | None,
     env_kind: EnvKind,
-    rules: Iterable[Rule] | None = None,
+    rules: Iterable[Rule] | Registry[Rule] | None = None,
     nccl_logs: Iterable[NcclDebugLog] = (),
     profiles: Iterable[LoadedProfile] = (),
     stability: StabilityReport | None = None,
@@ -305,7 +309,8 @@ def run_rules(
     """Run every applicable rule and return the findings ranked (priority, status, layer, id)."""
     out: list[Finding] = []
     logs, profs = tuple(nccl_logs), tuple(profiles)
-    for r in sorted(rules if rules is not None else registry().values(), key=lambda r: r.id):
+    chosen = RULES if rules is None else rules
+    for r in sorted(chosen.values() if isinstance(chosen, Registry) else chosen, key=lambda r: r.id):
         if env_kind not in r.environments or (r.needs_bench and bench is None):
             continue
         ctx = RuleContext(facts, bench, env_kind, r, logs, profs, stability)

@@ -3,7 +3,7 @@
 A benchmark is one file: a module in gpuwise/bench/ with `BENCHMARK`, a frozen dataclass `Spec`,
 `make_spec(ctx)` and `run(ctx, spec) -> list[Measurement]`. Nothing else lists it: `--only`, its
 aliases, the `gpuwise bench --help` line, the result table's title and its timeouts all come from
-its BenchInfo. Modules are imported (without torch) only when the list is first needed.
+its BenchInfo. The registry (`BENCHMARKS`) imports the modules (without torch) when first read.
 
 Order is run order (BenchInfo.order, lowest first): cheap, informative layers first. Timeouts are per
 benchmark and per mode; they bound a hang, they are not the expected duration (`gpuwise bench --quick`
@@ -12,13 +12,12 @@ took 26-45 s on the 2-core test VM in five runs, and 64 s once while other test 
 
 from __future__ import annotations
 
-import functools
 import importlib
-import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
 
 from gpuwise.i18n import _
+from gpuwise.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,7 @@ class BenchEntry:
     full_timeout_s: float
     help: str = ""
     aliases: tuple[str, ...] = ()
+    order: int = 0
 
     @classmethod
     def of(cls, info: BenchInfo, module: str) -> BenchEntry:
@@ -57,6 +57,7 @@ class BenchEntry:
             info.full_timeout_s,
             info.help,
             info.aliases,
+            info.order,
         )
 
     def timeout_s(self, mode: str) -> float:
@@ -66,30 +67,31 @@ class BenchEntry:
         return importlib.import_module(self.module)
 
 
-@functools.cache
-def benchmarks() -> tuple[BenchEntry, ...]:
-    """Every benchmark module of the bench package, in run order."""
-    import gpuwise.bench as package
-
-    found: list[tuple[int, BenchEntry]] = []
-    for mod in pkgutil.iter_modules(package.__path__):
-        if mod.name.startswith("_"):  # _preload is the forkserver's import list, not a benchmark
-            continue
-        module = importlib.import_module(f"{package.__name__}.{mod.name}")
-        info = getattr(module, "BENCHMARK", None)
-        if isinstance(info, BenchInfo):
-            found.append((info.order, BenchEntry.of(info, module.__name__)))
-    return tuple(entry for _order, entry in sorted(found, key=lambda pair: (pair[0], pair[1].name)))
+# Every module of the bench package that declares `BENCHMARK` (modules starting with "_" are helpers:
+# _preload is the forkserver's import list). A test passes its own `BENCHMARKS.like()` with one added.
+BENCHMARKS: Registry[BenchEntry] = Registry(
+    "benchmark",
+    packages=("gpuwise.bench",),
+    attribute="BENCHMARK",
+    item_type=BenchInfo,
+    make=lambda info, module: BenchEntry.of(info, module.__name__),
+    order=lambda e: (e.order, e.name),
+)
 
 
-def titles() -> dict[str, str]:
+def benchmarks(registry: Registry[BenchEntry] | None = None) -> tuple[BenchEntry, ...]:
+    """Every benchmark, in run order."""
+    return tuple((registry if registry is not None else BENCHMARKS).values())
+
+
+def titles(registry: Registry[BenchEntry] | None = None) -> dict[str, str]:
     """Layer -> the title of its table."""
-    return {e.layer: _(e.title) for e in benchmarks()}
+    return {e.layer: _(e.title) for e in benchmarks(registry)}
 
 
-def select(only: str | None) -> list[BenchEntry]:
+def select(only: str | None, registry: Registry[BenchEntry] | None = None) -> list[BenchEntry]:
     """The entries named in a comma list (names, layers or aliases), in run order; all when empty."""
-    entries = benchmarks()
+    entries = benchmarks(registry)
     if not only:
         return list(entries)
     known = {e.name: e for e in entries}

@@ -34,6 +34,7 @@ from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
 from gpuwise.i18n import _
+from gpuwise.registry import Registry
 
 Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
 
@@ -348,17 +349,19 @@ def bench(
     progress: Progress | None = None,
     on_done: Callable[[BenchEntry, list[Measurement]], None] | None = None,
     stop_on_failure: bool = False,
+    registry: Registry[BenchEntry] | None = None,
 ) -> BenchReport:
     """The library entry point (what `gpuwise bench` and `gpuwise doctor --bench` call).
 
-    options: a context.BenchOptions; only: a comma list for registry.select. Raises
+    options: a context.BenchOptions; only: a comma list for registry.select; registry: where the
+    benchmarks come from (default: every benchmark module of gpuwise/bench/). Raises
     MissingDependencyError without torch and UserInputError for an unknown benchmark name.
     """
     from gpuwise.bench import require_torch
     from gpuwise.bench.context import build_context
     from gpuwise.bench.registry import select
 
-    entries = select(only)
+    entries = select(only, registry)
     start_workers()  # its torch import overlaps ours
     require_torch()
     return run_benchmarks(

@@ -3,7 +3,9 @@
 - skypilot: the clouds SkyPilot provisions, gpuwise provider name -> SkyPilot cloud name, from SkyPilot's
   installation page (https://docs.skypilot.co/en/latest/getting-started/installation.html);
 - tencent: Tencent Cloud's CVM offers only;
-- slurm: no cloud offer (your own cluster: the plan's on-prem builds).
+- slurm, torchrun: no cloud offer (your own machines: the plan's on-prem builds).
+
+A launch target (gpuwise/launch/targets/) that rents machines adds its row here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ TARGET_PROVIDERS: dict[str, tuple[str, ...]] = {
     "skypilot": tuple(SKY_CLOUDS),
     "tencent": ("tencent",),
     "slurm": (),
+    "torchrun": (),
 }
 
 

@@ -30,7 +30,8 @@ from gpuwise.catalog import gpus
 from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import UserInputError
 from gpuwise.i18n import _
-from gpuwise.providers import providers
+from gpuwise.providers import Provider, providers
+from gpuwise.registry import Registry
 
 SKYPILOT_COLUMNS = (
     "InstanceType",
@@ -185,25 +186,35 @@ def user_offers_dir() -> Path:
     return Path(base) / "gpuwise" / "offers"
 
 
-def shipped_offers_files() -> list[Path]:
+def shipped_offers_files(registry: Registry[Provider] | None = None) -> list[Path]:
     """The shipped offers files, as the providers (gpuwise/providers/) name them, by file name."""
-    return sorted(shipped_offers_dir() / name for p in providers() for name in p.offers_files)
+    return sorted(shipped_offers_dir() / name for p in providers(registry) for name in p.offers_files)
 
 
 @functools.lru_cache(maxsize=1)
-def load_shipped_offers() -> tuple[Offer, ...]:
-    """Offers shipped with gpuwise (cached)."""
+def _default_shipped_offers() -> tuple[Offer, ...]:
     return tuple(o for path in shipped_offers_files() for o in read_offers_file(path))
 
 
-def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:
+def load_shipped_offers(registry: Registry[Provider] | None = None) -> tuple[Offer, ...]:
+    """Offers shipped with gpuwise (cached), or those the providers of `registry` name."""
+    if registry is None:
+        return _default_shipped_offers()
+    return tuple(o for path in shipped_offers_files(registry) for o in read_offers_file(path))
+
+
+def load_offers(
+    extra_dirs: list[Path] | None = None, providers: Registry[Provider] | None = None
+) -> list[Offer]:
     """Shipped offers, overridden and extended by the user's offers files and then by `extra_dirs`.
 
     A row in a later file replaces an earlier row with the same (provider, InstanceType, Region).
     A missing extra directory is a UserInputError; a malformed file is a DataValidationError naming
-    file:line. Order: shipped order, then new rows in the order they were read.
+    file:line. Order: shipped order, then new rows in the order they were read. `providers`: whose
+    shipped offers (default: every provider module of gpuwise/providers/).
     """
-    merged: dict[tuple[str, str, str, str], Offer] = {o.key: o for o in load_shipped_offers()}
+    shipped_offers = load_shipped_offers(providers)
+    merged: dict[tuple[str, str, str, str], Offer] = {o.key: o for o in shipped_offers}
     dirs = [user_offers_dir()]
     for extra in extra_dirs or []:
         extra = Path(extra).expanduser()
@@ -221,7 +232,7 @@ def load_offers(extra_dirs: list[Path] | None = None) -> list[Offer]:
                     merged[offer.key] = offer
                     if offer.region:
                         regional.add(offer.key[:2])
-    shipped = set(load_shipped_offers())
+    shipped = set(shipped_offers)
     return [o for o in merged.values() if not (o in shipped and not o.region and o.key[:2] in regional)]
 
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import typer
 
+from gpuwise.commands.helptext import help_text
 from gpuwise.commands.output import FormatOpt, JsonOpt, OutputOpt
 from gpuwise.i18n import N_
+from gpuwise.registry import plugin_modules
 
 LAUNCH_HELP = N_(
     "Launch a training job (JOB.yaml) on Slurm, SkyPilot or Tencent Cloud, with a preflight (doctor --expect) "
@@ -23,7 +25,11 @@ def launch(
     job: Path = typer.Argument(
         None, metavar="JOB.yaml", help=N_("The job: command, nodes, GPUs, image, dataset, env.")
     ),
-    target: str = typer.Option(None, "--target", help=N_("slurm, skypilot or tencent.")),
+    target: str = typer.Option(
+        None,
+        "--target",
+        help=help_text(N_("Where: {targets}."), targets=", ".join(plugin_modules("gpuwise.launch.targets"))),
+    ),
     plan: Path = typer.Option(
         None, "--plan", help=N_("A `gpuwise plan --format json` file: launch its choice.")
     ),
@@ -111,6 +117,14 @@ def launch(
             "gpuwise's checkout)."
         ),
     ),
+    hosts: str = typer.Option(
+        None,
+        "--hosts",
+        metavar="HOST,HOST,...",
+        help=N_(
+            "torchrun: the nodes (names or addresses, one per JOB.yaml node); the first is the rendezvous host."
+        ),
+    ),
     gpuwise_wheel_url: str = typer.Option(
         None,
         "--gpuwise-wheel-url",
@@ -139,18 +153,20 @@ def launch(
             )
         from gpuwise.launch.targets import down as take_down
 
-        typer.echo(take_down(down))
+        typer.echo(take_down(down))  # the target the ID names refuses --down if it cannot delete
         return
     if job is None or target is None:
         raise UserInputError(
             _("launch needs JOB.yaml and --target"),
             _("e.g. {command}").format(command="gpuwise launch examples/job-cpu.yaml --target slurm"),
         )
-    _check_target_flags(target, {
+    from gpuwise.launch import targets
+
+    targets.check_flags(targets.get(target), {
         "--partition": partition, "--account": account, "--time": time_limit, "--qos": qos,
         "--gpu-request": gpu_request != "gpus-per-node", "--exclusive": exclusive, "--container": container != "auto",
         "--wait": wait, "--wait-timeout": wait_timeout, "--zone": zone, "--image-id": image_id,
-        "--hpc-cluster": hpc_cluster, "--gpuwise-wheel-url": gpuwise_wheel_url,
+        "--hpc-cluster": hpc_cluster, "--gpuwise-wheel-url": gpuwise_wheel_url, "--hosts": hosts, "--yes": yes,
     })  # fmt: skip
     fmt = output_format(fmt, as_json)
     check_output(output)
@@ -168,16 +184,14 @@ def launch(
         slurm={"partition": partition, "account": account, "time": time_limit, "qos": qos,
                "gpu_request": gpu_request, "exclusive": exclusive, "container": container},
         cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster,
-               "gpuwise_wheel": gpuwise_wheel, "gpuwise_wheel_url": gpuwise_wheel_url},
+               "gpuwise_wheel": gpuwise_wheel, "gpuwise_wheel_url": gpuwise_wheel_url, "hosts": hosts},
     )  # fmt: skip
     launch_plan = plan_launch(options)
     check_out_folder(launch_plan)
     check_cost_guard(launch_plan, creating=yes)
     write_files(launch_plan)
     if yes:
-        from gpuwise.launch.targets import create
-
-        launch_plan.submitted = create(launch_plan, options, wait, wait_timeout)
+        launch_plan.submitted = targets.create(launch_plan, options, wait, wait_timeout)
         write_files(launch_plan)
     from gpuwise.report.views.launch import launch_view
 
@@ -191,29 +205,6 @@ def launch(
             err=True,
         )
         sys.exit(1)
-
-
-# the options only one target reads; any other target refuses them instead of ignoring them
-_TARGET_OF_FLAG = {
-    **dict.fromkeys(("--partition", "--account", "--time", "--qos", "--gpu-request", "--exclusive", "--container",
-                     "--wait", "--wait-timeout"), "slurm"),
-    **dict.fromkeys(("--zone", "--image-id", "--hpc-cluster", "--gpuwise-wheel-url"), "tencent"),
-}  # fmt: skip
-
-
-def _check_target_flags(target: str, given: dict[str, object]) -> None:
-    from gpuwise.errors import UserInputError
-    from gpuwise.i18n import _
-
-    for flag, value in given.items():
-        owner = _TARGET_OF_FLAG[flag]
-        if value not in (None, False) and target != owner:
-            raise UserInputError(
-                _("{flag} is a --target {owner} option; --target {target} does not use it").format(
-                    flag=flag, owner=owner, target=target
-                ),
-                _("drop {flag}, or launch with --target {owner}").format(flag=flag, owner=owner),
-            )
 
 
 def register(app: typer.Typer) -> None:

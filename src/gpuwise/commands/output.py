@@ -16,13 +16,9 @@ from gpuwise.i18n import N_, _
 
 def _format_list() -> str:
     """The formats in report/formats/, by module name (listing, not importing: --help stays fast)."""
-    import pkgutil
+    from gpuwise.report.formats import FORMATS
 
-    import gpuwise.report.formats as formats
-
-    return ", ".join(
-        sorted(m.name for m in pkgutil.iter_modules(formats.__path__) if not m.name.startswith("_"))
-    )
+    return ", ".join(FORMATS.module_names())
 
 
 FormatOpt = typer.Option(

@@ -57,9 +57,9 @@ def register(app: typer.Typer) -> None:
             None,
             "--target",
             "--launchable",
-            metavar="slurm|skypilot|tencent",
+            metavar="TARGET",
             help=N_(
-                "Only what `gpuwise launch --target T` can launch: slurm = on-prem builds, skypilot = the "
+                "Only what `gpuwise launch --target T` can launch: slurm, torchrun = on-prem builds, skypilot = the "
                 "clouds SkyPilot supports, tencent = Tencent offers."
             ),
         ),

@@ -13,7 +13,8 @@ from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
 from gpuwise.facts.models import Platform, Unknown, combined
 from gpuwise.facts.sourcing import command_text, file_text, to_int
 from gpuwise.i18n import C_, _
-from gpuwise.providers import providers
+from gpuwise.providers import Provider, providers
+from gpuwise.registry import Registry
 
 DMI_DIR = "/sys/class/dmi/id"
 DMI_FIELDS = (
@@ -51,10 +52,19 @@ class CloudRule:
 
 
 @lru_cache(maxsize=1)
-def cloud_rules() -> tuple[CloudRule, ...]:
-    """Every provider's DMI rules (gpuwise/providers/, one module per cloud), in matching order."""
+def _default_cloud_rules() -> tuple[CloudRule, ...]:
+    return _rules_of(providers())
+
+
+def cloud_rules(registry: Registry[Provider] | None = None) -> tuple[CloudRule, ...]:
+    """Every provider's DMI rules (gpuwise/providers/, one module per cloud, or those of `registry`), in
+    matching order."""
+    return _default_cloud_rules() if registry is None else _rules_of(providers(registry))
+
+
+def _rules_of(found: tuple[Provider, ...]) -> tuple[CloudRule, ...]:
     rules = []
-    for provider in providers():
+    for provider in found:
         for rule in provider.dmi:
             field, regex = rule.instance_type or (None, None)
             rules.append(
@@ -71,9 +81,11 @@ def cloud_rules() -> tuple[CloudRule, ...]:
     return tuple(rules)
 
 
-def match_cloud(dmi: dict[str, str]) -> tuple[CloudRule, str] | None:
+def match_cloud(
+    dmi: dict[str, str], registry: Registry[Provider] | None = None
+) -> tuple[CloudRule, str] | None:
     """The first rule whose conditions all hold, with the DMI evidence as text."""
-    for rule in cloud_rules():
+    for rule in cloud_rules(registry):
         if rule.conditions and all(
             fnmatch.fnmatchcase(dmi.get(f) or "", pat) and dmi.get(f) for f, pat in rule.conditions
         ):

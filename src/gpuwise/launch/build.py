@@ -16,11 +16,10 @@ from gpuwise.i18n import N_, _
 from gpuwise.launch import resources, steps, transfer
 from gpuwise.launch.job import Job, load_job
 from gpuwise.launch.migration import check_migration, target_software
-from gpuwise.launch.model import TARGETS, LaunchPlan
+from gpuwise.launch.model import LaunchPlan
 from gpuwise.launch.quoting import sh, sh_words
-
-# an offer each cloud target can launch, for the hint when none is given
-EXAMPLE_OFFER = {"skypilot": "--offer aws:p4d.24xlarge", "tencent": "--offer tencent:GT4.41XLARGE948"}
+from gpuwise.launch.targets import Target, get
+from gpuwise.registry import Registry
 
 
 @dataclass
@@ -47,47 +46,48 @@ def _facts(path: Path | None):
     return collect_facts(CaptureHost(path) if path else LiveHost())
 
 
-def _resolve(job: Job, o: LaunchOptions):
+def _resolve(job: Job, o: LaunchOptions, target: Target):
     if o.plan_path and o.offer:
         raise UserInputError(
             _("--plan and --offer both given"), _("use one: the plan's choice, or an offer you pick")
         )
     if o.plan_path:
-        res, implied = resources.from_plan(o.plan_path, job, target=o.target)
-        if implied == "slurm" and o.target != "slurm":
+        res, implied = resources.from_plan(
+            o.plan_path, job, target=None if target.own_machines else target.name
+        )
+        if implied == "slurm" and not target.own_machines:
             raise UserInputError(
                 _("the plan recommends building (on-prem), but --target is {target}").format(target=o.target),
                 _("launch it with --target slurm on your cluster, or pass --offer PROVIDER:INSTANCE"),
             )
-        if implied == "cloud" and o.target == "slurm":
-            res.notes.append(_("the plan recommends a cloud offer; launching on your Slurm cluster instead"))
+        if implied == "cloud" and target.own_machines:
+            res.notes.append(
+                _(
+                    "the plan recommends a cloud offer; launching on your own machines ({target}) instead"
+                ).format(target=target.name)
+            )
         return res
     if o.offer:
         return resources.from_offer(o.offer, job)
-    if o.target != "slurm":
+    if not target.own_machines:
         raise UserInputError(
             _(
                 "--target {target} needs an instance type: --plan PLAN.json or --offer PROVIDER:INSTANCE"
             ).format(target=o.target),
             _("e.g. {option} (list them with `gpuwise catalog offers`), or {plan}").format(
-                option=EXAMPLE_OFFER[o.target],
+                option=target.example_offer or "--offer PROVIDER:INSTANCE",
                 plan=f"gpuwise plan WORKLOAD.yaml --target {o.target} --format json -o plan.json",
             ),
         )
     return resources.for_own_cluster(job)
 
 
-def plan_launch(o: LaunchOptions) -> LaunchPlan:
-    if o.target not in TARGETS:
-        raise UserInputError(
-            _("--target {target!r} is not one of {targets}").format(
-                target=o.target, targets=", ".join(TARGETS)
-            ),
-            _("pick one of them"),
-        )
+def plan_launch(o: LaunchOptions, registry: Registry[Target] | None = None) -> LaunchPlan:
+    """The dry run for `o.target`, a target of `registry` (default: every module of launch/targets/)."""
+    target = get(o.target, registry)
     job = load_job(o.job_path)
-    res = _resolve(job, o)
-    if res.gpus_per_node is not None and res.gpus_per_node != job.gpus_per_node and o.target != "slurm":
+    res = _resolve(job, o, target)
+    if res.gpus_per_node is not None and res.gpus_per_node != job.gpus_per_node and not target.own_machines:
         raise UserInputError(
             _("the job wants {want} GPUs per node, {instance} has {has}").format(
                 want=job.gpus_per_node, instance=res.instance_type, has=res.gpus_per_node
@@ -115,13 +115,13 @@ def plan_launch(o: LaunchOptions) -> LaunchPlan:
         preflight=f"gpuwise doctor --expect {sh(job.preflight_expect())} --no-history --format json",
         exporter=steps.exporter(job, o.textfile).removeprefix("exec ").replace('"$GPUWISE"', "gpuwise"),
         scrape_config="",
-        transfer=transfer.estimate(job.dataset, res, o.target, o.warn_share) if job.dataset else None,
+        transfer=transfer.estimate(job.dataset, res, target.shared_filesystem, o.warn_share)
+        if job.dataset
+        else None,
         migration=check_migration(source, target_software(job.image_versions, target_facts)),
         max_cost=o.max_cost,
     )
-    from gpuwise.launch import targets
-
-    targets.build(plan, o)
+    target.build(plan, o)
     return plan
 
 

@@ -15,8 +15,6 @@ from gpuwise.launch.migration import MigrationFinding
 from gpuwise.launch.resources import Resources
 from gpuwise.launch.transfer import TransferEstimate
 
-TARGETS = ("slurm", "skypilot", "tencent")
-
 
 @dataclass
 class Created:

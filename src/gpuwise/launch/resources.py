@@ -133,7 +133,7 @@ def from_plan(
     path: Path, job: Job, offers: list[Offer] | None = None, target: str | None = None
 ) -> tuple[Resources, str]:
     """The plan's recommendation -> (resources, the target it implies: 'slurm' for a build, else 'cloud').
-    With a cloud target, only the options that target can launch are considered."""
+    With a cloud target (None: your own machines), only the options that target can launch are considered."""
     plan = read_document(path, PlanDocument, PLAN_SCHEMA, fix=PLAN_FIX, kind=N_("plan"))
     if isinstance(plan, ServingPlan):
         raise UserInputError(
@@ -144,7 +144,7 @@ def from_plan(
     verdict = plan.decision.verdict
     kind = "onprem" if verdict == "build" else "cloud"
     candidates = [o for o in options if o.kind == kind]
-    if kind == "cloud" and target not in (None, "slurm"):
+    if kind == "cloud" and target is not None:
         candidates = [o for o in candidates if launchable(target, o.provider)]
         if not candidates and any(o.kind == kind for o in options):
             raise UserInputError(

@@ -73,8 +73,9 @@ def target_of(res: Resources) -> data_paths.Target:
 
 
 def estimate(
-    ds: Dataset, res: Resources, target: str, warn_share: float = DEFAULT_WARN_SHARE
+    ds: Dataset, res: Resources, shared_filesystem: bool, warn_share: float = DEFAULT_WARN_SHARE
 ) -> TransferEstimate:
+    """shared_filesystem: the target's nodes read a local or NFS dataset in place (Slurm), nothing moves."""
     kind = ds.kind
     if ds.size_gb is not None:
         size, size_source = int(ds.size_gb * 1e9), _("the job's dataset.size_gb")
@@ -82,7 +83,7 @@ def estimate(
         size, size_source = local_size_bytes(Path(ds.source).expanduser())
     else:
         size, size_source = None, _("unknown: add dataset.size_gb (a remote dataset is not listed)")
-    if target == "slurm" and kind in ("local", "nfs"):
+    if shared_filesystem and kind in ("local", "nfs"):
         return TransferEstimate(kind, size, size_source, None, "", 0.0, 0.0, None,
                                 _("read in place on the cluster's shared filesystem"), copy_needed=False)  # fmt: skip
     move = data_paths.move(size, source_of(ds), target_of(res))

@@ -118,7 +118,7 @@ def load_options(path: str | Path | None) -> OptionsFile:
 
 
 def for_target(opts: OptionsFile, target: str) -> OptionsFile:
-    """Only what `gpuwise launch --target TARGET` can launch: slurm = the on-prem builds (your cluster);
+    """Only what `gpuwise launch --target TARGET` can launch: slurm, torchrun = the on-prem builds (yours);
     a cloud target = the offers of the providers it launches on (catalog/launchable.py), no builds."""
     from gpuwise.catalog.launchable import TARGET_PROVIDERS
     from gpuwise.errors import UserInputError
@@ -130,7 +130,7 @@ def for_target(opts: OptionsFile, target: str) -> OptionsFile:
             ),
             _("pick one of them"),
         )
-    if target == "slurm":
+    if not TARGET_PROVIDERS[target]:  # your own machines
         return opts.model_copy(update={"cloud": opts.cloud.model_copy(update={"include": False})})
     wanted = TARGET_PROVIDERS[target]
     chosen = [p for p in wanted if not opts.cloud.providers or p in {x.lower() for x in opts.cloud.providers}]

@@ -2,9 +2,9 @@
 
 A provider says how gpuwise recognises one of its machines (DMI patterns, each with its source, read by
 facts/platform.py), which shipped offers files hold its instance types (catalog/data/offers/, read by
-catalog/offers.py) and, optionally, where its live price fetcher lives (a "module:function" string,
-imported only when used). This package is pure data at the bottom of the layers: it imports nothing
-from gpuwise, so facts and catalog can both read it.
+catalog/offers.py; an absolute path names a file elsewhere) and, optionally, where its live price fetcher lives (a "module:function" string,
+imported only when used). This package is pure data at the bottom of the layers: it imports only the
+registry from gpuwise, so facts and catalog can both read it.
 
 DMI patterns: every condition of a rule must hold (field=pattern, shell-style wildcards,
 case-sensitive, on /sys/class/dmi/id/<field>). Providers are tried by `dmi_order`, lowest first, and a
@@ -16,12 +16,12 @@ weak = also seen elsewhere. Sources citing cloud_dmi.md refer to the rows of
 
 from __future__ import annotations
 
-import functools
 import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from gpuwise.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -52,17 +52,21 @@ class Provider:
         return getattr(importlib.import_module(module), attr)
 
 
-@functools.cache
-def providers() -> tuple[Provider, ...]:
-    """Every provider module of this package, by DMI order (then name)."""
-    found = []
-    for mod in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{mod.name}")
-        provider = getattr(module, "PROVIDER", None)
-        if isinstance(provider, Provider):
-            found.append(provider)
-    return tuple(sorted(found, key=lambda p: (p.dmi_order, p.name)))
+# Every provider module of this package. A test passes its own `PROVIDERS.like()` to what reads it
+# (facts/platform.py `match_cloud`, catalog/offers.py `load_offers`).
+PROVIDERS: Registry[Provider] = Registry(
+    "provider",
+    packages=(__name__,),
+    attribute="PROVIDER",
+    item_type=Provider,
+    order=lambda p: (p.dmi_order, p.name),
+)
 
 
-def get(name: str) -> Provider | None:
-    return next((p for p in providers() if p.name == name.lower()), None)
+def providers(registry: Registry[Provider] | None = None) -> tuple[Provider, ...]:
+    """Every provider, by DMI order (then name)."""
+    return tuple((registry if registry is not None else PROVIDERS).values())
+
+
+def get(name: str, registry: Registry[Provider] | None = None) -> Provider | None:
+    return (registry if registry is not None else PROVIDERS).find(name.lower())

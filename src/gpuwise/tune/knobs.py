@@ -1,7 +1,8 @@
 """The knob catalogue (data/knobs.yaml) and which values can apply on this machine, with reasons.
 
 A value that cannot run here (TF32 without an Ampere-or-later GPU, NCCL variables without NCCL, DDP
-knobs with one process) is skipped with a sentence that says why, never silently dropped.
+knobs with one process) is skipped with a sentence that says why, never silently dropped. Each knob's
+reason is its own code's (tune/knob_plugins/, one KnobCode per row of knobs.yaml).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpuwise.i18n import C_, N_, _
+from gpuwise.registry import Registry
+from gpuwise.tune.knob_plugins import KNOB_CODE, KnobCode
 
 DATA = Path(__file__).parent / "data" / "knobs.yaml"
 CHANGES_RESULTS = ("precision", "optimisation")  # what --keep-numerics excludes
@@ -58,11 +61,12 @@ class Skipped:
     reason: str
 
 
-@lru_cache(maxsize=1)
-def catalogue() -> tuple[Knob, ...]:
+@lru_cache(maxsize=4)
+def catalogue(path: Path = DATA) -> tuple[Knob, ...]:
+    """The knobs of a knobs.yaml (default: gpuwise's own)."""
     import yaml
 
-    rows = yaml.safe_load(DATA.read_text(encoding="utf-8"))
+    rows = yaml.safe_load(path.read_text(encoding="utf-8"))
     return tuple(
         Knob(
             name=r["name"],
@@ -97,12 +101,6 @@ def detect_machine(spec, device: str, world_size: int) -> Machine:
     )
 
 
-def _cc(m: Machine) -> str:
-    if not m.capability:
-        return _("no GPU")
-    return _("compute capability {cc}").format(cc=f"{m.capability[0]}.{m.capability[1]}")
-
-
 def numerics_label(effect: str) -> str:
     """A numerics effect (none | rounding | precision | optimisation, the JSON's values) in words."""
     labels = {
@@ -114,61 +112,31 @@ def numerics_label(effect: str) -> str:
     return labels.get(effect, effect)
 
 
-def value_skip_reason(knob: Knob, value, m: Machine) -> str | None:
-    """Why `value` of `knob` cannot be tried here, or None when it can."""
-    cuda, cc = m.device == "cuda", m.capability or (0, 0)
-    if knob.category == "ddp" and m.world_size < 2:
-        return _("one process: DDP settings need --nproc 2 or more")
-    if knob.name == "sharding" and m.world_size < 2:
-        return _("one process: sharding splits state across data-parallel ranks, --nproc 2 or more")
-    if knob.category == "nccl":
-        if not cuda or m.world_size < 2:
-            return _("NCCL runs only between GPU ranks (this run uses gloo or one process)")
-        return None
-    if knob.name == "precision":
-        if value == "tf32" and cc < (8, 0):
-            return _("TF32 needs an Ampere or later GPU ({gpu})").format(gpu=_cc(m))
-        if value == "bf16" and cuda and cc < (8, 0):
-            return _("bf16 tensor cores need compute capability 8.0 ({gpu})").format(gpu=_cc(m))
-        if value == "fp16" and not cuda:
-            return _(
-                "fp16 autocast with a GradScaler is for CUDA tensor cores; CPUs have no fast fp16 matmul"
-            )
-        if value == "fp8" and (cc < (8, 9) or not m.has_torchao):
-            return _(
-                "FP8 training needs compute capability 8.9 or later ({gpu}) and torchao installed"
-            ).format(gpu=_cc(m))
-    if knob.name == "compile" and value != "off":
-        if not m.has_compiler:
-            return _("torch.compile on CPU needs a C++ compiler (g++), which is not installed")
-        if value == "reduce-overhead" and not cuda:
-            return _("reduce-overhead uses CUDA Graphs; on CPU it is the default mode")
-    if knob.name == "channels_last" and value and not m.image_inputs:
-        return _("the workload has no image (NCHW) inputs")
-    if knob.name == "cudnn_benchmark" and value and (not cuda or m.kind != "cnn"):
-        return _("cuDNN benchmark picks convolution algorithms on CUDA; no convolutions on a GPU here")
-    if knob.name == "checkpointing" and value and not m.checkpoint_blocks:
-        return _("the spec marks no checkpoint_blocks")
-    if knob.name == "pin_memory" and value and not cuda:
-        return _("pinned memory speeds host-to-GPU copies; there is no GPU")
-    if knob.name == "num_workers" and value > max(4, 2 * m.cpu_count):
-        return _("more loader workers than twice the {cpus} CPU cores").format(cpus=m.cpu_count)
-    if knob.name == "optimizer_impl" and value == "fused" and not cuda:
-        return None  # fused AdamW has a CPU kernel since torch 2.4
-    return None
-
-
 MEMORY_SHORT_REASON = N_("offered only when memory is short (a trial ran out of memory or used most of it)")
 
 
+def code_of(knob: Knob, registry: Registry[KnobCode] | None = None) -> KnobCode:
+    """The knob's code (tune/knob_plugins/); every row of knobs.yaml has one."""
+    code = (registry if registry is not None else KNOB_CODE).find(knob.name)
+    if code is None:
+        raise ValueError(f"knob {knob.name!r} of knobs.yaml has no KnobCode in gpuwise/tune/knob_plugins/")
+    return code
+
+
 def search_space(
-    m: Machine, keep_numerics: bool, memory_short: bool = False
+    m: Machine,
+    keep_numerics: bool,
+    memory_short: bool = False,
+    knobs: tuple[Knob, ...] | None = None,
+    code: Registry[KnobCode] | None = None,
 ) -> tuple[dict[str, tuple], list[Skipped]]:
     """{knob name: values to try (baseline first)} and what was left out with why. Knobs offered only
-    when memory is short (sharding) are in the space only with `memory_short`."""
+    when memory is short (sharding) are in the space only with `memory_short`. `knobs` and `code`:
+    the rows and their code (default: knobs.yaml and tune/knob_plugins/)."""
     space: dict[str, tuple] = {}
     skipped: list[Skipped] = []
-    for knob in catalogue():
+    for knob in knobs if knobs is not None else catalogue():
+        knob_code = code_of(knob, code)
         if knob.offered == "memory-short" and not memory_short:
             skipped.append(Skipped(knob.name, "*", _(MEMORY_SHORT_REASON)))
             continue
@@ -178,9 +146,7 @@ def search_space(
             continue
         values = []
         for value in knob.values:
-            reason = value_skip_reason(knob, value, m) if value != knob.baseline else None
-            if knob.category in ("ddp", "nccl") and value == knob.baseline:
-                reason = value_skip_reason(knob, value, m)
+            reason = knob_code.skip_reason(value, m, knob.baseline)
             if reason:
                 skipped.append(Skipped(knob.name, value, reason))
             else:
@@ -210,6 +176,8 @@ def to_settings(params: dict):
     """Turn knob values into LoopSettings (environment knobs go to settings.env)."""
     from gpuwise.workloads.loop import LoopSettings
 
-    fields = {k: v for k, v in params.items() if not k.isupper()}
-    env = {k: str(v) for k, v in params.items() if k.isupper() and v != "default"}
+    knobs = by_name()
+    is_env = {k: k in knobs and code_of(knobs[k]).env for k in params}
+    fields = {k: v for k, v in params.items() if not is_env[k]}
+    env = {k: str(v) for k, v in params.items() if is_env[k] and v != "default"}
     return LoopSettings(**fields, env=env)

@@ -1,26 +1,3 @@
-"""Doctor rules, one module per layer. Importing this package registers every rule with the engine."""
-
-from gpuwise.advise.rules import (  # noqa: F401
-    dcgm_diag,
-    driver_cuda,
-    evidence_sources,
-    fabric_manager,
-    framework,
-    gpu_health,
-    gpu_memory,
-    gpu_throttle,
-    gpu_xid,
-    hardware,
-    isolation,
-    kernel,
-    kernel_events,
-    measurements,
-    monitoring,
-    nccl_logs,
-    network,
-    placement,
-    profiles,
-    stability,
-    storage,
-    toolchain,
-)
+"""Doctor rules, one module per layer. The engine's registry (advise/engine.py `RULES`) imports every
+module here that does not start with "_" and collects the rules its `@rule(...)` made: adding a rule
+module is adding the file."""

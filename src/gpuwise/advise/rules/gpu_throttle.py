@@ -10,7 +10,7 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG, NVML_CLOCK_EVENTS
-from gpuwise.advise.rules._util import gpus
+from gpuwise.advise.rules._util import gpu_name, gpus
 from gpuwise.facts.models import Gpu
 from gpuwise.i18n import N_, _
 
@@ -51,12 +51,6 @@ CAUSES: dict[str, tuple[str, str]] = {
 
 # HW Slowdown is the umbrella nvidia-smi prints these two under: when one is active, it names the cause
 SPECIFIC_HW = ("hw_power_brake_slowdown", "hw_thermal_slowdown")
-
-
-def gpu_name(g: Gpu, pos: int) -> str:
-    """'GPU 2 (00000000:3B:00.0)': the index and PCI bus id, as nvidia-smi and DCGM name a GPU."""
-    index = g.index if g.index is not None else pos
-    return f"GPU {index} ({g.pci_bus_id})" if g.pci_bus_id else f"GPU {index}"
 
 
 def _state(g: Gpu) -> str:

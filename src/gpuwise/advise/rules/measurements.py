@@ -3,7 +3,7 @@ Sources: REFERENCE §3 (MAMF, DCGM 0.75x pass thresholds, nvbandwidth, nccl-test
 
 from __future__ import annotations
 
-from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.engine import Rule, RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._links import DCGM_DIAG, MLE_ACCELERATOR, TORCH_TUNING
 from gpuwise.bench.models import Measurement
@@ -79,7 +79,7 @@ def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None,
     )
 
 
-def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) -> None:
+def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) -> Rule:
     @rule(
         id=rule_id,
         layer=layer,
@@ -159,6 +159,8 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
         evidence = [(f"bench:{n}", _("within typical achievable range")) for n in seen[:3]]
         return ctx.passed(evidence, _("{what} is within the typical achievable range").format(what=what_here))
 
+    return check
+
 
 def _power_limited(ctx: RuleContext, m: Measurement) -> list[tuple[str, object]]:
     """Evidence that the GPU of `m` ran power-limited: its SM clock right after the run well below the
@@ -183,8 +185,7 @@ def _power_limited(ctx: RuleContext, m: Measurement) -> list[tuple[str, object]]
     return evidence
 
 
-for _row in _CHECKS:
-    _make(*_row)
+BELOW_ACHIEVABLE = tuple(_make(*row) for row in _CHECKS)  # the registry collects tuples of rules too
 
 
 @rule(

@@ -7,9 +7,9 @@ between ranks, the algorithms, the variables the job set, and its warnings.
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._links import AREAL_639, NCCL_TESTS_PERFORMANCE, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._links import AREAL_639, NCCL_ENV, NCCL_TESTS_PERFORMANCE, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._util import RDMA_GAIN
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
 from gpuwise.bench.nccl_debug import NcclDebugLog, gpus_per_node, net_nics, uses_gdrdma, uses_socket
 from gpuwise.i18n import N_, _
 

@@ -11,7 +11,7 @@ from gpuwise.advise.controls import provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable
 from gpuwise.advise.rules._links import NCCL_ENV
-from gpuwise.advise.rules.gpu_throttle import gpu_name
+from gpuwise.advise.rules._util import gpu_name
 from gpuwise.facts.fabric import DISTANCE_ORDER, SWITCH_LOCAL, port_roles
 from gpuwise.i18n import N_, _
 

@@ -1,4 +1,4 @@
-"""Output formats: one module per format, found at run time. Adding a format = adding one file here.
+"""Output formats: one module per format, found by the registry `FORMATS`. Adding a format = adding one file here.
 
 Each module is named after its format (md.py for --format md) and defines
 `RENDERER = Renderer(name=..., media_type=..., render=...)`, where
@@ -7,12 +7,11 @@ Each module is named after its format (md.py for --format md) and defines
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
+from gpuwise.i18n import N_
+from gpuwise.registry import Registry
 from gpuwise.report.document import Document
 
 
@@ -26,45 +25,43 @@ class Renderer:
         return self.render(doc, width=width, color=color)
 
 
-@cache
-def _registry() -> dict[str, Renderer]:
-    found: dict[str, Renderer] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_"):
-            continue
-        renderer = getattr(importlib.import_module(f"{__name__}.{info.name}"), "RENDERER", None)
-        if isinstance(renderer, Renderer):
-            # the module's name is the format's name, so --help can list formats without importing them
-            assert renderer.name == info.name, f"formats/{info.name}.py defines format {renderer.name!r}"
-            found[renderer.name] = renderer
-    return found
+def _check_name(renderer: Renderer, module) -> Renderer:
+    # the module's name is the format's name, so --help can list formats without importing them
+    short = module.__name__.rpartition(".")[2]
+    if module.__name__.startswith(__name__ + ".") and renderer.name != short:
+        raise ValueError(f"formats/{short}.py defines format {renderer.name!r}")
+    return renderer
 
 
-def format_names() -> list[str]:
+# Every module here that declares RENDERER. A test passes its own `FORMATS.like()`.
+FORMATS: Registry[Renderer] = Registry(
+    "report format",
+    packages=(__name__,),
+    attribute="RENDERER",
+    item_type=Renderer,
+    make=_check_name,
+    unknown=N_("--format {name!r} is not one of {names}"),
+    unknown_fix=N_("use --format with one of: {names}"),
+)
+
+
+def format_names(registry: Registry[Renderer] | None = None) -> list[str]:
     """The formats --format accepts, sorted: ["json", "md", "text", ...]."""
-    return sorted(_registry())
+    return (registry if registry is not None else FORMATS).names()
 
 
-def get_renderer(name: str) -> Renderer:
+def get_renderer(name: str, registry: Registry[Renderer] | None = None) -> Renderer:
     """The renderer for a --format value; a UserInputError with a did-you-mean for an unknown name."""
-    from gpuwise.errors import UserInputError
-
-    registry = _registry()
-    key = (name or "").strip().lower()
-    if key in registry:
-        return registry[key]
-    import difflib
-
-    near = difflib.get_close_matches(key, list(registry), n=1)
-    from gpuwise.i18n import _
-
-    names = ", ".join(format_names())
-    fix = _("use --format with one of: {names}").format(names=names)
-    if near:
-        fix = _("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
-    raise UserInputError(_("--format {name!r} is not one of {names}").format(name=name, names=names), fix)
+    return (registry if registry is not None else FORMATS).lookup(name)
 
 
-def render(doc: Document, fmt: str, *, width: int = 100, color: bool = False) -> str | bytes:
+def render(
+    doc: Document,
+    fmt: str,
+    *,
+    width: int = 100,
+    color: bool = False,
+    registry: Registry[Renderer] | None = None,
+) -> str | bytes:
     """Render `doc` as format `fmt` (a shortcut for get_renderer(fmt)(doc, ...))."""
-    return get_renderer(fmt)(doc, width=width, color=color)
+    return get_renderer(fmt, registry)(doc, width=width, color=color)

@@ -6,6 +6,7 @@ import re
 
 from gpuwise.i18n import C_, _
 from gpuwise.launch.model import LaunchPlan
+from gpuwise.launch.targets import get as get_target
 from gpuwise.report.document import (
     Bullets,
     Code,
@@ -62,7 +63,7 @@ def _price(p: LaunchPlan) -> str:
 
 def _where(p: LaunchPlan) -> str:
     r = p.resources
-    where = r.instance_type or _("your Slurm cluster")
+    where = r.instance_type or _(get_target(p.target).where)
     if not r.provider:
         return where
     return _("{instance} ({provider}, {region})").format(
