@@ -44,7 +44,7 @@ def _doctor(path: Path):
     facts = Facts()
     measurements, logs = read_evidence([path], facts)
     report = diagnose(facts, merge_into(None, measurements), "onprem", tuple(logs))
-    return report, measurements
+    return report, measurements, logs
 
 
 def test_every_recording_has_a_golden_and_provenance():
@@ -67,7 +67,7 @@ def test_recording_gives_its_expected_findings(name):
         return
     if golden["kind"] != "nccl":
         assert detect_kinds(path.read_text(encoding="utf-8")) == [golden["kind"]]
-    report, measurements = _doctor(path)
+    report, measurements, logs = _doctor(path)
     judged = [f for f in report.findings if JUDGED.match(f.id)]
     matched = set()
     for exp in golden["expect"]:
@@ -75,6 +75,10 @@ def test_recording_gives_its_expected_findings(name):
             assert any(exp["contains"] == f"{m.value:g}" for m in measurements), [
                 m.value for m in measurements
             ]
+            continue
+        if exp["id"] == "nccl_log":  # what the reader took from the log: {field, contains}
+            values = [str(getattr(log, exp["field"])) for log in logs]
+            assert any(exp["contains"] in v for v in values), (exp, values)
             continue
         hits = [
             i
@@ -97,7 +101,7 @@ def test_recording_renders_without_none_nan_or_serializer_warnings(path):
     name = path.name
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report, _m = _doctor(path)
+        report, _m, _logs = _doctor(path)
         doc = doctor_view(report)
         outputs = {
             fmt: get_renderer(fmt)(doc, width=120, color=False) for fmt in ("text", "md", "json", "html")

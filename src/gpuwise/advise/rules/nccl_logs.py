@@ -7,10 +7,23 @@ between ranks, the algorithms, the variables the job set, and its warnings.
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._links import AREAL_639, NCCL_TESTS_PERFORMANCE, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._links import (
+    AREAL_639,
+    AWS_EFA_NCCL,
+    AWS_OFI_NCCL,
+    NCCL_TESTS_PERFORMANCE,
+    NCCL_TROUBLESHOOTING,
+)
 from gpuwise.advise.rules._util import sentences as _sentences
 from gpuwise.advise.rules.network import NCCL_ENV, RDMA_GAIN
-from gpuwise.bench.nccl_debug import NcclDebugLog, gpus_per_node, net_nics, uses_gdrdma, uses_socket
+from gpuwise.bench.nccl_debug import (
+    NcclDebugLog,
+    gpus_per_node,
+    net_nics,
+    ofi_over_sockets,
+    uses_gdrdma,
+    uses_socket,
+)
 from gpuwise.i18n import N_, _
 
 SOCKET_VS_IB_ISSUE = AREAL_639
@@ -111,6 +124,59 @@ def socket_transport(ctx: RuleContext):
 
 
 @rule(
+    id="nccl.ofi_provider",
+    layer="network",
+    title=N_("The libfabric provider aws-ofi-nccl selected"),
+    source=f"aws-ofi-nccl (NCCL's libfabric net plugin), {AWS_OFI_NCCL}; EFA with NCCL, {AWS_EFA_NCCL}",
+    priority={"cloud": "high", "onprem": "medium"},
+    gain=RDMA_GAIN,
+    references=(AWS_OFI_NCCL, AWS_EFA_NCCL),
+)
+def ofi_provider(ctx: RuleContext):
+    logs = [log for log in ctx.nccl_logs if log.ofi_provider]
+    if not logs:
+        return None
+    log = next((g for g in logs if ofi_over_sockets(g)), logs[0])
+    where = f"nccl_log[{log.source}]"
+    evidence: list[tuple[str, object]] = [(f"{where}.ofi_provider", log.ofi_provider)]
+    evidence += [(f"{where}.ofi_nics", log.ofi_nics)] if log.ofi_nics else []
+    values = {"provider": log.ofi_provider, "nics": log.ofi_nics}
+    if ofi_over_sockets(log):
+        return ctx.finding(
+            "warn",
+            evidence,
+            _sentences(
+                [
+                    _(
+                        "aws-ofi-nccl selected libfabric's {provider} provider, not efa: NCCL's traffic "
+                        "between nodes runs over TCP, several times slower than EFA."
+                    ).format(**values),
+                    _(
+                        "On an EFA instance, check that the EFA devices are visible to the job "
+                        "(/dev/infiniband in the container), that the EFA installer's libfabric is the one "
+                        "loaded (LD_LIBRARY_PATH) and set FI_PROVIDER=efa."
+                    ),
+                ]
+            ),
+            commands=["fi_info -p efa -t FI_EP_RDM", "ls /dev/infiniband"],
+            env={"FI_PROVIDER": "efa"},
+        )
+    if log.ofi_provider.split(";")[0].lower() == "efa":
+        text = (
+            _("NCCL's network is EFA through aws-ofi-nccl ({nics} EFA devices found)").format(**values)
+            if log.ofi_nics
+            else _("NCCL's network is EFA through aws-ofi-nccl")
+        )
+        return ctx.passed(evidence, text)
+    return ctx.finding(
+        "info",
+        evidence,
+        _("aws-ofi-nccl selected libfabric's {provider} provider.").format(**values),
+        priority="low",
+    )
+
+
+@rule(
     id="nccl.log_warnings",
     layer="network",
     title=N_("NCCL printed warnings during the run"),
@@ -177,7 +243,7 @@ def run_summary(ctx: RuleContext):
     evidence = []
     for log in ctx.nccl_logs:
         where = f"nccl_log[{log.source}]"
-        for field in ("version", "ranks", "nodes", "networks", "nvls"):
+        for field in ("version", "ranks", "nodes", "networks", "ofi_provider", "nvls"):
             value = getattr(log, field)
             if value not in (None, [], {}):
                 evidence.append((f"{where}.{field}", value))
