@@ -40,6 +40,12 @@ def test_real_host_gives_its_expected_findings(host, tmp_path):
     if "nvidia-smi" in commands:
         facts.gpus = _table_gpus(commands["nvidia-smi"])
         assert facts.gpus, "the nvidia-smi table lists GPUs"
+    ports = [(d, p) for d in facts.network.rdma_devices for p in d.ports]
+    if "ports" in case:
+        assert len(ports) == case["ports"], [(d.name, p.port) for d, p in ports]
+    if "netdevs" in case:
+        read = {f"{d.name}:{p.port} {p.netdev} {p.netdev_state}" for d, p in ports}
+        assert set(case["netdevs"]) <= read, sorted(read)
     report = diagnose(facts, None, "onprem")
     for rule_id, want in case["expect"].items():
         got = [f for f in report.findings if f.id == rule_id]

@@ -262,3 +262,38 @@ def test_dcgm_warn_names_the_gpu_and_the_message():
     facts.evidence.dcgm_diag = [parse_dcgm_diag(table, "diag.txt")]
     (f,) = run_rules(facts, None, "onprem", [registry()["gpu.dcgm_diag"]])
     assert f.status == "warn" and "Persistence mode for GPU 0 is disabled" in f.evidence[0].value
+
+
+def test_previous_boot_kernel_log_is_read_besides_this_boots_journal(tmp_path):
+    """`journalctl -k -b -1` is where a node that crashed logged its last events: read with this boot's
+    journal (the syslog files span boots already); its absence is said, with journalctl's words."""
+    from gpuwise.capture.host import CaptureHost
+    from gpuwise.facts.evidence import collect_evidence
+    from tests.advise.capture_kit import make_capture
+
+    kern = "2026-11-30T10:00:0{i}+0000 node kernel: mlx5_core 0000:1a:00.0 ib0: Link down\n"
+    lines = "".join(kern.format(i=i) for i in range(3))
+    both = make_capture(
+        tmp_path / "both",
+        {"journalctl-k": "2026-12-01T08:00:00+0000 node kernel: hello\n", "journalctl-k-b-1": lines},
+    )
+    ev = collect_evidence(CaptureHost(both))
+    assert [log.source for log in ev.kernel_logs] == ["journalctl-k", "journalctl-k-b-1"]
+    assert ev.kernel_logs[1].events and "kernel_log_previous_boot" not in ev.unknown
+
+    gone = tmp_path / "gone"
+    make_capture(
+        gone, {"journalctl-k": "2026-12-01T08:00:00+0000 node kernel: hello\n", "journalctl-k-b-1": ""}
+    )
+    (gone / "commands" / "journalctl-k-b-1.err").write_text(
+        "Data from the specified boot (-1) is not available: No such boot ID in journal\n"
+    )
+    (gone / "commands" / "journalctl-k-b-1.rc").write_text("1\n")
+    ev = collect_evidence(CaptureHost(gone))
+    assert [log.source for log in ev.kernel_logs] == ["journalctl-k"]
+    why = ev.unknown["kernel_log_previous_boot"]
+    assert why.kind == "absent" and "No such boot ID" in why.text
+
+    syslog = make_capture(tmp_path / "syslog", {"tail-syslog": lines, "journalctl-k-b-1": lines})
+    ev = collect_evidence(CaptureHost(syslog))
+    assert [log.source for log in ev.kernel_logs] == ["tail-syslog"]  # spans boots: not read twice

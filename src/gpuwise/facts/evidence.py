@@ -6,7 +6,7 @@ A file's kind is detected from its content (`detect_kind`), so people need one o
 
 from __future__ import annotations
 
-from gpuwise.capture.host import Host
+from gpuwise.capture.host import Host, absent_source
 from gpuwise.facts.dcgm_diag import looks_like_dcgm_diag, parse_dcgm_diag
 from gpuwise.facts.fabric_manager import looks_like_fabric_manager, parse_fabric_manager
 from gpuwise.facts.kernel_log import looks_like_kernel_log, parse_kernel_log
@@ -17,6 +17,9 @@ from gpuwise.i18n import _
 
 # The kernel log, best source first: one of them is read (reading two would count each event twice).
 KERNEL_LOG_COMMANDS = ("journalctl-k", "dmesg", "tail-kern-log", "tail-syslog")
+# the previous boot's kernel log (where a crashed node logged its last events), read besides this boot's
+# journal; the syslog files already span boots, so it is not added to them
+PREVIOUS_BOOT_COMMAND = "journalctl-k-b-1"
 FABRIC_MANAGER_COMMANDS = ("tail-fabricmanager-log", "journalctl-fabricmanager")
 DCGM_DIAG_COMMAND = "dcgmi-diag-r1-j"
 
@@ -78,6 +81,12 @@ def collect_evidence(host: Host) -> Evidence:
             reasons.append(reason)
             continue
         ev.kernel_logs = [parse_kernel_log(text, cid)]
+        if cid == "journalctl-k":
+            previous, reason = _text(host, PREVIOUS_BOOT_COMMAND)
+            if previous is not None:
+                ev.kernel_logs.append(parse_kernel_log(previous, PREVIOUS_BOOT_COMMAND))
+            else:
+                ev.why("kernel_log_previous_boot", reason)
         break
     if ev.kernel_logs is None:
         ev.why("kernel_logs", _least(reasons, _("no kernel log could be read")))
@@ -119,8 +128,8 @@ def _text(host: Host, command_id: str) -> tuple[str | None, Unknown]:
         return None, Unknown(kind="absent", text=text + (f" ({detail[0][:120]})" if detail else ""))
     if result is not None and result.status == "ok" and result.rc == 0 and result.stdout.strip():
         return result.stdout, Unknown(kind="absent", text="")
-    if result is not None and result.status == "ok" and "No such file" in (result.stderr or ""):
-        return None, Unknown(kind="absent", text=result.stderr.strip().splitlines()[0][:160])
+    if (why := absent_source(result)) is not None:  # a missing file, no such boot in the journal
+        return None, Unknown(kind="absent", text=why[:160])
     if result is not None and result.status == "ok" and result.rc == 0:
         return None, Unknown(kind="absent", text=_("`{command}` printed nothing").format(command=command_id))
     if (

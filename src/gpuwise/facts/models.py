@@ -212,6 +212,10 @@ class RdmaPort(BaseModel):
     phys_state: str | None = None  # "LINK_UP", "DISABLED", "POLLING", ...
     rate_gbps: float | None = None
     link_layer: str | None = None  # "InfiniBand" or "Ethernet" (RoCE)
+    # `ibdev2netdev`: the port's network interface and that interface's state ("Up"/"Down"); the netdev's
+    # state is not the RDMA port's (an InfiniBand port without IPoIB shows "Down" while ACTIVE)
+    netdev: str | None = None
+    netdev_state: str | None = None
 
 
 class RdmaDevice(BaseModel):
