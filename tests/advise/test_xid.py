@@ -62,10 +62,19 @@ def _doctor(dmesg: str | None, gpus=()):
 
 
 def test_fallen_off_the_bus_is_critical_and_names_the_gpu():
-    (f,) = _doctor(DMESG, [Gpu(pci_bus_id="00000000:3B:00.0"), Gpu(pci_bus_id="00000000:86:00.0")])
+    gpus = [Gpu(index=2, pci_bus_id="00000000:3B:00.0"), Gpu(index=5, pci_bus_id="00000000:86:00.0")]
+    (f,) = _doctor(DMESG, gpus)
     assert f.status == "fail" and f.priority == "high"
     assert f.evidence[0].path == "kernel.xid_events[xid=79]"
-    assert "gpus[0] (0000:3b:00)" in f.evidence[0].value
+    # named as nvidia-smi and DCGM name it: its index and bus id, never a position in gpuwise's list
+    assert "on GPU 2 (00000000:3B:00.0):" in f.evidence[0].value
+    assert "GPU 5 (00000000:86:00.0)" in " ".join(str(e.value) for e in f.evidence)
+    assert "gpus[" not in " ".join(str(e.value) for e in f.evidence) + f.recommendation.text
+
+
+def test_an_xid_on_a_gpu_gpuwise_did_not_read_names_its_bus():
+    (f,) = _doctor(DMESG)
+    assert "the GPU at 0000:3b:00" in f.evidence[0].value
 
 
 def test_application_xids_alone_are_info():

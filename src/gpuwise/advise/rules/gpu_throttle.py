@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._evidence import gpu_label
 from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG, NVML_CLOCK_EVENTS
 from gpuwise.advise.rules._util import gpus
 from gpuwise.facts.models import Gpu
@@ -53,12 +54,6 @@ CAUSES: dict[str, tuple[str, str]] = {
 SPECIFIC_HW = ("hw_power_brake_slowdown", "hw_thermal_slowdown")
 
 
-def gpu_name(g: Gpu, pos: int) -> str:
-    """'GPU 2 (00000000:3B:00.0)': the index and PCI bus id, as nvidia-smi and DCGM name a GPU."""
-    index = g.index if g.index is not None else pos
-    return f"GPU {index} ({g.pci_bus_id})" if g.pci_bus_id else f"GPU {index}"
-
-
 def _state(g: Gpu) -> str:
     parts = []
     if g.temperature_c is not None:
@@ -80,7 +75,7 @@ def _action(reason: str, hit: list[tuple[int, Gpu]], n_gpus: int, ctx: RuleConte
         for _i, g in hit
     )
     node = len(hit) == n_gpus and n_gpus > 1
-    names = ", ".join(gpu_name(g, i) for i, g in hit)
+    names = ", ".join(gpu_label(g, i) for i, g in hit)
     parts = []
     if reason in ("hw_power_brake_slowdown", "hw_slowdown") and cool and low_power:
         parts.append(
@@ -148,7 +143,7 @@ def throttle_active(ctx: RuleContext):
         if not hit:
             continue
         evidence = [
-            (f"gpus[{i}].clock_event_reasons", f"{gpu_name(g, i)}: {reason}; {_state(g)}".rstrip("; "))
+            (f"gpus[{i}].clock_event_reasons", f"{gpu_label(g, i)}: {reason}; {_state(g)}".rstrip("; "))
             for i, g in hit
         ]
         findings.append(

@@ -15,6 +15,7 @@ import yaml
 
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._evidence import gpu_name
 from gpuwise.advise.rules._util import sentences as _sentences
 from gpuwise.i18n import N_, _
 
@@ -46,26 +47,6 @@ def xid_catalog() -> dict[int, XidInfo]:
             raise ValueError(f"xid_catalog.yaml: Xid {code} severity must be one of {_SEVERITY_ORDER}")
         out[int(code)] = XidInfo(int(code), row["meaning"], row["severity"], row["action"], row["source"])
     return out
-
-
-def _bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
-    """(domain, bus, device) from '00000000:3B:00.0' (NVML, nvidia-smi) or '0000:3b:00' (Xid lines)."""
-    if not bus_id:
-        return None
-    parts = bus_id.split(".")[0].split(":")
-    try:
-        return tuple(int(p, 16) for p in parts[-3:]) if len(parts) >= 3 else None  # type: ignore[return-value]
-    except ValueError:
-        return None
-
-
-def _gpu_label(ctx: RuleContext, bus: str | None) -> str:
-    """'gpus[3] (0000:3b:00)' when the bus id is a GPU gpuwise read, else the bus id."""
-    key = _bus_key(bus)
-    for i, g in enumerate(ctx.facts.gpus):
-        if key is not None and _bus_key(g.pci_bus_id) == key:
-            return f"gpus[{i}] ({bus})"
-    return bus or _("an unknown GPU")
 
 
 @rule(
@@ -104,7 +85,7 @@ def xid_errors(ctx: RuleContext):
         (
             f"kernel.xid_events[xid={code}]",
             _("{n}x on {gpu}: {meaning}; last line: {line}").format(
-                n=n, gpu=_gpu_label(ctx, bus), meaning=meaning, line=last_detail[(code, bus)][:120]
+                n=n, gpu=gpu_name(ctx.facts, bus=bus), meaning=meaning, line=last_detail[(code, bus)][:120]
             ),
         )
         for _rank, code, bus, n, meaning, _info in rows[:8]
