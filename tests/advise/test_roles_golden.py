@@ -35,8 +35,11 @@ def _table_gpus(text: str) -> list[Gpu]:
 @pytest.mark.parametrize("host", sorted(GOLDEN))
 def test_real_host_gives_its_expected_findings(host, tmp_path):
     case = GOLDEN[host]
-    commands = {cid: (ROLES / name).read_text() for cid, name in case["commands"].items()}
-    facts = collect_facts(CaptureHost(make_capture(tmp_path / host, commands=commands)))
+    commands = {cid: (ROLES / name).read_text() if name else "" for cid, name in case["commands"].items()}
+    capture = make_capture(tmp_path / host, commands=commands, rcs=case.get("rcs"))
+    for cid, name in case.get("stderr", {}).items():  # what the tool printed when it failed
+        (capture / "commands" / f"{cid}.err").write_text((ROLES / name).read_text())
+    facts = collect_facts(CaptureHost(capture))
     if "nvidia-smi" in commands:
         facts.gpus = _table_gpus(commands["nvidia-smi"])
         assert facts.gpus, "the nvidia-smi table lists GPUs"
