@@ -14,7 +14,7 @@ from gpuwise.capture.host import CaptureHost
 from gpuwise.facts.collect import collect_facts
 from gpuwise.facts.models import Gpu
 from gpuwise.pipeline import diagnose
-from tests.advise.capture_kit import make_capture
+from tests.advise.capture_kit import assert_renders_clean, make_capture
 
 ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles" / "hosts"
 GOLDEN = yaml.safe_load((ROLES / "golden.yaml").read_text())
@@ -50,6 +50,7 @@ def test_real_host_gives_its_expected_findings(host, tmp_path):
         read = {f"{d.name}:{p.port} {p.netdev} {p.netdev_state}" for d, p in ports}
         assert set(case["netdevs"]) <= read, sorted(read)
     report = diagnose(facts, None, "onprem")
+    assert_renders_clean(lambda: report, host)
     for rule_id, want in case["expect"].items():
         got = [f for f in report.findings if f.id == rule_id]
         if want["status"] == "absent":
