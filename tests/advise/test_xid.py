@@ -96,3 +96,17 @@ def test_unknown_code_is_a_warning_pointing_at_the_catalogue():
 @pytest.mark.parametrize("code,info", sorted(xid_catalog().items()))
 def test_every_catalogue_row_cites_nvidia(code, info):
     assert "NVIDIA" in info.source and info.severity in ("fail", "warn", "info")
+
+
+def test_an_xid_before_the_last_reboot_is_read_from_the_previous_boots_journal():
+    """Synthetic journal line in the driver's format: a node that crashed on Xid 79 and was rebooted shows
+    nothing in this boot's dmesg; the previous boot's journal still has it."""
+    previous = "2026-11-30T10:00:00+0000 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n"
+    host = FakeHost(commands={"dmesg": "[    2.1] nvidia: loading module\n", "journalctl-k-b-1": previous})
+    k = collect_kernel(host)
+    assert [(e.xid, e.boot) for e in k.xid_events] == [(79, "previous")]
+    facts = Facts(gpus=[Gpu(index=0, pci_bus_id="00000000:3B:00.0")])
+    facts.kernel.xid_events = k.xid_events
+    (f,) = run_rules(facts, None, "onprem", [registry()["gpu.xid_errors"]])
+    assert f.status == "fail"
+    assert "GPU 0 (00000000:3B:00.0) before the last reboot (journalctl -k -b -1)" in f.evidence[0].value

@@ -49,6 +49,20 @@ def xid_catalog() -> dict[int, XidInfo]:
     return out
 
 
+def _xid_text(ctx: RuleContext, code: int, bus, boot, n: int, meaning: str, last_detail: dict) -> str:
+    values = {
+        "n": n,
+        "gpu": gpu_name(ctx.facts, bus=bus),
+        "meaning": meaning,
+        "line": last_detail[(code, bus, boot)][:120],
+    }
+    if boot == "previous":
+        return _(
+            "{n}x on {gpu} before the last reboot (journalctl -k -b -1): {meaning}; last line: {line}"
+        ).format(**values)
+    return _("{n}x on {gpu}: {meaning}; last line: {line}").format(**values)
+
+
 @rule(
     id="gpu.xid_errors",
     layer="hardware",
@@ -65,10 +79,10 @@ def xid_errors(ctx: RuleContext):
     if not events:
         return ctx.passed([("kernel.xid_events", [])], _("No NVIDIA Xid errors in the kernel log"))
     catalog = xid_catalog()
-    counts = Counter((e.xid, e.pci_bus_id) for e in events)
-    last_detail = {(e.xid, e.pci_bus_id): e.detail for e in events}
+    counts = Counter((e.xid, e.pci_bus_id, e.boot) for e in events)
+    last_detail = {(e.xid, e.pci_bus_id, e.boot): e.detail for e in events}
     rows = []
-    for (code, bus), n in counts.items():
+    for (code, bus, boot), n in counts.items():
         info = catalog.get(code)
         severity = info.severity if info else "warn"
         meaning = (
@@ -78,17 +92,12 @@ def xid_errors(ctx: RuleContext):
                 code=code, url=XID_CATALOG
             )
         )
-        rows.append((_SEVERITY_ORDER.index(severity), code, bus, n, meaning, info))
-    rows.sort(key=lambda r: (r[0], -r[3], r[1]))
+        rows.append((_SEVERITY_ORDER.index(severity), code, bus, boot, n, meaning, info))
+    rows.sort(key=lambda r: (r[0], -r[4], r[1]))
     worst = _SEVERITY_ORDER[rows[0][0]]
     evidence = [
-        (
-            f"kernel.xid_events[xid={code}]",
-            _("{n}x on {gpu}: {meaning}; last line: {line}").format(
-                n=n, gpu=gpu_name(ctx.facts, bus=bus), meaning=meaning, line=last_detail[(code, bus)][:120]
-            ),
-        )
-        for _rank, code, bus, n, meaning, _info in rows[:8]
+        (f"kernel.xid_events[xid={code}]", _xid_text(ctx, code, bus, boot, n, meaning, last_detail))
+        for _rank, code, bus, boot, n, meaning, _info in rows[:8]
     ]
     actions = list(dict.fromkeys(_(info.action) for *_rest, info in rows if info is not None))
     if worst == "info":
