@@ -285,9 +285,8 @@ class XidEvent(BaseModel):
     pci_bus_id: str | None = None  # "0000:3b:00" as the driver prints it (no function number)
     detail: str = ""  # the rest of the line after the code
     timestamp: str | None = None  # as dmesg printed it ("179.437933" seconds since boot, or a date)
-    boot: str | None = (
-        None  # "previous": from the previous boot's journal (journalctl -k -b -1), else this boot
-    )
+    # "previous": from the previous boot's journal (journalctl -k -b -1); None: this boot
+    boot: str | None = None
 
 
 class Kernel(Part):
