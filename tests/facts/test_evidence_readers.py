@@ -297,3 +297,42 @@ def test_previous_boot_kernel_log_is_read_besides_this_boots_journal(tmp_path):
     syslog = make_capture(tmp_path / "syslog", {"tail-syslog": lines, "journalctl-k-b-1": lines})
     ev = collect_evidence(CaptureHost(syslog))
     assert [log.source for log in ev.kernel_logs] == ["tail-syslog"]  # spans boots: not read twice
+
+
+@pytest.mark.parametrize(
+    "name,kind,ports,down",
+    [
+        ("ibstat_nccl-tests-issue128_2x-cx6-ib_cx4lx-eth.txt", "ibstat", 3, "fail"),
+        ("ibstatus_nccl-issue1412_3x-hdr-ib_1x-40g.txt", "ibstatus", 4, "pass"),
+        ("ibv_devinfo_heioy-books_2x-connectx3.txt", "ibv_devinfo", 4, "fail"),
+        ("ibdev2netdev_imbue-cluster-health-issue4_8x-cx7-ib_4x-cx6-eth.txt", "ibdev2netdev", 12, "pass"),
+    ],
+)
+def test_rdma_listings_are_evidence_files_too(name, kind, ports, down):
+    """ibstat, ibstatus, ibv_devinfo and ibdev2netdev pasted into a file: `doctor --evidence` reads them into the
+    same facts a capture gives, and the port rules judge them the same (see the role goldens)."""
+    from gpuwise.facts.evidence import detect_kinds
+    from gpuwise.facts.rdma import rdma_format
+
+    path = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles" / "hosts" / name
+    text = path.read_text()
+    assert detect_kinds(text) == ["rdma"] and rdma_format(text) == kind
+    facts = Facts()
+    read_evidence([path], facts)
+    assert sum(len(d.ports) for d in facts.network.rdma_devices) == ports
+    assert facts.network.rdma_source == f"{kind} ({name})"
+    [f] = run_rules(facts, None, "onprem", [registry()["net.rdma_port_down"]])
+    assert f.status == down
+
+
+def test_an_ibdev2netdev_file_adds_netdevs_to_the_ports_an_ibstat_file_gave(tmp_path):
+    ibstat = tmp_path / "ibstat.txt"
+    ibstat.write_text(
+        "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tLink layer: InfiniBand\n"
+    )
+    netdev = tmp_path / "ibdev2netdev.txt"
+    netdev.write_text("mlx5_0 port 1 ==> ibp26s0 (Down)\n")  # synthetic, in the tool's format
+    facts = Facts()
+    read_evidence([ibstat, netdev], facts)
+    [port] = facts.network.rdma_devices[0].ports
+    assert (port.state, port.netdev, port.netdev_state) == ("ACTIVE", "ibp26s0", "Down")

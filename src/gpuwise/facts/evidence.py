@@ -1,4 +1,5 @@
-"""Evidence from the node's own tools and logs (DCGM diagnostics, Fabric Manager, the kernel log), read from a
+"""Evidence from the node's own tools and logs (DCGM diagnostics, Fabric Manager, the kernel log; RDMA port
+listings given as files), read from a
 Host (the commands and files `gpuwise capture` records) or from files a user gives `doctor --evidence`.
 
 A file's kind is detected from its content (`detect_kind`), so people need one option whatever they paste.
@@ -11,6 +12,7 @@ from gpuwise.facts.dcgm_diag import looks_like_dcgm_diag, parse_dcgm_diag
 from gpuwise.facts.fabric_manager import looks_like_fabric_manager, parse_fabric_manager
 from gpuwise.facts.kernel_log import looks_like_kernel_log, parse_kernel_log
 from gpuwise.facts.models import Evidence, Facts, Unknown
+from gpuwise.facts.rdma import rdma_format, read_rdma_text
 from gpuwise.facts.sourcing import command_reason
 from gpuwise.facts.xid import parse_xid_lines
 from gpuwise.i18n import _
@@ -26,14 +28,17 @@ DCGM_DIAG_COMMAND = "dcgmi-diag-r1-j"
 
 def detect_kinds(text: str) -> list[str]:
     """The kinds a file's text holds, of 'dcgm-diag', 'fabric-manager', 'kernel-log' (a whole journal can
-    hold Fabric Manager and kernel lines both); empty when none."""
+    hold Fabric Manager and kernel lines both) and 'rdma' (ibv_devinfo, ibstat, ibstatus or ibdev2netdev
+    output); empty when none."""
     checks = (
         ("dcgm-diag", looks_like_dcgm_diag),
         ("fabric-manager", looks_like_fabric_manager),
         ("kernel-log", looks_like_kernel_log),
     )
     kinds = [kind for kind, looks in checks if looks(text)]
-    return kinds[:1] if kinds[:1] == ["dcgm-diag"] else kinds
+    if kinds[:1] == ["dcgm-diag"]:
+        return kinds[:1]
+    return kinds or (["rdma"] if rdma_format(text) else [])
 
 
 def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
@@ -55,6 +60,11 @@ def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
         if xids or facts.kernel.xid_events is not None:
             facts.kernel.xid_events = [*(facts.kernel.xid_events or []), *xids]
             facts.kernel.unknown.pop("xid_events", None)
+    elif kind == "rdma":
+        net = facts.network
+        net.rdma_devices = read_rdma_text(text, net.rdma_devices)
+        net.rdma_source = net.rdma_source or f"{rdma_format(text)} ({source})"
+        net.unknown.pop("rdma_devices", None)
     else:
         raise ValueError(f"unknown evidence kind {kind!r}")
 

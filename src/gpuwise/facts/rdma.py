@@ -255,3 +255,35 @@ def read_sysfs_infiniband(host: Host) -> list[RdmaDevice]:
         dev.model = normalize_model(host.read_file(f"/sys/class/infiniband/{name}/hca_type"))
         dev.ports.sort(key=lambda p: p.port)
     return [devices[k] for k in sorted(devices)]
+
+
+# what each tool's output starts its blocks with, for a pasted file of unknown kind (doctor --evidence)
+RDMA_FORMATS = (
+    ("ibv_devinfo", re.compile(r"^\s*hca_id:\s*\S+", re.M), parse_ibv_devinfo),
+    ("ibstat", re.compile(r"^\s*CA '[^']+'\s*$", re.M), parse_ibstat),
+    ("ibstatus", re.compile(r"^\s*Infiniband device '[^']+' port \d+ status:", re.M), parse_ibstatus),
+)
+
+
+def rdma_format(text: str) -> str | None:
+    """Which RDMA tool printed `text`: 'ibv_devinfo', 'ibstat', 'ibstatus', 'ibdev2netdev', or None."""
+    for name, head, _parse in RDMA_FORMATS:
+        if head.search(text):
+            return name
+    if any(_IBDEV2NETDEV.match(line.strip()) for line in text.splitlines()):
+        return "ibdev2netdev"
+    return None
+
+
+def read_rdma_text(text: str, devices: list[RdmaDevice]) -> list[RdmaDevice]:
+    """`devices` with what one tool's pasted output adds: its devices (replacing same-named ones) or, for
+    ibdev2netdev, each port's netdev. ValueError when the text lists nothing."""
+    kind = rdma_format(text)
+    if kind == "ibdev2netdev":
+        return add_netdevs(list(devices), parse_ibdev2netdev(text))
+    parser = next((p for name, _head, p in RDMA_FORMATS if name == kind), None)
+    found = parser(text) if parser else []
+    if not found:
+        raise ValueError("no RDMA devices listed")
+    names = {d.name for d in found}
+    return [d for d in devices if d.name not in names] + found
