@@ -332,7 +332,8 @@ def test_an_ibdev2netdev_file_adds_netdevs_to_the_ports_an_ibstat_file_gave(tmp_
     )
     netdev = tmp_path / "ibdev2netdev.txt"
     netdev.write_text("mlx5_0 port 1 ==> ibp26s0 (Down)\n")  # synthetic, in the tool's format
-    facts = Facts()
-    read_evidence([ibstat, netdev], facts)
-    [port] = facts.network.rdma_devices[0].ports
-    assert (port.state, port.netdev, port.netdev_state) == ("ACTIVE", "ibp26s0", "Down")
+    for order in ([ibstat, netdev], [netdev, ibstat]):
+        facts = Facts()
+        read_evidence(order, facts)
+        [port] = facts.network.rdma_devices[0].ports
+        assert (port.state, port.netdev, port.netdev_state) == ("ACTIVE", "ibp26s0", "Down"), order

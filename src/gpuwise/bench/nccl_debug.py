@@ -1,6 +1,6 @@
 """What an `NCCL_DEBUG=INFO` log says about a run: NCCL version, the network NCCL chose (IB, Socket or a
-plugin, and for aws-ofi-nccl the libfabric provider it selected), the transports between ranks, NVLS, the algorithms picked, variables set by the environment,
-and every `NCCL WARN` line.
+plugin, and for aws-ofi-nccl the libfabric provider it selected), the transports between ranks, NVLS, the
+algorithms picked, variables set by the environment, and every `NCCL WARN` line.
 
 Lines look like `host:1234:1240 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>`
 (NCCL's debug.cc prefix, then the message); mpirun/srun prefixes before it are ignored.
@@ -20,7 +20,8 @@ _MSG = re.compile(r"NCCL (INFO|WARN) (.*)$")
 _VERSION = re.compile(r"NCCL version (\S+)")
 _USING_NETWORK = re.compile(r"Using network (.+?)\s*$")
 _NET_DEVICES = re.compile(r"NET/(IB|Socket)\s*:\s*Using (.+?)(?:\s*;\s*OOB.*)?$")
-# a transport's name can hold spaces: "via NET/AWS Libfabric/0/GDRDMA", "via NET/NCCL RDMA Plugin v6/0/GDRDMA/Shared"
+# a transport's name can hold spaces: "via NET/AWS Libfabric/0/GDRDMA",
+# "via NET/NCCL RDMA Plugin v6/0/GDRDMA/Shared"
 _VIA = re.compile(r"->.*? via (.+?)\s*$")
 _ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?\s*$")
 # "comm 0x.. rank 0 nRanks 16 nNodes 2 ..." (NCCL >= 2.12) or "... rank 15 nranks 16 cudaDev 7 ... Init COMPLETE"

@@ -285,5 +285,8 @@ def read_rdma_text(text: str, devices: list[RdmaDevice]) -> list[RdmaDevice]:
     found = parser(text) if parser else []
     if not found:
         raise ValueError("no RDMA devices listed")
+    netdevs = {  # an ibdev2netdev file given before this one: keep what it said of each port
+        (d.name, p.port): (p.netdev, p.netdev_state) for d in devices for p in d.ports if p.netdev
+    }
     names = {d.name for d in found}
-    return [d for d in devices if d.name not in names] + found
+    return add_netdevs([d for d in devices if d.name not in names] + found, netdevs)  # type: ignore[arg-type]
