@@ -177,9 +177,8 @@ def _port_text(dev, port, roles) -> str:
     role = roles.get((dev.name, port.port))
     where = _("compute fabric") if role is None or role.compute else _("not compute fabric")
     why = f" ({role.why})" if role is not None else ""
-    state = (
-        " / ".join(s for s in (port.state, port.phys_state) if s) or "?"
-    )  # plain ibv_devinfo: no phys state
+    # plain ibv_devinfo prints no physical state
+    state = " / ".join(s for s in (port.state, port.phys_state) if s) or "?"
     return f"{state}; {dev.model or '?'} {port.link_layer or ''}; {where}{why}"
 
 
