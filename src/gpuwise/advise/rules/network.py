@@ -121,8 +121,8 @@ def cloud_placement(ctx: RuleContext):
 def rdma_port_down(ctx: RuleContext):
     roles = port_roles(ctx.facts)
     all_ports = list(_ports(ctx))
-    if not all_ports:
-        return None
+    if not any(port.state for _p, _dev, port in all_ports):
+        return None  # no port's state is known (ibdev2netdev alone lists interfaces, not port states)
     fabric = [(p, dev, port) for p, dev, port in all_ports if _is_compute(roles, dev, port)]
     down = [(p, dev, port) for p, dev, port in fabric if not _active(port)]
     other_down = [
