@@ -7,6 +7,8 @@ the project; an edit to one is made here, in the test, and described where it is
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from pathlib import Path
 
 from tests.conftest import REAL
@@ -56,3 +58,28 @@ def doctor_report(capture: Path, env: str = "auto", bench=None):
 def finding(report, rule_id: str):
     hits = [f for f in report.findings if f.id == rule_id and f.status != "pass"]
     return hits[0] if hits else None
+
+
+# what must never reach a user: Python's None, a NaN, pydantic's serializer warnings
+BAD_WORDS = re.compile(r"\bNone\b|\bnan\b|PydanticSerializationUnexpectedValue|Pydantic serializer warnings")
+
+
+def assert_renders_clean(make_report, name: str) -> None:
+    """The report `make_report()` builds renders in text, md, json and html with no None, nan or serializer
+    warning (JSON's own null is the format's absent value, not a leak)."""
+    from gpuwise.report.formats import get_renderer
+    from gpuwise.report.views.doctor import doctor_view
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        doc = doctor_view(make_report())
+        outputs = {
+            fmt: get_renderer(fmt)(doc, width=120, color=False) for fmt in ("text", "md", "json", "html")
+        }
+    assert not [str(w.message) for w in caught if "serializ" in str(w.message).lower()]
+    for fmt, out in outputs.items():
+        text = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
+        if fmt == "json":
+            text = re.sub(r'"[^"]*": null', "", text)
+        bad = BAD_WORDS.findall(text)
+        assert not bad, f"{name} as {fmt}: {bad[:5]}"

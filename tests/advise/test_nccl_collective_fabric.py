@@ -160,3 +160,44 @@ def test_fewer_nics_than_gpus_alltoall_at_the_share_gets_the_settings():
 def test_an_all_reduce_below_the_bound_is_only_information():
     [f] = _judge("all_reduce", 8, 20.0, _facts(8))
     assert f.status == "info" and not f.recommendation.env
+
+
+def _efa_log(op: str, busbw: float) -> str:
+    """Synthetic (built for this test, not a recording): the nccl-tests lines of _log with aws-ofi-nccl's
+    lines as the real EFA log in tests/fixtures/evidence/nccl/nccl-issue1597_* prints them."""
+    text = _log(op, 8, busbw)
+    text = text.replace(
+        "gpu-a:77:77 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB "
+        "[4]mlx5_4:1/IB [5]mlx5_5:1/IB [6]mlx5_6:1/IB [7]mlx5_7:1/IB ; OOB ib0:10.2.0.1<0>\n"
+        "gpu-a:77:77 [0] NCCL INFO Using network IB",
+        "gpu-a:77:90 [0] NCCL INFO NET/OFI Selected Provider is efa (found 32 nics)\n"
+        "gpu-a:77:90 [0] NCCL INFO Using network Libfabric",
+    )
+    return text.replace("via NET/IB/0/GDRDMA", "via NET/Libfabric/0/GDRDMA")
+
+
+def _judge_efa(op: str, busbw: float, instance: str | None):
+    measurements, logs = read_nccl_text(_efa_log(op, busbw), Path(f"{op}.log"), "--nccl-log")
+    facts = Facts()
+    facts.platform.instance_type = instance
+    rule = registry()["nccl.collective_vs_fabric"]
+    return run_rules(facts, merge_into(None, measurements), "cloud", [rule], logs)
+
+
+def test_efa_is_the_fabric_of_an_aws_ofi_nccl_log():
+    """p5.48xlarge: 32 EFA adapters, 3200 Gb/s together (catalog offers): 100 Gb/s = 12.5 GB/s each, four per
+    GPU (50 GB/s). An all-to-all stuck at one adapter's rate is told so; the EFA lines are the evidence."""
+    log = parse_nccl_debug(_efa_log("alltoall", 12.0), "a.log")
+    assert log.ofi_provider == "efa" and log.ofi_nics == 32 and not net_nics(log)
+    [f] = _judge_efa("alltoall", 12.0, "p5.48xlarge")
+    assert f.status == "warn", f
+    assert "12.5 GB/s with 32 NICs for 8 GPUs" in f.recommendation.text
+    paths = {e.path: e.value for e in f.evidence}
+    assert paths["nccl_log[alltoall.log].ofi_nics"] == 32 and paths["platform.instance_type"] == "p5.48xlarge"
+    [f] = _judge_efa("all_reduce", 45.0, "p5.48xlarge")
+    assert f.status == "pass", f  # 45 of 50 GB/s per GPU
+
+
+def test_efa_without_the_instance_type_is_not_judged():
+    assert _judge_efa("alltoall", 12.0, None) == []
+    assert _judge_efa("alltoall", 12.0, "no-such-instance") == []

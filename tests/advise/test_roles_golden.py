@@ -14,7 +14,7 @@ from gpuwise.capture.host import CaptureHost
 from gpuwise.facts.collect import collect_facts
 from gpuwise.facts.models import Gpu
 from gpuwise.pipeline import diagnose
-from tests.advise.capture_kit import make_capture
+from tests.advise.capture_kit import assert_renders_clean, make_capture
 
 ROLES = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles" / "hosts"
 GOLDEN = yaml.safe_load((ROLES / "golden.yaml").read_text())
@@ -35,14 +35,27 @@ def _table_gpus(text: str) -> list[Gpu]:
 @pytest.mark.parametrize("host", sorted(GOLDEN))
 def test_real_host_gives_its_expected_findings(host, tmp_path):
     case = GOLDEN[host]
-    commands = {cid: (ROLES / name).read_text() for cid, name in case["commands"].items()}
-    facts = collect_facts(CaptureHost(make_capture(tmp_path / host, commands=commands)))
+    commands = {cid: (ROLES / name).read_text() if name else "" for cid, name in case["commands"].items()}
+    capture = make_capture(tmp_path / host, commands=commands, rcs=case.get("rcs"))
+    for cid, name in case.get("stderr", {}).items():  # what the tool printed when it failed
+        (capture / "commands" / f"{cid}.err").write_text((ROLES / name).read_text())
+    facts = collect_facts(CaptureHost(capture))
     if "nvidia-smi" in commands:
         facts.gpus = _table_gpus(commands["nvidia-smi"])
         assert facts.gpus, "the nvidia-smi table lists GPUs"
+    ports = [(d, p) for d in facts.network.rdma_devices for p in d.ports]
+    if "ports" in case:
+        assert len(ports) == case["ports"], [(d.name, p.port) for d, p in ports]
+    if "netdevs" in case:
+        read = {f"{d.name}:{p.port} {p.netdev} {p.netdev_state}" for d, p in ports}
+        assert set(case["netdevs"]) <= read, sorted(read)
     report = diagnose(facts, None, "onprem")
+    assert_renders_clean(lambda: report, host)
     for rule_id, want in case["expect"].items():
         got = [f for f in report.findings if f.id == rule_id]
+        if want["status"] == "none":  # nothing to judge: not even a pass may claim the ports are up
+            assert not got, f"{rule_id}: {want['why']}"
+            continue
         if want["status"] == "absent":
             assert all(f.status == "pass" for f in got), f"{rule_id}: {want['why']}"
             continue

@@ -62,10 +62,19 @@ def _doctor(dmesg: str | None, gpus=()):
 
 
 def test_fallen_off_the_bus_is_critical_and_names_the_gpu():
-    (f,) = _doctor(DMESG, [Gpu(pci_bus_id="00000000:3B:00.0"), Gpu(pci_bus_id="00000000:86:00.0")])
+    gpus = [Gpu(index=2, pci_bus_id="00000000:3B:00.0"), Gpu(index=5, pci_bus_id="00000000:86:00.0")]
+    (f,) = _doctor(DMESG, gpus)
     assert f.status == "fail" and f.priority == "high"
     assert f.evidence[0].path == "kernel.xid_events[xid=79]"
-    assert "gpus[0] (0000:3b:00)" in f.evidence[0].value
+    # named as nvidia-smi and DCGM name it: its index and bus id, never a position in gpuwise's list
+    assert "on GPU 2 (00000000:3B:00.0):" in f.evidence[0].value
+    assert "GPU 5 (00000000:86:00.0)" in " ".join(str(e.value) for e in f.evidence)
+    assert "gpus[" not in " ".join(str(e.value) for e in f.evidence) + f.recommendation.text
+
+
+def test_an_xid_on_a_gpu_gpuwise_did_not_read_names_its_bus():
+    (f,) = _doctor(DMESG)
+    assert "the GPU at 0000:3b:00" in f.evidence[0].value
 
 
 def test_application_xids_alone_are_info():
@@ -87,3 +96,17 @@ def test_unknown_code_is_a_warning_pointing_at_the_catalogue():
 @pytest.mark.parametrize("code,info", sorted(xid_catalog().items()))
 def test_every_catalogue_row_cites_nvidia(code, info):
     assert "NVIDIA" in info.source and info.severity in ("fail", "warn", "info")
+
+
+def test_an_xid_before_the_last_reboot_is_read_from_the_previous_boots_journal():
+    """Synthetic journal line in the driver's format: a node that crashed on Xid 79 and was rebooted shows
+    nothing in this boot's dmesg; the previous boot's journal still has it."""
+    previous = "2026-11-30T10:00:00+0000 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n"
+    host = FakeHost(commands={"dmesg": "[    2.1] nvidia: loading module\n", "journalctl-k-b-1": previous})
+    k = collect_kernel(host)
+    assert [(e.xid, e.boot) for e in k.xid_events] == [(79, "previous")]
+    facts = Facts(gpus=[Gpu(index=0, pci_bus_id="00000000:3B:00.0")])
+    facts.kernel.xid_events = k.xid_events
+    (f,) = run_rules(facts, None, "onprem", [registry()["gpu.xid_errors"]])
+    assert f.status == "fail"
+    assert "GPU 0 (00000000:3B:00.0) before the last reboot (journalctl -k -b -1)" in f.evidence[0].value

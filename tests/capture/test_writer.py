@@ -8,7 +8,7 @@ import os
 import pytest
 
 from gpuwise.capture import writer
-from gpuwise.capture.host import CaptureHost, LiveHost
+from gpuwise.capture.host import CaptureHost, LiveHost, absent_source
 from gpuwise.capture.sources import ALL_COMMAND_IDS
 from gpuwise.errors import UserInputError
 from tests.capture.test_redact_mask import CREDENTIALS
@@ -171,3 +171,48 @@ def test_refuses_to_overwrite(tmp_path):
     with pytest.raises(UserInputError):
         writer.write_capture(tmp_path / "exists.tar.gz")
     assert (tmp_path / "exists.tar.gz").read_text() == "user data"
+
+
+def test_absent_log_sources_say_what_was_absent_and_why(captured):
+    """A `tail` of a log file this machine does not have, or a journal without a previous boot, ran and found
+    nothing to read: 'absent', with the tool's own words, not 'ran with errors'."""
+    from gpuwise.capture.host import CommandResult
+    from gpuwise.report.formats import render
+    from gpuwise.report.views.capture import capture_view
+
+    missing_file = CommandResult(
+        "tail-kern-log",
+        stdout="",
+        stderr="tail: cannot open '/var/log/kern.log' for reading: No such file or directory\n",
+        rc=1,
+    )
+    assert "/var/log/kern.log" in absent_source(missing_file)
+    no_boot = CommandResult(
+        "journalctl-k-b-1",
+        stdout="",
+        stderr="Data from the specified boot (-1) is not available: No such boot ID in journal\n",
+        rc=1,
+    )
+    assert "No such boot ID" in absent_source(no_boot)
+    assert (
+        absent_source(CommandResult("journalctl-k", stdout="-- No entries --\n", rc=0)) == "-- No entries --"
+    )
+    assert (
+        absent_source(CommandResult("tail-syslog", stdout="", stderr="tail: Permission denied\n", rc=1))
+        is None
+    )
+    assert absent_source(CommandResult("journalctl-k", stdout="kernel: hello\n", rc=0)) is None
+    # ibstat's partial output ending "stat of IB device 'mlx5_8' failed: No such file or directory" failed
+    ibstat = CommandResult(
+        "ibstat", stdout="CA 'mlx5_7'\n", stderr="ibpanic: ... No such file or directory", rc=255
+    )
+    assert absent_source(ibstat) is None
+
+    _out, summary = captured
+    assert {"journalctl-k-b-1", "ibstatus", "ibdev2netdev"} <= set(summary.commands)
+    for cid, why in summary.absent.items():
+        assert summary.commands[cid] == "absent" and why
+    text = render(capture_view(summary, mask=False), "text", width=200)
+    for cid in summary.absent:
+        assert cid in text.split("absent here", 1)[1]
+        assert f"{cid} (rc=" not in text  # not listed as a failure

@@ -262,3 +262,79 @@ def test_dcgm_warn_names_the_gpu_and_the_message():
     facts.evidence.dcgm_diag = [parse_dcgm_diag(table, "diag.txt")]
     (f,) = run_rules(facts, None, "onprem", [registry()["gpu.dcgm_diag"]])
     assert f.status == "warn" and "Persistence mode for GPU 0 is disabled" in f.evidence[0].value
+
+
+def test_previous_boot_kernel_log_is_read_besides_this_boots_journal(tmp_path):
+    """`journalctl -k -b -1` is where a node that crashed logged its last events: read with this boot's
+    journal (the syslog files span boots already); its absence is said, with journalctl's words."""
+    from gpuwise.capture.host import CaptureHost
+    from gpuwise.facts.evidence import collect_evidence
+    from tests.advise.capture_kit import make_capture
+
+    kern = "2026-11-30T10:00:0{i}+0000 node kernel: mlx5_core 0000:1a:00.0 ib0: Link down\n"
+    lines = "".join(kern.format(i=i) for i in range(3))
+    both = make_capture(
+        tmp_path / "both",
+        {"journalctl-k": "2026-12-01T08:00:00+0000 node kernel: hello\n", "journalctl-k-b-1": lines},
+    )
+    ev = collect_evidence(CaptureHost(both))
+    assert [log.source for log in ev.kernel_logs] == ["journalctl-k", "journalctl-k-b-1"]
+    assert ev.kernel_logs[1].events and "kernel_log_previous_boot" not in ev.unknown
+
+    gone = tmp_path / "gone"
+    make_capture(
+        gone, {"journalctl-k": "2026-12-01T08:00:00+0000 node kernel: hello\n", "journalctl-k-b-1": ""}
+    )
+    (gone / "commands" / "journalctl-k-b-1.err").write_text(
+        "Data from the specified boot (-1) is not available: No such boot ID in journal\n"
+    )
+    (gone / "commands" / "journalctl-k-b-1.rc").write_text("1\n")
+    ev = collect_evidence(CaptureHost(gone))
+    assert [log.source for log in ev.kernel_logs] == ["journalctl-k"]
+    why = ev.unknown["kernel_log_previous_boot"]
+    assert why.kind == "absent" and "No such boot ID" in why.text
+
+    syslog = make_capture(tmp_path / "syslog", {"tail-syslog": lines, "journalctl-k-b-1": lines})
+    ev = collect_evidence(CaptureHost(syslog))
+    assert [log.source for log in ev.kernel_logs] == ["tail-syslog"]  # spans boots: not read twice
+
+
+@pytest.mark.parametrize(
+    "name,kind,ports,down",
+    [
+        ("ibstat_nccl-tests-issue128_2x-cx6-ib_cx4lx-eth.txt", "ibstat", 3, "fail"),
+        ("ibstatus_nccl-issue1412_3x-hdr-ib_1x-40g.txt", "ibstatus", 4, "pass"),
+        ("ibv_devinfo_heioy-books_2x-connectx3.txt", "ibv_devinfo", 4, "fail"),
+        # interfaces and their netdev state only: no port state to judge, so no finding, not a pass
+        ("ibdev2netdev_imbue-cluster-health-issue4_8x-cx7-ib_4x-cx6-eth.txt", "ibdev2netdev", 12, None),
+    ],
+)
+def test_rdma_listings_are_evidence_files_too(name, kind, ports, down):
+    """ibstat, ibstatus, ibv_devinfo and ibdev2netdev pasted into a file: `doctor --evidence` reads them into the
+    same facts a capture gives, and the port rules judge them the same (see the role goldens)."""
+    from gpuwise.facts.evidence import detect_kinds
+    from gpuwise.facts.rdma import rdma_format
+
+    path = Path(__file__).parents[1] / "fixtures" / "evidence" / "roles" / "hosts" / name
+    text = path.read_text()
+    assert detect_kinds(text) == ["rdma"] and rdma_format(text) == kind
+    facts = Facts()
+    read_evidence([path], facts)
+    assert sum(len(d.ports) for d in facts.network.rdma_devices) == ports
+    assert facts.network.rdma_source == f"{kind} ({name})"
+    found = run_rules(facts, None, "onprem", [registry()["net.rdma_port_down"]])
+    assert [f.status for f in found] == ([down] if down else [])
+
+
+def test_an_ibdev2netdev_file_adds_netdevs_to_the_ports_an_ibstat_file_gave(tmp_path):
+    ibstat = tmp_path / "ibstat.txt"
+    ibstat.write_text(
+        "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tLink layer: InfiniBand\n"
+    )
+    netdev = tmp_path / "ibdev2netdev.txt"
+    netdev.write_text("mlx5_0 port 1 ==> ibp26s0 (Down)\n")  # synthetic, in the tool's format
+    for order in ([ibstat, netdev], [netdev, ibstat]):
+        facts = Facts()
+        read_evidence(order, facts)
+        [port] = facts.network.rdma_devices[0].ports
+        assert (port.state, port.netdev, port.netdev_state) == ("ACTIVE", "ibp26s0", "Down"), order

@@ -1,6 +1,6 @@
 """What an `NCCL_DEBUG=INFO` log says about a run: NCCL version, the network NCCL chose (IB, Socket or a
-plugin), the transports between ranks, NVLS, the algorithms picked, variables set by the environment,
-and every `NCCL WARN` line.
+plugin, and for aws-ofi-nccl the libfabric provider it selected), the transports between ranks, NVLS, the
+algorithms picked, variables set by the environment, and every `NCCL WARN` line.
 
 Lines look like `host:1234:1240 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>`
 (NCCL's debug.cc prefix, then the message); mpirun/srun prefixes before it are ignored.
@@ -20,9 +20,14 @@ _MSG = re.compile(r"NCCL (INFO|WARN) (.*)$")
 _VERSION = re.compile(r"NCCL version (\S+)")
 _USING_NETWORK = re.compile(r"Using network (.+?)\s*$")
 _NET_DEVICES = re.compile(r"NET/(IB|Socket)\s*:\s*Using (.+?)(?:\s*;\s*OOB.*)?$")
-_VIA = re.compile(r"->.*? via (\S+)")
+# a transport's name can hold spaces: "via NET/AWS Libfabric/0/GDRDMA",
+# "via NET/NCCL RDMA Plugin v6/0/GDRDMA/Shared"
+_VIA = re.compile(r"->.*? via (.+?)\s*$")
 _ENV = re.compile(r"^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?\s*$")
-_COMM = re.compile(r"nRanks (\d+)(?: nNodes (\d+))?")
+# "comm 0x.. rank 0 nRanks 16 nNodes 2 ..." (NCCL >= 2.12) or "... rank 15 nranks 16 cudaDev 7 ... Init COMPLETE"
+_COMM = re.compile(r"\bn[Rr]anks (\d+)(?: nNodes (\d+))?")
+# aws-ofi-nccl's plugin: "NET/OFI Selected Provider is efa (found 16 nics)", "... is tcp;ofi_rxm"
+_OFI_PROVIDER = re.compile(r"NET/OFI Selected Provider is ([^\s,(]+)(?:.*?found (\d+) nics)?")
 # topology dump (NCCL_DEBUG_SUBSYS=GRAPH): "+ NET[25.0] - NET/1 (7a852d0003f6ceb8/1/25.000000)", bw in GB/s
 _TOPO_NET = re.compile(r"- NET/(\d+) \([0-9a-fA-Fx]+/\d+/([\d.]+)\)")
 _TUNING = re.compile(r"^(\w+): \d+ Bytes -> Algo (\d+) proto (\d+)")
@@ -37,6 +42,8 @@ class NcclDebugLog(BaseModel):
     networks: list[str] = Field(default_factory=list)  # "IB", "Socket", or a plugin's name
     net_devices: dict[str, str] = Field(default_factory=dict)  # "IB" -> "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"
     ib_device_missing: bool = False  # "NET/IB : No device found."
+    ofi_provider: str | None = None  # the libfabric provider aws-ofi-nccl selected: "efa", "tcp;ofi_rxm"
+    ofi_nics: int | None = None  # the NICs it found for that provider
     net_connection_processes: int = 0  # processes (host:pid) whose lines show a connection via NET/
     net_bw_gb_s: dict[str, float] = Field(default_factory=dict)  # NET/<index> -> GB/s, from the topology dump
     transports: dict[str, int] = Field(
@@ -82,6 +89,9 @@ def parse_nccl_debug(text: str, source: str) -> NcclDebugLog:
 def _read_info(log: NcclDebugLog, msg: str, transports: Counter[str]) -> None:
     if (v := _VERSION.search(msg)) and log.version is None:
         log.version = v.group(1)
+    elif o := _OFI_PROVIDER.search(msg):
+        log.ofi_provider = log.ofi_provider or o.group(1)
+        log.ofi_nics = log.ofi_nics or (int(o.group(2)) if o.group(2) else None)
     elif u := _USING_NETWORK.search(msg):
         _add(log.networks, u.group(1))
     elif d := _NET_DEVICES.search(msg):
@@ -139,6 +149,16 @@ def gpus_per_node(log: NcclDebugLog) -> int | None:
     if log.ranks and log.nodes and log.ranks % log.nodes == 0:
         return log.ranks // log.nodes
     return None
+
+
+# libfabric providers that move data over the kernel's TCP/UDP stack, not an RDMA device
+OFI_SOCKET_PROVIDERS = ("tcp", "sockets", "udp")
+
+
+def ofi_over_sockets(log: NcclDebugLog) -> bool:
+    """Did aws-ofi-nccl select a libfabric provider that runs over TCP/UDP (not EFA or verbs)?"""
+    first = (log.ofi_provider or "").split(";")[0].lower()
+    return first in OFI_SOCKET_PROVIDERS
 
 
 def uses_socket(log: NcclDebugLog) -> bool:

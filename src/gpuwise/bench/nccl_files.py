@@ -86,7 +86,16 @@ def read_nccl_text(text: str, path: Path, option: str) -> tuple[list[Measurement
             measurements.append(judge(to_measurement(run, path.name)))
     if looks_like_nccl_debug(text):
         log = parse_nccl_debug(text, path.name)
-        if log.networks or log.transports or log.warnings or log.env or log.version or log.algorithms:
+        if (
+            log.networks
+            or log.transports
+            or log.warnings
+            or log.env
+            or log.version
+            or log.algorithms
+            or log.ranks
+            or log.ofi_provider
+        ):
             logs.append(log)
     if banner and not measurements and not logs:
         raise UserInputError(

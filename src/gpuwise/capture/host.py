@@ -332,3 +332,29 @@ def _common_top_dir(names: list[str]) -> str:
     if len(tops) == 1 and all("/" in n for n in names):
         return tops.pop() + "/"
     return ""
+
+
+# the commands that read a log (a file's tail, the journal), and what they print when it is not there
+LOG_READERS = ("tail-", "journalctl-")
+_ABSENT_MARKS = (
+    "No such file or directory",
+    "No such boot ID",
+    "Specifying boot ID or boot offset has no effect",
+    "No journal files were found",
+)
+
+
+def absent_source(res: CommandResult | None) -> str | None:
+    """Why a command that ran found no data: its own message (stderr's first matching line, or the
+    journal's "-- No entries --"); None when it found data or failed for another reason, and for commands
+    that are not log readers (ibstat's "No such file or directory" is a failure, not an absent log)."""
+    if res is None or res.status != "ok" or not res.id.startswith(LOG_READERS):
+        return None
+    if res.rc == 0 and res.stdout.strip().startswith("-- No entries --") and len(res.stdout.strip()) < 40:
+        return "-- No entries --"
+    if res.rc == 0:
+        return None
+    for line in (res.stderr or "").splitlines():
+        if any(mark in line for mark in _ABSENT_MARKS):
+            return line.strip()[:200]
+    return None

@@ -47,6 +47,8 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     # network
     ("ibv_devinfo-v", ("ibv_devinfo", "-v"), 20.0),
     ("ibstat", ("ibstat",), 20.0),
+    ("ibstatus", ("ibstatus",), 20.0),  # infiniband-diags' script over sysfs: where ibstat is missing
+    ("ibdev2netdev", ("ibdev2netdev",), 10.0),  # MLNX_OFED / DOCA: each RDMA port's network interface
     ("ofed_info-s", ("ofed_info", "-s"), 10.0),  # MLNX_OFED / DOCA-OFED version; absent with inbox drivers
     ("ip-j-addr", ("ip", "-j", "addr"), 10.0),
     # storage
@@ -60,6 +62,12 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     # the kernel log of this boot with wall-clock times (link flaps, PCIe AER, OOM kills, hung tasks, MCEs);
     # the syslog files are the fallback where there is no journal. The newest lines only: logs grow large.
     ("journalctl-k", ("journalctl", "-k", "-b", "--no-pager", "-o", "short-iso", "-n", "20000"), 30.0),
+    # the previous boot's kernel log: where a node that crashed or hung logged its last events
+    (
+        "journalctl-k-b-1",
+        ("journalctl", "-k", "-b", "-1", "--no-pager", "-o", "short-iso", "-n", "20000"),
+        30.0,
+    ),
     ("tail-kern-log", ("tail", "-n", "20000", "/var/log/kern.log"), 10.0),
     ("tail-syslog", ("tail", "-n", "20000", "/var/log/syslog"), 10.0),
     # NVIDIA Fabric Manager (NVSwitch systems): its own log file, and its unit's journal

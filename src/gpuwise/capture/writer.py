@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gpuwise import __version__, interrupts
 from gpuwise.atomic import publish_noreplace
-from gpuwise.capture.host import CAPTURE_FORMAT, CommandResult, LiveHost
+from gpuwise.capture.host import CAPTURE_FORMAT, CommandResult, LiveHost, absent_source
 from gpuwise.capture.mask import Masker, find_serials
 from gpuwise.capture.redact import redact_text
 from gpuwise.capture.sources import ALL_COMMAND_IDS, FILES, GLOBS
@@ -41,7 +41,10 @@ DMI_SERIAL_FILES = (
 class CaptureSummary:
     path: Path
     files: int = 0
-    commands: dict[str, str] = field(default_factory=dict)  # id -> ok / missing / timeout / rc=N
+    commands: dict[str, str] = field(default_factory=dict)  # id -> ok / missing / absent / timeout / rc=N
+    # id -> why its source is absent: the file a `tail` reads does not exist, the journal has no such boot or
+    # no entries (the command ran; the data is not on this machine)
+    absent: dict[str, str] = field(default_factory=dict)
     redacted_env: list[str] = field(default_factory=list)
     redacted_values: dict[str, int] = field(default_factory=dict)  # value rule id -> hits in files/outputs
     masked: dict[str, int] = field(default_factory=dict)
@@ -117,6 +120,9 @@ def write_capture(
                 if meta["commands"][cid]["status"] != "ok"
                 else ("ok" if res.rc == 0 else f"rc={res.rc}")
             )
+            why = absent_source(res)
+            if why is not None:
+                summary.commands[cid], summary.absent[cid] = "absent", clean(why)
         meta["redacted"]["values"] = dict(sorted(summary.redacted_values.items()))  # rule ids only
         if masker:
             summary.masked = masker.counts

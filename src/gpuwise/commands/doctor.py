@@ -77,7 +77,8 @@ def doctor(
         metavar="FILE",
         help=N_(
             "A log or tool output of the node, kind detected: dcgmi diag (table or -j), Fabric Manager log, "
-            "kernel log (dmesg, journalctl -k, syslog), nccl-tests output or NCCL_DEBUG=INFO log; repeatable."
+            "kernel log (dmesg, journalctl -k, syslog), ibstat / ibstatus / ibv_devinfo / ibdev2netdev, "
+            "nccl-tests output or NCCL_DEBUG=INFO log; repeatable."
         ),
     ),
     profile: list[Path] = typer.Option(

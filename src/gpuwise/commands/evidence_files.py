@@ -1,6 +1,6 @@
 """`doctor --evidence FILE`: any log or tool output a user has, its kind detected from its content.
 
-DCGM diagnostics, Fabric Manager logs and kernel logs go into the facts the rules read (as if the capture had
+DCGM diagnostics, Fabric Manager logs, kernel logs and RDMA port listings go into the facts the rules read (as if the capture had
 recorded them); nccl-tests outputs and NCCL_DEBUG=INFO logs go where `--nccl-log` puts them.
 """
 
@@ -20,7 +20,8 @@ from gpuwise.i18n import N_, _
 MAX_BYTES = 64 * 1024 * 1024  # of a longer log, the newest 64 MiB are read
 HOW = N_(
     "pass `dcgmi diag` output (table or -j JSON), a Fabric Manager log, a kernel log (dmesg, journalctl -k, "
-    "/var/log/syslog, /var/log/kern.log), nccl-tests output or an NCCL_DEBUG=INFO log"
+    "/var/log/syslog, /var/log/kern.log), ibstat / ibstatus / ibv_devinfo / ibdev2netdev output, nccl-tests "
+    "output or an NCCL_DEBUG=INFO log"
 )
 
 

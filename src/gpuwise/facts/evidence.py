@@ -1,4 +1,5 @@
-"""Evidence from the node's own tools and logs (DCGM diagnostics, Fabric Manager, the kernel log), read from a
+"""Evidence from the node's own tools and logs (DCGM diagnostics, Fabric Manager, the kernel log; RDMA port
+listings given as files), read from a
 Host (the commands and files `gpuwise capture` records) or from files a user gives `doctor --evidence`.
 
 A file's kind is detected from its content (`detect_kind`), so people need one option whatever they paste.
@@ -6,31 +7,38 @@ A file's kind is detected from its content (`detect_kind`), so people need one o
 
 from __future__ import annotations
 
-from gpuwise.capture.host import Host
+from gpuwise.capture.host import Host, absent_source
 from gpuwise.facts.dcgm_diag import looks_like_dcgm_diag, parse_dcgm_diag
 from gpuwise.facts.fabric_manager import looks_like_fabric_manager, parse_fabric_manager
 from gpuwise.facts.kernel_log import looks_like_kernel_log, parse_kernel_log
 from gpuwise.facts.models import Evidence, Facts, Unknown
+from gpuwise.facts.rdma import rdma_format, read_rdma_text
 from gpuwise.facts.sourcing import command_reason
 from gpuwise.facts.xid import parse_xid_lines
 from gpuwise.i18n import _
 
 # The kernel log, best source first: one of them is read (reading two would count each event twice).
 KERNEL_LOG_COMMANDS = ("journalctl-k", "dmesg", "tail-kern-log", "tail-syslog")
+# the previous boot's kernel log (where a crashed node logged its last events), read besides this boot's
+# journal; the syslog files already span boots, so it is not added to them
+PREVIOUS_BOOT_COMMAND = "journalctl-k-b-1"
 FABRIC_MANAGER_COMMANDS = ("tail-fabricmanager-log", "journalctl-fabricmanager")
 DCGM_DIAG_COMMAND = "dcgmi-diag-r1-j"
 
 
 def detect_kinds(text: str) -> list[str]:
     """The kinds a file's text holds, of 'dcgm-diag', 'fabric-manager', 'kernel-log' (a whole journal can
-    hold Fabric Manager and kernel lines both); empty when none."""
+    hold Fabric Manager and kernel lines both) and 'rdma' (ibv_devinfo, ibstat, ibstatus or ibdev2netdev
+    output); empty when none."""
     checks = (
         ("dcgm-diag", looks_like_dcgm_diag),
         ("fabric-manager", looks_like_fabric_manager),
         ("kernel-log", looks_like_kernel_log),
     )
     kinds = [kind for kind, looks in checks if looks(text)]
-    return kinds[:1] if kinds[:1] == ["dcgm-diag"] else kinds
+    if kinds[:1] == ["dcgm-diag"]:
+        return kinds[:1]
+    return kinds or (["rdma"] if rdma_format(text) else [])
 
 
 def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
@@ -52,6 +60,11 @@ def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
         if xids or facts.kernel.xid_events is not None:
             facts.kernel.xid_events = [*(facts.kernel.xid_events or []), *xids]
             facts.kernel.unknown.pop("xid_events", None)
+    elif kind == "rdma":
+        net = facts.network
+        net.rdma_devices = read_rdma_text(text, net.rdma_devices)
+        net.rdma_source = net.rdma_source or f"{rdma_format(text)} ({source})"
+        net.unknown.pop("rdma_devices", None)
     else:
         raise ValueError(f"unknown evidence kind {kind!r}")
 
@@ -78,6 +91,12 @@ def collect_evidence(host: Host) -> Evidence:
             reasons.append(reason)
             continue
         ev.kernel_logs = [parse_kernel_log(text, cid)]
+        if cid == "journalctl-k":
+            previous, reason = _text(host, PREVIOUS_BOOT_COMMAND)
+            if previous is not None:
+                ev.kernel_logs.append(parse_kernel_log(previous, PREVIOUS_BOOT_COMMAND))
+            else:
+                ev.why("kernel_log_previous_boot", reason)
         break
     if ev.kernel_logs is None:
         ev.why("kernel_logs", _least(reasons, _("no kernel log could be read")))
@@ -119,8 +138,8 @@ def _text(host: Host, command_id: str) -> tuple[str | None, Unknown]:
         return None, Unknown(kind="absent", text=text + (f" ({detail[0][:120]})" if detail else ""))
     if result is not None and result.status == "ok" and result.rc == 0 and result.stdout.strip():
         return result.stdout, Unknown(kind="absent", text="")
-    if result is not None and result.status == "ok" and "No such file" in (result.stderr or ""):
-        return None, Unknown(kind="absent", text=result.stderr.strip().splitlines()[0][:160])
+    if (why := absent_source(result)) is not None:  # a missing file, no such boot in the journal
+        return None, Unknown(kind="absent", text=why[:160])
     if result is not None and result.status == "ok" and result.rc == 0:
         return None, Unknown(kind="absent", text=_("`{command}` printed nothing").format(command=command_id))
     if (

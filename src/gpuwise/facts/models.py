@@ -213,6 +213,10 @@ class RdmaPort(BaseModel):
     phys_state: str | None = None  # "LINK_UP", "DISABLED", "POLLING", ...
     rate_gbps: float | None = None
     link_layer: str | None = None  # "InfiniBand" or "Ethernet" (RoCE)
+    # `ibdev2netdev`: the port's network interface and that interface's state ("Up"/"Down"); the netdev's
+    # state is not the RDMA port's (an InfiniBand port without IPoIB shows "Down" while ACTIVE)
+    netdev: str | None = None
+    netdev_state: str | None = None
 
 
 class RdmaDevice(BaseModel):
@@ -282,6 +286,8 @@ class XidEvent(BaseModel):
     pci_bus_id: str | None = None  # "0000:3b:00" as the driver prints it (no function number)
     detail: str = ""  # the rest of the line after the code
     timestamp: str | None = None  # as dmesg printed it ("179.437933" seconds since boot, or a date)
+    # "previous": from the previous boot's journal (journalctl -k -b -1); None: this boot
+    boot: str | None = None
 
 
 class Kernel(Part):

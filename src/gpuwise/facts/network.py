@@ -6,7 +6,14 @@ import re
 
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import Network, Nic, Unknown, combined
-from gpuwise.facts.rdma import parse_ibstat, parse_ibv_devinfo, read_sysfs_infiniband
+from gpuwise.facts.rdma import (
+    add_netdevs,
+    parse_ibdev2netdev,
+    parse_ibstat,
+    parse_ibstatus,
+    parse_ibv_devinfo,
+    read_sysfs_infiniband,
+)
 from gpuwise.facts.sourcing import command_json, command_text, file_text, to_int
 from gpuwise.i18n import _
 
@@ -174,13 +181,29 @@ def _nics(net: Network, host: Host) -> None:
 
 
 def _rdma(net: Network, host: Host) -> None:
+    _rdma_ports(net, host)
+    text, _reason = command_text(host, "ibdev2netdev")
+    netdevs = parse_ibdev2netdev(text) if text else {}
+    if not netdevs:
+        return
+    had_devices = bool(net.rdma_devices)
+    net.rdma_devices = add_netdevs(net.rdma_devices, netdevs)
+    if not had_devices:
+        net.rdma_source = "ibdev2netdev"
+        net.unknown.pop("rdma_devices", None)
+
+
+def _rdma_ports(net: Network, host: Host) -> None:
     reasons: list[Unknown] = []
-    for command_id, parser in (("ibv_devinfo-v", parse_ibv_devinfo), ("ibstat", parse_ibstat)):
+    sources = (("ibv_devinfo-v", parse_ibv_devinfo), ("ibstat", parse_ibstat), ("ibstatus", parse_ibstatus))
+    for command_id, parser in sources:
         text, reason = command_text(host, command_id)
         devices = parser(text) if text else []
         if devices:
             net.rdma_devices, net.rdma_source = devices, command_id
             return
+        if command_id == "ibstatus" and reason is not None and reason.kind == "not_captured":
+            continue  # a capture from before gpuwise recorded ibstatus: the other sources say why
         reasons.append(
             reason
             or Unknown(

@@ -1,4 +1,5 @@
-"""RDMA (InfiniBand / RoCE) devices from `ibv_devinfo -v`, `ibstat`, or /sys/class/infiniband.
+"""RDMA (InfiniBand / RoCE) devices from `ibv_devinfo -v`, `ibstat`, `ibstatus`, or /sys/class/infiniband;
+each port's network interface from `ibdev2netdev`.
 
 States are normalised to the verbs names without the PORT_ prefix ("ACTIVE", "DOWN", "INIT"),
 physical states to upper snake case ("LINK_UP", "DISABLED", "POLLING"), rates to Gb/s.
@@ -148,6 +149,77 @@ def parse_ibstat(text: str) -> list[RdmaDevice]:
     return devices
 
 
+_IBSTATUS_HEAD = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
+_IBSTATUS_FIELDS = {
+    "state": ("state", normalize_state),
+    "phys state": ("phys_state", normalize_phys_state),
+    "link_layer": ("link_layer", normalize_link_layer),
+}
+
+
+def parse_ibstatus(text: str) -> list[RdmaDevice]:
+    """`ibstatus`: one "Infiniband device 'mlx5_0' port 1 status:" block per port, with "state: 4: ACTIVE",
+    "phys state: 5: LinkUp", "rate: 200 Gb/sec (4X HDR)" and "link_layer: InfiniBand" (no device model)."""
+    devices: dict[str, RdmaDevice] = {}
+    port: RdmaPort | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = _IBSTATUS_HEAD.match(line)
+        if m:
+            dev = devices.setdefault(m.group(1), RdmaDevice(name=m.group(1)))
+            port = RdmaPort(port=int(m.group(2)))
+            dev.ports.append(port)
+            continue
+        key, sep, value = line.partition(":")
+        if port is None or not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if key in _IBSTATUS_FIELDS:
+            attr, parse = _IBSTATUS_FIELDS[key]
+            setattr(port, attr, parse(value))
+        elif key == "rate":
+            port.rate_gbps = parse_sysfs_rate(value)
+    return list(devices.values())
+
+
+# "mlx5_0 port 1 ==> ibp26s0 (Down)", also as `ibdev2netdev | column -t` spaces it, and with -v's extra fields
+_IBDEV2NETDEV = re.compile(r"^(\S+)\s+port\s+(\d+)\s+==>\s+(\S+)\s+\((\w+)\)")
+
+
+def parse_ibdev2netdev(text: str) -> dict[tuple[str, int], tuple[str, str]]:
+    """`ibdev2netdev`: (device, port) -> (network interface, its state "Up"/"Down")."""
+    out: dict[tuple[str, int], tuple[str, str]] = {}
+    for raw in text.splitlines():
+        m = _IBDEV2NETDEV.match(raw.strip())
+        if m:
+            out[(m.group(1), int(m.group(2)))] = (m.group(3), m.group(4).capitalize())
+    return out
+
+
+def add_netdevs(
+    devices: list[RdmaDevice], netdevs: dict[tuple[str, int], tuple[str, str]]
+) -> list[RdmaDevice]:
+    """Each port's netdev from `ibdev2netdev`; devices only it lists are added with their port's state
+    unknown (its Up/Down is the interface's, not the RDMA port's)."""
+    by_name = {d.name: d for d in devices}
+    for (name, number), (netdev, state) in sorted(netdevs.items(), key=lambda kv: _natural(kv[0][0])):
+        dev = by_name.get(name)
+        if dev is None:
+            dev = by_name[name] = RdmaDevice(name=name)
+            devices.append(dev)
+        port = next((p for p in dev.ports if p.port == number), None)
+        if port is None:
+            port = RdmaPort(port=number)
+            dev.ports.append(port)
+        port.netdev, port.netdev_state = netdev, state
+    return devices
+
+
+def _natural(name: str) -> tuple:
+    """mlx5_2 before mlx5_10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
 def parse_sysfs_rate(text: str | None) -> float | None:
     """'100 Gb/sec (4X EDR)' -> 100.0."""
     m = re.match(r"^\s*([\d.]+)\s*Gb/sec", text or "")
@@ -183,3 +255,38 @@ def read_sysfs_infiniband(host: Host) -> list[RdmaDevice]:
         dev.model = normalize_model(host.read_file(f"/sys/class/infiniband/{name}/hca_type"))
         dev.ports.sort(key=lambda p: p.port)
     return [devices[k] for k in sorted(devices)]
+
+
+# what each tool's output starts its blocks with, for a pasted file of unknown kind (doctor --evidence)
+RDMA_FORMATS = (
+    ("ibv_devinfo", re.compile(r"^\s*hca_id:\s*\S+", re.M), parse_ibv_devinfo),
+    ("ibstat", re.compile(r"^\s*CA '[^']+'\s*$", re.M), parse_ibstat),
+    ("ibstatus", re.compile(r"^\s*Infiniband device '[^']+' port \d+ status:", re.M), parse_ibstatus),
+)
+
+
+def rdma_format(text: str) -> str | None:
+    """Which RDMA tool printed `text`: 'ibv_devinfo', 'ibstat', 'ibstatus', 'ibdev2netdev', or None."""
+    for name, head, _parse in RDMA_FORMATS:
+        if head.search(text):
+            return name
+    if any(_IBDEV2NETDEV.match(line.strip()) for line in text.splitlines()):
+        return "ibdev2netdev"
+    return None
+
+
+def read_rdma_text(text: str, devices: list[RdmaDevice]) -> list[RdmaDevice]:
+    """`devices` with what one tool's pasted output adds: its devices (replacing same-named ones) or, for
+    ibdev2netdev, each port's netdev. ValueError when the text lists nothing."""
+    kind = rdma_format(text)
+    if kind == "ibdev2netdev":
+        return add_netdevs(list(devices), parse_ibdev2netdev(text))
+    parser = next((p for name, _head, p in RDMA_FORMATS if name == kind), None)
+    found = parser(text) if parser else []
+    if not found:
+        raise ValueError("no RDMA devices listed")
+    netdevs = {  # an ibdev2netdev file given before this one: keep what it said of each port
+        (d.name, p.port): (p.netdev, p.netdev_state) for d in devices for p in d.ports if p.netdev
+    }
+    names = {d.name for d in found}
+    return add_netdevs([d for d in devices if d.name not in names] + found, netdevs)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""NVIDIA Xid events from the kernel log (`dmesg`).
+"""NVIDIA Xid events from the kernel log (`dmesg`, and the previous boot's journal).
 
 The driver logs every GPU error it handles as `NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.`
 (older drivers omit the `PCI:` prefix). These lines are what DCGM's and Slurm health checks watch; the
@@ -44,9 +44,12 @@ def parse_xid_lines(text: str) -> list[XidEvent]:
 
 
 def collect_xid(k: Kernel, host: Host) -> None:
-    """Fill `k.xid_events` from `dmesg`, or record why the kernel log could not be read."""
+    """Fill `k.xid_events` from `dmesg` (this boot), then the previous boot's journal where the capture has
+    it: a node that crashed on a GPU error logged the Xid before the reboot. Else record why not."""
     text, reason = command_text(host, "dmesg")
     if text is None:
         k.why("xid_events", reason)
         return
-    k.xid_events = parse_xid_lines(text)
+    previous, _reason = command_text(host, "journalctl-k-b-1")
+    earlier = [e.model_copy(update={"boot": "previous"}) for e in parse_xid_lines(previous or "")]
+    k.xid_events = (earlier + parse_xid_lines(text))[-MAX_EVENTS:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuwise.facts.models import Facts, KernelEvent, KernelLog
+from gpuwise.facts.models import Facts, Gpu, KernelEvent, KernelLog
 from gpuwise.i18n import _
 
 
@@ -20,13 +20,19 @@ def bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
         return None
 
 
+def gpu_label(g: Gpu, pos: int) -> str:
+    """'GPU 2 (00000000:3B:00.0)': the index (nvidia-smi's, else the GPU's position) and PCI bus id."""
+    index = g.index if g.index is not None else pos
+    return f"GPU {index} ({g.pci_bus_id})" if g.pci_bus_id else f"GPU {index}"
+
+
 def gpu_name(facts: Facts, index: int | None = None, bus: str | None = None) -> str:
     """'GPU 3 (00000000:3B:00.0)': the index and PCI bus id, from whichever the evidence gives."""
     key = bus_key(bus)
     for pos, g in enumerate(facts.gpus):
         idx = g.index if g.index is not None else pos
         if (index is not None and idx == index) or (key is not None and bus_key(g.pci_bus_id) == key):
-            return f"GPU {idx} ({g.pci_bus_id})" if g.pci_bus_id else f"GPU {idx}"
+            return gpu_label(g, pos)
     if index is not None:
         return f"GPU {index}" + (f" ({bus})" if bus else "")
     return _("the GPU at {bus}").format(bus=bus) if bus else _("an unknown GPU")

@@ -31,12 +31,6 @@ def label(g: Gpu, pos: int) -> str:
     return f"gpus[{pos}]"
 
 
-def gpu_name(g: Gpu, pos: int) -> str:
-    """'GPU 2 (00000000:3B:00.0)': the index and PCI bus id, as nvidia-smi and DCGM name a GPU."""
-    index = g.index if g.index is not None else pos
-    return f"GPU {index} ({g.pci_bus_id})" if g.pci_bus_id else f"GPU {index}"
-
-
 def gpus(facts: Facts) -> list[tuple[str, Gpu]]:
     return [(label(g, i), g) for i, g in enumerate(facts.gpus)]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._evidence import gpu_label
 from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG, NVML_CLOCK_EVENTS
-from gpuwise.advise.rules._util import gpu_name, gpus
+from gpuwise.advise.rules._util import gpus
 from gpuwise.facts.models import Gpu
 from gpuwise.i18n import N_, _
 
@@ -74,7 +75,7 @@ def _action(reason: str, hit: list[tuple[int, Gpu]], n_gpus: int, ctx: RuleConte
         for _i, g in hit
     )
     node = len(hit) == n_gpus and n_gpus > 1
-    names = ", ".join(gpu_name(g, i) for i, g in hit)
+    names = ", ".join(gpu_label(g, i) for i, g in hit)
     parts = []
     if reason in ("hw_power_brake_slowdown", "hw_slowdown") and cool and low_power:
         parts.append(
@@ -142,7 +143,7 @@ def throttle_active(ctx: RuleContext):
         if not hit:
             continue
         evidence = [
-            (f"gpus[{i}].clock_event_reasons", f"{gpu_name(g, i)}: {reason}; {_state(g)}".rstrip("; "))
+            (f"gpus[{i}].clock_event_reasons", f"{gpu_label(g, i)}: {reason}; {_state(g)}".rstrip("; "))
             for i, g in hit
         ]
         findings.append(

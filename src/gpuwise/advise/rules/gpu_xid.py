@@ -15,6 +15,7 @@ import yaml
 
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
+from gpuwise.advise.rules._evidence import gpu_name
 from gpuwise.advise.rules._util import sentences as _sentences
 from gpuwise.i18n import N_, _
 
@@ -48,24 +49,18 @@ def xid_catalog() -> dict[int, XidInfo]:
     return out
 
 
-def _bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
-    """(domain, bus, device) from '00000000:3B:00.0' (NVML, nvidia-smi) or '0000:3b:00' (Xid lines)."""
-    if not bus_id:
-        return None
-    parts = bus_id.split(".")[0].split(":")
-    try:
-        return tuple(int(p, 16) for p in parts[-3:]) if len(parts) >= 3 else None  # type: ignore[return-value]
-    except ValueError:
-        return None
-
-
-def _gpu_label(ctx: RuleContext, bus: str | None) -> str:
-    """'gpus[3] (0000:3b:00)' when the bus id is a GPU gpuwise read, else the bus id."""
-    key = _bus_key(bus)
-    for i, g in enumerate(ctx.facts.gpus):
-        if key is not None and _bus_key(g.pci_bus_id) == key:
-            return f"gpus[{i}] ({bus})"
-    return bus or _("an unknown GPU")
+def _xid_text(ctx: RuleContext, code: int, bus, boot, n: int, meaning: str, last_detail: dict) -> str:
+    values = {
+        "n": n,
+        "gpu": gpu_name(ctx.facts, bus=bus),
+        "meaning": meaning,
+        "line": last_detail[(code, bus, boot)][:120],
+    }
+    if boot == "previous":
+        return _(
+            "{n}x on {gpu} before the last reboot (journalctl -k -b -1): {meaning}; last line: {line}"
+        ).format(**values)
+    return _("{n}x on {gpu}: {meaning}; last line: {line}").format(**values)
 
 
 @rule(
@@ -84,10 +79,10 @@ def xid_errors(ctx: RuleContext):
     if not events:
         return ctx.passed([("kernel.xid_events", [])], _("No NVIDIA Xid errors in the kernel log"))
     catalog = xid_catalog()
-    counts = Counter((e.xid, e.pci_bus_id) for e in events)
-    last_detail = {(e.xid, e.pci_bus_id): e.detail for e in events}
+    counts = Counter((e.xid, e.pci_bus_id, e.boot) for e in events)
+    last_detail = {(e.xid, e.pci_bus_id, e.boot): e.detail for e in events}
     rows = []
-    for (code, bus), n in counts.items():
+    for (code, bus, boot), n in counts.items():
         info = catalog.get(code)
         severity = info.severity if info else "warn"
         meaning = (
@@ -97,17 +92,12 @@ def xid_errors(ctx: RuleContext):
                 code=code, url=XID_CATALOG
             )
         )
-        rows.append((_SEVERITY_ORDER.index(severity), code, bus, n, meaning, info))
-    rows.sort(key=lambda r: (r[0], -r[3], r[1]))
+        rows.append((_SEVERITY_ORDER.index(severity), code, bus, boot, n, meaning, info))
+    rows.sort(key=lambda r: (r[0], -r[4], r[1]))
     worst = _SEVERITY_ORDER[rows[0][0]]
     evidence = [
-        (
-            f"kernel.xid_events[xid={code}]",
-            _("{n}x on {gpu}: {meaning}; last line: {line}").format(
-                n=n, gpu=_gpu_label(ctx, bus), meaning=meaning, line=last_detail[(code, bus)][:120]
-            ),
-        )
-        for _rank, code, bus, n, meaning, _info in rows[:8]
+        (f"kernel.xid_events[xid={code}]", _xid_text(ctx, code, bus, boot, n, meaning, last_detail))
+        for _rank, code, bus, boot, n, meaning, _info in rows[:8]
     ]
     actions = list(dict.fromkeys(_(info.action) for *_rest, info in rows if info is not None))
     if worst == "info":

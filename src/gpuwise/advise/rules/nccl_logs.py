@@ -7,10 +7,25 @@ between ranks, the algorithms, the variables the job set, and its warnings.
 from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
-from gpuwise.advise.rules._links import AREAL_639, NCCL_ENV, NCCL_TESTS_PERFORMANCE, NCCL_TROUBLESHOOTING
+from gpuwise.advise.rules._links import (
+    AREAL_639,
+    AWS_EFA_NCCL,
+    AWS_OFI_NCCL,
+    NCCL_ENV,
+    NCCL_TESTS_PERFORMANCE,
+    NCCL_TROUBLESHOOTING,
+)
 from gpuwise.advise.rules._util import RDMA_GAIN
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.bench.nccl_debug import NcclDebugLog, gpus_per_node, net_nics, uses_gdrdma, uses_socket
+from gpuwise.bench.nccl_debug import (
+    NcclDebugLog,
+    gpus_per_node,
+    net_nics,
+    ofi_over_sockets,
+    uses_gdrdma,
+    uses_socket,
+)
+from gpuwise.catalog.offers import find_offer
 from gpuwise.i18n import N_, _
 
 SOCKET_VS_IB_ISSUE = AREAL_639
@@ -111,6 +126,59 @@ def socket_transport(ctx: RuleContext):
 
 
 @rule(
+    id="nccl.ofi_provider",
+    layer="network",
+    title=N_("The libfabric provider aws-ofi-nccl selected"),
+    source=f"aws-ofi-nccl (NCCL's libfabric net plugin), {AWS_OFI_NCCL}; EFA with NCCL, {AWS_EFA_NCCL}",
+    priority={"cloud": "high", "onprem": "medium"},
+    gain=RDMA_GAIN,
+    references=(AWS_OFI_NCCL, AWS_EFA_NCCL),
+)
+def ofi_provider(ctx: RuleContext):
+    logs = [log for log in ctx.nccl_logs if log.ofi_provider]
+    if not logs:
+        return None
+    log = next((g for g in logs if ofi_over_sockets(g)), logs[0])
+    where = f"nccl_log[{log.source}]"
+    evidence: list[tuple[str, object]] = [(f"{where}.ofi_provider", log.ofi_provider)]
+    evidence += [(f"{where}.ofi_nics", log.ofi_nics)] if log.ofi_nics else []
+    values = {"provider": log.ofi_provider, "nics": log.ofi_nics}
+    if ofi_over_sockets(log):
+        return ctx.finding(
+            "warn",
+            evidence,
+            _sentences(
+                [
+                    _(
+                        "aws-ofi-nccl selected libfabric's {provider} provider, not efa: NCCL's traffic "
+                        "between nodes runs over TCP, several times slower than EFA."
+                    ).format(**values),
+                    _(
+                        "On an EFA instance, check that the EFA devices are visible to the job "
+                        "(/dev/infiniband in the container), that the EFA installer's libfabric is the one "
+                        "loaded (LD_LIBRARY_PATH) and set FI_PROVIDER=efa."
+                    ),
+                ]
+            ),
+            commands=["fi_info -p efa -t FI_EP_RDM", "ls /dev/infiniband"],
+            env={"FI_PROVIDER": "efa"},
+        )
+    if log.ofi_provider.split(";")[0].lower() == "efa":
+        text = (
+            _("NCCL's network is EFA through aws-ofi-nccl ({nics} EFA devices found)").format(**values)
+            if log.ofi_nics
+            else _("NCCL's network is EFA through aws-ofi-nccl")
+        )
+        return ctx.passed(evidence, text)
+    return ctx.finding(
+        "info",
+        evidence,
+        _("aws-ofi-nccl selected libfabric's {provider} provider.").format(**values),
+        priority="low",
+    )
+
+
+@rule(
     id="nccl.log_warnings",
     layer="network",
     title=N_("NCCL printed warnings during the run"),
@@ -177,7 +245,7 @@ def run_summary(ctx: RuleContext):
     evidence = []
     for log in ctx.nccl_logs:
         where = f"nccl_log[{log.source}]"
-        for field in ("version", "ranks", "nodes", "networks", "nvls"):
+        for field in ("version", "ranks", "nodes", "networks", "ofi_provider", "nvls"):
             value = getattr(log, field)
             if value not in (None, [], {}):
                 evidence.append((f"{where}.{field}", value))
@@ -234,6 +302,38 @@ def _fabric_bound(op: str, share: float, ranks: int, per_node: int) -> float:
     return share
 
 
+def _efa_fabric(ctx: RuleContext, log: NcclDebugLog) -> tuple[int, float, list[tuple[str, object]]] | None:
+    """EFA through aws-ofi-nccl: the adapters the log's "Selected Provider is efa (found N nics)" counts,
+    each at the instance type's EFA bandwidth (catalog offers, RdmaGbps) divided among them; None when the
+    log, the instance type or the catalog does not say."""
+    instance = ctx.facts.platform.instance_type
+    if (log.ofi_provider or "").split(";")[0].lower() != "efa" or not log.ofi_nics or not instance:
+        return None
+    offers = [o for o in find_offer(instance) if o.fabric == "efa" and o.rdma_gbps]
+    if not offers:
+        return None
+    where = f"nccl_log[{log.source}]"
+    evidence: list[tuple[str, object]] = [
+        (f"{where}.ofi_provider", log.ofi_provider),
+        (f"{where}.ofi_nics", log.ofi_nics),
+        ("platform.instance_type", instance),
+        (f"catalog:offers[{offers[0].instance_type}].rdma_gbps", offers[0].rdma_gbps),
+    ]
+    return log.ofi_nics, offers[0].rdma_gbps / log.ofi_nics, evidence
+
+
+def _fabric(ctx: RuleContext, log: NcclDebugLog) -> tuple[int, float, list[tuple[str, object]]] | None:
+    """(NICs, one NIC's line rate in Gb/s, evidence) of the network the log shows: InfiniBand/RoCE NICs
+    (NET/IB) with their rate from the capture or the log's topology dump, or EFA (NET/OFI)."""
+    nics = net_nics(log)
+    if not nics:
+        return _efa_fabric(ctx, log)
+    rate, rate_evidence = _nic_rate_gbps(ctx, log, nics)
+    if rate is None or rate_evidence is None:
+        return None
+    return len(nics), rate, [(f"nccl_log[{log.source}].net_devices.IB", list(nics.values())), rate_evidence]
+
+
 @rule(
     id="nccl.collective_vs_fabric",
     layer="network",
@@ -246,25 +346,26 @@ def _fabric_bound(op: str, share: float, ranks: int, per_node: int) -> float:
 def collective_vs_fabric(ctx: RuleContext):
     out = []
     for m, log in _nccl_tests_runs(ctx):
-        op, nics, per_node = str(m.params.get("op")), net_nics(log), gpus_per_node(log)
-        if not nics or not per_node or not log.nodes or log.nodes < 2 or uses_socket(log):
+        op, per_node = str(m.params.get("op")), gpus_per_node(log)
+        if not per_node or not log.nodes or log.nodes < 2 or uses_socket(log) or ofi_over_sockets(log):
             continue
-        rate, rate_evidence = _nic_rate_gbps(ctx, log, nics)
-        if rate is None or rate_evidence is None:
+        fabric = _fabric(ctx, log)
+        if fabric is None:
             continue
+        n_nics, rate, fabric_evidence = fabric
         where = f"nccl_log[{log.source}]"
         one_nic = rate / 8  # GB/s
-        share = len(nics) * one_nic / per_node
+        share = n_nics * one_nic / per_node
         cap = min(one_nic, share)  # "one NIC's line rate per GPU", or the share when NICs < GPUs
         bound = _fabric_bound(op, share, log.ranks or per_node * log.nodes, per_node)
         evidence = [
             (f"bench:{m.name}", m.value),
             *([(f"bench:{m.name}.params.gpu", m.params["gpu"])] if m.params.get("gpu") else []),
-            (f"{where}.net_devices.IB", list(nics.values())),
+            fabric_evidence[0],
             (f"{where}.ranks", log.ranks),
             (f"{where}.nodes", log.nodes),
             (f"{where}.gdrdma", uses_gdrdma(log)),
-            rate_evidence,
+            *fabric_evidence[1:],
         ]
         pxn_off = log.env.get("NCCL_PXN_DISABLE", "0").strip() not in ("0", "")
         evidence += [(f"{where}.env.NCCL_PXN_DISABLE", log.env["NCCL_PXN_DISABLE"])] if pxn_off else []
@@ -273,13 +374,13 @@ def collective_vs_fabric(ctx: RuleContext):
         values = {
             "op": op,
             "busbw": f"{m.value:g}",
-            "nics": len(nics),
+            "nics": n_nics,
             "gpus": per_node,
             "share": f"{share:.1f}",
             "cap": f"{cap:.1f}",
             "bound": f"{bound:.1f}",
         }
-        if reached and len(nics) < per_node:
+        if reached and n_nics < per_node:
             out.append(
                 ctx.finding(
                     "info",

@@ -117,8 +117,8 @@ def cloud_placement(ctx: RuleContext):
 def rdma_port_down(ctx: RuleContext):
     roles = port_roles(ctx.facts)
     all_ports = list(_ports(ctx))
-    if not all_ports:
-        return None
+    if not any(port.state for _p, _dev, port in all_ports):
+        return None  # no port's state is known (ibdev2netdev alone lists interfaces, not port states)
     fabric = [(p, dev, port) for p, dev, port in all_ports if _is_compute(roles, dev, port)]
     down = [(p, dev, port) for p, dev, port in fabric if not _active(port)]
     other_down = [
@@ -173,7 +173,9 @@ def _port_text(dev, port, roles) -> str:
     role = roles.get((dev.name, port.port))
     where = _("compute fabric") if role is None or role.compute else _("not compute fabric")
     why = f" ({role.why})" if role is not None else ""
-    return f"{port.state} / {port.phys_state}; {dev.model or '?'} {port.link_layer or ''}; {where}{why}"
+    # plain ibv_devinfo prints no physical state
+    state = " / ".join(s for s in (port.state, port.phys_state) if s) or "?"
+    return f"{state}; {dev.model or '?'} {port.link_layer or ''}; {where}{why}"
 
 
 @rule(

@@ -10,8 +10,8 @@ from __future__ import annotations
 from gpuwise.advise.controls import provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable
+from gpuwise.advise.rules._evidence import gpu_label
 from gpuwise.advise.rules._links import NCCL_ENV
-from gpuwise.advise.rules._util import gpu_name
 from gpuwise.facts.fabric import DISTANCE_ORDER, SWITCH_LOCAL, port_roles
 from gpuwise.i18n import N_, _
 
@@ -65,7 +65,7 @@ def gpu_nic_placement(ctx: RuleContext):
     mapping = [
         (
             f"topology.gpu_nic_links[{i}]",
-            f"{gpu_name(g[i], i) if i < len(g) else f'GPU {i}'} -> {device} {link}",
+            f"{gpu_label(g[i], i) if i < len(g) else f'GPU {i}'} -> {device} {link}",
         )
         for i, device, link in nearest
     ]
@@ -78,7 +78,7 @@ def gpu_nic_placement(ctx: RuleContext):
         return ctx.passed(
             mapping, _("every GPU reaches its nearest compute NIC the same way (no PCIe-switch-local NIC)")
         )
-    names = ", ".join(f"{gpu_name(g[i], i) if i < len(g) else f'GPU {i}'} ({link})" for i, _d, link in far)
+    names = ", ".join(f"{gpu_label(g[i], i) if i < len(g) else f'GPU {i}'} ({link})" for i, _d, link in far)
     return ctx.finding(
         "warn",
         mapping,

@@ -14,6 +14,7 @@ def capture_data(summary: CaptureSummary, mask: bool) -> dict:
         "path": str(summary.path),
         "files": summary.files,
         "commands": dict(summary.commands),
+        "absent": dict(summary.absent),
         "redacted_env": list(summary.redacted_env),
         "masked": dict(summary.masked) if mask else None,
     }
@@ -21,7 +22,7 @@ def capture_data(summary: CaptureSummary, mask: bool) -> dict:
 
 def capture_view(summary: CaptureSummary, mask: bool) -> Document:
     missing = sorted(c for c, s in summary.commands.items() if s == "missing")
-    failed = sorted(f"{c} ({s})" for c, s in summary.commands.items() if s not in ("ok", "missing"))
+    failed = sorted(f"{c} ({s})" for c, s in summary.commands.items() if s not in ("ok", "missing", "absent"))
     rows: list[tuple[str, str | Styled]] = [
         (_("wrote"), Styled(str(summary.path), "ok")),
         (
@@ -34,6 +35,12 @@ def capture_view(summary: CaptureSummary, mask: bool) -> Document:
     if missing:
         text = _("{names} (recorded as missing)").format(names=", ".join(missing))
         rows.append((_("not installed here"), Styled(text, "dim")))
+    if summary.absent:
+        # each with the tool's own words: the file it reads does not exist, the journal has no such boot
+        text = _("{sources} (recorded: nothing there to read)").format(
+            sources="; ".join(f"{c}: {why}" for c, why in sorted(summary.absent.items()))
+        )
+        rows.append((_("absent here"), Styled(text, "dim")))
     if failed:
         rows.append(
             (_("ran with errors"), Styled(_("{names} (recorded)").format(names=", ".join(failed)), "warn"))
