@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 # A cell that means "no value". "nan" is not one: a NaN price is an error, not an unknown price.
 _EMPTY = {"", "none", "null", "-"}
@@ -46,7 +46,7 @@ def shown_name(name: object, limit: int = 160) -> str:
     text = str(name)
     if len(text) <= limit:
         return text
-    return text[: limit - 20] + _("... ({count:,} characters)").format(count=len(text))
+    return text[: limit - 20] + msg("... ({count:,} characters)").format(count=len(text))
 
 
 def read_input_bytes(path: str | Path, kind: str = N_("file"), tail: int | None = None) -> bytes:
@@ -54,36 +54,36 @@ def read_input_bytes(path: str | Path, kind: str = N_("file"), tail: int | None 
     only its last `tail` bytes (a log may be any size: its end is what matters). DataValidationError
     (naming the file and the fix) otherwise. `kind` names the file in the messages ("YAML file")."""
     path = Path(path)
-    kind = _(kind)
+    kind = msg(kind)
     limit = max_input_bytes()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: opening a FIFO must not hang
     except FileNotFoundError:
         raise DataValidationError(
-            _("{kind} not found").format(kind=kind),
-            _("check the path (relative paths start in the current directory)"),
+            msg("{kind} not found").format(kind=kind),
+            msg("check the path (relative paths start in the current directory)"),
             path=shown_name(path),
         ) from None
     except OSError as exc:
         raise DataValidationError(
-            _("cannot open the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror),
-            _("check the path and its permissions"),
+            msg("cannot open the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror),
+            msg("check the path and its permissions"),
             path=shown_name(path),
         ) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise DataValidationError(
-                _("is a directory, not a {kind}").format(kind=kind),
-                _("pass the file inside it"),
+                msg("is a directory, not a {kind}").format(kind=kind),
+                msg("pass the file inside it"),
                 path=shown_name(path),
             )
         if not stat.S_ISREG(info.st_mode):
             raise DataValidationError(
-                _(
+                msg(
                     "is not a regular file (a FIFO, device or socket), so it cannot be read as a {kind}"
                 ).format(kind=kind),
-                _("save the input to a file first and pass that file"),
+                msg("save the input to a file first and pass that file"),
                 path=shown_name(path),
             )
         if tail is not None:
@@ -97,18 +97,18 @@ def read_input_bytes(path: str | Path, kind: str = N_("file"), tail: int | None 
                 data = fh.read(limit + 1)  # a file that grows meanwhile still stops here
     except OSError as exc:
         raise DataValidationError(
-            _("cannot read the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror or exc),
-            _("check the path and its permissions"),
+            msg("cannot read the {kind}: {strerror}").format(kind=kind, strerror=exc.strerror or exc),
+            msg("check the path and its permissions"),
             path=shown_name(path),
         ) from None
     finally:
         os.close(fd)
     if info.st_size > limit or len(data) > limit:
         raise DataValidationError(
-            _("the {kind} is larger than the limit of {limit:,} bytes ({st_size:,} bytes)").format(
+            msg("the {kind} is larger than the limit of {limit:,} bytes ({st_size:,} bytes)").format(
                 kind=kind, limit=limit, st_size=info.st_size
             ),
-            _("check that this is the right file; to read a larger one, set {max_input_env}=N").format(
+            msg("check that this is the right file; to read a larger one, set {max_input_env}=N").format(
                 max_input_env=MAX_INPUT_ENV
             ),
             path=shown_name(path),
@@ -125,10 +125,10 @@ def read_input_text(path: str | Path, kind: str = N_("file"), encoding: str = "u
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DataValidationError(
-            _("not UTF-8 text (byte 0x{data:02x} at byte {start})").format(
+            msg("not UTF-8 text (byte 0x{data:02x} at byte {start})").format(
                 data=data[exc.start], start=exc.start
             ),
-            _("save the file as UTF-8"),
+            msg("save the file as UTF-8"),
             path=shown_name(path),
             line=line,
         ) from None
@@ -147,18 +147,18 @@ def read_json(
     import json
 
     text = read_input_text(path, kind)
-    kind, fix = _(kind), _(fix)
+    kind, fix = msg(kind), msg(fix)
     try:
         return json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise DataValidationError(
-            _("not valid JSON: {msg}").format(msg=exc.msg), fix, path=str(path), line=exc.lineno
+            msg("not valid JSON: {msg}").format(msg=exc.msg), fix, path=str(path), line=exc.lineno
         ) from None
     except ValueError as exc:
         raise DataValidationError(str(exc), fix, path=str(path)) from None
     except RecursionError:
         raise DataValidationError(
-            _("the {kind} is nested too deeply to parse").format(kind=kind), fix, path=str(path)
+            msg("the {kind} is nested too deeply to parse").format(kind=kind), fix, path=str(path)
         ) from None
 
 
@@ -174,7 +174,7 @@ def did_you_mean(value: str, allowed: Iterable[str]) -> str:
     word = re.compile(rf"(?:^|[-_ .]){re.escape(wanted)}") if wanted else None
     containing = [a for a in allowed if word and word.search(a.lower())]
     if containing:
-        shown = ", ".join(f'"{a}"' for a in containing[:6])
+        shown = joined(", ", (f'"{a}"' for a in containing[:6]))
         return f" (did you mean {'one of ' if len(containing) > 1 else ''}{shown}?)"
     by_lower = {a.lower(): a for a in allowed}
     close = difflib.get_close_matches(wanted, list(by_lower), n=1, cutoff=0.6)
@@ -189,7 +189,7 @@ class Row:
 
     def error(self, field: str, reason: str, fix: str | None = None) -> DataValidationError:
         return DataValidationError(
-            _("column {field!r}: {reason}").format(field=field, reason=reason),
+            msg("column {field!r}: {reason}").format(field=field, reason=reason),
             fix or f"correct column {field!r} on line {self.line} of {self.path}",
             path=str(self.path),
             line=self.line,
@@ -261,7 +261,7 @@ class Row:
         raise self.error(
             field,
             f"unknown value {value!r}{did_you_mean(value, allowed)}",
-            f"use one of: {', '.join(allowed)} (line {self.line} of {self.path})",
+            f"use one of: {joined(', ', allowed)} (line {self.line} of {self.path})",
         )
 
     def date(self, field: str, required: bool = False) -> dt.date | None:
@@ -298,7 +298,7 @@ def read_rows(
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         raise DataValidationError(
-            _("file is empty (no header row)"), _("add a header row"), path=str(path), line=skipped + 1
+            msg("file is empty (no header row)"), msg("add a header row"), path=str(path), line=skipped + 1
         ) from None
     known = list(known_columns or required_columns)
     for column in required_columns:
@@ -308,10 +308,10 @@ def read_rows(
             if close:
                 hint = f' (found "{close[0]}": did you mean "{column}"?)'
             raise DataValidationError(
-                _("missing column {column!r}{hint}").format(column=column, hint=hint),
-                _("the header needs: {join}; optional: {join2}").format(
-                    join=", ".join(required_columns),
-                    join2=", ".join(c for c in known if c not in required_columns),
+                msg("missing column {column!r}{hint}").format(column=column, hint=hint),
+                msg("the header needs: {join}; optional: {join2}").format(
+                    join=joined(", ", required_columns),
+                    join2=joined(", ", (c for c in known if c not in required_columns)),
                 ),
                 path=str(path),
                 line=skipped + 1,
@@ -326,10 +326,10 @@ def read_rows(
                 continue  # comment lines let a data file explain itself
             if len(cells) > len(header):
                 raise DataValidationError(
-                    _("{n_cells} cells but the header has {n_header} columns").format(
+                    msg("{n_cells} cells but the header has {n_header} columns").format(
                         n_cells=len(cells), n_header=len(header)
                     ),
-                    _("quote cells that contain commas, or remove the extra cells"),
+                    msg("quote cells that contain commas, or remove the extra cells"),
                     path=str(path),
                     line=line,
                 )
@@ -338,8 +338,8 @@ def read_rows(
             )  # short rows: missing cells read as empty
     except csv.Error as exc:
         raise DataValidationError(
-            _("not valid CSV: {exc}").format(exc=exc),
-            _("fix the quoting on that line"),
+            msg("not valid CSV: {exc}").format(exc=exc),
+            msg("fix the quoting on that line"),
             path=str(path),
             line=reader.line_num + skipped,
         ) from None
@@ -350,8 +350,8 @@ def _check_header(path: Path, line: int, header: list[str], required: list[str],
     for column in header:
         if column in seen:
             raise DataValidationError(
-                _("column {column!r} appears twice in the header").format(column=column),
-                _("remove or rename one of them (which one holds the right values is not knowable)"),
+                msg("column {column!r} appears twice in the header").format(column=column),
+                msg("remove or rename one of them (which one holds the right values is not knowable)"),
                 path=str(path),
                 line=line,
             )
@@ -359,11 +359,11 @@ def _check_header(path: Path, line: int, header: list[str], required: list[str],
     for column in header:
         if column not in known and column:
             raise DataValidationError(
-                _("unknown column {column!r}{did_you_mean_column}").format(
+                msg("unknown column {column!r}{did_you_mean_column}").format(
                     column=column, did_you_mean_column=did_you_mean(column, known)
                 ),
-                _("rename or remove it; the columns are: {join} (required: {join2})").format(
-                    join=", ".join(known), join2=", ".join(required)
+                msg("rename or remove it; the columns are: {join} (required: {join2})").format(
+                    join=joined(", ", known), join2=joined(", ", required)
                 ),
                 path=str(path),
                 line=line,

@@ -10,7 +10,7 @@ GpuwiseError                 base; cli.py maps it to a clean message and exit co
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 # The exit codes of every command (cli.py maps errors to them; --debug adds a traceback, same code).
 EXIT_OK = 0
@@ -46,7 +46,7 @@ class GpuwiseError(Exception):
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
-        return self.message + "\n" + _("To fix: {fix}").format(fix=self.fix) if self.fix else self.message
+        return self.message + "\n" + msg("To fix: {fix}").format(fix=self.fix) if self.fix else self.message
 
 
 class UserInputError(GpuwiseError):

@@ -15,7 +15,7 @@ from gpuwise.advise.finding import Finding
 from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.facts.models import Facts
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.profile.model import LoadedProfile
 from gpuwise.report.model import EnvInfo, Report, summarize
 
@@ -59,7 +59,7 @@ def nothing_read(facts: Facts) -> str | None:
     statuses = facts.meta.commands
     if not statuses or any(status not in NOT_RUN for status in statuses.values()):
         return None  # no record of commands (facts read from text, not a host) is no claim either way
-    return _(
+    return msg(
         "none of the {n} commands gave output (missing or not captured); capture again on the node "
         "with the tools installed (`gpuwise capture`), or run `gpuwise doctor` there"
     ).format(n=len(statuses))

@@ -29,7 +29,7 @@ from types import FunctionType, ModuleType
 from typing import Any, Generic, TypeVar, overload
 
 from gpuwise.errors import GpuwiseError, UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 T = TypeVar("T")
 
@@ -118,10 +118,10 @@ class Registry(Mapping[str, T], Generic[T]):
         previous = self._items.get(key)
         if previous is not None and previous is not item and previous != item:
             raise DuplicateName(
-                _("two {kind} plugins are named {name!r}: {first} and {second}").format(
+                msg("two {kind} plugins are named {name!r}: {first} and {second}").format(
                     kind=self.kind, name=key, first=self._origin[key], second=origin
                 ),
-                _("rename one of them; names of one kind must be unique"),
+                msg("rename one of them; names of one kind must be unique"),
             )
         self._items[key] = item
         self._origin.setdefault(key, origin)
@@ -166,7 +166,9 @@ class Registry(Mapping[str, T], Generic[T]):
         name = module_name or f"gpuwise_plugin_{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise UserInputError(_("{path} is not a Python module").format(path=path), _("pass a .py file"))
+            raise UserInputError(
+                msg("{path} is not a Python module").format(path=path), msg("pass a .py file")
+            )
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
@@ -219,12 +221,12 @@ class Registry(Mapping[str, T], Generic[T]):
         found = self.find(name)
         if found is not None:
             return found
-        names = ", ".join(self.names())
-        fix = _(self._unknown_fix).format(names=names)
+        names = joined(", ", self.names())
+        fix = msg(self._unknown_fix).format(names=names)
         near = difflib.get_close_matches((name or "").strip().lower(), self.names(), n=1)
         if near:
-            fix = _("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
-        raise UserInputError(_(self._unknown).format(kind=self.kind, name=name, names=names), fix)
+            fix = msg("did you mean {name!r}? {fix}").format(name=near[0], fix=fix)
+        raise UserInputError(msg(self._unknown).format(kind=self.kind, name=name, names=names), fix)
 
 
 def _defined_in(value: Any, module: str) -> bool:

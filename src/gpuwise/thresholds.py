@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 FIELDS = ("value", "source", "unit", "notes")
 
@@ -41,8 +41,8 @@ def load_thresholds(
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise DataValidationError(
-            _("not valid YAML: {problem}").format(problem=" ".join(str(e).split())),
-            _("fix the YAML syntax at that line (indentation, ':' after keys, quotes)"),
+            msg("not valid YAML: {problem}").format(problem=joined(" ", str(e).split())),
+            msg("fix the YAML syntax at that line (indentation, ':' after keys, quotes)"),
             path=shown,
         ) from None
     if section is not None:
@@ -54,8 +54,8 @@ def parse_thresholds(raw: object, shown: str, numbers: bool = True) -> dict[str,
     """Rows already read from YAML; `shown` names their file in the errors."""
     if not isinstance(raw, dict):
         raise DataValidationError(
-            _("expected rows of the form `name: value, source`"),
-            _("give each threshold a value and the source it comes from"),
+            msg("expected rows of the form `name: value, source`"),
+            msg("give each threshold a value and the source it comes from"),
             path=shown,
         )
     return {str(name): _row(str(name), row, shown, numbers) for name, row in raw.items()}
@@ -64,24 +64,24 @@ def parse_thresholds(raw: object, shown: str, numbers: bool = True) -> dict[str,
 def _row(name: str, row: object, shown: str, numbers: bool) -> Threshold:
     if not isinstance(row, dict) or "value" not in row:
         raise DataValidationError(
-            _("{key}: no value").format(key=name),
-            _("write the row as {key}: {{value: ..., source: ...}}").format(key=name),
+            msg("{key}: no value").format(key=name),
+            msg("write the row as {key}: {{value: ..., source: ...}}").format(key=name),
             path=shown,
         )
     unknown = [k for k in row if k not in FIELDS]
     if unknown:
         raise DataValidationError(
-            _("{key}: unknown field {field!r} (a row has {fields})").format(
-                key=name, field=str(unknown[0]), fields=", ".join(FIELDS)
+            msg("{key}: unknown field {field!r} (a row has {fields})").format(
+                key=name, field=str(unknown[0]), fields=joined(", ", FIELDS)
             ),
-            _("remove it, or move what it says into notes"),
+            msg("remove it, or move what it says into notes"),
             path=shown,
         )
     source = row.get("source")
     if not isinstance(source, str) or not source.strip():
         raise DataValidationError(
-            _("{key}: no source").format(key=name),
-            _(
+            msg("{key}: no source").format(key=name),
+            msg(
                 "name the public document the value comes from (URL, or vendor document and section), "
                 "or write 'heuristic: ...' for a judgement call"
             ),  # fmt: skip
@@ -90,8 +90,8 @@ def _row(name: str, row: object, shown: str, numbers: bool) -> Threshold:
     value = row["value"]
     if numbers and not _is_number(value):
         raise DataValidationError(
-            _("{key}: value {value!r} is not a number").format(key=name, value=value),
-            _("write the value as a number (units go in unit)"),
+            msg("{key}: value {value!r} is not a number").format(key=name, value=value),
+            msg("write the value as a number (units go in unit)"),
             path=shown,
         )
     return Threshold(name, value, source, str(row.get("unit") or ""), str(row.get("notes") or ""))

@@ -26,7 +26,7 @@ from gpuwise.advise.finding import (
     Recommendation,
     Status,
 )
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.layers import Layer
 from gpuwise.registry import Registry
 from gpuwise.thresholds import Threshold, load_thresholds
@@ -73,38 +73,38 @@ class Rule:
         if env in self.controllable:
             return translated(self.controllable[env])
         if env != "unknown":
-            return Controllable(can="yes", reason=_("a setting on this machine"))
+            return Controllable(can="yes", reason=msg("a setting on this machine"))
         cloud, onprem = self.controllable.get("cloud"), self.controllable.get("onprem")
         if cloud is None and onprem is None:
-            return Controllable(can="yes", reason=_("a setting on this machine"))
+            return Controllable(can="yes", reason=msg("a setting on this machine"))
         on_cloud = (
-            _("on a cloud VM {can}: {reason}").format(can=can_word(cloud.can), reason=_(cloud.reason))
+            msg("on a cloud VM {can}: {reason}").format(can=can_word(cloud.can), reason=msg(cloud.reason))
             if cloud
-            else _("on a cloud VM {can}").format(can=can_word("yes"))
+            else msg("on a cloud VM {can}").format(can=can_word("yes"))
         )
         on_own = (
-            _("on your own hardware {can}: {reason}").format(
-                can=can_word(onprem.can), reason=_(onprem.reason)
+            msg("on your own hardware {can}: {reason}").format(
+                can=can_word(onprem.can), reason=msg(onprem.reason)
             )
             if onprem and onprem.can != "yes"
-            else _("on your own hardware {can}").format(can=can_word("yes"))
+            else msg("on your own hardware {can}").format(can=can_word("yes"))
         )
-        alt = _(cloud.alternative) if cloud and cloud.alternative else None
-        reason = _("environment unknown; {on_cloud}; {on_own}").format(on_cloud=on_cloud, on_own=on_own)
+        alt = msg(cloud.alternative) if cloud and cloud.alternative else None
+        reason = msg("environment unknown; {on_cloud}; {on_own}").format(on_cloud=on_cloud, on_own=on_own)
         return Controllable(can="partly", reason=reason, alternative=alt)
 
 
 def can_word(can: str) -> str:
     """'yes' / 'no' / 'partly' in the active language (the JSON field `can` keeps the English value)."""
-    return {"yes": _("yes"), "no": _("no"), "partly": _("partly")}.get(can, can)
+    return {"yes": msg("yes"), "no": msg("no"), "partly": msg("partly")}.get(can, can)
 
 
 def translated(control: Controllable) -> Controllable:
     """A preset (its texts marked N_ at import) with its texts in the active language."""
     return control.model_copy(
         update={
-            "reason": _(control.reason) if control.reason else control.reason,
-            "alternative": _(control.alternative) if control.alternative else control.alternative,
+            "reason": msg(control.reason) if control.reason else control.reason,
+            "alternative": msg(control.alternative) if control.alternative else control.alternative,
         }
     )
 
@@ -140,7 +140,7 @@ def rule(
     registry collects from its module. `priority` is one level or a mapping env kind -> level."""
     unknown = set(options) - set(RuleOptions.__annotations__)
     if unknown:
-        raise TypeError(f"rule {id}: unknown option(s) {', '.join(sorted(unknown))}")
+        raise TypeError(f"rule {id}: unknown option(s) {joined(', ', sorted(unknown))}")
 
     def deco(fn: RuleFn) -> Rule:
         prio = {"cloud": priority, "onprem": priority} if isinstance(priority, str) else dict(priority)
@@ -234,7 +234,7 @@ class RuleContext:
         only, what the rule declared (title, priority, controllable, gain, affects_numerics)."""
         unknown = set(override) - set(FindingOverride.__annotations__)
         if unknown:
-            raise TypeError(f"finding(): unknown override(s) {', '.join(sorted(unknown))}")
+            raise TypeError(f"finding(): unknown override(s) {joined(', ', sorted(unknown))}")
         title = override.get("title")
         priority, controllable = override.get("priority"), override.get("controllable")
         gain, affects_numerics = override.get("gain"), override.get("affects_numerics")
@@ -248,7 +248,7 @@ class RuleContext:
             layer=r.layer,
             priority=priority or r.priority_for(self.env),
             status=status,
-            title=title or _(r.title),
+            title=title or msg(r.title),
             evidence=[e if isinstance(e, Evidence) else ev(*e) for e in evidence],
             recommendation=Recommendation(
                 text=text, commands=list(commands), config=list(config), env=dict(env or {})
@@ -266,7 +266,7 @@ class RuleContext:
 
 
 def _gain(gain: ExpectedGain | None) -> ExpectedGain | None:
-    return gain.model_copy(update={"text": _(gain.text)}) if gain else None
+    return gain.model_copy(update={"text": msg(gain.text)}) if gain else None
 
 
 def ev(path: str, value: Any) -> Evidence:
@@ -285,14 +285,16 @@ def _failed(rule_: Rule, env: EnvKind, exc: Exception) -> Finding:
         layer=rule_.layer,
         priority="low",
         status="info",
-        title=_("rule {id} failed: {error}").format(id=rule_.id, error=f"{type(exc).__name__}: {exc}")[:300],
+        title=msg("rule {id} failed: {error}").format(id=rule_.id, error=f"{type(exc).__name__}: {exc}")[
+            :300
+        ],
         recommendation=Recommendation(
-            text=_(
+            text=msg(
                 "This check could not run on these facts; the others are unaffected. "
                 "Please report it with the capture (`gpuwise capture`)."
             )
         ),
-        controllable=Controllable(can="yes", reason=_("a gpuwise problem, not a machine problem")),
+        controllable=Controllable(can="yes", reason=msg("a gpuwise problem, not a machine problem")),
         source=rule_.source,
     )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from gpuwise.advise.finding import Evidence, Finding, Recommendation
 from gpuwise.errors import UserInputError
 from gpuwise.facts.models import Facts
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 SOURCE = N_("the operator's expectation (--expect), i.e. this node's known configuration")
 FIX = N_("write --expect as comma-separated key=value pairs, e.g. --expect gpus=8,ib=4,pcie_width=16")
@@ -75,27 +75,27 @@ def parse_expect(text: str) -> dict[str, object]:
         key, sep, raw = part.partition("=")
         key, raw = key.strip().lower(), raw.strip()
         if not sep or not raw:
-            raise UserInputError(_("--expect: {part!r} is not key=value").format(part=part), _(FIX))
+            raise UserInputError(msg("--expect: {part!r} is not key=value").format(part=part), msg(FIX))
         if key not in CHECKS:
             near = difflib.get_close_matches(key, CHECKS, n=1)
-            hint = _(" (did you mean {name!r}?)").format(name=near[0]) if near else ""
+            hint = msg(" (did you mean {name!r}?)").format(name=near[0]) if near else ""
             raise UserInputError(
-                _("--expect: unknown key {key!r}{hint}; known: {join}").format(
-                    key=key, hint=hint, join=", ".join(CHECKS)
+                msg("--expect: unknown key {key!r}{hint}; known: {join}").format(
+                    key=key, hint=hint, join=joined(", ", CHECKS)
                 ),
-                _(FIX),
+                msg(FIX),
             )
         if CHECKS[key].kind is int:
             try:
                 out[key] = int(raw)
             except ValueError:
                 raise UserInputError(
-                    _("--expect {key}={raw}: {key} takes a whole number").format(key=key, raw=raw), _(FIX)
+                    msg("--expect {key}={raw}: {key} takes a whole number").format(key=key, raw=raw), msg(FIX)
                 ) from None
         else:
             out[key] = raw
     if not out:
-        raise UserInputError(_("--expect is empty"), _(FIX))
+        raise UserInputError(msg("--expect is empty"), msg(FIX))
     return out
 
 
@@ -106,15 +106,17 @@ def check_expectations(facts: Facts, expected: dict[str, object]) -> list[Findin
         c = CHECKS[key]
         got = c.measure(facts)
         ok = got is not None and (got >= want if c.at_least else got == want)  # type: ignore[operator]
-        found = got if got is not None else _("unknown")
+        found = got if got is not None else msg("unknown")
         if ok:
-            title = _("{what}: {got} as expected").format(what=_(c.describe), got=got)
+            title = msg("{what}: {got} as expected").format(what=msg(c.describe), got=got)
         elif c.at_least:
-            title = _("expected {what} >= {want}, found {got}").format(
-                what=_(c.describe), want=want, got=found
+            title = msg("expected {what} >= {want}, found {got}").format(
+                what=msg(c.describe), want=want, got=found
             )
         else:
-            title = _("expected {what} {want}, found {got}").format(what=_(c.describe), want=want, got=found)
+            title = msg("expected {what} {want}, found {got}").format(
+                what=msg(c.describe), want=want, got=found
+            )
         out.append(
             Finding(
                 id=f"expect.{key}",
@@ -129,12 +131,12 @@ def check_expectations(facts: Facts, expected: dict[str, object]) -> list[Findin
                 recommendation=Recommendation(
                     text=""
                     if ok
-                    else _(
+                    else msg(
                         "Take the node out of service and repair it, or correct --expect "
                         "if the node's configuration changed on purpose."
                     )
                 ),
-                source=_(SOURCE),
+                source=msg(SOURCE),
             )
         )
     return out
@@ -144,5 +146,5 @@ def short_reason(findings: list[Finding], limit: int = 80) -> str:
     """A drain reason for `scontrol update ... reason=`: the failed titles, cut to `limit` characters.
     Slurm shows it to every operator (`sinfo -R`): pass findings made in English
     (healthcheck.english_findings), never this run's translated ones."""
-    text = "gpuwise: " + "; ".join(f.title for f in findings if f.status == "fail")
+    text = "gpuwise: " + joined("; ", (f.title for f in findings if f.status == "fail"))
     return text if len(text) <= limit else text[: limit - 3] + "..."

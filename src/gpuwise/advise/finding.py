@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from gpuwise.layers import LAYER_ORDER, Layer
+from gpuwise.textmodel import TextModel
 
 # The order of each Literal is also the ranking order (first = most important), so each
 # vocabulary is written once and the *_ORDER tuples are derived from it (Layer: gpuwise.layers).
@@ -23,7 +24,7 @@ PRIORITY_ORDER: tuple[str, ...] = get_args(Priority)
 STATUS_ORDER: tuple[str, ...] = get_args(Status)
 
 
-class _Strict(BaseModel):
+class _Strict(TextModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -16,7 +16,7 @@ from gpuwise.export.sample import GpuSample, Snapshot
 from gpuwise.export.signals import SignalConfig, evaluate
 from gpuwise.export.watch import WatchSummary
 from gpuwise.facts.gpu_fields import CLOCK_EVENT_REASON_BITS
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 # An idle GPU's clocks drop by design: not a reason to show beside the signals.
 NOT_A_SLOWDOWN = frozenset({"gpu_idle"})
@@ -67,14 +67,14 @@ def watch_findings(summary: WatchSummary) -> list[Finding]:
         if not hits:
             continue
         layer, priority, status = _JUDGEMENT[sid]
-        where = ", ".join(f"GPU {g.index} {frac:.0%}" for g, frac in hits)
+        where = joined(", ", (f"GPU {g.index} {frac:.0%}" for g, frac in hits))
         findings.append(
             Finding(
                 id=f"watch-{sid.replace('_', '-')}",
                 layer=layer,
                 priority=priority,
                 status=status,
-                title=_("{title} ({where} of the watched time)").format(title=_(info.title), where=where),
+                title=msg("{title} ({where} of the watched time)").format(title=msg(info.title), where=where),
                 evidence=[
                     Evidence(
                         kind="measurement",
@@ -83,7 +83,7 @@ def watch_findings(summary: WatchSummary) -> list[Finding]:
                     )
                     for g, frac in hits
                 ],
-                recommendation=Recommendation(text=_(info.advice)),  # signals.yaml text, see babel.cfg
+                recommendation=Recommendation(text=msg(info.advice)),  # signals.yaml text, see babel.cfg
                 source=info.source,
             )
         )

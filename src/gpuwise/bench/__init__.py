@@ -7,7 +7,7 @@ turns its absence into a message that says how to install it.
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 def require_torch():
@@ -25,8 +25,8 @@ def require_torch():
         from gpuwise.errors import MissingDependencyError
 
         raise MissingDependencyError(
-            _("`gpuwise bench` needs PyTorch, which is not installed ({exc}).").format(exc=exc),
-            fix=_(
+            msg("`gpuwise bench` needs PyTorch, which is not installed ({exc}).").format(exc=exc),
+            fix=msg(
                 "pip install 'gpuwise[bench]'  (on a GPU machine, first install the torch build matching "
                 "your CUDA driver from https://pytorch.org)"
             ),

@@ -32,7 +32,7 @@ from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
-from gpuwise.i18n import N_, _, language, language_from_env, set_language
+from gpuwise.i18n import N_, joined, language, language_from_env, msg, set_language
 
 BENCHMARK = BenchInfo(
     name="collective",
@@ -64,9 +64,9 @@ class Spec:
     def argv(self, json_path: str) -> list[str]:
         return [
             "--sizes",
-            ",".join(map(str, self.sizes)),
+            joined(",", map(str, self.sizes)),
             "--ops",
-            ",".join(self.ops),
+            joined(",", self.ops),
             "--backend",
             self.backend,
             "--warmup",
@@ -110,12 +110,12 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
     """(peak busbw, whether in-network reduction (NVLS/SHARP) may legitimately beat it)."""
     if backend != "nccl":
         return no_peak(
-            _("{backend} on CPU: loopback/TCP has no physical link peak").format(backend=backend)
+            msg("{backend} on CPU: loopback/TCP has no physical link peak").format(backend=backend)
         ), False
     if nodes > 1:
         sharp = os.environ.get("NCCL_COLLNET_ENABLE") == "1"
         return no_peak(
-            _("multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)")
+            msg("multi-node: the NIC peak is not known to bench (see `gpuwise probe` for NIC rates)")
         ), sharp
     import torch
 
@@ -130,7 +130,7 @@ def collective_peak(backend: str, nodes: int) -> tuple[Peak, bool]:
         return nvlink_peak(name), nvls
     if links:
         return pcie_peak(name), False
-    return no_peak(_("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak")), False
+    return no_peak(msg("GPU topology unknown (`nvidia-smi topo -m` failed): no link peak")), False
 
 
 def measurements(rows: list[dict], info: RankInfo, backend: str, device: str) -> list[Measurement]:
@@ -243,12 +243,12 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
             if failed is not None:
                 rank, code = failed
                 errs[rank].seek(0)
-                tail = " | ".join(errs[rank].read().strip().splitlines()[-3:])[-600:]
+                tail = joined(" | ", errs[rank].read().strip().splitlines()[-3:])[-600:]
                 raise EnvironmentProblem(
-                    _("collective rank {rank} failed (exit {code}): {value}").format(
+                    msg("collective rank {rank} failed (exit {code}): {value}").format(
                         rank=rank, code=code, value=tail or "no message"
                     ),
-                    fix=_("check the rank's message above; rerun with smaller --sizes if out of memory"),
+                    fix=msg("check the rank's message above; rerun with smaller --sizes if out of memory"),
                 )
             from gpuwise.bench.models import BenchReport
 
@@ -294,9 +294,9 @@ def _wait(procs: list[subprocess.Popen], deadline: float) -> tuple[int, int] | N
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if ctx.device == "cuda" and spec.world_size < 2:
-        raise Skip(_("{n} GPU visible: collectives need at least two ranks").format(n=spec.world_size))
+        raise Skip(msg("{n} GPU visible: collectives need at least two ranks").format(n=spec.world_size))
     ctx.say(
-        _("collectives: {n} ranks, {sizes}").format(
+        msg("collectives: {n} ranks, {sizes}").format(
             n=spec.world_size, sizes=f"{human(spec.sizes[0])}..{human(spec.sizes[-1])}"
         )
     )
@@ -314,7 +314,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--sizes", default="8:1G", help="'8:1G' (x2 steps), '8:1G:x8' or '1M,64M,1G' (default 8:1G)"
     )
-    p.add_argument("--ops", default=",".join(OPS), help="comma list of " + ", ".join(OPS))
+    p.add_argument("--ops", default=joined(",", OPS), help="comma list of " + joined(", ", OPS))
     p.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeats", type=int, default=5)
@@ -329,7 +329,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.ops = tuple(o.strip() for o in args.ops.split(",") if o.strip())
     unknown = [o for o in args.ops if o not in OPS]
     if unknown:
-        p.error(f"unknown op(s) {unknown}; choose from {', '.join(OPS)}")
+        p.error(f"unknown op(s) {unknown}; choose from {joined(', ', OPS)}")
     return args
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from gpuwise.bench.sizes import human
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 BUS_FACTOR = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
@@ -62,8 +62,8 @@ def rank_from_env(env: dict[str, str]) -> RankInfo:
     if "SLURM_PROCID" in env and "SLURM_NTASKS" in env:
         if "MASTER_ADDR" not in env:
             raise UserInputError(
-                _("under srun, MASTER_ADDR is not set"),
-                fix=_("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)"),
+                msg("under srun, MASTER_ADDR is not set"),
+                fix=msg("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)"),
             )
         per_node = env.get("SLURM_NTASKS_PER_NODE", "").split("(")[0]
         world = int(env["SLURM_NTASKS"])
@@ -75,8 +75,8 @@ def rank_from_env(env: dict[str, str]) -> RankInfo:
             "srun",
         )
     raise UserInputError(
-        _("not started by torchrun or srun (no RANK/WORLD_SIZE or SLURM_PROCID in the environment)"),
-        fix=_(
+        msg("not started by torchrun or srun (no RANK/WORLD_SIZE or SLURM_PROCID in the environment)"),
+        fix=msg(
             "run `torchrun --nproc-per-node N -m gpuwise.bench.collective`, or `gpuwise bench --only "
             "collective` on a single node"
         ),

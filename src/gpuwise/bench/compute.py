@@ -14,7 +14,7 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, cpu_matmul_peak, matmul_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
-from gpuwise.i18n import N_
+from gpuwise.i18n import N_, joined
 
 BENCHMARK = BenchInfo(
     name="compute",
@@ -95,7 +95,7 @@ def time_matmul(torch, dtype: str, shape: Shape, device: str, spec: Spec):
         warmup_s=spec.warmup_s,
     )
     flops = 2.0 * shape[0] * shape[1] * shape[2]
-    return timed, timed.stats_of(lambda s: flops / s / 1e12, of="x".join(map(str, shape)))
+    return timed, timed.stats_of(lambda s: flops / s / 1e12, of=joined("x", map(str, shape)))
 
 
 def _peak(ctx: BenchContext, dtype: str) -> Peak:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuwise.bench.cpu_peak import CpuPeak, affinity, read_cpu_peak
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 if TYPE_CHECKING:  # the facts models import pydantic: imported when a context is built, not before
     from gpuwise.facts.models import Cpu, Mount
@@ -32,7 +32,7 @@ class MissingTool(Skip):
     EXIT_SKIPPED, and the result names the tool (Measurement.missing_tool)."""
 
     def __init__(self, tool: str, message: str, install: str):
-        super().__init__(_("{message} To fix: {install}").format(message=message, install=install))
+        super().__init__(msg("{message} To fix: {install}").format(message=message, install=install))
         self.tool = tool
 
 
@@ -103,19 +103,21 @@ def _cuda_dtype_support(torch, capability: tuple[int, int]) -> dict[str, DtypeSu
     tf32, bf16 = capability[0] >= 8, torch.cuda.is_bf16_supported()
     fp8 = capability >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")
     return {
-        "fp32": DtypeSupport(True, _("every CUDA GPU ({sm})").format(sm=sm)),
-        "fp16": DtypeSupport(True, _("tensor cores ({sm})").format(sm=sm)),
+        "fp32": DtypeSupport(True, msg("every CUDA GPU ({sm})").format(sm=sm)),
+        "fp16": DtypeSupport(True, msg("tensor cores ({sm})").format(sm=sm)),
         "tf32": DtypeSupport(
             tf32,
-            (_("{sm} >= 80 has TF32 tensor cores") if tf32 else _("{sm} < 80 has no TF32")).format(sm=sm),
+            (msg("{sm} >= 80 has TF32 tensor cores") if tf32 else msg("{sm} < 80 has no TF32")).format(sm=sm),
         ),
-        "bf16": DtypeSupport(bf16, (_("{sm} supports bf16") if bf16 else _("{sm} lacks bf16")).format(sm=sm)),
+        "bf16": DtypeSupport(
+            bf16, (msg("{sm} supports bf16") if bf16 else msg("{sm} lacks bf16")).format(sm=sm)
+        ),
         "fp8": DtypeSupport(
             fp8,
             (
-                _("{sm} >= 89 has FP8 tensor cores")
+                msg("{sm} >= 89 has FP8 tensor cores")
                 if fp8
-                else _("FP8 needs SM >= 89 and torch._scaled_mm ({sm})")
+                else msg("FP8 needs SM >= 89 and torch._scaled_mm ({sm})")
             ).format(sm=sm),
         ),
     }
@@ -124,13 +126,13 @@ def _cuda_dtype_support(torch, capability: tuple[int, int]) -> dict[str, DtypeSu
 def _cpu_dtype_support(cpu_peak: CpuPeak) -> dict[str, DtypeSupport]:
     bf16 = cpu_peak.source.get("bf16") if "bf16" in cpu_peak.tflops else None
     return {
-        "fp32": DtypeSupport(True, _("every CPU")),
-        "tf32": DtypeSupport(False, _("TF32 is a GPU tensor-core format")),
-        "bf16": DtypeSupport(True, _("native bf16 instructions ({flag})").format(flag=bf16.key))
+        "fp32": DtypeSupport(True, msg("every CPU")),
+        "tf32": DtypeSupport(False, msg("TF32 is a GPU tensor-core format")),
+        "bf16": DtypeSupport(True, msg("native bf16 instructions ({flag})").format(flag=bf16.key))
         if bf16 is not None
-        else DtypeSupport(False, _("no avx512_bf16/amx_bf16 flag (bf16 would be emulated)")),
-        "fp16": DtypeSupport(False, _("no native fp16 matmul on this CPU path")),
-        "fp8": DtypeSupport(False, _("FP8 matmul needs an SM >= 89 GPU")),
+        else DtypeSupport(False, msg("no avx512_bf16/amx_bf16 flag (bf16 would be emulated)")),
+        "fp16": DtypeSupport(False, msg("no native fp16 matmul on this CPU path")),
+        "fp8": DtypeSupport(False, msg("FP8 matmul needs an SM >= 89 GPU")),
     }
 
 
@@ -148,7 +150,7 @@ def versions(torch) -> dict[str, Any]:
         info["cuda"] = torch.version.cuda
         info["cudnn"] = torch.backends.cudnn.version()
         try:
-            info["nccl"] = ".".join(str(p) for p in torch.cuda.nccl.version())
+            info["nccl"] = joined(".", (str(p) for p in torch.cuda.nccl.version()))
         except Exception as exc:
             info["nccl"] = f"unknown ({exc})"
     return info
@@ -205,10 +207,14 @@ def build_context(options: BenchOptions) -> BenchContext:
         spec, why = gpu_spec(names[0])
         env["catalog_gpu"] = spec.key if spec is not None else None
         if spec is None:
-            ctx.warnings.append(_("{why}: results are shown without {pct} of peak").format(why=why, pct="%"))
+            ctx.warnings.append(
+                msg("{why}: results are shown without {pct} of peak").format(why=why, pct="%")
+            )
     else:
         ctx = BenchContext(options, "cpu", [], _cpu_dtype_support(cpu_peak), cpu_peak, env)
         ctx.cpu, ctx.mounts = cpu, mounts
-        ctx.warnings.append(_("no CUDA GPU visible to torch: running the CPU paths; GPU layers are skipped"))
+        ctx.warnings.append(
+            msg("no CUDA GPU visible to torch: running the CPU paths; GPU layers are skipped")
+        )
     env["clocks_at_start"] = read_clocks(ctx.device)
     return ctx

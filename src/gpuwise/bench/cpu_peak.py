@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the facts models import pydantic: bench modules stay light 
     from gpuwise.facts.models import Cpu
 
 from gpuwise.bench.models import PeakSource
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class CpuPeak:
     def peak(self, dtype: str) -> tuple[float | None, PeakSource]:
         if dtype in self.tflops:
             return self.tflops[dtype], self.source[dtype]
-        why = self.unavailable or _(
+        why = self.unavailable or msg(
             "no derived CPU peak for {dtype}: no matching SIMD flag on this CPU"
         ).format(dtype=dtype)
         return None, PeakSource(kind="none", text=why)
@@ -63,11 +63,14 @@ def derive_cpu_peak(cpu: Cpu, current_mhz: float | None = None, usable_cores: in
     flags = set(cpu.flags or [])
     cores = usable_cores or cpu.cores or cpu.threads or os.cpu_count() or 1
     if cpu.max_mhz is not None:
-        mhz, basis = cpu.max_mhz, _("max clock: lscpu CPU max MHz, else cpufreq cpuinfo_max_freq")
+        mhz, basis = cpu.max_mhz, msg("max clock: lscpu CPU max MHz, else cpufreq cpuinfo_max_freq")
     elif current_mhz is not None:
-        mhz, basis = current_mhz, _("current clock from /proc/cpuinfo; max not exposed, boost may exceed it")
+        mhz, basis = (
+            current_mhz,
+            msg("current clock from /proc/cpuinfo; max not exposed, boost may exceed it"),
+        )
     else:
-        mhz, basis = None, _("no clock found")
+        mhz, basis = None, msg("no clock found")
     tflops: dict[str, float] = {}
     source: dict[str, PeakSource] = {}
     try:
@@ -78,7 +81,7 @@ def derive_cpu_peak(cpu: Cpu, current_mhz: float | None = None, usable_cores: in
     except Exception as exc:  # a broken data file costs the CPU peak, not the benchmark run
         rates, unavailable = (
             [],
-            _("no derived CPU peak: the CPU FMA table could not be read ({error})").format(error=exc),
+            msg("no derived CPU peak: the CPU FMA table could not be read ({error})").format(error=exc),
         )
     if mhz is not None:
         fp32_lanes = next((r.fma_lanes for r in rates if r.dtype == "fp32"), None) or 0
@@ -92,7 +95,7 @@ def derive_cpu_peak(cpu: Cpu, current_mhz: float | None = None, usable_cores: in
             source[rate.dtype] = PeakSource(
                 kind="derived",
                 key=rate.flag,
-                text=_(
+                text=msg(
                     "derived: {cores} cores x {mhz} MHz ({basis}) x {lanes} {dtype} FMA lanes x 2 FLOP/FMA; "
                     "flag {flag}: {source}"
                 ).format(

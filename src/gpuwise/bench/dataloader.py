@@ -22,7 +22,7 @@ from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 BENCHMARK = BenchInfo(
     name="dataloader",
@@ -124,12 +124,12 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
         raise UserInputError(
-            _("data directory {base} does not exist or is not writable").format(base=base),
-            fix=_("pass --data-dir with a writable directory"),
+            msg("data directory {base} does not exist or is not writable").format(base=base),
+            fix=msg("pass --data-dir with a writable directory"),
         )
     workdir = Path(tempfile.mkdtemp(prefix="gpuwise-dataloader-", dir=ctx.scratch_dir or base))
     try:
-        ctx.say(_("writing {n} sample files").format(n=spec.samples))
+        ctx.say(msg("writing {n} sample files").format(n=spec.samples))
         dataset = SampleFiles(write_samples(workdir, spec), spec.image_hw)
         table = []
         for pin in spec.pin_memory:
@@ -165,7 +165,7 @@ def _measurement(ctx: BenchContext, spec: Spec, table: list[dict], pin: bool) ->
         unit="samples/s",
         stats=best,
         device=ctx.device,
-        peak_source=PeakSource(kind="none", text=_("no peak: loader throughput has no physical peak")),
+        peak_source=PeakSource(kind="none", text=msg("no peak: loader throughput has no physical peak")),
         params={
             "samples": spec.samples,
             "sample_bytes": 3 * spec.image_hw**2,

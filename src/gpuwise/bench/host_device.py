@@ -14,7 +14,7 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 BENCHMARK = BenchInfo(
     name="host-device",
@@ -72,7 +72,7 @@ def copy_bandwidth(torch, gpu: int, direction: str, pinned: bool, spec: Spec):
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if ctx.device != "cuda":
-        raise Skip(_("no CUDA GPU: host<->device copies need one"))
+        raise Skip(msg("no CUDA GPU: host<->device copies need one"))
     from gpuwise.bench import require_torch
 
     torch = require_torch()

@@ -14,7 +14,7 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, hbm_peak, no_host_memory_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 BENCHMARK = BenchInfo(
     name="memory",
@@ -94,7 +94,7 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     torch = require_torch()
     results: list[Measurement] = []
     if ctx.device == "cuda":
-        ctx.say(_("device copy/triad, {mib} MiB buffers").format(mib=spec.device_bytes // MiB))
+        ctx.say(msg("device copy/triad, {mib} MiB buffers").format(mib=spec.device_bytes // MiB))
         results += stream_pair(torch, "cuda:0", spec.device_bytes, spec, "device", hbm_peak(ctx.gpu_name))
         torch.cuda.empty_cache()
     else:
@@ -104,11 +104,11 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
                     name=f"device_{kind}",
                     layer="memory",
                     status="skipped",
-                    reason=_("no CUDA GPU: device memory bandwidth needs one"),
+                    reason=msg("no CUDA GPU: device memory bandwidth needs one"),
                 )
             )
     ctx.say(
-        _("host copy/triad, {mib} MiB buffers, {threads} threads").format(
+        msg("host copy/triad, {mib} MiB buffers, {threads} threads").format(
             mib=spec.host_bytes // MiB, threads=torch.get_num_threads()
         )
     )

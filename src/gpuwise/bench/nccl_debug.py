@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from gpuwise.textmodel import TextModel
 
 MAX_WARNINGS = 20
 # NCCL's algorithm ids in TUNING lines ("Algo 1 proto 2"), src/include/devcomm.h (NCCL_ALGO_*)
@@ -33,7 +35,7 @@ _TOPO_NET = re.compile(r"- NET/(\d+) \([0-9a-fA-Fx]+/\d+/([\d.]+)\)")
 _TUNING = re.compile(r"^(\w+): \d+ Bytes -> Algo (\d+) proto (\d+)")
 
 
-class NcclDebugLog(BaseModel):
+class NcclDebugLog(TextModel):
     """One NCCL_DEBUG=INFO log, summarised. Lists keep first-seen order."""
 
     model_config = ConfigDict(extra="forbid")

@@ -17,7 +17,7 @@ from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measuremen
 from gpuwise.datafiles import read_input_bytes
 from gpuwise.errors import UserInputError
 from gpuwise.facts.paste import unpaste
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 # nccl-tests' banner and rank lines, with or without their '#'
 _BANNER = re.compile(r"nThread \d+ nGpus \d+|^\s*#?\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+", re.M)
@@ -32,15 +32,17 @@ def _read(path: Path) -> str:
     try:
         if path.stat().st_size > MAX_LOG_BYTES:
             raise UserInputError(
-                _("--nccl-log {path}: larger than {value} MiB").format(path=path, value=MAX_LOG_BYTES >> 20),
-                _("pass an INFO-level log (not TRACE), or cut it to the run you want judged"),
+                msg("--nccl-log {path}: larger than {value} MiB").format(
+                    path=path, value=MAX_LOG_BYTES >> 20
+                ),
+                msg("pass an INFO-level log (not TRACE), or cut it to the run you want judged"),
             )
         # regular files only (a FIFO named like a log would block doctor forever), within the input cap
         return read_input_bytes(path, N_("NCCL log")).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UserInputError(
-            _("--nccl-log {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc),
-            _(HOW),
+            msg("--nccl-log {path}: cannot read it ({value})").format(path=path, value=exc.strerror or exc),
+            msg(HOW),
         ) from None
 
 
@@ -51,10 +53,10 @@ def read_nccl_files(paths: list[Path]) -> tuple[list[Measurement], list[NcclDebu
         found = read_nccl_text(_read(Path(path)), Path(path), "--nccl-log")
         if found is None:
             raise UserInputError(
-                _("--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found").format(
+                msg("--nccl-log {path}: neither nccl-tests results nor NCCL debug lines found").format(
                     path=path
                 ),
-                _(HOW),
+                msg(HOW),
             )
         measurements += found[0]
         logs += found[1]
@@ -77,10 +79,10 @@ def read_nccl_text(text: str, path: Path, option: str) -> tuple[list[Measurement
             run = parse(text, path.name)
         except (ValueError, json.JSONDecodeError) as exc:
             raise UserInputError(
-                _("{option} {path}: not readable as nccl-tests output ({exc})").format(
+                msg("{option} {path}: not readable as nccl-tests output ({exc})").format(
                     option=option, path=path, exc=exc
                 ),
-                _(HOW),
+                msg(HOW),
             ) from None
         if run.rows:
             measurements.append(judge(to_measurement(run, path.name)))
@@ -99,11 +101,11 @@ def read_nccl_text(text: str, path: Path, option: str) -> tuple[list[Measurement
             logs.append(log)
     if banner and not measurements and not logs:
         raise UserInputError(
-            _(
+            msg(
                 "{option} {path}: an nccl-tests output with no result rows (only its banner, rank lines or "
                 "column header)"
             ).format(option=option, path=path),
-            _("paste the whole output, including the rows under the '# size count type' header"),
+            msg("paste the whole output, including the rows under the '# size count type' header"),
         )
     return (measurements, logs) if measurements or logs else None
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, gpu_spec, no_peak, nvlink_peak, pcie_peak
 from gpuwise.facts.paste import unpaste
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 OPS = (
     "all_reduce",
@@ -133,7 +133,7 @@ def _row(header: list[str], tokens: list[str]) -> dict | None:
 def parse_json(doc: object, hint: str | None = None) -> NcclTestsRun:
     """nccl-tests' `-J` output (JSON version 2)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise ValueError(_("not an nccl-tests JSON document (no 'results' list)"))
+        raise ValueError(msg("not an nccl-tests JSON document (no 'results' list)"))
     args = doc.get("args") if isinstance(doc.get("args"), list) else []
     run = NcclTestsRun(op=op_from_name(str(args[0])) if args else None)
     devices = (doc.get("config") or {}).get("devices") if isinstance(doc.get("config"), dict) else None
@@ -176,10 +176,10 @@ def link_peak(run: NcclTestsRun) -> Peak:
     PCIe. A multi-node run is bounded by the NICs, which the log does not name: no peak."""
     if run.nodes > 1:
         return no_peak(
-            _("{n} nodes: the NIC bandwidth is not in the nccl-tests output, no peak").format(n=run.nodes)
+            msg("{n} nodes: the NIC bandwidth is not in the nccl-tests output, no peak").format(n=run.nodes)
         )
     if not run.devices:
-        return no_peak(_("the nccl-tests output names no GPU (no rank lines): no peak"))
+        return no_peak(msg("the nccl-tests output names no GPU (no rank lines): no peak"))
     name = run.devices[0]
     spec, why = gpu_spec(name)
     if spec is None:

@@ -14,7 +14,7 @@ from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 BENCHMARK = BenchInfo(
     name="gpu-gpu",
@@ -66,7 +66,7 @@ def link_peak(gpu_name: str | None, code: str | None) -> tuple[str, Peak]:
         return "nvlink", nvlink_peak(gpu_name)
     if code:
         return "pcie", pcie_peak(gpu_name)
-    return "unknown", no_peak(_("link type unknown: `nvidia-smi topo -m` not available"))
+    return "unknown", no_peak(msg("link type unknown: `nvidia-smi topo -m` not available"))
 
 
 def live_topo_text() -> str | None:
@@ -79,9 +79,9 @@ def live_topo_text() -> str | None:
 
 def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if ctx.device != "cuda":
-        raise Skip(_("no CUDA GPU: peer copies need two"))
+        raise Skip(msg("no CUDA GPU: peer copies need two"))
     if ctx.gpu_count < 2:
-        raise Skip(_("only {n} GPU visible: peer copies need two").format(n=ctx.gpu_count))
+        raise Skip(msg("only {n} GPU visible: peer copies need two").format(n=ctx.gpu_count))
     from gpuwise.bench import require_torch
 
     torch = require_torch()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuwise.bench.models import PeakSource
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,20 @@ def _catalog(value: float, spec: Any, text: str, fraction: float | None) -> Peak
 def gpu_spec(name: str | None) -> tuple[Any | None, str]:
     """The catalog row for a GPU name reported by the driver, or None and why."""
     if not name:
-        return None, _("no GPU name")
+        return None, msg("no GPU name")
     try:
         from gpuwise.catalog import gpus
     except ImportError as exc:
-        return None, _("GPU catalog not available ({error})").format(error=exc)
+        return None, msg("GPU catalog not available ({error})").format(error=exc)
     try:
         spec = gpus.match_gpu(name, warn=False)  # the missing peak is reported as a reason instead
     except Exception as exc:  # a broken catalog file must not sink the benchmark
-        return None, _("GPU catalog could not be read: {error}").format(error=exc)
+        return None, msg("GPU catalog could not be read: {error}").format(error=exc)
     if spec is None:
-        return None, _("'{name}' is not in the GPU catalog: no peak known (see `gpuwise catalog`)").format(
+        return None, msg("'{name}' is not in the GPU catalog: no peak known (see `gpuwise catalog`)").format(
             name=name
         )
-    return spec, _("catalog: {key}").format(key=spec.key)
+    return spec, msg("catalog: {key}").format(key=spec.key)
 
 
 def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
@@ -73,21 +73,21 @@ def matmul_peak(gpu_name: str | None, dtype: str) -> Peak:
         return no_peak(why)
     value = spec.peak_tflops(dtype)
     if not value:
-        return no_peak(_("{why}: no {dtype} peak listed").format(why=why, dtype=dtype))
+        return no_peak(msg("{why}: no {dtype} peak listed").format(why=why, dtype=dtype))
     # mamf_fraction is measured for bf16 matmul; it is the best-known typical fraction for the others too
     return _catalog(
-        float(value), spec, _("{why}, dense {dtype}").format(why=why, dtype=dtype), spec.mamf_fraction
+        float(value), spec, msg("{why}, dense {dtype}").format(why=why, dtype=dtype), spec.mamf_fraction
     )
 
 
 def hbm_peak(gpu_name: str | None) -> Peak:
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.memory_bandwidth_gb_s:
-        return no_peak(why if spec is None else _("{why}: no memory bandwidth listed").format(why=why))
+        return no_peak(why if spec is None else msg("{why}: no memory bandwidth listed").format(why=why))
     return _catalog(
         float(spec.memory_bandwidth_gb_s),
         spec,
-        _("{why}, HBM/GDDR bandwidth").format(why=why),
+        msg("{why}, HBM/GDDR bandwidth").format(why=why),
         spec.memcpy_fraction,
     )
 
@@ -99,17 +99,19 @@ def pcie_peak(gpu_name: str | None) -> Peak:
         return no_peak(why)
     gen = spec.pcie_gen
     if not gen:
-        return no_peak(_("{why}: no PCIe generation listed").format(why=why))
+        return no_peak(msg("{why}: no PCIe generation listed").format(why=why))
     try:
         from gpuwise.catalog import fabrics
 
         link = fabrics.pcie_x16(int(gen))
     except Exception as exc:  # a broken fabrics.csv costs the peak, not the measurement
-        return no_peak(_("PCIe peak not available from the fabric catalog: {error}").format(error=exc))
+        return no_peak(msg("PCIe peak not available from the fabric catalog: {error}").format(error=exc))
     if link is None:
-        return no_peak(_("fabric catalog has no PCIe gen{gen} x16 row").format(gen=gen))
+        return no_peak(msg("fabric catalog has no PCIe gen{gen} x16 row").format(gen=gen))
     fraction = spec.pcie_fraction or link.achieved_fraction
-    text = _("{why}; PCIe gen{gen} x16 per direction (fabrics: {key})").format(why=why, gen=gen, key=link.key)
+    text = msg("{why}; PCIe gen{gen} x16 per direction (fabrics: {key})").format(
+        why=why, gen=gen, key=link.key
+    )
     return Peak(
         float(link.bandwidth_gb_s),
         PeakSource(kind="catalog", key=spec.key, text=text, source=link.source),
@@ -125,11 +127,11 @@ def nvlink_peak(gpu_name: str | None) -> Peak:
     """
     spec, why = gpu_spec(gpu_name)
     if spec is None or not spec.nvlink_bandwidth_gb_s:
-        return no_peak(why if spec is None else _("{why}: no NVLink listed").format(why=why))
+        return no_peak(why if spec is None else msg("{why}: no NVLink listed").format(why=why))
     return _catalog(
         float(spec.nvlink_bandwidth_gb_s) / 2,
         spec,
-        _("{why}, NVLink per direction (half the {total} GB/s bidirectional total)").format(
+        msg("{why}, NVLink per direction (half the {total} GB/s bidirectional total)").format(
             why=why, total=f"{spec.nvlink_bandwidth_gb_s:g}"
         ),
         spec.nvlink_fraction,
@@ -142,4 +144,4 @@ def cpu_matmul_peak(cpu_peak, dtype: str) -> Peak:
 
 
 def no_host_memory_peak() -> Peak:
-    return no_peak(_("no host memory peak: needs DIMM speed and channel count, which bench does not read"))
+    return no_peak(msg("no host memory peak: needs DIMM speed and channel count, which bench does not read"))

@@ -16,7 +16,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.registry import Registry
 
 
@@ -86,7 +86,7 @@ def benchmarks(registry: Registry[BenchEntry] | None = None) -> tuple[BenchEntry
 
 def titles(registry: Registry[BenchEntry] | None = None) -> dict[str, str]:
     """Layer -> the title of its table."""
-    return {e.layer: _(e.title) for e in benchmarks(registry)}
+    return {e.layer: msg(e.title) for e in benchmarks(registry)}
 
 
 def select(only: str | None, registry: Registry[BenchEntry] | None = None) -> list[BenchEntry]:
@@ -110,8 +110,8 @@ def select(only: str | None, registry: Registry[BenchEntry] | None = None) -> li
             close = difflib.get_close_matches(key, list(known), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise UserInputError(
-                _("unknown benchmark '{strip}'.{hint}").format(strip=raw.strip(), hint=hint),
-                fix=_("use --only with some of: {join}").format(join=", ".join(known)),
+                msg("unknown benchmark '{strip}'.{hint}").format(strip=raw.strip(), hint=hint),
+                fix=msg("use --only with some of: {join}").format(join=joined(", ", known)),
             )
         wanted.add(key)
     return [e for e in entries if e.name in wanted]

@@ -12,11 +12,11 @@ from pathlib import Path
 from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 def _fix() -> str:
-    return _("pass a file written by `gpuwise bench --save FILE` (schema {schema})").format(
+    return msg("pass a file written by `gpuwise bench --save FILE` (schema {schema})").format(
         schema=BENCH_SCHEMA
     )
 
@@ -31,13 +31,13 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
 
     p = Path(path).expanduser()
     if not p.exists() and not p.is_symlink():
-        raise UserInputError(_("{option} {p}: no such file").format(option=option, p=p), _fix())
+        raise UserInputError(msg("{option} {p}: no such file").format(option=option, p=p), _fix())
     try:
         raw = read_json(p, N_("bench report"), _fix())  # size cap, no FIFOs, NaN/Infinity refused
     except DataValidationError as exc:
         fix = _fix() if exc.fix == _fix() else f"{exc.fix} ({_fix()})"
         raise DataValidationError(
-            _("{option}: not a readable JSON bench report ({reason})").format(
+            msg("{option}: not a readable JSON bench report ({reason})").format(
                 option=option, reason=exc.reason
             ),
             fix,
@@ -47,7 +47,7 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
     if not isinstance(raw, dict) or raw.get("schema") != BENCH_SCHEMA:
         got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
         raise DataValidationError(
-            _("{option}: schema is {got!r}, expected {bench_schema!r}").format(
+            msg("{option}: schema is {got!r}, expected {bench_schema!r}").format(
                 option=option, got=got, bench_schema=BENCH_SCHEMA
             ),
             _fix(),
@@ -57,9 +57,9 @@ def read_bench_report(path: str | Path, option: str) -> BenchReport:
         return BenchReport.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
+        where = joined(".", (str(part) for part in first["loc"]))
         raise DataValidationError(
-            _("{option}: field {where}: {first}").format(option=option, where=where, first=first["msg"]),
+            msg("{option}: field {where}: {first}").format(option=option, where=where, first=first["msg"]),
             _fix(),
             path=str(p),
         ) from None

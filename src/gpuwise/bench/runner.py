@@ -33,7 +33,7 @@ from gpuwise import i18n
 from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.registry import Registry
 
 Progress = Callable[[str, str], None]  # (benchmark name, what it is doing now)
@@ -46,7 +46,7 @@ def judge(m: Measurement) -> Measurement:
         return m
     if m.headline_outside_stats():
         m.status = "invalid"
-        m.reason = _(
+        m.reason = msg(
             "the result {value} is outside its own samples ({low} to {high}): a bug in this benchmark"
         ).format(value=f"{m.value:.6g}", low=f"{m.stats.min:.6g}", high=f"{m.stats.max:.6g}")
         return m
@@ -58,17 +58,17 @@ def judge(m: Measurement) -> Measurement:
     if m.percent_of_peak > 100.0:
         if m.extra.get("in_network_reduction"):
             # NVLS/SHARP reduce inside the switch, so all-reduce busbw can beat the per-GPU link (REFERENCE §3)
-            m.reason = _("above the link peak: NVLS/SHARP in-network reduction (the known exception)")
+            m.reason = msg("above the link peak: NVLS/SHARP in-network reduction (the known exception)")
         else:
             m.status = "invalid"
-            m.reason = _(
+            m.reason = msg(
                 "{pct} of peak: above {hundred} means the timing or the peak is wrong (peak {peak} {unit}, {source})"
             ).format(
                 pct=f"{m.percent_of_peak:.0f}%",
                 hundred="100%",
                 peak=f"{m.peak:.4g}",
                 unit=m.unit,
-                source=m.peak_source.text if m.peak_source else _("no source"),
+                source=m.peak_source.text if m.peak_source else msg("no source"),
             )
     return m
 
@@ -88,7 +88,7 @@ def _classify(exc: BaseException) -> tuple[str, str]:
         return "failed", str(exc)
     text = f"{type(exc).__name__}: {exc}".strip()
     if "out of memory" in text.lower():
-        return "failed", _("out of memory: {error} (To fix: run with --quick or smaller --sizes)").format(
+        return "failed", msg("out of memory: {error} (To fix: run with --quick or smaller --sizes)").format(
             error=text[:300]
         )
     return "failed", text[:500]
@@ -245,7 +245,7 @@ def _run_child(
                 _failed(
                     entry,
                     "failed",
-                    _("timed out after {seconds} s (stopped with everything it started)").format(
+                    msg("timed out after {seconds} s (stopped with everything it started)").format(
                         seconds=f"{timeout_s:.0f}"
                     ),
                 )
@@ -254,11 +254,13 @@ def _run_child(
         if result == "died":
             code = proc.exitcode
             how = (
-                _("killed by signal {signal}").format(signal=signal.Signals(-code).name)
+                msg("killed by signal {signal}").format(signal=signal.Signals(-code).name)
                 if code is not None and code < 0
-                else _("exit code {code}").format(code=code)
+                else msg("exit code {code}").format(code=code)
             )
-            return [_failed(entry, "failed", _("crashed ({how}) before returning a result").format(how=how))]
+            return [
+                _failed(entry, "failed", msg("crashed ({how}) before returning a result").format(how=how))
+            ]
         return [Measurement.model_validate(d) for d in result]
     finally:
         # Whatever happened (result, crash, timeout, Ctrl-C, SIGTERM, an error here), the benchmark's
@@ -323,7 +325,7 @@ def run_benchmarks(
     failed_first: str | None = None
     for entry in entries:
         if failed_first is not None:
-            reason = _("not run: {name} failed first (--keep-going runs every benchmark)").format(
+            reason = msg("not run: {name} failed first (--keep-going runs every benchmark)").format(
                 name=failed_first
             )
             report.results.append(_failed(entry, "skipped", reason))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 _UNITS = {
     "": 1,
@@ -27,7 +27,7 @@ def parse_size(text: str) -> int:
     """'64M' -> 67108864 (binary units, as nccl-tests uses)."""
     match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
     if not match or match.group(2).upper() not in _UNITS:
-        raise UserInputError(_("'{text}' is not a size").format(text=text), fix=_(_FIX))
+        raise UserInputError(msg("'{text}' is not a size").format(text=text), fix=msg(_FIX))
     return int(match.group(1)) * _UNITS[match.group(2).upper()]
 
 
@@ -35,7 +35,7 @@ def geometric(lo: int, hi: int, factor: int = 2) -> tuple[int, ...]:
     """lo, lo*f, lo*f^2, ... up to hi; hi itself is always included."""
     if lo <= 0 or hi < lo or factor < 2:
         raise UserInputError(
-            _("bad size range {lo}..{hi} x{factor}").format(lo=lo, hi=hi, factor=factor), fix=_(_FIX)
+            msg("bad size range {lo}..{hi} x{factor}").format(lo=lo, hi=hi, factor=factor), fix=msg(_FIX)
         )
     out, size = [], lo
     while size < hi:
@@ -51,16 +51,18 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     if ":" in text:
         parts = text.split(":")
         if len(parts) not in (2, 3):
-            raise UserInputError(_("'{text}' is not a size range").format(text=text), fix=_(_FIX))
+            raise UserInputError(msg("'{text}' is not a size range").format(text=text), fix=msg(_FIX))
         factor = 2
         if len(parts) == 3:
             if not re.fullmatch(r"x?\d+", parts[2].strip()):
-                raise UserInputError(_("'{parts}' is not a step factor").format(parts=parts[2]), fix=_(_FIX))
+                raise UserInputError(
+                    msg("'{parts}' is not a step factor").format(parts=parts[2]), fix=msg(_FIX)
+                )
             factor = int(parts[2].strip().lstrip("x"))
         return geometric(parse_size(parts[0]), parse_size(parts[1]), factor)
     sizes = sorted({parse_size(p) for p in text.split(",") if p.strip()})
     if not sizes or sizes[0] <= 0:
-        raise UserInputError(_("'{text}' has no positive size").format(text=text), fix=_(_FIX))
+        raise UserInputError(msg("'{text}' has no positive size").format(text=text), fix=msg(_FIX))
     return tuple(sizes)
 
 

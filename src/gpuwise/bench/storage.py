@@ -26,7 +26,7 @@ from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
 from gpuwise.errors import EnvironmentProblem, UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 if TYPE_CHECKING:
     from gpuwise.facts.models import Mount
@@ -46,7 +46,9 @@ MiB = 1 << 20
 
 
 def no_storage_peak() -> PeakSource:
-    return PeakSource(kind="none", text=_("no storage peak: the device's rated speed is not known to bench"))
+    return PeakSource(
+        kind="none", text=msg("no storage peak: the device's rated speed is not known to bench")
+    )
 
 
 DATA_FILE = "gpuwise-fio.dat"
@@ -152,14 +154,14 @@ def parse_fio_json(text: str, rw: str) -> dict:
         job = doc["jobs"][0]
     except (ValueError, KeyError, IndexError) as exc:
         raise EnvironmentProblem(
-            _("fio output is not the JSON expected ({exc})").format(exc=exc),
-            fix=_("check `fio --version` (3.x needed) and rerun"),
+            msg("fio output is not the JSON expected ({exc})").format(exc=exc),
+            fix=msg("check `fio --version` (3.x needed) and rerun"),
         ) from exc
     side = job["write" if "write" in rw else "read"]
     if job.get("error"):
         raise EnvironmentProblem(
-            _("fio job {get} failed with error {job}").format(get=job.get("jobname"), job=job["error"]),
-            fix=_("check free space and permissions in the data directory"),
+            msg("fio job {get} failed with error {job}").format(get=job.get("jobname"), job=job["error"]),
+            fix=msg("check free space and permissions in the data directory"),
         )
     # completion latency by default; total latency (lat_ns) when the job set lat_percentiles=1
     kind = next((k for k in ("clat_ns", "lat_ns") if (side.get(k) or {}).get("percentile")), "clat_ns")
@@ -195,15 +197,15 @@ def run_job(job: FioJob, workdir: str, spec: Spec, direct: bool, engine: str) ->
         )
     except subprocess.TimeoutExpired as exc:
         raise EnvironmentProblem(
-            _("fio {name} did not finish in {timeout:.0f} s").format(name=job.name, timeout=timeout),
-            fix=_("the filesystem may be hung or very slow; try a smaller --quick run"),
+            msg("fio {name} did not finish in {timeout:.0f} s").format(name=job.name, timeout=timeout),
+            fix=msg("the filesystem may be hung or very slow; try a smaller --quick run"),
         ) from exc
     if proc.returncode != 0:
         raise EnvironmentProblem(
-            _("fio {name} exited {returncode}: {strip}").format(
+            msg("fio {name} exited {returncode}: {strip}").format(
                 name=job.name, returncode=proc.returncode, strip=proc.stderr.strip()[-300:]
             ),
-            fix=_("check free space and permissions in the data directory"),
+            fix=msg("check free space and permissions in the data directory"),
         )
     return parse_fio_json(proc.stdout, job.rw)
 
@@ -212,14 +214,14 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     if shutil.which("fio") is None:
         raise MissingTool(
             "fio",
-            _("fio is not installed, so storage cannot be measured."),
-            _("apt-get install fio  (or dnf install fio / brew install fio)"),
+            msg("fio is not installed, so storage cannot be measured."),
+            msg("apt-get install fio  (or dnf install fio / brew install fio)"),
         )
     base = Path(spec.directory)
     if not base.is_dir() or not os.access(base, os.W_OK):
         raise UserInputError(
-            _("data directory {base} does not exist or is not writable").format(base=base),
-            fix=_("pass --data-dir with a writable directory on the filesystem you train from"),
+            msg("data directory {base} does not exist or is not writable").format(base=base),
+            fix=msg("pass --data-dir with a writable directory on the filesystem you train from"),
         )
     workdir = tempfile.mkdtemp(prefix="gpuwise-fio-", dir=ctx.scratch_dir or base)
     try:

@@ -16,7 +16,7 @@ from gpuwise.bench.peaks import cpu_matmul_peak, matmul_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
 from gpuwise.bench.train_models import CNNConfig, GPTConfig, build_cnn, build_gpt
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 BENCHMARK = BenchInfo(
     name="training",
@@ -64,8 +64,8 @@ def amp_dtype(ctx: BenchContext) -> tuple[str | None, str]:
     if ctx.supports("bf16"):
         return "bf16", ctx.support_reason("bf16")
     if ctx.device == "cuda":
-        return "fp16", _("bf16 unsupported; fp16 with a GradScaler")
-    return None, _("AMP skipped: {why}").format(why=ctx.support_reason("bf16"))
+        return "fp16", msg("bf16 unsupported; fp16 with a GradScaler")
+    return None, msg("AMP skipped: {why}").format(why=ctx.support_reason("bf16"))
 
 
 def _batch(torch, model_name: str, spec: Spec, device: str):
@@ -120,12 +120,12 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
     results = []
     for model_name in ("transformer", "cnn"):
         for precision in spec.precisions:
-            dtype, why = ("fp32", _("fp32 weights and math")) if precision == "fp32" else amp_dtype(ctx)
+            dtype, why = ("fp32", msg("fp32 weights and math")) if precision == "fp32" else amp_dtype(ctx)
             name = f"train_{model_name}_{precision if dtype is None else dtype}"
             if dtype is None:
                 results.append(Measurement(name=name, layer="training", status="skipped", reason=why))
                 continue
-            ctx.say(_("training step {model} {dtype}").format(model=model_name, dtype=dtype))
+            ctx.say(msg("training step {model} {dtype}").format(model=model_name, dtype=dtype))
             results.append(_one(torch, ctx, spec, model_name, dtype, why, name))
             if ctx.device == "cuda":
                 torch.cuda.empty_cache()

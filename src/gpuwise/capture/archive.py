@@ -29,7 +29,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import shown_name
 from gpuwise.errors import CaptureFormatError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 # Real captures hold ~100 small files (the largest seen: 43 kB ldconfig -p; nvidia-smi -q -x for 8 GPUs
 # is ~250 kB), so these defaults leave two orders of magnitude of headroom and still bound memory.
@@ -76,23 +76,23 @@ class Limits:
                 values[field] = int(raw) if raw else default
             except ValueError:
                 raise CaptureFormatError(
-                    _("{var}={raw!r} is not a whole number").format(var=var, raw=raw),
-                    _("set {var} to a number of bytes/files, or unset it").format(var=var),
+                    msg("{var}={raw!r} is not a whole number").format(var=var, raw=raw),
+                    msg("set {var} to a number of bytes/files, or unset it").format(var=var),
                 ) from None
             if values[field] <= 0:
                 raise CaptureFormatError(
-                    _("{var}={raw} must be positive").format(var=var, raw=raw),
-                    _("set {var} above 0, or unset it").format(var=var),
+                    msg("{var}={raw} must be positive").format(var=var, raw=raw),
+                    msg("set {var} above 0, or unset it").format(var=var),
                 )
         return cls(**values)
 
 
 def _over(path: Path, what: str, limit: int, var: str) -> CaptureFormatError:
     return CaptureFormatError(
-        _("{path}: {what} exceeds the limit of {limit:,} (a capture is ~100 small text files)").format(
+        msg("{path}: {what} exceeds the limit of {limit:,} (a capture is ~100 small text files)").format(
             path=path, what=what, limit=limit
         ),
-        _(
+        msg(
             "check that this is a gpuwise capture; if it really is this large, raise the limit: {var}=N"
         ).format(var=var),
     )
@@ -133,12 +133,12 @@ def _open_decompressed(path: Path):
 
 def _kind(member: tarfile.TarInfo) -> str:
     if member.issym() or member.islnk():
-        return _("a link to {target}").format(target=repr(shown_name(member.linkname)))
+        return msg("a link to {target}").format(target=repr(shown_name(member.linkname)))
     if member.isfifo():
-        return _("a FIFO")
+        return msg("a FIFO")
     if member.ischr() or member.isblk():
-        return _("a device file")
-    return _("not a regular file")
+        return msg("a device file")
+    return msg("not a regular file")
 
 
 def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
@@ -146,29 +146,29 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     total = 0
     stream_cap = limits.total_bytes + limits.members * _HEADER_ALLOWANCE
-    stream_error = _over(path, _("the decompressed archive"), stream_cap, LIMIT_ENV["total_bytes"][0])
+    stream_error = _over(path, msg("the decompressed archive"), stream_cap, LIMIT_ENV["total_bytes"][0])
     raw = _open_decompressed(path)
     try:
         counted = io.BufferedReader(_Counted(raw, stream_cap, stream_error), 1 << 16)
         with tarfile.open(fileobj=counted, mode="r|", tarinfo=_BoundedTarInfo) as tar:
             for n, member in enumerate(tar, start=1):
                 if n > limits.members:
-                    raise _over(path, _("the number of members"), limits.members, LIMIT_ENV["members"][0])
+                    raise _over(path, msg("the number of members"), limits.members, LIMIT_ENV["members"][0])
                 if member.isdir():
                     continue
                 if not member.isfile():
                     raise CaptureFormatError(
-                        _(
+                        msg(
                             "{path}: member {name!r} is {kind_member}; a capture holds only regular files"
                         ).format(path=path, name=shown_name(member.name), kind_member=_kind(member)),
-                        _(
+                        msg(
                             "re-create the tarball with `gpuwise capture -o NAME.tar.gz` (links are not followed)"
                         ),
                     )
                 if member.size > limits.member_bytes:
                     raise _over(
                         path,
-                        _("member {name} ({size} bytes)").format(
+                        msg("member {name} ({size} bytes)").format(
                             name=repr(shown_name(member.name)), size=f"{member.size:,}"
                         ),
                         limits.member_bytes,
@@ -177,7 +177,7 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
                 total += member.size
                 if total > limits.total_bytes:
                     raise _over(
-                        path, _("the members' total size"), limits.total_bytes, LIMIT_ENV["total_bytes"][0]
+                        path, msg("the members' total size"), limits.total_bytes, LIMIT_ENV["total_bytes"][0]
                     )
                 fh = tar.extractfile(member)
                 out[member.name] = fh.read() if fh is not None else b""
@@ -190,10 +190,10 @@ def read_tar(path: Path, limits: Limits) -> dict[str, bytes]:
 
 def _header_too_large(path: Path, size: int) -> CaptureFormatError:
     return CaptureFormatError(
-        _(
+        msg(
             "{path}: a tar header record (PAX or GNU long name) of {size:,} bytes exceeds the limit of {limit:,}"
         ).format(path=path, size=size, limit=HEADER_RECORD_BYTES),
-        _("check that this is a gpuwise capture; re-create it with `gpuwise capture -o NAME.tar.gz`"),
+        msg("check that this is a gpuwise capture; re-create it with `gpuwise capture -o NAME.tar.gz`"),
     )
 
 
@@ -207,14 +207,14 @@ def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
         for name in sorted(files) + sorted(d for d in dirs if os.path.islink(os.path.join(folder, d))):
             rel = Path(folder, name).relative_to(root).as_posix()
             if len(out) >= limits.members:
-                raise _over(root, _("the number of files"), limits.members, LIMIT_ENV["members"][0])
+                raise _over(root, msg("the number of files"), limits.members, LIMIT_ENV["members"][0])
             target = Path(folder, name).resolve()
             if target != root and root not in target.parents:
                 raise CaptureFormatError(
-                    _("{root}: {rel} is a symlink that leads outside the capture ({target})").format(
+                    msg("{root}: {rel} is a symlink that leads outside the capture ({target})").format(
                         root=root, rel=rel, target=target
                     ),
-                    _(
+                    msg(
                         "a capture holds copies of files, not links; re-create it with `gpuwise capture -o DIR`"
                     ),
                 )
@@ -222,24 +222,24 @@ def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
                 info = os.stat(target)
             except OSError as exc:
                 raise CaptureFormatError(
-                    _("{root}: cannot read {rel} ({value}; a broken link?)").format(
+                    msg("{root}: cannot read {rel} ({value}; a broken link?)").format(
                         root=root, rel=rel, value=exc.strerror or exc
                     ),
-                    _("re-copy the capture folder"),
+                    msg("re-copy the capture folder"),
                 ) from None
             if stat.S_ISDIR(info.st_mode):
                 continue  # a link to a folder inside the capture: its files are read under their own path
             if not stat.S_ISREG(info.st_mode):
                 raise CaptureFormatError(
-                    _("{root}: {rel} is not a regular file (a FIFO, socket or device)").format(
+                    msg("{root}: {rel} is not a regular file (a FIFO, socket or device)").format(
                         root=root, rel=rel
                     ),
-                    _("remove it from the capture folder; a capture holds only regular files"),
+                    msg("remove it from the capture folder; a capture holds only regular files"),
                 )
             if info.st_size > limits.member_bytes:
                 raise _over(
                     root,
-                    _("{file} ({size} bytes)").format(file=rel, size=f"{info.st_size:,}"),
+                    msg("{file} ({size} bytes)").format(file=rel, size=f"{info.st_size:,}"),
                     limits.member_bytes,
                     LIMIT_ENV["member_bytes"][0],
                 )
@@ -247,13 +247,15 @@ def read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
             if data is None:
                 raise _over(
                     root,
-                    _("{file} (grew while read)").format(file=rel),
+                    msg("{file} (grew while read)").format(file=rel),
                     limits.member_bytes,
                     LIMIT_ENV["member_bytes"][0],
                 )
             total += len(data)
             if total > limits.total_bytes:
-                raise _over(root, _("the files' total size"), limits.total_bytes, LIMIT_ENV["total_bytes"][0])
+                raise _over(
+                    root, msg("the files' total size"), limits.total_bytes, LIMIT_ENV["total_bytes"][0]
+                )
             out[rel] = data
     return out
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from gpuwise.capture.redact import redact_env
+from gpuwise.i18n import joined
 
 # pip wheels that carry the cuDNN / NCCL libraries torch loads at run time, newest CUDA first.
 CUDNN_DISTS = ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11")
@@ -107,5 +108,5 @@ def _first_dist_version(names: tuple[str, ...]) -> tuple[str | None, str | None,
     return (
         None,
         None,
-        f"none of {', '.join(names)} is installed (a CPU build, or libraries bundled in the torch wheel)",
+        f"none of {joined(', ', names)} is installed (a CPU build, or libraries bundled in the torch wheel)",
     )

@@ -31,7 +31,7 @@ from gpuwise.capture import archive
 from gpuwise.capture.sources import COMMANDS, INTERNAL_COLLECTORS, CommandSource
 from gpuwise.documents.ids import CAPTURE_FORMAT
 from gpuwise.errors import CaptureFormatError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # /proc and /sys files are small; this guards against surprises
 
@@ -56,15 +56,15 @@ class CommandResult:
     def reason(self) -> str:
         """A short human reason when the command gave no usable output."""
         if self.status == "missing":
-            return _("`{command}`: tool not installed").format(command=self.id)
+            return msg("`{command}`: tool not installed").format(command=self.id)
         if self.status == "timeout":
-            return _("`{command}`: timed out").format(command=self.id)
+            return msg("`{command}`: timed out").format(command=self.id)
         if self.status == "error":
-            detail = self.stderr.strip()[:200] or _("failed to run")
+            detail = self.stderr.strip()[:200] or msg("failed to run")
             return f"`{self.id}`: {detail}"
         if self.rc != 0:
             first = (self.stderr or self.stdout).strip().splitlines()[:1]
-            exited = _("`{command}` exited {rc}").format(command=self.id, rc=self.rc)
+            exited = msg("`{command}` exited {rc}").format(command=self.id, rc=self.rc)
             return exited + (f": {first[0][:200]}" if first else "")
         return ""
 
@@ -219,31 +219,31 @@ class CaptureHost:
         self._commands: dict[str, dict[str, str]] = {}
         if not self.path.exists():
             raise CaptureFormatError(
-                _("capture not found: {path}").format(path=self.path),
-                _("check the path, or make one with `gpuwise capture -o node.tar.gz`"),
+                msg("capture not found: {path}").format(path=self.path),
+                msg("check the path, or make one with `gpuwise capture -o node.tar.gz`"),
             )
         entries = self._read_tar() if self.path.is_file() else self._read_dir()
         if "meta.json" not in entries:
             raise CaptureFormatError(
-                _("{path} is not a gpuwise capture (no meta.json)").format(path=self.path),
-                _("pass a directory or .tar.gz written by `gpuwise capture -o PATH`"),
+                msg("{path} is not a gpuwise capture (no meta.json)").format(path=self.path),
+                msg("pass a directory or .tar.gz written by `gpuwise capture -o PATH`"),
             )
         try:
             self.recorded_meta = json.loads(entries.pop("meta.json"))
         except (json.JSONDecodeError, RecursionError) as exc:
             raise CaptureFormatError(
-                _("{path}: meta.json is not valid JSON ({str_exc})").format(
+                msg("{path}: meta.json is not valid JSON ({str_exc})").format(
                     path=self.path, str_exc=str(exc)[:200]
                 ),
-                _("re-run `gpuwise capture`"),
+                msg("re-run `gpuwise capture`"),
             ) from exc
         if not isinstance(self.recorded_meta, dict) or self.recorded_meta.get("format") != CAPTURE_FORMAT:
             got = self.recorded_meta.get("format") if isinstance(self.recorded_meta, dict) else None
             raise CaptureFormatError(
-                _("{path}: meta.json format is {got!r}, expected {capture_format!r}").format(
+                msg("{path}: meta.json format is {got!r}, expected {capture_format!r}").format(
                     path=self.path, got=got, capture_format=CAPTURE_FORMAT
                 ),
-                _("re-capture with this gpuwise version"),
+                msg("re-capture with this gpuwise version"),
             )
         for rel, text in entries.items():
             if rel.startswith("files/"):
@@ -262,8 +262,8 @@ class CaptureHost:
             members = archive.read_tar(self.path, archive.Limits.from_env())
         except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise CaptureFormatError(
-                _("{path}: cannot read the tarball ({exc})").format(path=self.path, exc=exc),
-                _("re-copy the file; it may be truncated"),
+                msg("{path}: cannot read the tarball ({exc})").format(path=self.path, exc=exc),
+                msg("re-copy the file; it may be truncated"),
             ) from exc
         prefix = _common_top_dir(list(members))
         return {name[len(prefix) :]: _text(data) for name, data in members.items()}

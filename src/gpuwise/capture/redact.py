@@ -32,6 +32,8 @@ from __future__ import annotations
 import functools
 import re
 
+from gpuwise.i18n import joined
+
 REDACTED = "<redacted>"
 
 # Matched anywhere in the upper-cased name.
@@ -302,7 +304,7 @@ def _redact_assignments(text: str, hits: list[int]) -> str:
         out.append(_ASSIGNMENT.sub(lambda m: _assignment(m, hits), text[start:end]))
         done = end
     out.append(text[done:])
-    return "".join(out)
+    return joined("", out)
 
 
 def redact_text(text: str, counts: dict[str, int] | None = None) -> str:

@@ -27,7 +27,7 @@ from gpuwise.capture.mask import Masker, find_serials
 from gpuwise.capture.redact import redact_text
 from gpuwise.capture.sources import ALL_COMMAND_IDS, FILES, GLOBS
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 DMI_SERIAL_FILES = (
     "/sys/class/dmi/id/product_serial",
@@ -62,14 +62,15 @@ def write_capture(
     as_tar = out.name.endswith((".tar.gz", ".tgz"))
     if out.exists() and (as_tar or not out.is_dir() or any(out.iterdir())):
         raise UserInputError(
-            _("{out} already exists").format(out=out), _("choose a new path, or remove the old capture first")
+            msg("{out} already exists").format(out=out),
+            msg("choose a new path, or remove the old capture first"),
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     note = progress or (lambda _msg: None)
 
-    note(_("reading files"))
+    note(msg("reading files"))
     files = _read_files(host)
-    note(_("running {n} commands").format(n=len(ALL_COMMAND_IDS)))
+    note(msg("running {n} commands").format(n=len(ALL_COMMAND_IDS)))
     host.prefetch(list(ALL_COMMAND_IDS))
     results = {cid: host.run(cid) for cid in ALL_COMMAND_IDS}
 
@@ -128,7 +129,7 @@ def write_capture(
             summary.masked = masker.counts
             meta["masked_counts"] = masker.counts  # kinds only: host, serial, mac, uuid, ipv4, ipv6
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        note(_("writing"))
+        note(msg("writing"))
         if tar_tmp is not None:
             write_tarball(tmp, tar_tmp, out.name.removesuffix(".tar.gz").removesuffix(".tgz"))
         _publish(tar_tmp or tmp, out)
@@ -201,11 +202,11 @@ def _publish(finished: Path, out: Path) -> None:
             publish_noreplace(finished, out)
         except FileExistsError:
             raise UserInputError(
-                _(
+                msg(
                     "{out} appeared while capturing (another capture or program wrote it); it was left as it "
                     "is"
                 ).format(out=out),
-                _("choose a new path with -o, or remove the other file and capture again"),
+                msg("choose a new path with -o, or remove the other file and capture again"),
             ) from None
         if interrupts.received() is not None:  # asked to stop while publishing: publish nothing
             if out.is_dir():

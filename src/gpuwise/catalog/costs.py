@@ -22,18 +22,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.datafiles import did_you_mean
 from gpuwise.documents.ids import ONPREM_COSTS_SCHEMA as SCHEMA
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
+from gpuwise.textmodel import TextModel
 
 USER_SOURCE = "your plan file"
 
 
-class CostValue(BaseModel):
+class CostValue(TextModel):
     """One default: its value (None = no sourced default), optional range, unit and source."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -46,21 +47,21 @@ class CostValue(BaseModel):
     high: float | None = None
 
 
-class CommitmentDiscount(BaseModel):
+class CommitmentDiscount(TextModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     one_year: float = Field(ge=0, le=1)
     three_year: float = Field(ge=0, le=1)
 
 
-class SpotDiscount(BaseModel):
+class SpotDiscount(TextModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     low: float = Field(ge=0, le=1)
     high: float = Field(ge=0, le=1)
 
 
-class OnpremDefaults(BaseModel):
+class OnpremDefaults(TextModel):
     """The on-prem TCO inputs gpuwise starts from; see the YAML file for every source."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -82,17 +83,17 @@ class OnpremDefaults(BaseModel):
         if name in self.per_gpu_class:
             if gpu_class is None:
                 raise UserInputError(
-                    _("{name} depends on the GPU class").format(name=name),
-                    _("pass gpu_class, e.g. 'H100-SXM'"),
+                    msg("{name} depends on the GPU class").format(name=name),
+                    msg("pass gpu_class, e.g. 'H100-SXM'"),
                 )
             table = self.per_gpu_class[name]
             return next((table[c] for c in _class_candidates(gpu_class) if c in table), None)
         names = sorted([*self.values, *self.per_gpu_class])
         raise UserInputError(
-            _("unknown cost default {name!r}{did_you_mean_name}").format(
+            msg("unknown cost default {name!r}{did_you_mean_name}").format(
                 name=name, did_you_mean_name=did_you_mean(name, names)
             ),
-            _("use one of: {join}").format(join=", ".join(names)),
+            msg("use one of: {join}").format(join=joined(", ", names)),
         )
 
     def value(self, name: str, gpu_class: str | None = None) -> float | None:
@@ -128,10 +129,10 @@ class OnpremDefaults(BaseModel):
             elif name in per_class:
                 if not isinstance(given, dict):
                     raise DataValidationError(
-                        _("onprem.{name} must map a GPU class to a number, got {given!r}").format(
+                        msg("onprem.{name} must map a GPU class to a number, got {given!r}").format(
                             name=name, given=given
                         ),
-                        _("write it as  {name}: {{H100: 310000}}").format(name=name),
+                        msg("write it as  {name}: {{H100: 310000}}").format(name=name),
                     )
                 for gpu_class, number in given.items():
                     key = _gpu_class(str(gpu_class))
@@ -143,10 +144,10 @@ class OnpremDefaults(BaseModel):
             else:
                 names = sorted([*values, *per_class])
                 raise DataValidationError(
-                    _("unknown on-prem cost {name!r}{did_you_mean_name}").format(
+                    msg("unknown on-prem cost {name!r}{did_you_mean_name}").format(
                         name=name, did_you_mean_name=did_you_mean(name, names)
                     ),
-                    _("use one of: {join}").format(join=", ".join(names)),
+                    msg("use one of: {join}").format(join=joined(", ", names)),
                 )
         return self.model_copy(update={"values": values, "per_gpu_class": per_class})
 
@@ -158,14 +159,14 @@ def _gpu_class(name: str) -> str:
 def _class_candidates(gpu: str) -> list[str]:
     """Most specific first: 'A100-SXM-80GB' -> ['A100-SXM-80GB', 'A100-SXM', 'A100']."""
     parts = _gpu_class(gpu).split("-")
-    return ["-".join(parts[:n]) for n in range(len(parts), 0, -1)]
+    return [joined("-", parts[:n]) for n in range(len(parts), 0, -1)]
 
 
 def _override(current: CostValue | None, name: str, given: Any) -> CostValue:
     if isinstance(given, bool) or not isinstance(given, (int, float)) or given < 0:
         raise DataValidationError(
-            _("onprem.{name} must be a non-negative number, got {given!r}").format(name=name, given=given),
-            _("write a plain number"),
+            msg("onprem.{name} must be a non-negative number, got {given!r}").format(name=name, given=given),
+            msg("write a plain number"),
         )
     unit = current.unit if current else "see gpuwise/catalog/data/onprem_costs.yaml"
     return CostValue(value=float(given), unit=unit, source=USER_SOURCE)
@@ -176,8 +177,8 @@ def read_onprem_defaults(path: Path) -> OnpremDefaults:
     data, lines = load_yaml_with_lines(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise DataValidationError(
-            _("not a {schema} file").format(schema=SCHEMA),
-            _("the file must start with  schema: {schema}").format(schema=SCHEMA),
+            msg("not a {schema} file").format(schema=SCHEMA),
+            msg("the file must start with  schema: {schema}").format(schema=SCHEMA),
             path=str(path),
             line=1,
         )

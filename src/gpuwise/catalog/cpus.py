@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import read_rows
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 DTYPES = ("fp32", "bf16", "fp16")
 COLUMNS = ("vendor", "flag", "dtype", "fma_lanes", "fp32_multiple", "source", "as_of")
@@ -57,7 +57,7 @@ def read_fma_rates(path: Path) -> list[FmaRate]:
         )
     if not rates:
         raise DataValidationError(
-            _("no CPU FMA rows"), _("restore the file from the gpuwise package"), path=str(path)
+            msg("no CPU FMA rows"), msg("restore the file from the gpuwise package"), path=str(path)
         )
     return rates
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import yaml
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 DATA_FILE = "data/data_paths.yaml"
 RDMA_FABRICS = ("efa", "infiniband", "roce")
@@ -43,7 +43,7 @@ def table() -> dict[str, Any]:
 
 
 def _src(text: str) -> str:
-    return " ".join(str(text).split())
+    return joined(" ", str(text).split())
 
 
 def all_sources() -> list[str]:
@@ -167,7 +167,7 @@ def _prefix_limit(scheme: str) -> tuple[float | None, str]:
     if not s or not s.get("get_per_second_per_prefix"):
         return None, ""
     gbps = s["get_per_second_per_prefix"] * s["part_mb"] * 1e6 * 8 / 1e9
-    return gbps, _("{rate} GET/s per prefix x {mb} MB parts: {request}; {part}").format(
+    return gbps, msg("{rate} GET/s per prefix x {mb} MB parts: {request}; {part}").format(
         rate=f"{s['get_per_second_per_prefix']:,}",
         mb=s["part_mb"],
         request=_src(s["request_source"]),
@@ -185,11 +185,11 @@ def same_region(size_bytes: int | None, src: Source, tgt: Target) -> PathEstimat
     per_node, why_node = float(p["per_node_gbps"]), _src(p["source"])
     if tgt.network_gbps and (tgt.fabric or "") not in RDMA_FABRICS and tgt.network_gbps < per_node:
         per_node = tgt.network_gbps
-        why_node = _("the node's catalogued network ({gbps} Gbit/s)").format(gbps=f"{tgt.network_gbps:g}")
+        why_node = msg("the node's catalogued network ({gbps} Gbit/s)").format(gbps=f"{tgt.network_gbps:g}")
     nodes = max(1, tgt.nodes)
     readers = (
         per_node * nodes,
-        _("{nodes} node(s) each reading its share at {gbps} Gbit/s ({why})").format(
+        msg("{nodes} node(s) each reading its share at {gbps} Gbit/s ({why})").format(
             nodes=nodes, gbps=f"{per_node:g}", why=why_node
         ),
     )
@@ -197,7 +197,7 @@ def same_region(size_bytes: int | None, src: Source, tgt: Target) -> PathEstimat
     gbps, why = _min_bound([readers, _store_limit(src.scheme, region), _prefix_limit(src.scheme)])
     return PathEstimate(
         "same-region", gbps, _hours(size_bytes, gbps), why, 0.0, _currency(src.scheme),
-        _("free within the bucket's region: {source}").format(source=_egress_source(src.scheme)),
+        msg("free within the bucket's region: {source}").format(source=_egress_source(src.scheme)),
         assumption=why == readers[1] and why_node == _src(p["source"]),
     )  # fmt: skip
 
@@ -218,13 +218,13 @@ def _egress(scheme: str) -> tuple[float | None, str | None, str]:
         return (
             None,
             None,
-            _("no egress price known for {scheme}: add dataset.egress_price_per_gb").format(scheme=scheme),
+            msg("no egress price known for {scheme}: add dataset.egress_price_per_gb").format(scheme=scheme),
         )
     if s.get("egress_per_gb") is None:
         return (
             None,
             s["currency"],
-            _("no {scheme} egress price in the catalog yet: add dataset.egress_price_per_gb").format(
+            msg("no {scheme} egress price in the catalog yet: add dataset.egress_price_per_gb").format(
                 scheme=scheme
             ),
         )
@@ -250,13 +250,13 @@ def _target_ingress(tgt: Target) -> list[tuple[float | None, str]]:
 def internet(size_bytes: int | None, src: Source, tgt: Target) -> PathEstimate:
     p = table()["paths"]["internet"]
     if src.link_gbps:
-        link = (src.link_gbps, _("your measured link (dataset.link_gbps)"))
+        link = (src.link_gbps, msg("your measured link (dataset.link_gbps)"))
         assumed = False
     else:
         lo, hi = p["range"]
         link = (
             float(p["gbps"]),
-            _("{source} (range {lo}-{hi} Gbit/s)").format(source=_src(p["source"]), lo=lo, hi=hi),
+            msg("{source} (range {lo}-{hi} Gbit/s)").format(source=_src(p["source"]), lo=lo, hi=hi),
         )
         assumed = True
     bounds = [link, *(_source_limits(src) if src.kind == "object-store" else []), *_target_ingress(tgt)]
@@ -278,13 +278,13 @@ def dedicated_line(size_bytes: int | None, src: Source) -> PathEstimate | None:
     if not src.dedicated_line_gbps:
         return None
     p = table()["paths"]["dedicated_line"]
-    line = (src.dedicated_line_gbps, _("your dedicated line (dataset.dedicated_line_gbps; ports: {ports} Gbit/s, {source})").format(
-        ports=", ".join(str(x) for x in p["port_gbps"]), source=_src(p["source"])))  # fmt: skip
+    line = (src.dedicated_line_gbps, msg("your dedicated line (dataset.dedicated_line_gbps; ports: {ports} Gbit/s, {source})").format(
+        ports=joined(", ", (str(x) for x in p["port_gbps"])), source=_src(p["source"])))  # fmt: skip
     gbps, why = _min_bound([line, *(_source_limits(src) if src.kind == "object-store" else [])])
     if store_provider(src.scheme) == "aws":
         price, ccy, cost_source = float(p["egress_per_gb"]), p["currency"], _src(p["egress_source"])
     else:
-        price, ccy, cost_source = None, None, _("check the line's port-hour and transfer price")
+        price, ccy, cost_source = None, None, msg("check the line's port-hour and transfer price")
     return PathEstimate("dedicated-line", gbps, _hours(size_bytes, gbps), why, price, ccy, cost_source)
 
 
@@ -297,13 +297,13 @@ def shipping(size_bytes: int | None, tgt: Target) -> PathEstimate | None:
         return None
     devices = max(1, math.ceil(size_bytes / (device["capacity_tb"] * 1e12)))
     lo, hi = device["days_range"]
-    why = _("{name}: {n} x {tb} TB ({capacity}); {days} days ({days_source}, range {lo}-{hi})").format(
+    why = msg("{name}: {n} x {tb} TB ({capacity}); {days} days ({days_source}, range {lo}-{hi})").format(
         name=device["name"], n=devices, tb=device["capacity_tb"], capacity=_src(device["capacity_source"]),
         days=device["days"], days_source=_src(device["days_source"]), lo=lo, hi=hi,
     )  # fmt: skip
     return PathEstimate(
         "shipping", None, device["days"] * 24.0, why, None, None,
-        _("ask {name} for the price of {n} device(s)").format(name=device["name"], n=devices),
+        msg("ask {name} for the price of {n} device(s)").format(name=device["name"], n=devices),
         assumption=True, devices=devices,
     )  # fmt: skip
 
@@ -329,7 +329,7 @@ def move(size_bytes: int | None, src: Source, tgt: Target) -> DataMove:
             options.append(line)
         if src.kind == "local" and not src.link_gbps and not line:
             options.append(PathEstimate("upload", None, None,
-                                        _("your upload bandwidth is unknown: measure it and add dataset.link_gbps")))  # fmt: skip
+                                        msg("your upload bandwidth is unknown: measure it and add dataset.link_gbps")))  # fmt: skip
         ship = shipping(size_bytes, tgt) if src.kind == "local" else None  # disks leave your site
         if ship:
             options.append(ship)
@@ -349,7 +349,7 @@ def _compare(chosen: PathEstimate, options: list[PathEstimate]) -> str:
         return ""
     best = min(online, key=lambda o: o.hours or 0.0)
     if chosen is ship:
-        return _("shipping disks ({ship} days) is faster than the best online path ({online} h) for this size").format(
+        return msg("shipping disks ({ship} days) is faster than the best online path ({online} h) for this size").format(
             ship=f"{(ship.hours or 0) / 24:g}", online=f"{best.hours:.1f}")  # fmt: skip
-    return _("online ({online} h) is faster than shipping disks ({ship} days) for this size").format(
+    return msg("online ({online} h) is faster than shipping disks ({ship} days) for this size").format(
         online=f"{best.hours:.1f}", ship=f"{(ship.hours or 0) / 24:g}")  # fmt: skip

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import Row, did_you_mean, read_rows
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 KINDS = ("pcie", "nvlink", "ethernet", "infiniband", "roce", "efa")
 COLUMNS = (
@@ -88,7 +88,7 @@ def read_fabrics(path: Path) -> list[Fabric]:
         fabrics.append(fabric)
     if not fabrics:
         raise DataValidationError(
-            _("no fabric rows"), _("restore the file from the gpuwise package"), path=str(path)
+            msg("no fabric rows"), msg("restore the file from the gpuwise package"), path=str(path)
         )
     return fabrics
 
@@ -110,10 +110,10 @@ def get_fabric(key: str) -> Fabric:
             return fabric
     keys = [f.key for f in load_fabrics()]
     raise UserInputError(
-        _("unknown fabric {key!r}{did_you_mean_key}").format(
+        msg("unknown fabric {key!r}{did_you_mean_key}").format(
             key=key, did_you_mean_key=did_you_mean(key, keys)
         ),
-        _("use one of: {join}").format(join=", ".join(keys)),
+        msg("use one of: {join}").format(join=joined(", ", keys)),
     )
 
 

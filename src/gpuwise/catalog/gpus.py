@@ -20,7 +20,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class GpuSpec:
         if dtype.startswith(("fp8", "float8")):
             dtype = "fp8"  # e4m3 and e5m2 share one tensor-core rate
         if dtype not in DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+            raise ValueError(f"unknown dtype {dtype!r}; use one of {joined(', ', DTYPES)}")
         return getattr(self, f"{dtype}_tflops")
 
     @property
@@ -100,7 +100,7 @@ class GpuSpec:
 
 def normalize_name(name: str) -> str:
     """Lower-case, single-spaced, without the brand prefixes that vary between drivers."""
-    name = " ".join(name.strip().lower().split())
+    name = joined(" ", name.strip().lower().split())
     return _PREFIXES.sub("", name)
 
 
@@ -157,7 +157,7 @@ def read_gpu_specs(path: Path) -> list[GpuSpec]:
         specs.append(spec)
     if not specs:
         raise DataValidationError(
-            _("no GPU rows"), _("restore the file from the gpuwise package"), path=str(path)
+            msg("no GPU rows"), msg("restore the file from the gpuwise package"), path=str(path)
         )
     return specs
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from gpuwise.catalog import gpus
 from gpuwise.datafiles import Row, read_rows
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.providers import Provider, providers
 from gpuwise.registry import Registry
 
@@ -220,8 +220,8 @@ def load_offers(
         extra = Path(extra).expanduser()
         if not extra.is_dir():
             raise UserInputError(
-                _("offers directory {extra} does not exist").format(extra=extra),
-                _("pass a directory that holds *.csv offers files"),
+                msg("offers directory {extra} does not exist").format(extra=extra),
+                msg("pass a directory that holds *.csv offers files"),
             )
         dirs.append(extra)
     regional: set[tuple[str, str]] = set()

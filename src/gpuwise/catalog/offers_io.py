@@ -18,7 +18,7 @@ from gpuwise.atomic import write_text_atomic
 from gpuwise.catalog import offers as offers_mod
 from gpuwise.catalog.offers import Offer
 from gpuwise.errors import DataValidationError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 # Column name -> Offer attribute, in file order.
 _FIELDS = {
@@ -81,8 +81,8 @@ def write_offers_file(path: Path, offers: list[Offer], written_by: str, force: b
     path = Path(path).expanduser()
     if path.exists() and not force and not _written_by(path, written_by):
         raise UserInputError(
-            _("{path} exists and was not written by gpuwise; it was left untouched").format(path=path),
-            _("choose another output file with -o, or pass --force to replace it"),
+            msg("{path} exists and was not written by gpuwise; it was left untouched").format(path=path),
+            msg("choose another output file with -o, or pass --force to replace it"),
         )
     text = offers_csv_text(offers)
     _check_round_trip(path, text)
@@ -117,7 +117,7 @@ def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = 
     source = Path(source).expanduser()
     if not source.is_file():
         raise UserInputError(
-            _("{source} is not a file").format(source=source), _("pass the path of a SkyPilot vms.csv")
+            msg("{source} is not a file").format(source=source), msg("pass the path of a SkyPilot vms.csv")
         )
     try:
         with source.open(encoding="utf-8") as fh:
@@ -126,15 +126,15 @@ def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = 
         header = "InstanceType"  # not text at all: the offers reader says so, with the byte offset
     if "InstanceType" not in header:
         raise DataValidationError(
-            _("not a SkyPilot catalog: the header has no InstanceType column"),
-            _("pass a SkyPilot v8 vms.csv (catalogs/v8/<cloud>/vms.csv)"),
+            msg("not a SkyPilot catalog: the header has no InstanceType column"),
+            msg("pass a SkyPilot v8 vms.csv (catalogs/v8/<cloud>/vms.csv)"),
             path=str(source),
             line=1,
         )
     name = (provider or source.parent.name or "").strip().lower()
     if not name or name in (".", "/"):
         raise UserInputError(
-            _("cannot tell the cloud of this catalog file"), _("pass --provider, e.g. --provider aws")
+            msg("cannot tell the cloud of this catalog file"), msg("pass --provider, e.g. --provider aws")
         )
     as_of = dt.date.fromtimestamp(source.stat().st_mtime)
     label = f"SkyPilot catalog {source.name} (imported; dated by file time)"
@@ -154,8 +154,8 @@ def import_skypilot(source: Path, provider: str | None = None, gpu_only: bool = 
         )
     if not imported:
         raise UserInputError(
-            _("{source} has no GPU rows").format(source=source),
-            _("check that it is a SkyPilot vms.csv, or pass --all"),
+            msg("{source} has no GPU rows").format(source=source),
+            msg("check that it is a SkyPilot vms.csv, or pass --all"),
         )
     return imported
 

@@ -25,7 +25,7 @@ from typing import Any
 from gpuwise.catalog import offers as offers_mod
 from gpuwise.catalog.offers import Offer
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def _sdk():
         from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
         from tencentcloud.cvm.v20170312 import cvm_client, models
     except ImportError:
-        raise MissingDependencyError(_("the Tencent Cloud SDK is not installed"), INSTALL_HINT) from None
+        raise MissingDependencyError(msg("the Tencent Cloud SDK is not installed"), INSTALL_HINT) from None
     return credential, TencentCloudSDKException, cvm_client, models
 
 
@@ -53,8 +53,8 @@ def make_client(region: str):
     secret_key = os.environ.get("TENCENTCLOUD_SECRET_KEY", "").strip()
     if not secret_id or not secret_key:
         raise UserInputError(
-            _("Tencent Cloud credentials are not set"),
-            _(
+            msg("Tencent Cloud credentials are not set"),
+            msg(
                 "export TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (an API key from the CAM "
                 "console; read-only CVM access is enough)"
             ),
@@ -81,10 +81,10 @@ def _call(client, action: str, params: dict[str, Any]) -> dict[str, Any]:
         response = getattr(client, action)(request)
     except sdk_error as exc:
         raise EnvironmentProblem(
-            _("Tencent Cloud {action} failed: {code}: {message}").format(
+            msg("Tencent Cloud {action} failed: {code}: {message}").format(
                 action=action, code=exc.code, message=exc.message
             ),
-            _("check the region name, your network, and that the API key may call cvm:{action}").format(
+            msg("check the region name, your network, and that the API key may call cvm:{action}").format(
                 action=action
             ),
         ) from None
@@ -195,7 +195,7 @@ def offers_from_quota(
                 as_of=today,
                 status=_STATUS.get(item.get("Status") or ""),
                 gpu_key=template.gpu_key if template else None,
-                notes="; ".join(n for n in notes if n),
+                notes=joined("; ", (n for n in notes if n)),
             )
         )
     return out

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuwise.datafiles import read_input_bytes
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 M = TypeVar("M", bound=BaseModel)
 KeyPath = tuple[str | int, ...]
@@ -41,12 +41,12 @@ def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: Path)
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
             child = (*path, key)
             if child in lines:  # PyYAML keeps the last value silently; the user meant one of them
-                field = ".".join(map(str, child))
+                field = joined(".", map(str, child))
                 raise DataValidationError(
-                    _("'{field}' is set twice (first on line {first})").format(
+                    msg("'{field}' is set twice (first on line {first})").format(
                         field=field, first=lines[child]
                     ),
-                    _("keep one of the two lines: YAML would silently use only the last one"),
+                    msg("keep one of the two lines: YAML would silently use only the last one"),
                     path=str(file),
                     line=key_node.start_mark.line + 1,
                 )
@@ -89,8 +89,8 @@ def _compose(loader) -> yaml.Node | None:
     if not loader.check_event(yaml.StreamEndEvent):
         event = loader.peek_event()
         raise _Refused(
-            _("the file holds more than one YAML document ('---')"),
-            _("keep one document per file"),
+            msg("the file holds more than one YAML document ('---')"),
+            msg("keep one document per file"),
             event.start_mark.line + 1,
         )
     return node
@@ -102,22 +102,22 @@ def _node(loader, depth: int, count: list[int]) -> yaml.Node:
     count[0] += 1
     if count[0] > MAX_NODES:
         raise _Refused(
-            _("the YAML has more than {limit:,} values; a gpuwise file has a few hundred").format(
+            msg("the YAML has more than {limit:,} values; a gpuwise file has a few hundred").format(
                 limit=MAX_NODES
             ),
-            _("check that this is the right file"),
+            msg("check that this is the right file"),
             line,
         )
     if depth > MAX_DEPTH:
         raise _Refused(
-            _("the YAML is nested more than {limit} levels deep").format(limit=MAX_DEPTH),
-            _("check that this is the right file"),
+            msg("the YAML is nested more than {limit} levels deep").format(limit=MAX_DEPTH),
+            msg("check that this is the right file"),
             line,
         )
     if isinstance(event, yaml.AliasEvent):
         raise _Refused(
-            _("YAML aliases are not accepted (*{anchor})").format(anchor=event.anchor),
-            _("write the value out in full instead of referring to an &anchor"),
+            msg("YAML aliases are not accepted (*{anchor})").format(anchor=event.anchor),
+            msg("write the value out in full instead of referring to an &anchor"),
             line,
         )
     if isinstance(event, yaml.ScalarEvent):
@@ -148,10 +148,10 @@ def _scalar(loader, event, line: int) -> yaml.ScalarNode:
     value = event.value
     if len(value) > MAX_SCALAR_CHARS:
         raise _Refused(
-            _("a value of {length:,} characters (the limit is {limit:,})").format(
+            msg("a value of {length:,} characters (the limit is {limit:,})").format(
                 length=len(value), limit=MAX_SCALAR_CHARS
             ),
-            _("check that this is the right file"),
+            msg("check that this is the right file"),
             line,
         )
     tag = (
@@ -162,10 +162,10 @@ def _scalar(loader, event, line: int) -> yaml.ScalarNode:
         digits = sum(c.isdigit() for c in value.split("e")[0].split("E")[0])
         if digits > MAX_INT_DIGITS:
             raise _Refused(
-                _("a number with {digits:,} digits; gpuwise accepts at most {limit}").format(
+                msg("a number with {digits:,} digits; gpuwise accepts at most {limit}").format(
                     digits=digits, limit=MAX_INT_DIGITS
                 ),
-                _("write the number in scientific notation (e.g. 1.5e9), or check the file"),
+                msg("write the number in scientific notation (e.g. 1.5e9), or check the file"),
                 line,
             )
     if plain and tag in (_FLOAT_TAG, "tag:yaml.org,2002:str") and _NUMBER.fullmatch(value):
@@ -175,8 +175,8 @@ def _scalar(loader, event, line: int) -> yaml.ScalarNode:
             number = 0.0
         if not math.isfinite(number):
             raise _Refused(
-                _("{value} is out of range for a number (it would be infinite)").format(value=value[:40]),
-                _("write a number between -1e308 and 1e308"),
+                msg("{value} is out of range for a number (it would be infinite)").format(value=value[:40]),
+                msg("write a number between -1e308 and 1e308"),
                 line,
             )
     return yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, style=event.style)
@@ -204,8 +204,8 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[KeyPath, int]]:
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise DataValidationError(
-            _("not valid YAML: {problem}").format(problem=problem),
-            _("fix the YAML syntax at that line (indentation, ':' after keys, quotes)"),
+            msg("not valid YAML: {problem}").format(problem=problem),
+            msg("fix the YAML syntax at that line (indentation, ':' after keys, quotes)"),
             path=str(p),
             line=line,
         ) from None
@@ -223,10 +223,10 @@ def _check_utf8(data: bytes, path: Path) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataValidationError(
-            _("not UTF-8 text (byte 0x{data:02x} at byte {start})").format(
+            msg("not UTF-8 text (byte 0x{data:02x} at byte {start})").format(
                 data=data[exc.start], start=exc.start
             ),
-            _("save the file as UTF-8"),
+            msg("save the file as UTF-8"),
             path=str(path),
             line=data.count(b"\n", 0, exc.start) + 1,
         ) from None
@@ -235,10 +235,10 @@ def _check_utf8(data: bytes, path: Path) -> None:
 def _refuse_non_finite(data: Any, path: KeyPath, lines: dict[KeyPath, int], file: Path) -> None:
     """`.inf` and `.nan` parse as floats; no gpuwise field means them, and numpy would warn on them."""
     if isinstance(data, float) and not math.isfinite(data):
-        field = ".".join(map(str, path)) or "(top level)"
+        field = joined(".", map(str, path)) or "(top level)"
         raise DataValidationError(
-            _("'{field}' is {data!r}, not a finite number").format(field=field, data=data),
-            _("write a number for '{field}' (or remove the line to use the default)").format(field=field),
+            msg("'{field}' is {data!r}, not a finite number").format(field=field, data=data),
+            msg("write a number for '{field}' (or remove the line to use the default)").format(field=field),
             path=str(file),
             line=_line_for(path, lines),
         )
@@ -299,40 +299,40 @@ def _describe(err: dict, model: type[BaseModel], see_also: str) -> tuple[str, st
     """(message, fix) for one pydantic error dict. Pydantic's own wording of a constraint ("Input should
     be greater than 0") stays as pydantic writes it; everything around it is translated."""
     loc: KeyPath = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))  # drop union tags
-    field = ".".join(str(p) for p in loc) or _("(top level)")
+    field = joined(".", (str(p) for p in loc)) or msg("(top level)")
     kind = err["type"]
     if kind == "extra_forbidden":
         known = _fields_at(model, loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-        hint = _("did you mean '{name}'? ").format(name=close[0]) if close else ""
+        hint = msg("did you mean '{name}'? ").format(name=close[0]) if close else ""
         return (
-            _("unknown field '{field}'").format(field=field),
-            hint + _("known fields here: {names}").format(names=", ".join(known) or _("none")),
+            msg("unknown field '{field}'").format(field=field),
+            hint + msg("known fields here: {names}").format(names=joined(", ", known) or msg("none")),
         )
     if kind == "missing":
-        parent = ".".join(map(str, loc[:-1]))
-        where = _("under '{parent}'").format(parent=parent) if parent else _("at the top level")
+        parent = joined(".", map(str, loc[:-1]))
+        where = msg("under '{parent}'").format(parent=parent) if parent else msg("at the top level")
         return (
-            _("missing required field '{field}'").format(field=field),
-            _("add '{key}:' {where}").format(key=loc[-1], where=where),
+            msg("missing required field '{field}'").format(field=field),
+            msg("add '{key}:' {where}").format(key=loc[-1], where=where),
         )
     if kind in ("literal_error", "enum"):
         expected = err.get("ctx", {}).get("expected", "")
         got = err.get("input")
         choices = [c.strip().strip("'") for c in expected.replace(" or ", ",").split(",") if c.strip()]
         close = difflib.get_close_matches(str(got), choices, n=1, cutoff=0.5)
-        hint = _("did you mean '{name}'? ").format(name=close[0]) if close else ""
+        hint = msg("did you mean '{name}'? ").format(name=close[0]) if close else ""
         return (
-            _("'{field}' is {got}, which is not allowed").format(field=field, got=repr(got)),
-            hint + _("allowed values: {expected}").format(expected=expected),
+            msg("'{field}' is {got}, which is not allowed").format(field=field, got=repr(got)),
+            hint + msg("allowed values: {expected}").format(expected=expected),
         )
-    msg = err.get("msg", _("invalid value"))
+    msg = err.get("msg", msg("invalid value"))
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
-    fix = _("edit '{field}' in the file").format(field=field)
+    fix = msg("edit '{field}' in the file").format(field=field)
     return (
-        _("'{field}': {msg} (got {got})").format(field=field, msg=msg, got=repr(err.get("input"))),
-        _("{fix}; {see_also}").format(fix=fix, see_also=see_also) if see_also else fix,
+        msg("'{field}': {msg} (got {got})").format(field=field, msg=msg, got=repr(err.get("input"))),
+        msg("{fix}; {see_also}").format(fix=fix, see_also=see_also) if see_also else fix,
     )
 
 
@@ -348,9 +348,9 @@ def validate_file(model: type[M], path: str | Path, see_also: str = "") -> M:
     if not isinstance(data, dict):
         fields = [f.alias or name for name, f in model.model_fields.items()][:3]
         raise DataValidationError(
-            _("the file must be a YAML mapping (key: value lines) at the top level"),
-            _("start the file with keys such as {join}").format(
-                join=", ".join(repr(f + ":") for f in fields)
+            msg("the file must be a YAML mapping (key: value lines) at the top level"),
+            msg("start the file with keys such as {join}").format(
+                join=joined(", ", (repr(f + ":") for f in fields))
             ),
             path=str(path),
             line=1,
@@ -372,7 +372,7 @@ def validate_data(
         line, message, fix = described[0]
         for other_line, other_message, other_fix in described[1:]:
             where = f"{path}:{other_line}" if other_line else str(path)
-            message += "\n" + _("also {where}: {message} ({fix})").format(
+            message += "\n" + msg("also {where}: {message} ({fix})").format(
                 where=where, message=other_message, fix=other_fix
             )
         raise DataValidationError(message, fix, path=str(path), line=line) from None

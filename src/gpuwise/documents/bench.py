@@ -9,15 +9,16 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from gpuwise.documents.ids import BENCH_SCHEMA
+from gpuwise.textmodel import TextModel
 
 Status = Literal["ok", "failed", "skipped", "invalid"]
 PeakKind = Literal["catalog", "derived", "none"]
 
 
-class PeakSource(BaseModel):
+class PeakSource(TextModel):
     """Where a measurement's peak came from: `kind` and `key` for code, `text` for people (never parsed).
 
     kind "catalog": a published figure, `key` the catalog row (e.g. "H200"); "derived": computed by
@@ -65,7 +66,7 @@ def legacy_peak_source(text: str) -> dict[str, Any]:
     return {"kind": "none", "text": text}
 
 
-class Stats(BaseModel):
+class Stats(TextModel):
     """The timed repeats (after warm-up) behind a result: its headline statistic, min and max.
 
     A Measurement's `value` is `stats.median` (`statistic`) of one set of samples, so it always lies
@@ -92,7 +93,7 @@ class Stats(BaseModel):
         return self.min - slack <= value <= self.max + slack
 
 
-class Measurement(BaseModel):
+class Measurement(TextModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str  # "matmul_bf16", "allreduce_busbw", "h2d_pinned", "fio_randread_4k", ...
@@ -124,7 +125,7 @@ class Measurement(BaseModel):
         return self.value is not None and self.stats is not None and not self.stats.contains(self.value)
 
 
-class BenchReport(BaseModel):
+class BenchReport(TextModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: str = Field(BENCH_SCHEMA, alias="schema")

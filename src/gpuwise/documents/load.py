@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from gpuwise.datafiles import read_json
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 T = TypeVar("T")
 
@@ -22,7 +22,7 @@ class DocumentError(DataValidationError):
 
 def _where(loc: tuple) -> str:
     # the tag of a discriminated union (a plan's "training"/"inference") is not a field of the file
-    return ".".join(str(part) for part in loc if part not in ("training", "inference")) or "(document)"
+    return joined(".", (str(part) for part in loc if part not in ("training", "inference"))) or "(document)"
 
 
 def parse_document(
@@ -37,10 +37,12 @@ def parse_document(
     if unmarked and isinstance(data, dict) and "schema" not in data:
         data, found = {**data, "schema": schema}, schema
     if found != schema:
-        what = repr(found) if isinstance(data, dict) else _("a JSON {kind}").format(kind=type(data).__name__)
+        what = (
+            repr(found) if isinstance(data, dict) else msg("a JSON {kind}").format(kind=type(data).__name__)
+        )
         raise DocumentError(
-            _("not a {schema} document (its schema is {found})").format(schema=schema, found=what),
-            _(fix),
+            msg("not a {schema} document (its schema is {found})").format(schema=schema, found=what),
+            msg(fix),
             path=str(path),
         )
     try:
@@ -48,10 +50,10 @@ def parse_document(
     except ValidationError as exc:
         first = exc.errors()[0]
         raise DocumentError(
-            _("not a valid {schema} document: field {where}: {msg}").format(
+            msg("not a valid {schema} document: field {where}: {msg}").format(
                 schema=schema, where=_where(first["loc"]), msg=first["msg"]
             ),
-            _(fix),
+            msg(fix),
             path=str(path),
         ) from None
 

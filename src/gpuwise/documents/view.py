@@ -6,8 +6,10 @@ field it reads has a default that older documents may lack.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from gpuwise.textmodel import TextModel
 
 
-class View(BaseModel):
+class View(TextModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)

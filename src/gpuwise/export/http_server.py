@@ -27,6 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from gpuwise.i18n import joined
 from gpuwise.thresholds import load_thresholds
 
 
@@ -328,7 +329,7 @@ class MetricsServer:
         head = [f"HTTP/1.1 {response.status}"]
         head += [f"{k}: {v}" for k, v in response.headers]
         head += [f"Content-Length: {len(response.body)}", "Connection: close", "", ""]
-        sock.sendall("\r\n".join(head).encode("latin-1") + (response.body if with_body else b""))
+        sock.sendall(joined("\r\n", head).encode("latin-1") + (response.body if with_body else b""))
 
     # --- stopping ------------------------------------------------------------------------------------
 

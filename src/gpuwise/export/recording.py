@@ -17,7 +17,7 @@ from typing import Any
 from gpuwise.documents.ids import WATCH_FORMAT as RECORD_FORMAT
 from gpuwise.errors import UserInputError
 from gpuwise.export.sample import Snapshot
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 class RecordWriter:
@@ -28,8 +28,10 @@ class RecordWriter:
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         except OSError as exc:
             raise UserInputError(
-                _("cannot write the recording {path}: {value}").format(path=path, value=exc.strerror or exc),
-                _("pass --record with a path in a writable directory"),
+                msg("cannot write the recording {path}: {value}").format(
+                    path=path, value=exc.strerror or exc
+                ),
+                msg("pass --record with a path in a writable directory"),
             ) from exc
         self._tmp = Path(tmp)
         self._fh = os.fdopen(fd, "w", encoding="utf-8")

@@ -17,7 +17,7 @@ from typing import Any
 from gpuwise.errors import UserInputError
 from gpuwise.export.sample import GpuSample, Snapshot
 from gpuwise.facts.gpu_fields import NoValue, convert, to_enabled, to_int
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 def _num(text: str) -> float:
@@ -165,7 +165,7 @@ def _convert(raw: str, conv: Callable[[str], Any]) -> Any:
 def _bad(message: str) -> UserInputError:
     return UserInputError(
         message,
-        _(
+        msg(
             "pass the output of `nvidia-smi --query-gpu=index,uuid,utilization.gpu,... --format=csv` "
             "(with its header) or of `nvidia-smi dmon`"
         ),

@@ -27,7 +27,7 @@ from gpuwise.facts.gpu_fields import (
     to_width,
 )
 from gpuwise.facts.gpu_xml import REASON_TAG, extract_document
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 _BIT_OF = {name: bit for bit, name in CLOCK_EVENT_REASON_BITS.items()}
 
@@ -104,13 +104,13 @@ def snapshot_from_xml(text: str, *, hostname: str, taken_at: float, environment:
         root = ET.fromstring(doc) if doc is not None else None
     except ET.ParseError as exc:
         raise UserInputError(
-            _("the nvidia-smi -q -x output is not valid XML ({exc})").format(exc=exc),
-            _("record it again with `nvidia-smi -q -x > FILE` (the file may be truncated)"),
+            msg("the nvidia-smi -q -x output is not valid XML ({exc})").format(exc=exc),
+            msg("record it again with `nvidia-smi -q -x > FILE` (the file may be truncated)"),
         ) from exc
     if root is None:
         raise UserInputError(
-            _("the file holds no nvidia-smi -q -x XML document"),
-            _("record it with `nvidia-smi -q -x > FILE`"),
+            msg("the file holds no nvidia-smi -q -x XML document"),
+            msg("record it with `nvidia-smi -q -x > FILE`"),
         )
     gpus = [_gpu(index, el) for index, el in enumerate(root.findall("gpu"))]
     return Snapshot(

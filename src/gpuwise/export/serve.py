@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
 from gpuwise.export import exposition, http_server
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 TEXTFILE_NAME = "gpuwise.prom"
 
@@ -31,8 +31,8 @@ def parse_listen(listen: str) -> tuple[str, int]:
     host, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise UserInputError(
-            _("--listen {listen!r} is not ADDRESS:PORT").format(listen=listen),
-            _("use e.g. --listen 127.0.0.1:9401 or --listen :9401"),
+            msg("--listen {listen!r} is not ADDRESS:PORT").format(listen=listen),
+            msg("use e.g. --listen 127.0.0.1:9401 or --listen :9401"),
         )
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)
@@ -43,13 +43,14 @@ def read_basic_auth(path: Path) -> tuple[str, str]:
         line = path.read_text(encoding="utf-8").strip().splitlines()[0]
     except (OSError, IndexError) as exc:
         raise UserInputError(
-            _("cannot read the basic-auth file {path}").format(path=path),
-            _("write one line USER:PASSWORD to it (mode 600)"),
+            msg("cannot read the basic-auth file {path}").format(path=path),
+            msg("write one line USER:PASSWORD to it (mode 600)"),
         ) from exc
     user, sep, password = line.partition(":")
     if not sep or not user or not password:
         raise UserInputError(
-            _("{path} does not hold USER:PASSWORD").format(path=path), _("write one line USER:PASSWORD to it")
+            msg("{path} does not hold USER:PASSWORD").format(path=path),
+            msg("write one line USER:PASSWORD to it"),
         )
     return user, password
 
@@ -106,18 +107,18 @@ def start_server(
             context.load_cert_chain(str(certfile), str(keyfile) if keyfile else None)
         except (OSError, ssl.SSLError) as exc:
             raise UserInputError(
-                _("cannot load the TLS certificate {certfile}: {exc}").format(certfile=certfile, exc=exc),
-                _("pass a PEM certificate and its key"),
+                msg("cannot load the TLS certificate {certfile}: {exc}").format(certfile=certfile, exc=exc),
+                msg("pass a PEM certificate and its key"),
             ) from exc
     handle = metrics_handler(lambda: exposition.render(registry), auth)
     try:
         httpd = http_server.MetricsServer(address, port, handle, ssl_context=context, limits=limits)
     except OSError as exc:
         raise UserInputError(
-            _("cannot listen on {address}:{port}: {value}").format(
+            msg("cannot listen on {address}:{port}: {value}").format(
                 address=address, port=port, value=exc.strerror or exc
             ),
-            _("pick a free port with --listen ADDRESS:PORT (or stop what holds this one)"),
+            msg("pick a free port with --listen ADDRESS:PORT (or stop what holds this one)"),
         ) from exc
     thread = threading.Thread(target=httpd.serve_forever, name="gpuwise-export", daemon=True)
     thread.start()

@@ -26,7 +26,7 @@ from gpuwise.export.recording import RECORD_FORMAT
 from gpuwise.export.replay_csv import is_dmon, snapshots_from_dmon, snapshots_from_query_csv
 from gpuwise.export.replay_xml import snapshot_from_xml
 from gpuwise.export.sample import GpuSample, Snapshot
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 _MAX_REPLAY_BYTES = 256 * 2**20  # a recording is text; past this it is the wrong file
 
@@ -51,9 +51,9 @@ class LiveSource:
         self._sampler.open()
         self._processes = ProcessTracker()
         self.description = (
-            _("live NVML")
+            msg("live NVML")
             if self._sampler.error is None
-            else _("live NVML ({error})").format(error=self._sampler.error)
+            else msg("live NVML ({error})").format(error=self._sampler.error)
         )
 
     def read(self) -> Snapshot:
@@ -98,24 +98,24 @@ class ReplaySource:
 def open_source(path: Path | None) -> Source:
     if path is None:
         return LiveSource()
-    return ReplaySource(load_frames(path), _("replay of {path}").format(path=path))
+    return ReplaySource(load_frames(path), msg("replay of {path}").format(path=path))
 
 
 def load_frames(path: Path) -> list[Snapshot]:
     """Every frame a recording holds; a UserInputError saying how to fix a file that is not one."""
     if not path.exists():
         raise UserInputError(
-            _("{path} does not exist").format(path=path),
-            _("pass a capture, a watch recording or nvidia-smi output"),
+            msg("{path} does not exist").format(path=path),
+            msg("pass a capture, a watch recording or nvidia-smi output"),
         )
     if path.is_dir() or path.name.endswith((".tar.gz", ".tgz")):
         return [_capture_frame(path)]
     if path.stat().st_size > _MAX_REPLAY_BYTES:
         raise UserInputError(
-            _("{path} is {value:.0f} MiB: too large for a recording").format(
+            msg("{path} is {value:.0f} MiB: too large for a recording").format(
                 path=path, value=path.stat().st_size / 2**20
             ),
-            _("pass nvidia-smi output, a watch recording or a capture"),
+            msg("pass nvidia-smi output, a watch recording or a capture"),
         )
     text = path.read_text(encoding="utf-8", errors="replace")
     stamp, host = path.stat().st_mtime, path.stem
@@ -139,8 +139,8 @@ def _capture_frame(path: Path) -> Snapshot:
     result = host.run("nvidia-smi-q-x")
     if result is None or not result.ok or not result.stdout.strip():
         raise UserInputError(
-            _("the capture {path} has no nvidia-smi -q -x output to replay").format(path=path),
-            _("capture a machine with GPUs (`gpuwise capture` runs nvidia-smi -q -x)"),
+            msg("the capture {path} has no nvidia-smi -q -x output to replay").format(path=path),
+            msg("capture a machine with GPUs (`gpuwise capture` runs nvidia-smi -q -x)"),
         )
     meta = host.meta()
     hostname, captured_at = meta.hostname, meta.captured_at
@@ -191,7 +191,7 @@ def _recording_frames(path: Path, text: str) -> list[Snapshot]:
         header = json.loads(lines[0])
         if header.get("format") != RECORD_FORMAT:
             raise ValueError(
-                _("format is {got}, not {expected}").format(
+                msg("format is {got}, not {expected}").format(
                     got=repr(header.get("format")), expected=repr(RECORD_FORMAT)
                 )
             )
@@ -199,13 +199,13 @@ def _recording_frames(path: Path, text: str) -> list[Snapshot]:
         frames = [Snapshot.from_dict(row) for row in rows if "end" not in row]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise UserInputError(
-            _("{path} is not a gpuwise watch recording ({exc})").format(path=path, exc=exc),
-            _("pass a file written by `gpuwise watch --record FILE`"),
+            msg("{path} is not a gpuwise watch recording ({exc})").format(path=path, exc=exc),
+            msg("pass a file written by `gpuwise watch --record FILE`"),
         ) from exc
     if not frames:
         raise UserInputError(
-            _("{path} holds no samples").format(path=path),
-            _("record a longer session with `gpuwise watch --record`"),
+            msg("{path} holds no samples").format(path=path),
+            msg("record a longer session with `gpuwise watch --record`"),
         )
     return frames
 

@@ -25,7 +25,7 @@ from gpuwise.export import signals
 from gpuwise.export.recording import RecordWriter
 from gpuwise.export.sample import Snapshot
 from gpuwise.export.sources import Source
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 @dataclass
@@ -193,8 +193,8 @@ def _start(command: list[str]) -> subprocess.Popen:
         return subprocess.Popen(command)
     except OSError as exc:
         raise UserInputError(
-            _("cannot run {command!r}: {value}").format(command=command[0], value=exc.strerror or exc),
-            _("check the command after `--` (is it installed and on PATH?)"),
+            msg("cannot run {command!r}: {value}").format(command=command[0], value=exc.strerror or exc),
+            msg("check the command after `--` (is it installed and on PATH?)"),
         ) from exc
 
 
@@ -203,7 +203,8 @@ def _attach(pid: int) -> psutil.Process:
         return psutil.Process(pid)
     except psutil.NoSuchProcess as exc:
         raise UserInputError(
-            _("no process with PID {pid}").format(pid=pid), _("pass the PID of a running process (see `ps`)")
+            msg("no process with PID {pid}").format(pid=pid),
+            msg("pass the PID of a running process (see `ps`)"),
         ) from exc
 
 

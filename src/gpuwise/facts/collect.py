@@ -11,7 +11,7 @@ from gpuwise.capture.sources import ALL_COMMAND_IDS
 from gpuwise.facts import cpu, gpu, kernel, memory, monitoring, network, platform, software, storage, topology
 from gpuwise.facts.evidence import DCGM_DIAG_COMMAND, collect_evidence
 from gpuwise.facts.models import Evidence, Facts, Meta, Part
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 P = TypeVar("P", bound=Part)
 
@@ -30,7 +30,7 @@ def _guard(fn: Callable[[Host], P], host: Host, empty: Callable[[], P]) -> P:
     except Exception as exc:
         part = empty()
         part.why(
-            "*", _("collector failed: {error}").format(error=f"{type(exc).__name__}: {exc}"), kind="failed"
+            "*", msg("collector failed: {error}").format(error=f"{type(exc).__name__}: {exc}"), kind="failed"
         )
         return part
 
@@ -44,7 +44,7 @@ def collect_facts(host: Host) -> Facts:
         g = gpu.collect_gpus(host)
         facts.gpus, facts.gpu_probe = g.gpus, g.probe
     except Exception as exc:
-        facts.gpu_probe.error = _("collector failed: {error}").format(error=f"{type(exc).__name__}: {exc}")
+        facts.gpu_probe.error = msg("collector failed: {error}").format(error=f"{type(exc).__name__}: {exc}")
         g = None
 
     facts.topology = _guard(topology.collect_topology, host, topology.Topology)
@@ -65,7 +65,7 @@ def collect_facts(host: Host) -> Facts:
         if getattr(facts.software, field) is None:
             no_gpu = facts.gpu_probe.unknown.get("attached_gpus")
             kind = "failed" if facts.gpu_probe.error else no_gpu.kind if no_gpu else "unparsable"
-            facts.software.why(field, facts.gpu_probe.error or _("no NVIDIA driver found"), kind=kind)
+            facts.software.why(field, facts.gpu_probe.error or msg("no NVIDIA driver found"), kind=kind)
     facts.meta.commands = _command_summary(host)
     return facts
 

@@ -20,7 +20,7 @@ from gpuwise.facts.sourcing import (
     to_float,
     to_int,
 )
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 _KEY_LINE = re.compile(r"^(\s*)([^:]+?):(\s*)(.*)$")
 
@@ -153,9 +153,9 @@ def collect_cpu(host: Host) -> Cpu:
 
     failures = [r for r in (lscpu_reason, cpuinfo_reason) if r]
     why_missing = (
-        combined(failures, "; ".join(r.text for r in failures))
+        combined(failures, joined("; ", (r.text for r in failures)))
         if failures
-        else Unknown(kind="unparsable", text=_("not reported by lscpu or /proc/cpuinfo"))
+        else Unknown(kind="unparsable", text=msg("not reported by lscpu or /proc/cpuinfo"))
     )
     for field in ("model", "vendor", "architecture", "sockets", "cores", "threads", "flags"):
         if getattr(cpu, field) is None:
@@ -163,11 +163,11 @@ def collect_cpu(host: Host) -> Cpu:
     if cpu.max_mhz is None:
         cpu.why(
             "max_mhz",
-            _("no 'CPU max MHz' in lscpu and no cpufreq cpuinfo_max_freq (usual inside VMs)"),
+            msg("no 'CPU max MHz' in lscpu and no cpufreq cpuinfo_max_freq (usual inside VMs)"),
             kind="unparsable",
         )
     if cpu.numa_nodes is None:
-        cpu.why("numa_nodes", _("no NUMA information from numactl, sysfs or lscpu"), kind="unparsable")
+        cpu.why("numa_nodes", msg("no NUMA information from numactl, sysfs or lscpu"), kind="unparsable")
     if cpu.governor is None:
         cpu.why("governor", governor_reason)
     return cpu
@@ -207,7 +207,7 @@ def _from_lscpu_table(cpu: Cpu, rows: list[dict[str, str]]) -> None:
         cpu.numa_nodes = len({r["NODE"] for r in rows})
     speeds = [to_float(r.get("MAXMHZ")) for r in rows]
     cpu.max_mhz = max((s for s in speeds if s), default=None)
-    cpu.why("model", _("`lscpu -e` table has no model name"), kind="unparsable")
+    cpu.why("model", msg("`lscpu -e` table has no model name"), kind="unparsable")
 
 
 def _fill_from_cpuinfo(cpu: Cpu, procs: list[dict[str, str]]) -> None:
@@ -257,8 +257,8 @@ def _numa(cpu: Cpu, host: Host, info: dict[str, str]) -> None:
     if any(n.memory_total_bytes is None for n in cpu.numa):
         cpu.why(
             "numa",
-            _("per-node memory unknown: {reason}; no node meminfo in sysfs").format(
-                reason=numactl_reason.text if numactl_reason else _("not in numactl output")
+            msg("per-node memory unknown: {reason}; no node meminfo in sysfs").format(
+                reason=numactl_reason.text if numactl_reason else msg("not in numactl output")
             ),
             kind=numactl_reason.kind if numactl_reason else "unparsable",
         )
@@ -270,9 +270,9 @@ def _governor(host: Host) -> tuple[str | None, Unknown | None]:
     if not values:
         return None, Unknown(
             kind="not_applicable",
-            text=_("no cpufreq scaling_governor in sysfs (no cpufreq driver: usual inside VMs)"),
+            text=msg("no cpufreq scaling_governor in sysfs (no cpufreq driver: usual inside VMs)"),
         )
     counts = Counter(values)
     if len(counts) == 1:
         return values[0], None
-    return "mixed: " + ", ".join(f"{g} ({n})" for g, n in counts.most_common()), None
+    return "mixed: " + joined(", ", (f"{g} ({n})" for g, n in counts.most_common())), None

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
+from gpuwise.i18n import joined
 from gpuwise.layers import PROBE_LAYERS
+from gpuwise.textmodel import TextModel
 
 # Readings that change from minute to minute; they are not differences between machines or setups.
 VOLATILE = (
@@ -27,13 +27,13 @@ VOLATILE = (
 SKIP_TOP = ("schema", "meta")
 # Facts field -> the probe layer(s) showing it ("software" -> "driver-cuda/toolchain").
 FACT_LAYER = {
-    field: "/".join(name for name, fields in PROBE_LAYERS.items() if field in fields)
+    field: joined("/", (name for name, fields in PROBE_LAYERS.items() if field in fields))
     for fields in PROBE_LAYERS.values()
     for field in fields
 }
 
 
-class FactDiff(BaseModel):
+class FactDiff(TextModel):
     layer: str
     path: str
     a: Any = None

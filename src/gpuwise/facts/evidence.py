@@ -15,7 +15,7 @@ from gpuwise.facts.models import Evidence, Facts, Unknown
 from gpuwise.facts.rdma import rdma_format, read_rdma_text
 from gpuwise.facts.sourcing import command_reason
 from gpuwise.facts.xid import parse_xid_lines
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 # The kernel log, best source first: one of them is read (reading two would count each event twice).
 KERNEL_LOG_COMMANDS = ("journalctl-k", "dmesg", "tail-kern-log", "tail-syslog")
@@ -82,7 +82,7 @@ def collect_evidence(host: Host) -> Evidence:
     if ev.fabric_manager is None:
         ev.why(
             "fabric_manager",
-            _least(reasons, _("no Fabric Manager log (not installed, or no NVSwitch system)")),
+            _least(reasons, msg("no Fabric Manager log (not installed, or no NVSwitch system)")),
         )
     reasons = []
     for cid in KERNEL_LOG_COMMANDS:
@@ -99,7 +99,7 @@ def collect_evidence(host: Host) -> Evidence:
                 ev.why("kernel_log_previous_boot", reason)
         break
     if ev.kernel_logs is None:
-        ev.why("kernel_logs", _least(reasons, _("no kernel log could be read")))
+        ev.why("kernel_logs", _least(reasons, msg("no kernel log could be read")))
     return ev
 
 
@@ -112,7 +112,7 @@ def _dcgm(ev: Evidence, host: Host) -> None:
     if host.meta().source == "live" and DCGM_DIAG_COMMAND not in host.executed():
         ev.why(
             "dcgm_diag",
-            _(
+            msg(
                 "not run by a live doctor (dcgmi diag loads the GPUs for up to a minute): `gpuwise capture` "
                 "records it, or pass its output with --evidence"
             ),
@@ -126,7 +126,9 @@ def _dcgm(ev: Evidence, host: Host) -> None:
     try:
         ev.dcgm_diag = [parse_dcgm_diag(text, DCGM_DIAG_COMMAND)]
     except ValueError as exc:
-        ev.why("dcgm_diag", _("dcgmi diag output not readable: {error}").format(error=exc), kind="unparsable")
+        ev.why(
+            "dcgm_diag", msg("dcgmi diag output not readable: {error}").format(error=exc), kind="unparsable"
+        )
 
 
 def _text(host: Host, command_id: str) -> tuple[str | None, Unknown]:
@@ -134,14 +136,16 @@ def _text(host: Host, command_id: str) -> tuple[str | None, Unknown]:
     result = host.run(command_id)
     if result is not None and result.status == "ok" and result.stdout.strip().startswith("-- No entries --"):
         detail = (result.stderr or "").strip().splitlines()[:1]
-        text = _("`{command}`: no entries in the journal").format(command=command_id)
+        text = msg("`{command}`: no entries in the journal").format(command=command_id)
         return None, Unknown(kind="absent", text=text + (f" ({detail[0][:120]})" if detail else ""))
     if result is not None and result.status == "ok" and result.rc == 0 and result.stdout.strip():
         return result.stdout, Unknown(kind="absent", text="")
     if (why := absent_source(result)) is not None:  # a missing file, no such boot in the journal
         return None, Unknown(kind="absent", text=why[:160])
     if result is not None and result.status == "ok" and result.rc == 0:
-        return None, Unknown(kind="absent", text=_("`{command}` printed nothing").format(command=command_id))
+        return None, Unknown(
+            kind="absent", text=msg("`{command}` printed nothing").format(command=command_id)
+        )
     if (
         command_id == DCGM_DIAG_COMMAND
         and result is not None
@@ -156,5 +160,5 @@ def _least(reasons: list[Unknown], text: str) -> Unknown:
     """One reason for several sources: the least conclusive kind, with each source's own text."""
     from gpuwise.facts.models import combined
 
-    details = "; ".join(r.text for r in reasons if r.text)
+    details = joined("; ", (r.text for r in reasons if r.text))
     return combined(reasons, f"{text} ({details})" if details else text)

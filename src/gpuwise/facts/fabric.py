@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuwise.facts.models import Facts, RdmaDevice, RdmaPort
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 SWITCH_LOCAL = ("PIX", "PXB")  # nvidia-smi topo -m legend: at most one / several PCIe bridges, no host bridge
 # nvidia-smi topo -m legend, nearest first (NV# links are GPU-GPU only)
@@ -92,16 +92,16 @@ def port_roles(facts: Facts) -> dict[tuple[str, int], PortRole]:
             link = local.get(d.name)
             if link is not None:
                 roles[(d.name, p.port)] = PortRole(
-                    d.name, p.port, link in SWITCH_LOCAL, _("{link} to a GPU").format(link=link)
+                    d.name, p.port, link in SWITCH_LOCAL, msg("{link} to a GPU").format(link=link)
                 )
     rest = [(d, p) for d, p in ports if (d.name, p.port) not in roles]
     if any(_layer(p) == "infiniband" for _d, p in ports):
         for d, p in rest:
             ib = _layer(p) == "infiniband"
             why = (
-                _("InfiniBand link layer")
+                msg("InfiniBand link layer")
                 if ib
-                else _("{layer} link layer next to InfiniBand ports").format(layer=p.link_layer or "?")
+                else msg("{layer} link layer next to InfiniBand ports").format(layer=p.link_layer or "?")
             )
             roles[(d.name, p.port)] = PortRole(d.name, p.port, ib, why)
         return roles

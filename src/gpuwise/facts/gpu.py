@@ -23,7 +23,7 @@ from gpuwise.facts.gpu_text import parse_nvidia_smi_q_text, parse_nvidia_smi_war
 from gpuwise.facts.gpu_xml import parse_nvidia_smi_xml
 from gpuwise.facts.models import Gpu, GpuProbe, PcieLink, Unknown, UnknownKind, combined
 from gpuwise.facts.sourcing import command_text, failure_kind
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 __all__ = [
     "Gpu",
@@ -49,11 +49,11 @@ def parse_nvml_json(text: str) -> GpuResult:
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        probe.error = _("NVML output is not valid JSON ({error})").format(error=exc)
+        probe.error = msg("NVML output is not valid JSON ({error})").format(error=exc)
         return result
     if not isinstance(doc, dict) or doc.get("format") != NVML_FORMAT:
         got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        probe.error = _("NVML output has format {got}, expected {expected}").format(
+        probe.error = msg("NVML output has format {got}, expected {expected}").format(
             got=repr(got), expected=repr(NVML_FORMAT)
         )
         return result
@@ -72,7 +72,7 @@ def parse_nvml_json(text: str) -> GpuResult:
         probe.source = "nvml"
     if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
         probe.notes.append(
-            _("NVML counts {attached} GPUs but read {read}").format(
+            msg("NVML counts {attached} GPUs but read {read}").format(
                 attached=probe.attached_gpus, read=len(result.gpus)
             )
         )
@@ -98,19 +98,19 @@ def _gpu_from_nvml(entry: dict[str, Any]) -> Gpu:
         if _known_field(str(name)):
             mark_unknown(gpu, str(name), f"NVML: {reason}", kind=placeholder_kind(str(reason)))
     for name in bad:
-        mark_unknown(gpu, name, _("NVML gave a value of the wrong type"), kind="unparsable")
+        mark_unknown(gpu, name, msg("NVML gave a value of the wrong type"), kind="unparsable")
     for name, value in not_finite:
         mark_unknown(
-            gpu, name, _("NVML gave {value}, not a finite number").format(value=value), kind="unparsable"
+            gpu, name, msg("NVML gave {value}, not a finite number").format(value=value), kind="unparsable"
         )
     if garbled:
         gpu.why("clock_event_reasons", f"NVML: {garbled}", kind="unparsable")
     for name in _GPU_FIELDS:
         if getattr(gpu, name) is None and name not in gpu.unknown:
-            gpu.why(name, _("not in the NVML output"), kind="unparsable")
+            gpu.why(name, msg("not in the NVML output"), kind="unparsable")
     for name in _PCIE_FIELDS:
         if getattr(gpu.pcie, name) is None and name not in gpu.pcie.unknown:
-            gpu.pcie.why(name, _("not in the NVML output"), kind="unparsable")
+            gpu.pcie.why(name, msg("not in the NVML output"), kind="unparsable")
     return gpu
 
 
@@ -135,7 +135,7 @@ def _decode_clock_events(entry: dict[str, Any], data: dict[str, Any], unknown: d
     elif why is not None:
         unknown["clock_event_reasons"] = why
     elif mask is not None:
-        return _("clock-event reasons {mask} are not a bit mask").format(mask=repr(mask))
+        return msg("clock-event reasons {mask} are not a bit mask").format(mask=repr(mask))
     return None
 
 
@@ -203,10 +203,10 @@ def _collect_gpus(host: Host) -> GpuResult:
 
     nvml = host.run("nvml")
     if nvml is None:
-        tried.append(_("NVML: not captured"))
+        tried.append(msg("NVML: not captured"))
         kinds.append("not_captured")
     elif not nvml.ok:
-        nvml_error = _("NVML collector: {reason}").format(reason=nvml.reason())
+        nvml_error = msg("NVML collector: {reason}").format(reason=nvml.reason())
         tried.append(nvml_error)
         kinds.append(failure_kind(nvml))
     else:
@@ -227,7 +227,7 @@ def _collect_gpus(host: Host) -> GpuResult:
         r = host.run(command_id)
         if r is None:
             if command_id == "nvidia-smi-q-x":  # the text report exists only in hand-built captures
-                tried.append(_("`{command}`: not captured").format(command=command_id))
+                tried.append(msg("`{command}`: not captured").format(command=command_id))
                 kinds.append("not_captured")
         elif not r.ok:
             tried.append(r.reason())
@@ -238,17 +238,17 @@ def _collect_gpus(host: Host) -> GpuResult:
                 chosen = parsed
             else:
                 tried.append(
-                    _("`{command}`: no GPU in the output ({notes})").format(
-                        command=command_id, notes="; ".join(parsed.probe.notes) or _("empty")
+                    msg("`{command}`: no GPU in the output ({notes})").format(
+                        command=command_id, notes=joined("; ", parsed.probe.notes) or msg("empty")
                     )
                 )
                 kinds.append("not_applicable")
 
     if chosen is None:
         probe = GpuProbe(source="none", error=nvml_error)
-        probe.notes.append(_("no NVIDIA GPU found: {tried}").format(tried="; ".join(tried)))
+        probe.notes.append(msg("no NVIDIA GPU found: {tried}").format(tried=joined("; ", tried)))
         reasons = [Unknown(kind=k, text=t) for k, t in zip(kinds, tried, strict=True)]
-        probe.why("attached_gpus", combined(reasons, _("no GPU source answered")))
+        probe.why("attached_gpus", combined(reasons, msg("no GPU source answered")))
         result = GpuResult(gpus=[], probe=probe)
         attach_warnings(
             host, result
@@ -258,7 +258,7 @@ def _collect_gpus(host: Host) -> GpuResult:
     chosen.probe.error = nvml_error
     if nvml_error and chosen.probe.source != "nvml":
         chosen.probe.notes.append(
-            _("used `{source}` because {error}").format(source=chosen.probe.source, error=nvml_error)
+            msg("used `{source}` because {error}").format(source=chosen.probe.source, error=nvml_error)
         )
     # NVML checks the infoROM and reports lost GPUs itself; the plain nvidia-smi table is read only for the
     # other sources. Deciding by source, not by host kind, keeps a live probe and its capture's replay equal.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuwise.facts.models import Unknown, UnknownKind
 from gpuwise.facts.sourcing import binary_scale
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 if TYPE_CHECKING:
     from gpuwise.facts.models import Gpu, GpuProbe
@@ -164,13 +164,13 @@ def convert(raw: str, conv: Callable[[str], Any]) -> Any:
     text = raw.strip()
     if not text or _NO_VALUE.match(text):
         raise NoValue(
-            _("reported as {value}").format(value=repr(text)) if text else _("reported empty"),
+            msg("reported as {value}").format(value=repr(text)) if text else msg("reported empty"),
             placeholder_kind(text) if text else "unparsable",
         )
     try:
         return conv(text)
     except (ValueError, OverflowError) as exc:
-        raise NoValue(_("unparseable value {value}").format(value=repr(text[:60])), "unparsable") from exc
+        raise NoValue(msg("unparseable value {value}").format(value=repr(text[:60])), "unparsable") from exc
 
 
 # ---------------------------------------------------------------- per-source paths
@@ -346,7 +346,7 @@ def fill_fields(
             if raw is not None and raw.strip() != "":
                 break
         if raw is None:
-            mark_unknown(gpu, name, _("not in this {tool} output").format(tool=tool), kind="unparsable")
+            mark_unknown(gpu, name, msg("not in this {tool} output").format(tool=tool), kind="unparsable")
             continue
         try:
             set_field(gpu, name, convert(raw, spec.conv))
@@ -369,7 +369,7 @@ def sum_parts(values: list[str | None], tool: str) -> tuple[int | None, Unknown 
         return total, None
     if reasons:
         return None, Unknown(kind=reasons[0].kind, text=f"{tool}: {reasons[0]}")
-    return None, Unknown(kind="unparsable", text=_("not in this {tool} output").format(tool=tool))
+    return None, Unknown(kind="unparsable", text=msg("not in this {tool} output").format(tool=tool))
 
 
 def bus_id_key(bus_id: str | None) -> tuple[int, int, int, int] | None:

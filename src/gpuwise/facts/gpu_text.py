@@ -22,7 +22,7 @@ from gpuwise.facts.gpu_fields import (
     sum_parts,
 )
 from gpuwise.facts.models import Gpu, GpuProbe
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 TOOL = "nvidia-smi -q"
 _BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
@@ -102,18 +102,18 @@ def parse_nvidia_smi_q_text(text: str) -> GpuResult:
     else:
         probe.why(
             "attached_gpus",
-            _("`{tool}` output does not give 'Attached GPUs'").format(tool=TOOL),
+            msg("`{tool}` output does not give 'Attached GPUs'").format(tool=TOOL),
             kind="unparsable",
         )
     if not report.gpus:
-        probe.notes.append(_("`{tool}` output has no 'GPU <bus id>' block").format(tool=TOOL))
+        probe.notes.append(msg("`{tool}` output has no 'GPU <bus id>' block").format(tool=TOOL))
     for index, (bus_id, tree) in enumerate(report.gpus):
         result.gpus.append(_gpu_from_tree(index, bus_id, tree))
     if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
         probe.notes.append(
-            _("`{tool}` reports {attached} attached GPUs but lists {listed}; parsed the ones present").format(
-                tool=TOOL, attached=probe.attached_gpus, listed=len(result.gpus)
-            )
+            msg(
+                "`{tool}` reports {attached} attached GPUs but lists {listed}; parsed the ones present"
+            ).format(tool=TOOL, attached=probe.attached_gpus, listed=len(result.gpus))
         )
     return result
 
@@ -130,7 +130,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
     ):
         counters = tree.get(("ecc errors", scope))
         if counters is None:
-            gpu.why(fld, _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
+            gpu.why(fld, msg("not in this {tool} output").format(tool=TOOL), kind="unparsable")
             continue
         totals = [counters.scalar(p) for p in ECC_TOTAL_TEXT]
         paths = ECC_TOTAL_TEXT if any(t is not None for t in totals) else ECC_PARTS_TEXT
@@ -140,7 +140,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
             gpu.why(fld, reason)
     section = tree.get(("clocks event reasons",)) or tree.get(("clocks throttle reasons",))
     if section is None:
-        gpu.why("clock_event_reasons", _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
+        gpu.why("clock_event_reasons", msg("not in this {tool} output").format(tool=TOOL), kind="unparsable")
     else:
         states = list(_walk(section))
         readable = [(label, v) for label, v in states if v in ("active", "not active")]
@@ -151,7 +151,7 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
         else:
             gpu.why(
                 "clock_event_reasons",
-                _("{tool}: no reason has an Active/Not Active state").format(tool=TOOL),
+                msg("{tool}: no reason has an Active/Not Active state").format(tool=TOOL),
                 kind="unparsable",
             )
     processes = tree.get(("processes",))
@@ -160,14 +160,14 @@ def _gpu_from_tree(index: int, bus_id: str, tree: _Node) -> Gpu:
     else:
         gpu.why(
             "process_count",
-            (_("{tool}: processes not listed") if processes is None else _("{tool}: not counted")).format(
+            (msg("{tool}: processes not listed") if processes is None else msg("{tool}: not counted")).format(
                 tool=TOOL
             ),
             kind="unparsable",
         )
     gpu.why(
         "compute_capability",
-        _("`{tool}` does not report it (NVML does)").format(tool=TOOL),
+        msg("`{tool}` does not report it (NVML does)").format(tool=TOOL),
         kind="unparsable",
     )
     return gpu
@@ -221,7 +221,7 @@ def parse_nvidia_smi_warnings(text: str) -> GpuResult:
             if gpu.index is None:
                 gpu.why(
                     "index",
-                    _("the GPU named in the warning is not in the nvidia-smi table"),
+                    msg("the GPU named in the warning is not in the nvidia-smi table"),
                     kind="unparsable",
                 )
             by_bus[key] = gpu

@@ -21,7 +21,7 @@ from gpuwise.facts.gpu_fields import (
     sum_parts,
 )
 from gpuwise.facts.models import Gpu, GpuProbe
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 TOOL = "nvidia-smi -q -x"
 REASON_TAG = re.compile(r"^clocks_(?:event|throttle)_reason_(.+)$")
@@ -33,18 +33,20 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
     result = GpuResult(gpus=[], probe=probe)
     doc = extract_document(text)
     if doc is None:
-        probe.notes.append(_("`{tool}` output holds no XML document").format(tool=TOOL))
+        probe.notes.append(msg("`{tool}` output holds no XML document").format(tool=TOOL))
         probe.why(
-            "attached_gpus", _("`{tool}` output holds no XML document").format(tool=TOOL), kind="unparsable"
+            "attached_gpus", msg("`{tool}` output holds no XML document").format(tool=TOOL), kind="unparsable"
         )
         return result
     try:
         root = ET.fromstring(doc)
     except ET.ParseError as exc:
         probe.notes.append(
-            _("`{tool}` output is not valid XML ({error}); it may be truncated").format(tool=TOOL, error=exc)
+            msg("`{tool}` output is not valid XML ({error}); it may be truncated").format(
+                tool=TOOL, error=exc
+            )
         )
-        probe.why("attached_gpus", _("unreadable XML"), kind="unparsable")
+        probe.why("attached_gpus", msg("unreadable XML"), kind="unparsable")
         return result
 
     result.driver_version = _scalar(root, "driver_version")
@@ -54,14 +56,14 @@ def parse_nvidia_smi_xml(text: str) -> GpuResult:
         probe.attached_gpus = int(attached)
     else:
         probe.why(
-            "attached_gpus", _("`{tool}` does not give attached_gpus").format(tool=TOOL), kind="unparsable"
+            "attached_gpus", msg("`{tool}` does not give attached_gpus").format(tool=TOOL), kind="unparsable"
         )
 
     for index, el in enumerate(root.findall("gpu")):
         result.gpus.append(_gpu_from_element(index, el))
     if probe.attached_gpus is not None and probe.attached_gpus != len(result.gpus):
         probe.notes.append(
-            _(
+            msg(
                 "`{tool}` reports {attached} attached GPUs but lists {listed}; "
                 "parsed the ones present (the file may have been trimmed)"
             ).format(tool=TOOL, attached=probe.attached_gpus, listed=len(result.gpus))
@@ -99,14 +101,14 @@ def _gpu_from_element(index: int, el: ET.Element) -> Gpu:
     _fill_clock_reasons(gpu, el)
     processes = el.find("processes")
     if processes is None:
-        gpu.why("process_count", _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
+        gpu.why("process_count", msg("not in this {tool} output").format(tool=TOOL), kind="unparsable")
     else:
         # compute processes ("C" or "C+G"), as NVML's compute list: a desktop's Xorg is type "G"
         kinds = [(p.findtext("type") or "C").strip().upper() for p in processes.findall("process_info")]
         gpu.process_count = sum(1 for kind in kinds if "C" in kind)
     gpu.why(
         "compute_capability",
-        _("`{tool}` does not report it (NVML does)").format(tool=TOOL),
+        msg("`{tool}` does not report it (NVML does)").format(tool=TOOL),
         kind="unparsable",
     )
     return gpu
@@ -119,7 +121,7 @@ def _fill_ecc(gpu: Gpu, el: ET.Element) -> None:
     ):
         counters = el.find(f"ecc_errors/{scope}")
         if counters is None:
-            gpu.why(field, _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
+            gpu.why(field, msg("not in this {tool} output").format(tool=TOOL), kind="unparsable")
             continue
         totals = [_scalar(counters, p) for p in ECC_TOTAL_XML]
         parts = (
@@ -136,7 +138,7 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
     if section is None:
         section = el.find("clocks_throttle_reasons")
     if section is None:
-        gpu.why("clock_event_reasons", _("not in this {tool} output").format(tool=TOOL), kind="unparsable")
+        gpu.why("clock_event_reasons", msg("not in this {tool} output").format(tool=TOOL), kind="unparsable")
         return
     active, readable = [], 0
     for child in section:
@@ -152,6 +154,6 @@ def _fill_clock_reasons(gpu: Gpu, el: ET.Element) -> None:
     else:
         gpu.why(
             "clock_event_reasons",
-            _("{tool}: no reason has an Active/Not Active state").format(tool=TOOL),
+            msg("{tool}: no reason has an Active/Not Active state").format(tool=TOOL),
             kind="unparsable",
         )

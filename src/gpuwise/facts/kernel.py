@@ -10,7 +10,7 @@ from gpuwise.capture.host import Host
 from gpuwise.facts.models import Kernel
 from gpuwise.facts.sourcing import command_text, file_text
 from gpuwise.facts.xid import collect_xid
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 # The sysctls that matter for multi-GPU training: socket buffers for NCCL over TCP, writeback, swap,
 # and automatic NUMA balancing (which migrates pages under pinned DMA buffers).
@@ -97,13 +97,13 @@ def collect_kernel(host: Host) -> Kernel:
     m = re.match(r"^Linux version (\S+)", text or "")
     k.release = m.group(1) if m else None
     if k.release is None:
-        k.why("release", reason or _("/proc/version has no 'Linux version'"), kind="unparsable")
+        k.why("release", reason or msg("/proc/version has no 'Linux version'"), kind="unparsable")
 
     text, reason = file_text(host, "/etc/os-release")
     m = re.search(r"^PRETTY_NAME=(.*)$", text or "", re.MULTILINE)
     k.distro = m.group(1).strip().strip("\"'") or None if m else None
     if k.distro is None:
-        k.why("distro", reason or _("no PRETTY_NAME in /etc/os-release"), kind="unparsable")
+        k.why("distro", reason or msg("no PRETTY_NAME in /etc/os-release"), kind="unparsable")
 
     _cmdline(k, host)
 
@@ -114,23 +114,23 @@ def collect_kernel(host: Host) -> Kernel:
         text, reason = file_text(host, path)
         setattr(k, field, bracketed_choice(text) if text else None)
         if getattr(k, field) is None:
-            k.why(field, reason or _("no [choice] in {path}").format(path=path), kind="unparsable")
+            k.why(field, reason or msg("no [choice] in {path}").format(path=path), kind="unparsable")
 
     for name in SYSCTLS:
         text, reason = file_text(host, "/proc/sys/" + name.replace(".", "/"))
         if text is not None and text.strip():
-            k.sysctl[name] = " ".join(text.split())
+            k.sysctl[name] = joined(" ", text.split())
         else:
-            k.why(f"sysctl.{name}", reason or _("empty"), kind="unparsable")
+            k.why(f"sysctl.{name}", reason or msg("empty"), kind="unparsable")
 
     text, reason = file_text(host, "/proc/self/limits")
     soft, k.memlock_bytes = parse_memlock(text) if text else (None, None)
     k.memlock_unlimited = (soft == "unlimited") if soft else None
     if soft is None:
-        k.why("memlock_unlimited", reason or _("no 'Max locked memory' line"), kind="unparsable")
-        k.why("memlock_bytes", reason or _("no 'Max locked memory' line"), kind="unparsable")
+        k.why("memlock_unlimited", reason or msg("no 'Max locked memory' line"), kind="unparsable")
+        k.why("memlock_bytes", reason or msg("no 'Max locked memory' line"), kind="unparsable")
     elif k.memlock_bytes is None:
-        k.why("memlock_bytes", _("memlock limit is {limit}").format(limit=soft), kind="not_applicable")
+        k.why("memlock_bytes", msg("memlock limit is {limit}").format(limit=soft), kind="not_applicable")
 
     _acs(k, host)
 
@@ -156,7 +156,7 @@ def _cmdline(k: Kernel, host: Host) -> None:
         value = params.get(field)
         setattr(k, field, value or None)
         if not value:
-            k.why(field, _("not set on the kernel command line"), kind="not_applicable")
+            k.why(field, msg("not set on the kernel command line"), kind="not_applicable")
 
 
 def _acs(k: Kernel, host: Host) -> None:
@@ -168,7 +168,7 @@ def _acs(k: Kernel, host: Host) -> None:
     if not bridges and "ACSCtl:" not in text and "<access denied>" in text:
         k.why(
             "acs_redirect_bridges",
-            _("lspci -vvv ran without root: PCIe capabilities show <access denied>"),
+            msg("lspci -vvv ran without root: PCIe capabilities show <access denied>"),
             kind="failed",
         )
         return

@@ -7,7 +7,7 @@ import re
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import Memory
 from gpuwise.facts.sourcing import binary_scale, file_text, to_int
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
@@ -49,5 +49,5 @@ def collect_memory(host: Host) -> Memory:
         ("hugepage_size_bytes", "Hugepagesize"),
     ):
         if getattr(mem, field) is None:
-            mem.why(field, reason or _("no {key} line in /proc/meminfo").format(key=key), kind="unparsable")
+            mem.why(field, reason or msg("no {key} line in /proc/meminfo").format(key=key), kind="unparsable")
     return mem

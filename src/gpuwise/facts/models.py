@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from gpuwise.documents.ids import FACTS_SCHEMA
+from gpuwise.i18n import joined
+from gpuwise.textmodel import TextModel
 
 Environment = Literal["cloud", "onprem", "unknown"]
 
@@ -30,7 +32,7 @@ UnknownKind = Literal["not_captured", "tool_missing", "absent", "failed", "unpar
 UNKNOWN_KINDS: tuple[str, ...] = get_args(UnknownKind)
 
 
-class Unknown(BaseModel):
+class Unknown(TextModel):
     """Why one field is None: `kind` for code, `text` for people (never parsed)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -50,7 +52,7 @@ def combined(reasons: Iterable[Unknown], text: str) -> Unknown:
     return Unknown(kind=min(kinds, key=UNKNOWN_KINDS.index) if kinds else "not_applicable", text=text)
 
 
-class Part(BaseModel):
+class Part(TextModel):
     """Base for every facts object: strict keys, plus reasons for the fields that are unknown."""
 
     model_config = ConfigDict(extra="forbid")
@@ -64,7 +66,7 @@ class Part(BaseModel):
         """
         if not isinstance(reason, Unknown):
             if kind is None:
-                raise TypeError(f"why({field!r}, text) needs kind=: one of {', '.join(UNKNOWN_KINDS)}")
+                raise TypeError(f"why({field!r}, text) needs kind=: one of {joined(', ', UNKNOWN_KINDS)}")
             reason = Unknown(kind=kind, text=reason)
         self.unknown.setdefault(field, reason)
 
@@ -130,14 +132,14 @@ class GpuProbe(Part):
 # ---------------------------------------------------------------- hardware: topology
 
 
-class NvLink(BaseModel):
+class NvLink(TextModel):
     model_config = ConfigDict(extra="forbid")
     link: int
     active: bool
     speed_gb_s: float | None = None  # per link, GB/s as `nvidia-smi nvlink -s` prints it
 
 
-class GpuNvLinks(BaseModel):
+class GpuNvLinks(TextModel):
     model_config = ConfigDict(extra="forbid")
     gpu_index: int
     name: str | None = None  # the model nvidia-smi prints on the GPU's line
@@ -161,7 +163,7 @@ class Topology(Part):
 # ---------------------------------------------------------------- hardware: CPU and memory
 
 
-class NumaNode(BaseModel):
+class NumaNode(TextModel):
     model_config = ConfigDict(extra="forbid")
     id: int
     cpus: str | None = None  # cpulist, "0-23,48-71"
@@ -194,7 +196,7 @@ class Memory(Part):
 # ---------------------------------------------------------------- network
 
 
-class Nic(BaseModel):
+class Nic(TextModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     speed_mbps: int | None = None
@@ -206,7 +208,7 @@ class Nic(BaseModel):
     virtual: bool = False  # lo, docker0, veth*, bridges: no physical device
 
 
-class RdmaPort(BaseModel):
+class RdmaPort(TextModel):
     model_config = ConfigDict(extra="forbid")
     port: int
     state: str | None = None  # "ACTIVE", "DOWN", "INIT", ...
@@ -219,7 +221,7 @@ class RdmaPort(BaseModel):
     netdev_state: str | None = None
 
 
-class RdmaDevice(BaseModel):
+class RdmaDevice(TextModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     model: str | None = None  # "MT4129" (ibstat "CA type", ibv_devinfo vendor_part_id, sysfs hca_type)
@@ -240,7 +242,7 @@ class Network(Part):
 # ---------------------------------------------------------------- storage
 
 
-class Mount(BaseModel):
+class Mount(TextModel):
     model_config = ConfigDict(extra="forbid")
     mountpoint: str
     device: str | None = None
@@ -251,7 +253,7 @@ class Mount(BaseModel):
     network: bool = False  # nfs, cifs, lustre, fuse object stores, ...
 
 
-class BlockDevice(BaseModel):
+class BlockDevice(TextModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     size_bytes: int | None = None
@@ -260,7 +262,7 @@ class BlockDevice(BaseModel):
     model: str | None = None
 
 
-class MdArray(BaseModel):
+class MdArray(TextModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     level: str | None = None  # "raid0", "raid1", ...
@@ -278,7 +280,7 @@ class Storage(Part):
 # ---------------------------------------------------------------- kernel and OS
 
 
-class XidEvent(BaseModel):
+class XidEvent(TextModel):
     """One `NVRM: Xid (PCI:<bus id>): <code>, <detail>` line from the kernel log."""
 
     model_config = ConfigDict(extra="forbid")
@@ -357,7 +359,7 @@ class Platform(Part):
 DiagStatus = Literal["pass", "fail", "warn", "skip"]
 
 
-class DcgmResult(BaseModel):
+class DcgmResult(TextModel):
     """One test's result for one GPU (gpu None: DCGM reported it for all GPUs, 'Fail - All')."""
 
     model_config = ConfigDict(extra="forbid")
@@ -368,7 +370,7 @@ class DcgmResult(BaseModel):
     messages: list[str] = Field(default_factory=list)  # DCGM's own warning / info text
 
 
-class DcgmDiag(BaseModel):
+class DcgmDiag(TextModel):
     model_config = ConfigDict(extra="forbid")
     source: str
     dcgm_version: str | None = None
@@ -388,7 +390,7 @@ FabricKind = Literal[
 ]
 
 
-class FabricEvent(BaseModel):
+class FabricEvent(TextModel):
     model_config = ConfigDict(extra="forbid")
     kind: FabricKind
     error: int | None = None  # SXid / NVSwitch error number
@@ -400,7 +402,7 @@ class FabricEvent(BaseModel):
     line: str = ""
 
 
-class FabricManagerLog(BaseModel):
+class FabricManagerLog(TextModel):
     model_config = ConfigDict(extra="forbid")
     source: str
     events: list[FabricEvent] = Field(default_factory=list)
@@ -422,7 +424,7 @@ KernelKind = Literal[
 ]
 
 
-class KernelEvent(BaseModel):
+class KernelEvent(TextModel):
     model_config = ConfigDict(extra="forbid")
     kind: KernelKind
     device: str  # interface, PCI address, process name, memory controller
@@ -433,7 +435,7 @@ class KernelEvent(BaseModel):
     detail: str = ""
 
 
-class KernelLog(BaseModel):
+class KernelLog(TextModel):
     model_config = ConfigDict(extra="forbid")
     source: str
     events: list[KernelEvent] = Field(default_factory=list)
@@ -449,7 +451,7 @@ class Evidence(Part):
     kernel_logs: list[KernelLog] | None = None
 
 
-class Meta(BaseModel):
+class Meta(TextModel):
     model_config = ConfigDict(extra="forbid")
     hostname: str | None = None
     captured_at: str | None = None
@@ -458,7 +460,7 @@ class Meta(BaseModel):
     commands: dict[str, str] = Field(default_factory=dict)  # id -> "ok" | "missing" | "rc=1" | ...
 
 
-class Facts(BaseModel):
+class Facts(TextModel):
     """Everything probe knows about one machine."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

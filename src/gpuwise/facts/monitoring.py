@@ -8,7 +8,7 @@ from functools import lru_cache
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import Monitoring
 from gpuwise.facts.sourcing import command_text, load_data_csv
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 COMM_MAX = 15  # TASK_COMM_LEN - 1: the kernel keeps only this many characters of a process name
 
@@ -39,7 +39,7 @@ def collect_monitoring(host: Host) -> Monitoring:
     text, reason = command_text(host, "dcgmi-version")
     mon.dcgm_version = parse_dcgmi_version(text) if text else None
     if mon.dcgm_version is None:
-        mon.why("dcgm_version", reason or _("no version in dcgmi --version"), kind="unparsable")
+        mon.why("dcgm_version", reason or msg("no version in dcgmi --version"), kind="unparsable")
     text, reason = command_text(host, "ps-comm")
     if text is None:
         mon.why("agents_running", reason)

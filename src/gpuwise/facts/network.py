@@ -15,7 +15,7 @@ from gpuwise.facts.rdma import (
     read_sysfs_infiniband,
 )
 from gpuwise.facts.sourcing import command_json, command_text, file_text, to_int
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")  # in-tree since driver 470; the older Mellanox module
 
@@ -36,7 +36,7 @@ def collect_network(host: Host) -> Network:
 
     conf, reason = file_text(host, "/etc/nccl.conf")
     if conf is None:
-        net.why("nccl_conf", _("no /etc/nccl.conf ({reason})").format(reason=reason), kind=reason.kind)
+        net.why("nccl_conf", msg("no /etc/nccl.conf ({reason})").format(reason=reason), kind=reason.kind)
     else:
         net.nccl_conf = parse_nccl_conf(conf)
 
@@ -44,7 +44,7 @@ def collect_network(host: Host) -> Network:
     if isinstance(env, dict) and isinstance(env.get("env"), dict):
         net.nccl_env = {k: str(v) for k, v in sorted(env["env"].items()) if str(k).startswith("NCCL_")}
     else:
-        net.why("nccl_env", reason or _("`env` output has no 'env' object"), kind="unparsable")
+        net.why("nccl_env", reason or msg("`env` output has no 'env' object"), kind="unparsable")
     return net
 
 
@@ -60,7 +60,7 @@ def parse_ofed_info(text: str) -> str | None:
 def _ofed(net: Network, host: Host) -> None:
     """The OFED stack's version: `ofed_info -s`, else the version an MLNX_OFED mlx5_core module records."""
     if not net.rdma_devices:
-        net.why("ofed_version", _("no RDMA devices, so no OFED stack to compare"), kind="not_applicable")
+        net.why("ofed_version", msg("no RDMA devices, so no OFED stack to compare"), kind="not_applicable")
         return
     text, reason = command_text(host, "ofed_info-s")
     version = parse_ofed_info(text) if text else None
@@ -71,12 +71,12 @@ def _ofed(net: Network, host: Host) -> None:
     if module and module.strip():
         net.ofed_version = f"mlx5_core {module.strip()}"
         return
-    why = reason or Unknown(kind="unparsable", text=_("`ofed_info -s` printed no version"))
+    why = reason or Unknown(kind="unparsable", text=msg("`ofed_info -s` printed no version"))
     net.why(
         "ofed_version",
-        _(
+        msg(
             "{reason}; /sys/module/mlx5_core/version: {file} (inbox kernel drivers carry no OFED version)"
-        ).format(reason=why.text, file=file_reason.text if file_reason else _("empty")),
+        ).format(reason=why.text, file=file_reason.text if file_reason else msg("empty")),
         kind=why.kind,
     )
 
@@ -131,13 +131,13 @@ def _nics(net: Network, host: Host) -> None:
     ip_data, ip_reason = command_json(host, "ip-j-addr")
     ip_info = parse_ip_addr(ip_data)
     if ip_data is None:
-        net.why("nics.ipv4", ip_reason or _("`ip -j addr` printed JSON null"), kind="unparsable")
+        net.why("nics.ipv4", ip_reason or msg("`ip -j addr` printed JSON null"), kind="unparsable")
     names = sys_names + sorted(set(ip_info) - set(sys_names))
     if not names:
         net.why(
             "nics",
-            _("no interfaces in /sys/class/net and none from ip ({reason})").format(
-                reason=ip_reason or _("empty output")
+            msg("no interfaces in /sys/class/net and none from ip ({reason})").format(
+                reason=ip_reason or msg("empty output")
             ),
             kind=ip_reason.kind if ip_reason else "not_applicable",
         )
@@ -164,19 +164,19 @@ def _nics(net: Network, host: Host) -> None:
         elif speed_text is None:
             net.why(
                 f"nics.{name}.speed_mbps",
-                _("no speed in sysfs (not reported by this interface type)"),
+                msg("no speed in sysfs (not reported by this interface type)"),
                 kind="not_applicable",
             )
         else:
             net.why(
                 f"nics.{name}.speed_mbps",
-                _("sysfs speed is {speed}: link down or not reported by the driver").format(
+                msg("sysfs speed is {speed}: link down or not reported by the driver").format(
                     speed=repr(speed_text)
                 ),
                 kind="not_applicable",
             )
         if nic.driver is None and not nic.virtual:
-            net.why(f"nics.{name}.driver", _("no DRIVER= in sysfs device/uevent"), kind="unparsable")
+            net.why(f"nics.{name}.driver", msg("no DRIVER= in sysfs device/uevent"), kind="unparsable")
         net.nics.append(nic)
 
 
@@ -207,17 +207,18 @@ def _rdma_ports(net: Network, host: Host) -> None:
         reasons.append(
             reason
             or Unknown(
-                kind="not_applicable", text=_("{command}: no devices listed").format(command=command_id)
+                kind="not_applicable", text=msg("{command}: no devices listed").format(command=command_id)
             )
         )
     devices = read_sysfs_infiniband(host)
     if devices:
         net.rdma_devices, net.rdma_source = devices, "/sys/class/infiniband"
         return
-    reasons.append(Unknown(kind="not_applicable", text=_("/sys/class/infiniband: no devices")))
+    reasons.append(Unknown(kind="not_applicable", text=msg("/sys/class/infiniband: no devices")))
     net.why(
         "rdma_devices",
         combined(
-            reasons, _("no RDMA devices found: {reasons}").format(reasons="; ".join(r.text for r in reasons))
+            reasons,
+            msg("no RDMA devices found: {reasons}").format(reasons=joined("; ", (r.text for r in reasons))),
         ),
     )

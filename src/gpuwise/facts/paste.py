@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from gpuwise.i18n import joined
+
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LAUNCHER = re.compile(r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\s*\d{1,5}: (?=\S|\s)|\[\d{1,5}\] (?=\S))")
 _QUOTE = re.compile(r"^> ?")
@@ -20,7 +22,7 @@ def unpaste(text: str) -> str:
     if lines and sum(1 for ln in lines if ln.startswith(">")) > len([ln for ln in lines if ln.strip()]) // 2:
         lines = [_QUOTE.sub("", ln) for ln in lines]
     lines = [ln for ln in lines if not _FENCE.match(ln)]
-    return "\n".join(strip_launcher(ln) for ln in lines)
+    return joined("\n", (strip_launcher(ln) for ln in lines))
 
 
 def strip_launcher(line: str) -> str:

@@ -12,7 +12,7 @@ from gpuwise.capture.host import Host
 from gpuwise.facts.cpu import parse_cpuinfo, parse_lscpu
 from gpuwise.facts.models import Platform, Unknown, combined
 from gpuwise.facts.sourcing import command_text, file_text, to_int
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import cmsg, joined, msg
 from gpuwise.providers import Provider, providers
 from gpuwise.registry import Registry
 
@@ -89,7 +89,7 @@ def match_cloud(
         if rule.conditions and all(
             fnmatch.fnmatchcase(dmi.get(f) or "", pat) and dmi.get(f) for f, pat in rule.conditions
         ):
-            evidence = (" " + C_("conditions", "and") + " ").join(
+            evidence = (" " + cmsg("conditions", "and") + " ").join(
                 f"{f}={dmi[f]!r}" for f, _pattern in rule.conditions
             )
             return rule, evidence
@@ -118,7 +118,7 @@ def collect_platform(host: Host) -> Platform:
         for field in ("sys_vendor", "product_name", "bios_vendor"):
             p.why(
                 field,
-                _("no DMI in {dir} (not captured, or a VM without SMBIOS such as Firecracker)").format(
+                msg("no DMI in {dir} (not captured, or a VM without SMBIOS such as Firecracker)").format(
                     dir=DMI_DIR
                 ),
                 kind="absent",
@@ -141,23 +141,23 @@ def collect_platform(host: Host) -> Platform:
         else:
             p.why(
                 "instance_type",
-                _("DMI does not name the {provider} instance type (try --cloud-metadata)").format(
+                msg("DMI does not name the {provider} instance type (try --cloud-metadata)").format(
                     provider=rule.label
                 ),
                 kind="unparsable",
             )
         weak = (
-            " " + _("(weak evidence; source: {source})").format(source=rule.source)
+            " " + msg("(weak evidence; source: {source})").format(source=rule.source)
             if rule.confidence == "weak"
             else ""
         )
         p.environment, p.environment_reason = "cloud", f"{rule.label}: DMI {evidence}{weak}"
     else:
         if dmi:
-            p.why("cloud_provider", _("no cloud provider DMI strings"), kind="not_applicable")
+            p.why("cloud_provider", msg("no cloud provider DMI strings"), kind="not_applicable")
         else:
-            p.why("cloud_provider", _("no DMI strings to match"), kind="absent")
-        p.why("instance_type", _("no cloud provider identified"), kind="not_applicable")
+            p.why("cloud_provider", msg("no DMI strings to match"), kind="absent")
+        p.why("instance_type", msg("no cloud provider identified"), kind="not_applicable")
         p.environment, p.environment_reason = _environment(p.virtualization, virt_evidence, dmi)
 
     _cgroups(p, host)
@@ -168,7 +168,7 @@ def _environment(virt: str | None, evidence: str, dmi: dict[str, str]) -> tuple[
     if virt and virt != "none":
         return (
             "cloud",
-            _(
+            msg(
                 "{virt} guest ({evidence}): firmware/BIOS are not reachable from inside a VM; treated as "
                 "cloud-like"
             ).format(virt=virt, evidence=evidence),
@@ -177,10 +177,10 @@ def _environment(virt: str | None, evidence: str, dmi: dict[str, str]) -> tuple[
         vendor = (
             f"; DMI {dmi['sys_vendor']!r} {dmi.get('product_name', '')!r}" if dmi.get("sys_vendor") else ""
         )
-        return "onprem", _("bare metal ({evidence}) and no cloud DMI strings").format(
+        return "onprem", msg("bare metal ({evidence}) and no cloud DMI strings").format(
             evidence=evidence
         ) + vendor
-    return "unknown", _("virtualization unknown ({evidence}) and no cloud DMI strings").format(
+    return "unknown", msg("virtualization unknown ({evidence}) and no cloud DMI strings").format(
         evidence=evidence
     )
 
@@ -194,10 +194,12 @@ def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
         text, reason = command_text(host, command_id, allow_rc=(1,))  # exits 1 when it prints "none"
         answer = (text or "").strip().splitlines()[:1]
         if answer and answer[0] not in CONTAINER_KINDS and re.fullmatch(r"[a-z0-9_-]+", answer[0]):
-            return answer[0], _("systemd-detect-virt says {answer!r}").format(answer=answer[0]), failures
+            return answer[0], msg("systemd-detect-virt says {answer!r}").format(answer=answer[0]), failures
         if answer:
             reasons.append(
-                _("systemd-detect-virt reports the container {answer!r}, not the VM").format(answer=answer[0])
+                msg("systemd-detect-virt reports the container {answer!r}, not the VM").format(
+                    answer=answer[0]
+                )
             )
             failures.append(Unknown(kind="not_applicable", text=reasons[-1]))
         elif reason:
@@ -209,12 +211,12 @@ def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
     if vendor:
         return (
             vendor.split()[0].lower(),
-            _("lscpu hypervisor vendor {vendor!r}").format(vendor=vendor),
+            msg("lscpu hypervisor vendor {vendor!r}").format(vendor=vendor),
             failures,
         )
     xen = (host.read_file("/sys/hypervisor/type") or "").strip()
     if xen:
-        return xen, _("/sys/hypervisor/type is {xen!r}").format(xen=xen), failures
+        return xen, msg("/sys/hypervisor/type is {xen!r}").format(xen=xen), failures
     cpuinfo, reason = file_text(host, "/proc/cpuinfo")
     procs = parse_cpuinfo(cpuinfo) if cpuinfo else []
     flags = procs[0].get("flags") if procs else None
@@ -222,39 +224,39 @@ def _virtualization(host: Host) -> tuple[str | None, str, list[Unknown]]:
         if "hypervisor" in flags.split():
             return (
                 "vm-other",
-                _("/proc/cpuinfo has the hypervisor flag (hypervisor not identified)"),
+                msg("/proc/cpuinfo has the hypervisor flag (hypervisor not identified)"),
                 failures,
             )
-        return "none", _("no hypervisor flag in /proc/cpuinfo"), failures
-    failures.append(reason or Unknown(kind="unparsable", text=_("no x86 flags line in /proc/cpuinfo")))
+        return "none", msg("no hypervisor flag in /proc/cpuinfo"), failures
+    failures.append(reason or Unknown(kind="unparsable", text=msg("no x86 flags line in /proc/cpuinfo")))
     reasons.append(failures[-1].text)
-    return None, "; ".join(reasons), failures
+    return None, joined("; ", reasons), failures
 
 
 def _container(host: Host) -> tuple[str | None, str, Unknown | None]:
     """(kind, evidence, why nothing could be told when kind is None)."""
     cgroup = host.read_file("/proc/1/cgroup") or ""
     if "kubepods" in cgroup:
-        return "kubernetes", _("/proc/1/cgroup names kubepods"), None
+        return "kubernetes", msg("/proc/1/cgroup names kubepods"), None
     text, reason = command_text(host, "systemd-detect-virt-c", allow_rc=(1,))
     answer = (text or "").strip()
     if answer and answer != "none":
-        return answer, _("systemd-detect-virt --container says {answer}").format(answer=repr(answer)), None
+        return answer, msg("systemd-detect-virt --container says {answer}").format(answer=repr(answer)), None
     if host.read_file("/.dockerenv") is not None:
-        return "docker", _("/.dockerenv exists"), None
+        return "docker", msg("/.dockerenv exists"), None
     if host.read_file("/run/.containerenv") is not None:
-        return "podman", _("/run/.containerenv exists"), None
+        return "podman", msg("/run/.containerenv exists"), None
     if re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup):
         return re.search(r"/(docker|containerd|lxc|libpod)[/-]", cgroup).group(1), "/proc/1/cgroup", None  # type: ignore[union-attr]
     if answer == "none" or cgroup:
         return (
             "none",
-            _("systemd-detect-virt --container says {answer}").format(answer="'none'")
+            msg("systemd-detect-virt --container says {answer}").format(answer="'none'")
             if answer
-            else _("no container markers"),
+            else msg("no container markers"),
             None,
         )
-    return None, reason.text if reason else _("no container evidence captured"), reason
+    return None, reason.text if reason else msg("no container evidence captured"), reason
 
 
 def _cgroups(p: Platform, host: Host) -> None:
@@ -263,13 +265,13 @@ def _cgroups(p: Platform, host: Host) -> None:
         fields = (v2_cpu or "").split()
         quota, period = (fields + ["", ""])[:2]
         if quota == "max":
-            p.why("cgroup_cpu_limit", _("no limit (cgroup v2 cpu.max is 'max')"), kind="not_applicable")
+            p.why("cgroup_cpu_limit", msg("no limit (cgroup v2 cpu.max is 'max')"), kind="not_applicable")
         elif to_int(quota) and to_int(period):
             p.cgroup_cpu_limit = round(to_int(quota) / to_int(period), 3)  # type: ignore[operator]
         else:
             p.why(
                 "cgroup_cpu_limit",
-                _("{source} unreadable").format(source="cgroup v2 cpu.max"),
+                msg("{source} unreadable").format(source="cgroup v2 cpu.max"),
                 kind="unparsable",
             )
         _memory_limit(p, (v2_mem or "").strip(), "cgroup v2 memory.max")
@@ -277,20 +279,20 @@ def _cgroups(p: Platform, host: Host) -> None:
     quota = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"))
     period = to_int(host.read_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
     if quota is not None and quota < 0:
-        p.why("cgroup_cpu_limit", _("no limit (cgroup v1 cfs_quota_us is -1)"), kind="not_applicable")
+        p.why("cgroup_cpu_limit", msg("no limit (cgroup v1 cfs_quota_us is -1)"), kind="not_applicable")
     elif quota and period:
         p.cgroup_cpu_limit = round(quota / period, 3)
     else:
         p.why(
             "cgroup_cpu_limit",
-            _("no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)"),
+            msg("no cgroup cpu controller files (v2 cpu.max or v1 cpu.cfs_quota_us)"),
             kind="absent",
         )
     mem = host.read_file("/sys/fs/cgroup/memory/memory.limit_in_bytes")
     if mem is None:
         p.why(
             "cgroup_memory_limit_bytes",
-            _("no cgroup memory controller files (v2 memory.max or v1 limit_in_bytes)"),
+            msg("no cgroup memory controller files (v2 memory.max or v1 limit_in_bytes)"),
             kind="absent",
         )
     else:
@@ -302,10 +304,12 @@ def _memory_limit(p: Platform, value: str, source: str) -> None:
     if value == "max" or (number is not None and number >= NO_LIMIT_BYTES):
         p.why(
             "cgroup_memory_limit_bytes",
-            _("no limit ({source} is {value})").format(source=source, value=value),
+            msg("no limit ({source} is {value})").format(source=source, value=value),
             kind="not_applicable",
         )
     elif number is not None and number > 0:
         p.cgroup_memory_limit_bytes = number
     else:
-        p.why("cgroup_memory_limit_bytes", _("{source} unreadable").format(source=source), kind="unparsable")
+        p.why(
+            "cgroup_memory_limit_bytes", msg("{source} unreadable").format(source=source), kind="unparsable"
+        )

@@ -12,7 +12,7 @@ from gpuwise.capture.host import Host
 from gpuwise.capture.sources import COMMANDS
 from gpuwise.facts.models import Software, Unknown
 from gpuwise.facts.sourcing import command_json, command_text
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 SERVICE_UNITS: tuple[str, ...] = tuple(COMMANDS["systemctl-is-active"].argv[2:])
 _SYSTEMCTL_STATES = {
@@ -76,7 +76,7 @@ def collect_software(host: Host) -> Software:
     text, reason = command_text(host, "nvcc-version")
     sw.nvcc_version = parse_nvcc(text) if text else None
     if sw.nvcc_version is None:
-        sw.why("nvcc_version", reason or _("no 'release X.Y' in nvcc --version"), kind="unparsable")
+        sw.why("nvcc_version", reason or msg("no 'release X.Y' in nvcc --version"), kind="unparsable")
 
     text, reason = command_text(host, "ldconfig-p")
     version, path = parse_ldconfig_nccl(text) if text else (None, None)
@@ -85,13 +85,13 @@ def collect_software(host: Host) -> Software:
         if path:
             sw.why(
                 "nccl_system_version",
-                _("libnccl.so at {path}; ldconfig names no full version").format(path=path),
+                msg("libnccl.so at {path}; ldconfig names no full version").format(path=path),
                 kind="unparsable",
             )
         else:
             sw.why(
                 "nccl_system_version",
-                reason or _("no libnccl.so in the ldconfig cache"),
+                reason or msg("no libnccl.so in the ldconfig cache"),
                 kind="not_applicable",
             )
 
@@ -103,7 +103,7 @@ def collect_software(host: Host) -> Software:
         else:
             sw.why(
                 f"container_runtimes.{command_id.split('-')[0]}",
-                reason or _("unrecognised version output"),
+                reason or msg("unrecognised version output"),
                 kind="unparsable",
             )
 
@@ -112,7 +112,7 @@ def collect_software(host: Host) -> Software:
     if sw.nvidia_container_toolkit is None:
         sw.why(
             "nvidia_container_toolkit",
-            reason or _("no version in nvidia-container-cli --version"),
+            reason or msg("no version in nvidia-container-cli --version"),
             kind="unparsable",
         )
 
@@ -124,7 +124,7 @@ def collect_software(host: Host) -> Software:
         stderr = (result.stderr.strip().splitlines() or [""])[0][:160] if result else ""
         sw.why(
             "services",
-            reason or _("systemctl gave no per-unit states") + (f": {stderr}" if stderr else ""),
+            reason or msg("systemctl gave no per-unit states") + (f": {stderr}" if stderr else ""),
             kind="unparsable",
         )
     else:
@@ -143,11 +143,11 @@ def _python_env(sw: Software, host: Host) -> None:
             "torch_cudnn",
             "torch_nccl",
         ):
-            sw.why(field, reason or _("python-env output is not a JSON object"), kind="unparsable")
+            sw.why(field, reason or msg("python-env output is not a JSON object"), kind="unparsable")
         return
     sw.python_version = _str(data.get("python_version"))
     if sw.python_version is None:
-        sw.why("python_version", _("python-env has no python_version"), kind="unparsable")
+        sw.why("python_version", msg("python-env has no python_version"), kind="unparsable")
     torch = data.get("torch")
     if isinstance(torch, dict) and _str(torch.get("__version__")):
         sw.torch_version = _str(torch.get("__version__"))
@@ -156,14 +156,14 @@ def _python_env(sw: Software, host: Host) -> None:
         sw.torch_build = "cuda" if sw.torch_cuda else "rocm" if hip else "cpu"
         if sw.torch_cuda is None:
             text = (
-                _("torch is a ROCm build (HIP {hip})").format(hip=hip)
+                msg("torch is a ROCm build (HIP {hip})").format(hip=hip)
                 if hip
-                else _("torch is a CPU-only build")
+                else msg("torch is a CPU-only build")
             )
             sw.why("torch_cuda", text, kind="not_applicable")
     else:
         # torch absent from this Python, or not readable as a package: either way not usable here.
-        why = Unknown(kind="tool_missing", text=_str(data.get("torch_reason")) or _("torch not found"))
+        why = Unknown(kind="tool_missing", text=_str(data.get("torch_reason")) or msg("torch not found"))
         for field in ("torch_version", "torch_build", "torch_cuda"):
             sw.why(field, why)
     for field, key in (("torch_cudnn", "cudnn"), ("torch_nccl", "nccl")):
@@ -173,7 +173,7 @@ def _python_env(sw: Software, host: Host) -> None:
         if value is None:
             sw.why(
                 field,
-                _str(data.get(f"{key}_reason")) or _("no {key} version in python-env").format(key=key),
+                _str(data.get(f"{key}_reason")) or msg("no {key} version in python-env").format(key=key),
                 kind="not_applicable",
             )
 

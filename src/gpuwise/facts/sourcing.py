@@ -14,7 +14,7 @@ from gpuwise.capture.host import CommandResult, Host
 from gpuwise.capture.sources import COMMANDS
 from gpuwise.datafiles import read_rows
 from gpuwise.facts.models import Unknown, UnknownKind
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 
 def tool_name(command_id: str) -> str:
@@ -33,18 +33,18 @@ def command_reason(command_id: str, result: CommandResult | None) -> Unknown | N
     """Why `result` gives no usable output (None when it does)."""
     tool = tool_name(command_id)
     if result is None:
-        return Unknown(kind="not_captured", text=_("`{command}` not captured").format(command=command_id))
+        return Unknown(kind="not_captured", text=msg("`{command}` not captured").format(command=command_id))
     if result.status == "missing":
-        return Unknown(kind="tool_missing", text=_("{tool} not installed").format(tool=tool))
+        return Unknown(kind="tool_missing", text=msg("{tool} not installed").format(tool=tool))
     if result.status == "timeout":
-        return Unknown(kind="failed", text=_("{tool} timed out").format(tool=tool))
+        return Unknown(kind="failed", text=msg("{tool} timed out").format(tool=tool))
     if result.status == "error":
         detail = result.stderr.strip().splitlines()[:1]
-        text = _("{tool} failed to run").format(tool=tool)
+        text = msg("{tool} failed to run").format(tool=tool)
         return Unknown(kind="failed", text=text + (f": {detail[0][:160]}" if detail else ""))
     if result.rc not in (0, None):
         first = (result.stderr or result.stdout).strip().splitlines()[:1]
-        text = _("{tool} exited {rc}").format(tool=tool, rc=result.rc)
+        text = msg("{tool} exited {rc}").format(tool=tool, rc=result.rc)
         return Unknown(kind="failed", text=text + (f": {first[0][:160]}" if first else ""))
     return None
 
@@ -61,7 +61,7 @@ def command_text(
     if result is not None and result.status == "ok" and (result.rc in (0, None) or result.rc in allow_rc):
         return result.stdout, None
     return None, command_reason(command_id, result) or Unknown(
-        kind="failed", text=_("{tool} gave no usable output").format(tool=tool_name(command_id))
+        kind="failed", text=msg("{tool} gave no usable output").format(tool=tool_name(command_id))
     )
 
 
@@ -75,7 +75,9 @@ def command_json(host: Host, command_id: str) -> tuple[object | None, Unknown | 
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         return None, Unknown(
             kind="unparsable",
-            text=_("{tool} output is not valid JSON ({error})").format(tool=tool_name(command_id), error=exc),
+            text=msg("{tool} output is not valid JSON ({error})").format(
+                tool=tool_name(command_id), error=exc
+            ),
         )
 
 
@@ -83,7 +85,7 @@ def file_reason(host: Host, path: str) -> Unknown:
     # One wording for live hosts and captures alike, so a replayed capture gives identical facts:
     # a capture holds exactly the files that were readable on the machine.
     return Unknown(
-        kind="absent", text=_("{path} not found (absent or unreadable when probed)").format(path=path)
+        kind="absent", text=msg("{path} not found (absent or unreadable when probed)").format(path=path)
     )
 
 
@@ -155,7 +157,7 @@ def format_cpulist(cpus: list[int]) -> str:
             j += 1
         out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
-    return ",".join(out)
+    return joined(",", out)
 
 
 def load_data_csv(

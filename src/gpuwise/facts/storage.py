@@ -9,7 +9,7 @@ from functools import lru_cache
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import BlockDevice, MdArray, Mount, Storage, Unknown, combined
 from gpuwise.facts.sourcing import binary_scale, command_json, command_text, file_text, load_data_csv, to_int
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 # Compressed-RAM and loop devices are listed by lsblk as disks but hold no training data.
 _NOT_STORAGE = re.compile(r"^(zram|loop|ram)\d+$")
@@ -177,10 +177,10 @@ def collect_storage(host: Host) -> Storage:
         mounts = parse_proc_mounts(text) if text else []
         if not mounts:
             parts = [
-                reason or Unknown(kind="unparsable", text=_("findmnt listed nothing")),
-                proc_reason or Unknown(kind="unparsable", text=_("/proc/mounts empty")),
+                reason or Unknown(kind="unparsable", text=msg("findmnt listed nothing")),
+                proc_reason or Unknown(kind="unparsable", text=msg("/proc/mounts empty")),
             ]
-            st.why("mounts", combined(parts, "; ".join(r.text for r in parts)))
+            st.why("mounts", combined(parts, joined("; ", (r.text for r in parts))))
     df_text, df_reason = command_text(host, "df-P-B1")
     sizes = parse_df(df_text) if df_text else {}
     if df_text is None:
@@ -198,17 +198,17 @@ def collect_storage(host: Host) -> Storage:
         st.shm_bytes = _shm_from_options(shm_mount.options) if shm_mount else None
         if st.shm_bytes is None:
             if shm_mount is None and mounts:
-                st.why("shm_bytes", _("no /dev/shm mount found"), kind="not_applicable")
+                st.why("shm_bytes", msg("no /dev/shm mount found"), kind="not_applicable")
             else:
-                st.why("shm_bytes", df_reason or _("no size for /dev/shm"), kind="unparsable")
+                st.why("shm_bytes", df_reason or msg("no size for /dev/shm"), kind="unparsable")
 
     data, reason = command_json(host, "lsblk-J")
     st.block_devices = parse_lsblk(data) if data is not None else read_sysfs_block(host)
     if not st.block_devices:
-        first = reason or Unknown(kind="not_applicable", text=_("lsblk listed no disks"))
+        first = reason or Unknown(kind="not_applicable", text=msg("lsblk listed no disks"))
         st.why(
             "block_devices",
-            Unknown(kind=first.kind, text=_("{reason}; no disks in /sys/block").format(reason=first.text)),
+            Unknown(kind=first.kind, text=msg("{reason}; no disks in /sys/block").format(reason=first.text)),
         )
 
     text, reason = file_text(host, "/proc/mdstat")

@@ -14,7 +14,7 @@ import re
 from gpuwise.capture.host import Host
 from gpuwise.facts.models import GpuNvLinks, NvLink, Topology
 from gpuwise.facts.sourcing import failure_kind
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 __all__ = ["Topology", "collect_topology", "parse_nvlink_s", "parse_topo_m"]
 
@@ -22,7 +22,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GPU_LABEL = re.compile(r"^GPU\d+$")
 # Column headings that are not devices; they may contain spaces.
 _ATTRIBUTE_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
-_HEADER_TOKEN = re.compile("|".join(re.escape(c) for c in _ATTRIBUTE_COLUMNS) + r"|\S+")
+_HEADER_TOKEN = re.compile(joined("|", (re.escape(c) for c in _ATTRIBUTE_COLUMNS)) + r"|\S+")
 _NIC_LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 _CPULIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _TOOL = "nvidia-smi topo -m"
@@ -35,7 +35,7 @@ def parse_topo_m(text: str) -> Topology:
     header_at = next((i for i, line in enumerate(lines) if _is_header(line)), None)
     if header_at is None:
         for name in ("gpu_links", "gpu_nic_links", "gpu_cpu_affinity", "gpu_numa_affinity"):
-            topo.why(name, _("no GPU matrix in the `{tool}` output").format(tool=_TOOL), kind="unparsable")
+            topo.why(name, msg("no GPU matrix in the `{tool}` output").format(tool=_TOOL), kind="unparsable")
         return topo
 
     columns = _HEADER_TOKEN.findall(lines[header_at])
@@ -60,8 +60,8 @@ def parse_topo_m(text: str) -> Topology:
     if missing:
         topo.why(
             "gpu_links",
-            _("`{tool}` has no row for {gpus} (truncated output?)").format(
-                tool=_TOOL, gpus=", ".join(missing)
+            msg("`{tool}` has no row for {gpus} (truncated output?)").format(
+                tool=_TOOL, gpus=joined(", ", missing)
             ),
             kind="unparsable",
         )
@@ -71,8 +71,8 @@ def parse_topo_m(text: str) -> Topology:
     if short:
         topo.why(
             "gpu_links",
-            _("`{tool}` rows for {gpus} are incomplete; missing cells are ''").format(
-                tool=_TOOL, gpus=", ".join(short)
+            msg("`{tool}` rows for {gpus} are incomplete; missing cells are ''").format(
+                tool=_TOOL, gpus=joined(", ", short)
             ),
             kind="unparsable",
         )
@@ -83,12 +83,12 @@ def parse_topo_m(text: str) -> Topology:
     topo.gpu_links = [[cell(r, c) for c in gpu_cols] for r in gpu_rows] if topo.gpu_names else None
     if topo.gpu_links is None:
         topo.why(
-            "gpu_links", _("no GPU columns in the `{tool}` header").format(tool=_TOOL), kind="unparsable"
+            "gpu_links", msg("no GPU columns in the `{tool}` header").format(tool=_TOOL), kind="unparsable"
         )
     if nic_cols:
         topo.gpu_nic_links = [[cell(r, c) for c in nic_cols] for r in gpu_rows]
     else:
-        topo.why("gpu_nic_links", _("`{tool}` shows no NICs").format(tool=_TOOL), kind="not_applicable")
+        topo.why("gpu_nic_links", msg("`{tool}` shows no NICs").format(tool=_TOOL), kind="not_applicable")
     _fill_affinity(topo, attributes, gpu_rows)
     return topo
 
@@ -120,12 +120,14 @@ def _split_row(line: str, n_devices: int) -> tuple[list[str], list[str]]:
 def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> None:
     if "CPU Affinity" not in attributes:
         topo.why(
-            "gpu_cpu_affinity", _("`{tool}` has no CPU Affinity column").format(tool=_TOOL), kind="unparsable"
+            "gpu_cpu_affinity",
+            msg("`{tool}` has no CPU Affinity column").format(tool=_TOOL),
+            kind="unparsable",
         )
     if "NUMA Affinity" not in attributes:
         topo.why(
             "gpu_numa_affinity",
-            _("`{tool}` has no NUMA Affinity column").format(tool=_TOOL),
+            msg("`{tool}` has no NUMA Affinity column").format(tool=_TOOL),
             kind="unparsable",
         )
     if "CPU Affinity" not in attributes and "NUMA Affinity" not in attributes:
@@ -141,9 +143,9 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             cpus.append(None)
             topo.why(
                 "gpu_cpu_affinity",
-                _("{gpu}: CPU affinity shown as {value}").format(gpu=name, value=repr(cpu))
+                msg("{gpu}: CPU affinity shown as {value}").format(gpu=name, value=repr(cpu))
                 if cpu
-                else _("{gpu}: no CPU affinity shown").format(gpu=name),
+                else msg("{gpu}: no CPU affinity shown").format(gpu=name),
                 kind="not_applicable" if cpu else "unparsable",
             )
         numa = values.get("NUMA Affinity", "")
@@ -153,9 +155,9 @@ def _fill_affinity(topo: Topology, attributes: list[str], gpu_rows: list) -> Non
             numas.append(None)
             topo.why(
                 "gpu_numa_affinity",
-                _("{gpu}: NUMA affinity shown as {value}").format(gpu=name, value=repr(numa))
+                msg("{gpu}: NUMA affinity shown as {value}").format(gpu=name, value=repr(numa))
                 if numa
-                else _("{gpu}: no NUMA affinity shown").format(gpu=name),
+                else msg("{gpu}: no NUMA affinity shown").format(gpu=name),
                 kind="not_applicable" if numa else "unparsable",
             )
     if "CPU Affinity" in attributes:
@@ -219,7 +221,7 @@ def collect_topology(host: Host) -> Topology:
         topo = Topology()
         topo.why(
             "gpu_links",
-            _("`{command}` was not captured").format(command="nvidia-smi topo -m"),
+            msg("`{command}` was not captured").format(command="nvidia-smi topo -m"),
             kind="not_captured",
         )
     elif not r.ok:
@@ -232,7 +234,7 @@ def collect_topology(host: Host) -> Topology:
     if n is None:
         topo.why(
             "nvlinks",
-            _("`{command}` was not captured").format(command="nvidia-smi nvlink -s"),
+            msg("`{command}` was not captured").format(command="nvidia-smi nvlink -s"),
             kind="not_captured",
         )
     elif not n.ok:
@@ -242,8 +244,8 @@ def collect_topology(host: Host) -> Topology:
         topo.nvlinks = links
         if messages:
             topo.why(
-                "nvlinks", "; ".join(messages), kind="not_applicable"
+                "nvlinks", joined("; ", messages), kind="not_applicable"
             )  # e.g. "not supported in MIG mode"
         elif not links:
-            topo.why("nvlinks", _("`nvidia-smi nvlink -s` listed no GPUs"), kind="unparsable")
+            topo.why("nvlinks", msg("`nvidia-smi nvlink -s` listed no GPUs"), kind="unparsable")
     return topo

@@ -37,7 +37,7 @@ from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
 from gpuwise.fleet.summary import NodeSummary, read_summary, shared
 from gpuwise.fleet.thresholds import thresholds
-from gpuwise.i18n import N_, _, language, set_language
+from gpuwise.i18n import N_, joined, language, msg, set_language
 
 PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs more than it saves
 
@@ -57,19 +57,19 @@ def refuse_unread(results: list[NodeSummary], root: Path) -> None:
         return
     by_reason: dict[str, list[str]] = {}
     for r in results:
-        reason = r.status.problems[0] if r.status.problems else _("nothing to read")
+        reason = r.status.problems[0] if r.status.problems else msg("nothing to read")
         by_reason.setdefault(reason[:200], []).append(r.name)
     shown = []
     for reason, nodes in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:3]:
-        names = ", ".join(nodes[:3]) + (", ..." if len(nodes) > 3 else "")
-        shown.append(_("{reason} ({count}: {nodes})").format(reason=reason, count=len(nodes), nodes=names))
+        names = joined(", ", nodes[:3]) + (", ..." if len(nodes) > 3 else "")
+        shown.append(msg("{reason} ({count}: {nodes})").format(reason=reason, count=len(nodes), nodes=names))
     if len(by_reason) > 3:
-        shown.append(_("{count} other reasons").format(count=len(by_reason) - 3))
+        shown.append(msg("{count} other reasons").format(count=len(by_reason) - 3))
     raise UserInputError(
-        _("{root}: no node could be read ({unread} of {total}: {reasons})").format(
-            root=shown_name(root), unread=len(results), total=len(results), reasons="; ".join(shown)
+        msg("{root}: no node could be read ({unread} of {total}: {reasons})").format(
+            root=shown_name(root), unread=len(results), total=len(results), reasons=joined("; ", shown)
         ),
-        _(LAYOUT_FIX),
+        msg(LAYOUT_FIX),
     )
 
 
@@ -126,15 +126,15 @@ def analyze_results(results: list[NodeSummary], root: Path) -> FleetReport:
     not_compared = []
     if len(benches) < len(results):
         not_compared.append(
-            _("{missing} of {total} nodes have no bench.json").format(
+            msg("{missing} of {total} nodes have no bench.json").format(
                 missing=len(results) - len(benches), total=len(results)
             )
         )
     if collective is None:
-        not_compared.append(_("no collective.json or links.json: inter-node bandwidth not measured"))
+        not_compared.append(msg("no collective.json or links.json: inter-node bandwidth not measured"))
     elif len({p["dst"] for p in collective.links}) == 2:
         not_compared.append(
-            _(
+            msg(
                 "two nodes: one pair per direction, so a slow link cannot be pinned on either end; "
                 "run the link test on three nodes or more"
             )
@@ -180,7 +180,7 @@ def read_collective(root: Path) -> Collective | None:
         out.slowest_rank = m.extra.get("slowest_rank")
         if m.status != "ok":
             out.problems.append(  # out holds a copy of the list (pydantic)
-                _("{name}: {status} ({reason})").format(name=m.name, status=m.status, reason=m.reason)
+                msg("{name}: {status} ({reason})").format(name=m.name, status=m.status, reason=m.reason)
             )
     return out
 
@@ -195,7 +195,7 @@ def _read_links(path: Path, problems: list[str]) -> list[dict] | None:
     try:
         doc = read_document(path, LinksDocument, LINKS_SCHEMA, fix=LINKS_FIX, kind=N_("link test result"))
     except DataValidationError as exc:
-        problems.append(_("links.json: {error}").format(error=exc.reason[:200]))
+        problems.append(msg("links.json: {error}").format(error=exc.reason[:200]))
         return None
     return [{"src": p.src, "dst": p.dst, "gb_s": p.gb_s, "best_gb_s": p.best_gb_s} for p in doc.pairs]
 

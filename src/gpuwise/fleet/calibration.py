@@ -20,7 +20,7 @@ from pathlib import Path
 
 from gpuwise.fleet.layout import node_dirs, read_json_report
 from gpuwise.fleet.straggler import STEP_METRICS
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.plan.calibrate import Calibration, add_network
 from gpuwise.plan.network_fit import spread_cv
 
@@ -33,7 +33,7 @@ def fleet_calibration(directory: str | Path) -> Calibration:
     nodes = load_nodes(node_dirs(root), run_rules=False)
     cal = Calibration(gpu_name=_fleet_gpu(nodes))
     if cal.gpu_name is None:
-        cal.ignored.append(_("no node capture names a GPU: nothing can be matched to an option's GPU"))
+        cal.ignored.append(msg("no node capture names a GPU: nothing can be matched to an option's GPU"))
     _step_spread(cal, {n.name: n.bench for n in nodes if n.bench is not None})
     problems: list[str] = []
     report = read_json_report(root / "collective.json", problems)
@@ -41,11 +41,11 @@ def fleet_calibration(directory: str | Path) -> Calibration:
     measured = report.find("allreduce_busbw") if report is not None else None
     if measured is None:
         cal.ignored.append(
-            _("no collective.json with an allreduce_busbw result: inter-node network not measured")
+            msg("no collective.json with an allreduce_busbw result: inter-node network not measured")
         )
     elif measured.status != "ok":
         cal.ignored.append(
-            _("collective.json: {name} {status} ({reason})").format(
+            msg("collective.json: {name} {status} ({reason})").format(
                 name=measured.name, status=measured.status, reason=measured.reason
             )
         )
@@ -53,7 +53,7 @@ def fleet_calibration(directory: str | Path) -> Calibration:
         measured.params.setdefault("source", "collective.json")
         add_network(cal, measured)
     if not cal.used:
-        cal.ignored.append(_("fleet {root}: nothing usable for the plan").format(root=root))
+        cal.ignored.append(msg("fleet {root}: nothing usable for the plan").format(root=root))
     return cal
 
 
@@ -80,12 +80,12 @@ def _step_spread(cal: Calibration, benches: dict) -> None:
         jitter = statistics.median(within) if within else 0.0
         cal.compute_cv = (between**2 + jitter**2) ** 0.5
         text = (
-            _(
+            msg(
                 "{metric}: step time over {nodes} nodes, spread cv {between:.3f} across nodes, "
                 "{jitter:.3f} within a node -> compute straggler cv {cv:.3f}"
             )
             if within
-            else _(
+            else msg(
                 "{metric}: step time over {nodes} nodes, spread cv {between:.3f} across nodes "
                 "-> compute straggler cv {cv:.3f}"
             )
@@ -95,7 +95,7 @@ def _step_spread(cal: Calibration, benches: dict) -> None:
         )
         return
     cal.ignored.append(
-        _(
+        msg(
             "fewer than two nodes with a training step time (bench.json train_*): "
             "compute straggler term stays 0"
         )

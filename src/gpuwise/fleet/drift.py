@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import Drift
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 # (group, label, getter): one value per node. Per-GPU and per-device keys are expanded below.
 _NODE_KEYS: list[tuple[str, str, Callable[[Facts], Any]]] = [
@@ -38,7 +38,7 @@ _NODE_KEYS: list[tuple[str, str, Callable[[Facts], Any]]] = [
     ("settings", N_("NCCL environment"), lambda f: _env_text(f.network.nccl_env)),
     ("settings", "/etc/nccl.conf", lambda f: _env_text(f.network.nccl_conf)),
     ("hardware", N_("GPU count"), lambda f: len(f.gpus)),
-    ("hardware", N_("GPU models"), lambda f: ", ".join(sorted({g.name or "?" for g in f.gpus})) or None),
+    ("hardware", N_("GPU models"), lambda f: joined(", ", sorted({g.name or "?" for g in f.gpus})) or None),
     ("hardware", N_("CPU model"), lambda f: f.cpu.model),
     (
         "hardware",
@@ -68,7 +68,7 @@ _GPU_KEYS: list[tuple[str, str, Callable[[Any], Any]]] = [
 def _env_text(env: dict[str, str] | None) -> str | None:
     if env is None:
         return None
-    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "(none)"
+    return joined(" ", (f"{k}={v}" for k, v in sorted(env.items()))) or "(none)"
 
 
 def _rdma_probed(f: Facts) -> bool:
@@ -122,9 +122,12 @@ def _put(out: dict, group: str, label: str, detail: str, get: Callable, obj: Any
         return
     if value is not None:
         if detail:
-            key, shown = f"{label} ({detail})", _("{label} ({detail})").format(label=_(label), detail=detail)
+            key, shown = (
+                f"{label} ({detail})",
+                msg("{label} ({detail})").format(label=msg(label), detail=detail),
+            )
         else:
-            key, shown = label, _(label)
+            key, shown = label, msg(label)
         out[(group, key)] = (_text(value), shown)
 
 

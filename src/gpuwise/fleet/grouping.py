@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import NodeGroup
+from gpuwise.i18n import joined
 
 UNKNOWN = "unknown"
 NO_GPU = "no GPU"
@@ -22,7 +23,7 @@ def group_key(facts: Facts | None) -> tuple[str, str]:
     """(GPU model(s), instance type) of one node; ("unknown", "unknown") without facts."""
     if facts is None:
         return UNKNOWN, UNKNOWN
-    gpus = ", ".join(sorted({g.name or "?" for g in facts.gpus})) or NO_GPU
+    gpus = joined(", ", sorted({g.name or "?" for g in facts.gpus})) or NO_GPU
     return gpus, facts.platform.instance_type or UNKNOWN
 
 

@@ -25,7 +25,7 @@ from gpuwise.advise.expect import check_expectations, short_reason
 from gpuwise.advise.finding import Evidence, Finding
 from gpuwise.errors import GpuwiseError
 from gpuwise.facts.models import Facts
-from gpuwise.i18n import N_, _, language, set_language
+from gpuwise.i18n import N_, language, msg, set_language
 from gpuwise.slurm import client as slurm
 
 BROKEN_SOURCE = N_("heuristic: a node whose driver or tools hang cannot run a job either")
@@ -130,7 +130,7 @@ def _in_child(work, deadline_s: float) -> tuple[str, object]:
     try:
         kind, value = pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - the child died (killed, out of memory) before it sent a result
-        return "error", _("the check ended without a result")
+        return "error", msg("the check ended without a result")
     return kind, value
 
 
@@ -156,9 +156,9 @@ def _in_thread(collect, deadline_s: float) -> tuple[Facts | None, Finding | None
 def broken_finding(fid: str, value) -> Finding:
     """health.timeout (value: the deadline in seconds) or health.collect_failed (value: the error)."""
     if fid == "health.timeout":
-        title = _("reading the node took longer than {seconds:g}s").format(seconds=value)
+        title = msg("reading the node took longer than {seconds:g}s").format(seconds=value)
     else:
-        title = _("could not read the node: {error}").format(error=value)
+        title = msg("could not read the node: {error}").format(error=value)
     return Finding(
         id=fid,
         layer="hardware",
@@ -166,7 +166,7 @@ def broken_finding(fid: str, value) -> Finding:
         status="fail",
         title=title,
         evidence=[Evidence(path="healthcheck", value=value)],
-        source=_(BROKEN_SOURCE),
+        source=msg(BROKEN_SOURCE),
     )
 
 

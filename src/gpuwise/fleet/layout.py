@@ -34,7 +34,7 @@ from gpuwise.documents.load import DocumentError, read_document
 from gpuwise.errors import DataValidationError, GpuwiseError, UserInputError
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import NodeStatus
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 LAYOUT_FIX = N_(
     "point at a folder with one sub-folder per node, each holding capture.tar.gz (or capture/) "
@@ -57,13 +57,13 @@ def node_dirs(root: Path) -> list[Path]:
     root = Path(root).expanduser()
     if not root.is_dir():
         raise UserInputError(
-            _("fleet directory {root} does not exist or is not a folder").format(root=shown_name(root)),
-            _(LAYOUT_FIX),
+            msg("fleet directory {root} does not exist or is not a folder").format(root=shown_name(root)),
+            msg(LAYOUT_FIX),
         )
     dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     if not dirs:
         raise UserInputError(
-            _("fleet directory {root} has no node folders").format(root=shown_name(root)), _(LAYOUT_FIX)
+            msg("fleet directory {root} has no node folders").format(root=shown_name(root)), msg(LAYOUT_FIX)
         )
     return dirs
 
@@ -85,7 +85,7 @@ def fleet_entry(root: Path, path: Path, folder: bool = False) -> Path | None:
     root = root.resolve()
     if not _inside(root, path):
         raise Refused(
-            _("{name} is a symlink that leads outside the fleet folder ({target})").format(
+            msg("{name} is a symlink that leads outside the fleet folder ({target})").format(
                 name=path.name, target=shown_name(path.resolve())
             )
         )
@@ -93,16 +93,16 @@ def fleet_entry(root: Path, path: Path, folder: bool = False) -> Path | None:
         mode = os.stat(path).st_mode
     except OSError as exc:
         raise Refused(
-            _("{name}: {error} (a broken link?)").format(name=path.name, error=exc.strerror or exc)
+            msg("{name}: {error} (a broken link?)").format(name=path.name, error=exc.strerror or exc)
         ) from None
     if folder and stat.S_ISDIR(mode):
         return path
     if stat.S_ISREG(mode):
         return None if folder else path
     if stat.S_ISDIR(mode):
-        raise Refused(_("{name} is a folder, not a file").format(name=path.name))
+        raise Refused(msg("{name} is a folder, not a file").format(name=path.name))
     raise Refused(
-        _("{name} is not a regular file (a FIFO, socket or device); it was not read").format(name=path.name)
+        msg("{name} is not a regular file (a FIFO, socket or device); it was not read").format(name=path.name)
     )
 
 
@@ -115,7 +115,7 @@ def capture_path(node_dir: Path) -> Path | None:
     if os.path.lexists(node_dir / "capture"):
         found = fleet_entry(root, node_dir / "capture", folder=True)
         if found is None:
-            raise Refused(_("capture is a file, not a folder (expected capture.tar.gz or capture/)"))
+            raise Refused(msg("capture is a file, not a folder (expected capture.tar.gz or capture/)"))
         return found
     return None
 
@@ -127,7 +127,7 @@ def load_node(node_dir: Path, run_rules: bool = True) -> NodeResult:
     root = node_dir.parent
     if not _inside(root.resolve(), node_dir):
         status.problems.append(
-            _("the node folder is a symlink that leads outside the fleet folder ({target})").format(
+            msg("the node folder is a symlink that leads outside the fleet folder ({target})").format(
                 target=shown_name(node_dir.resolve())
             )
         )
@@ -146,7 +146,7 @@ def _read_node(node_dir: Path, result: NodeResult, run_rules: bool) -> None:
     root, status = node_dir.parent, result.status
     cap = capture_path(node_dir)
     if cap is None:
-        status.problems.append(_("no capture.tar.gz or capture/ folder"))
+        status.problems.append(msg("no capture.tar.gz or capture/ folder"))
     else:
         try:
             result.facts = collect_facts(CaptureHost(cap))
@@ -165,14 +165,14 @@ def _read_node(node_dir: Path, result: NodeResult, run_rules: bool) -> None:
     else:
         log = fleet_entry(root, node_dir / "bench.log")
         if log is not None:  # `fleet run` ran the benchmarks and they wrote nothing
-            status.problems.append(_("no bench.json; bench.log ends: {line}").format(line=_last_line(log)))
+            status.problems.append(msg("no bench.json; bench.log ends: {line}").format(line=_last_line(log)))
     doctor_file = fleet_entry(root, node_dir / "doctor.json")
     if doctor_file is not None:
         try:
             result.findings = _read_doctor(doctor_file)
             status.findings_from = "doctor.json"
         except DataValidationError as exc:
-            status.problems.append(_("doctor.json: {error}").format(error=exc.reason[:200]))
+            status.problems.append(msg("doctor.json: {error}").format(error=exc.reason[:200]))
     if status.findings_from == "none" and result.facts is not None and run_rules:
         from gpuwise.advise.engine import run_rules as run
 
@@ -187,9 +187,9 @@ def _last_line(path: Path) -> str:
     try:
         text = read_input_bytes(path, N_("bench log"), tail=LOG_TAIL_BYTES).decode("utf-8", "replace")
     except DataValidationError as exc:
-        return _("(unreadable: {error})").format(error=exc.reason)
+        return msg("(unreadable: {error})").format(error=exc.reason)
     lines = [x for x in text.splitlines() if x.strip()]
-    return lines[-1][:300] if lines else _("(empty)")
+    return lines[-1][:300] if lines else msg("(empty)")
 
 
 def _read_doctor(path: Path) -> list[Finding]:
@@ -202,12 +202,12 @@ def _read_doctor(path: Path) -> list[Finding]:
         return [Finding.model_validate(f) for f in report.findings]
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in ("findings", *first["loc"]))
+        where = joined(".", (str(part) for part in ("findings", *first["loc"])))
         raise DocumentError(
-            _("not a valid {schema} document: field {where}: {msg}").format(
+            msg("not a valid {schema} document: field {where}: {msg}").format(
                 schema=REPORT_SCHEMA, where=where, msg=first["msg"]
             ),
-            _(DOCTOR_FIX),
+            msg(DOCTOR_FIX),
             path=str(path),
         ) from None
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from gpuwise.documents.ids import FLEET_SCHEMA
+from gpuwise.textmodel import TextModel
 
 
-class _Strict(BaseModel):
+class _Strict(TextModel):
     model_config = ConfigDict(extra="forbid")
 
 

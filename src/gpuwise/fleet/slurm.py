@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.slurm import client
 from gpuwise.slurm.request import SlurmRequest, resource_options
 
@@ -112,12 +112,12 @@ def job_script(o: JobOptions) -> str:
         "exit $(( nodes_rc != 0 ? nodes_rc : ar_rc != 0 ? ar_rc : links_rc ))",
         "",
     ]
-    return "\n".join(lines)
+    return joined("\n", lines)
 
 
 def submit(script: str, out: Path, timeout_s: float | None = None) -> tuple[str, int]:
     """sbatch --wait the script (kept as OUT/_slurm/fleet-job.sh); returns (job id, the job's exit code)."""
-    client.executable("sbatch", _("run it on a Slurm login node (or use --dry-run to see the job script)"))
+    client.executable("sbatch", msg("run it on a Slurm login node (or use --dry-run to see the job script)"))
     from gpuwise.atomic import write_text_atomic
 
     path = Path(out).expanduser().absolute() / "_slurm" / "fleet-job.sh"

@@ -13,7 +13,7 @@ import statistics
 
 from gpuwise.bench.models import BenchReport
 from gpuwise.fleet.model import Drift, NodeGroup, Outlier, Straggler
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 SPEED_LAYERS = ("compute", "training")
 STEP_METRICS = ("train_transformer_bf16", "train_transformer_fp32", "train_cnn_bf16", "train_cnn_fp32")
@@ -38,7 +38,7 @@ def verdict(
         for value, names in d.odd.items():
             for n in names:
                 reasons.setdefault(n, []).append(
-                    _("{setting} {value} (fleet: {majority})").format(
+                    msg("{setting} {value} (fleet: {majority})").format(
                         setting=d.label or d.key, value=value, majority=d.majority
                     )
                 )
@@ -54,10 +54,10 @@ def verdict(
         exclude=exclude,
         reasons={n: reasons[n] for n in exclude},
         kept_groups=kept_groups,
-        method=_(METHOD),
+        method=msg(METHOD),
     )
     if exclude:
-        out.sbatch_line = "#SBATCH --exclude=" + ",".join(exclude)
+        out.sbatch_line = "#SBATCH --exclude=" + joined(",", exclude)
     speed = _speeds(benches, {n: g.name for g in groups or [] for n in g.nodes})
     step_metric, step_ms = _median_step(benches)
     if speed and step_ms is not None:

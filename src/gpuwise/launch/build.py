@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gpuwise.atomic import write_text_atomic
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.launch import resources, steps, transfer
 from gpuwise.launch.job import Job, load_job
 from gpuwise.launch.migration import check_migration, target_software
@@ -49,7 +49,7 @@ def _facts(path: Path | None):
 def _resolve(job: Job, o: LaunchOptions, target: Target):
     if o.plan_path and o.offer:
         raise UserInputError(
-            _("--plan and --offer both given"), _("use one: the plan's choice, or an offer you pick")
+            msg("--plan and --offer both given"), msg("use one: the plan's choice, or an offer you pick")
         )
     if o.plan_path:
         res, implied = resources.from_plan(
@@ -57,12 +57,14 @@ def _resolve(job: Job, o: LaunchOptions, target: Target):
         )
         if implied == "slurm" and not target.own_machines:
             raise UserInputError(
-                _("the plan recommends building (on-prem), but --target is {target}").format(target=o.target),
-                _("launch it with --target slurm on your cluster, or pass --offer PROVIDER:INSTANCE"),
+                msg("the plan recommends building (on-prem), but --target is {target}").format(
+                    target=o.target
+                ),
+                msg("launch it with --target slurm on your cluster, or pass --offer PROVIDER:INSTANCE"),
             )
         if implied == "cloud" and target.own_machines:
             res.notes.append(
-                _(
+                msg(
                     "the plan recommends a cloud offer; launching on your own machines ({target}) instead"
                 ).format(target=target.name)
             )
@@ -71,10 +73,10 @@ def _resolve(job: Job, o: LaunchOptions, target: Target):
         return resources.from_offer(o.offer, job)
     if not target.own_machines:
         raise UserInputError(
-            _(
+            msg(
                 "--target {target} needs an instance type: --plan PLAN.json or --offer PROVIDER:INSTANCE"
             ).format(target=o.target),
-            _("e.g. {option} (list them with `gpuwise catalog offers`), or {plan}").format(
+            msg("e.g. {option} (list them with `gpuwise catalog offers`), or {plan}").format(
                 option=target.example_offer or "--offer PROVIDER:INSTANCE",
                 plan=f"gpuwise plan WORKLOAD.yaml --target {o.target} --format json -o plan.json",
             ),
@@ -89,16 +91,16 @@ def plan_launch(o: LaunchOptions, registry: Registry[Target] | None = None) -> L
     res = _resolve(job, o, target)
     if res.gpus_per_node is not None and res.gpus_per_node != job.gpus_per_node and not target.own_machines:
         raise UserInputError(
-            _("the job wants {want} GPUs per node, {instance} has {has}").format(
+            msg("the job wants {want} GPUs per node, {instance} has {has}").format(
                 want=job.gpus_per_node, instance=res.instance_type, has=res.gpus_per_node
             ),
-            _("set {line} in {path}, or pick an offer with {want}").format(
+            msg("set {line} in {path}, or pick an offer with {want}").format(
                 line=f"gpus_per_node: {res.gpus_per_node}", path=o.job_path, want=job.gpus_per_node
             ),
         )
     if o.plan_path and res.nodes != job.nodes:
         res.notes.append(
-            _("nodes: {nodes} from the plan (the job file says {job_nodes})").format(
+            msg("nodes: {nodes} from the plan (the job file says {job_nodes})").format(
                 nodes=res.nodes, job_nodes=job.nodes
             )
         )
@@ -148,10 +150,10 @@ def check_out_folder(plan: LaunchPlan) -> None:
     made = previous.created()
     if made:
         raise UserInputError(
-            _("{out} holds the record of launch {id}, which created resources; nothing was written").format(
+            msg("{out} holds the record of launch {id}, which created resources; nothing was written").format(
                 out=plan.out, id=made
             ),
-            _("use another --out, or delete that folder once `{command}` has removed them").format(
+            msg("use another --out, or delete that folder once `{command}` has removed them").format(
                 command=sh_words(["gpuwise", "launch", "--down", made])  # made: read from a file
             ),
         )
@@ -165,10 +167,10 @@ def check_cost_guard(plan: LaunchPlan, creating: bool) -> None:
     r, limit = plan.resources, f"{plan.max_cost:g}"
     if not plan.cost_known:
         raise UserInputError(
-            _(
+            msg(
                 "refused: --max-cost {limit} cannot be checked, the estimated cost is {source}; nothing written"
             ).format(limit=limit, source=r.cost_source),
-            _(
+            msg(
                 "give a price with --plan PLAN.json (its cost per run) or with an --offer whose catalog row has a "
                 "price, and the training time (`hours` in JOB.yaml); or drop --max-cost"
             ),
@@ -176,10 +178,10 @@ def check_cost_guard(plan: LaunchPlan, creating: bool) -> None:
     if creating and plan.over_budget:
         cost = f"{r.run_cost:,.2f} {r.currency or ''}".strip()
         raise UserInputError(
-            _(
+            msg(
                 "refused: the estimated cost {cost} ({source}) is above --max-cost {limit}; nothing created"
             ).format(cost=cost, source=r.cost_source, limit=limit),
-            _("raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)"),
+            msg("raise --max-cost, use fewer nodes or hours, or pick a cheaper offer (gpuwise plan)"),
         )
 
 

@@ -13,12 +13,13 @@ import shlex
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator
 
 from gpuwise.catalog import data_paths
 from gpuwise.catalog.yamlfile import validate_file
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.launch.quoting import sh_words
+from gpuwise.textmodel import TextModel
 
 SEE_ALSO = N_("see examples/job-cpu.yaml and examples/job-llm.yaml")
 # flags each target sets: a job that sets them too would fight the target's rendezvous
@@ -36,13 +37,13 @@ _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # newline and tab 
 
 def _one_line(v: str) -> str:
     if _CONTROL.search(v):
-        raise ValueError(_("a newline or other control character is not accepted here"))
+        raise ValueError(msg("a newline or other control character is not accepted here"))
     return v
 
 
 def _lines(v: str) -> str:
     if _CONTROL_BUT_LINES.search(v):
-        raise ValueError(_("a control character (other than newline and tab) is not accepted here"))
+        raise ValueError(msg("a control character (other than newline and tab) is not accepted here"))
     return v
 
 
@@ -50,7 +51,7 @@ OneLine = Annotated[str, AfterValidator(_one_line)]  # paths, names, images: one
 Lines = Annotated[str, AfterValidator(_lines)]  # shell commands and env values: newlines allowed
 
 
-class Strict(BaseModel):
+class Strict(TextModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -72,7 +73,7 @@ class Dataset(Strict):
     @classmethod
     def _absolute(cls, v: str) -> str:
         if not v.startswith("/"):
-            raise ValueError(_("the mount point must be an absolute path such as /data"))
+            raise ValueError(msg("the mount point must be an absolute path such as /data"))
         return v
 
     @property
@@ -122,7 +123,7 @@ class Job(Strict):
     def _name(cls, v: str) -> str:
         if not _NAME.fullmatch(v):
             raise ValueError(
-                _("use 2-40 lowercase letters, digits and '-', starting with a letter (a cluster name)")
+                msg("use 2-40 lowercase letters, digits and '-', starting with a letter (a cluster name)")
             )
         return v
 
@@ -131,7 +132,7 @@ class Job(Strict):
     def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
         bad = [k for k in v if not _ENV_NAME.fullmatch(k)]
         if bad:
-            raise ValueError(_("{name!r} is not an environment variable name").format(name=bad[0]))
+            raise ValueError(msg("{name!r} is not an environment variable name").format(name=bad[0]))
         return {k: str(x) for k, x in v.items()}
 
     @field_validator("command")
@@ -140,13 +141,15 @@ class Job(Strict):
         try:
             words = shlex.split(v)
         except ValueError as exc:
-            raise ValueError(_("the command is not valid shell words ({error})").format(error=exc)) from None
+            raise ValueError(
+                msg("the command is not valid shell words ({error})").format(error=exc)
+            ) from None
         if not words:
-            raise ValueError(_("the command is empty"))
+            raise ValueError(msg("the command is empty"))
         clash = [w.split("=")[0] for w in words if w.split("=")[0] in TARGET_FLAGS]
         if clash:
             raise ValueError(
-                _("remove {flag}: each target sets the node count and rendezvous itself").format(
+                msg("remove {flag}: each target sets the node count and rendezvous itself").format(
                     flag=clash[0]
                 )
             )
@@ -160,14 +163,14 @@ class Job(Strict):
         unknown = [k for k in v if k not in CHECKS or k == "gpus"]
         if unknown:
             raise ValueError(
-                _("expect: {key!r} is not one of {keys} (gpus comes from gpus_per_node)").format(
-                    key=unknown[0], keys=", ".join(k for k in CHECKS if k != "gpus")
+                msg("expect: {key!r} is not one of {keys} (gpus comes from gpus_per_node)").format(
+                    key=unknown[0], keys=joined(", ", (k for k in CHECKS if k != "gpus"))
                 )
             )
         for key, value in v.items():
             if isinstance(value, str) and not _EXPECT_WORD.fullmatch(value):
                 raise ValueError(
-                    _(
+                    msg(
                         "expect: {key}={value!r}: use letters, digits and . _ + : - only (e.g. 550.54.15)"
                     ).format(key=key, value=value)
                 )
@@ -198,9 +201,9 @@ class Job(Strict):
 
     def preflight_expect(self) -> str:
         """The `gpuwise doctor --expect` value: gpus per node, then the job's own expectations."""
-        return ",".join([f"gpus={self.gpus_per_node}", *(f"{k}={v}" for k, v in self.expect.items())])
+        return joined(",", [f"gpus={self.gpus_per_node}", *(f"{k}={v}" for k, v in self.expect.items())])
 
 
 def load_job(path: str | Path) -> Job:
     """Validate JOB.yaml; DataValidationError (file:line, did-you-mean) on any mistake."""
-    return validate_file(Job, path, _(SEE_ALSO))
+    return validate_file(Job, path, msg(SEE_ALSO))

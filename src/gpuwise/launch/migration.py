@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gpuwise.facts.diff import diff_facts
 from gpuwise.facts.models import Facts
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.launch.job import ImageVersions
 
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/ (minor version compatibility)"
@@ -66,7 +66,7 @@ def _major_minor(v: str | None) -> tuple[int, ...] | None:
         return None
     parts = []
     for p in v.split("+")[0].split(".")[:2]:
-        digits = "".join(ch for ch in p if ch.isdigit())
+        digits = joined("", (ch for ch in p if ch.isdigit()))
         if not digits:
             return None
         parts.append(int(digits))
@@ -80,8 +80,8 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
         return [
             MigrationFinding(
                 "unknown", TARGET_SOFTWARE, None, None,
-                _("the target's versions are not known, so they were not compared"),
-                _("To check: add image_versions (driver, cuda, nccl, torch) to JOB.yaml, "
+                msg("the target's versions are not known, so they were not compared"),
+                msg("To check: add image_versions (driver, cuda, nccl, torch) to JOB.yaml, "
                   "or pass --target-capture with a `gpuwise capture` of a target node"),
             )
         ]  # fmt: skip
@@ -92,11 +92,13 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
             continue
         a, b = src.get(field), target.get(field)
         if b is None:
-            out.append(MigrationFinding("unknown", what, a, b, _("the target does not say"), url))
+            out.append(MigrationFinding("unknown", what, a, b, msg("the target does not say"), url))
         elif field not in differing:
-            out.append(MigrationFinding("pass", what, a, b, _("same version on both sides"), url))
+            out.append(MigrationFinding("pass", what, a, b, msg("same version on both sides"), url))
         elif a is None:
-            out.append(MigrationFinding("unknown", what, a, b, _("the source has none to compare with"), url))
+            out.append(
+                MigrationFinding("unknown", what, a, b, msg("the source has none to compare with"), url)
+            )
         else:
             out.append(_judge(field, what, a, b, url))
     out += _driver_supports_cuda(target)
@@ -106,7 +108,7 @@ def check_migration(source: Facts, target: dict) -> list[MigrationFinding]:
 def _judge(field: str, what: str, a: str, b: str, url: str) -> MigrationFinding:
     ma, mb = _major_minor(a), _major_minor(b)
     if field in ("torch_version", "torch_cuda", "cuda_driver_version") and ma and mb and ma[:1] != mb[:1]:
-        text = _("major version changes ({a} -> {b}): rebuild the image and rerun a short validation first")
+        text = msg("major version changes ({a} -> {b}): rebuild the image and rerun a short validation first")
         return MigrationFinding("fail", what, a, b, text.format(a=a, b=b), url)
     same_nccl = N_("every node must run the same NCCL; collective algorithms change between releases")
     text = {
@@ -117,7 +119,7 @@ def _judge(field: str, what: str, a: str, b: str, url: str) -> MigrationFinding:
         "nccl_system_version": same_nccl,
         "driver_version": N_("the driver must support the CUDA the image's torch was built with"),
     }.get(field, N_("check that the image's libraries match it"))
-    return MigrationFinding("warn", what, a, b, _("{a} -> {b}: {why}").format(a=a, b=b, why=_(text)), url)
+    return MigrationFinding("warn", what, a, b, msg("{a} -> {b}: {why}").format(a=a, b=b, why=msg(text)), url)
 
 
 def _driver_supports_cuda(target: dict) -> list[MigrationFinding]:
@@ -128,7 +130,7 @@ def _driver_supports_cuda(target: dict) -> list[MigrationFinding]:
     return [
         MigrationFinding(
             "fail", DRIVER_VS_TORCH, target.get("cuda_driver_version"), target.get("torch_cuda"),
-            _("the target driver supports CUDA {driver}, torch needs CUDA {torch}: install a newer driver "
+            msg("the target driver supports CUDA {driver}, torch needs CUDA {torch}: install a newer driver "
               "or an image built for the driver's CUDA").format(
                 driver=target["cuda_driver_version"], torch=target["torch_cuda"]),
             CUDA_COMPAT,

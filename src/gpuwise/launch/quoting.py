@@ -23,7 +23,7 @@ from collections.abc import Iterable
 import yaml
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 # what an #SBATCH value may hold: letters, digits and the punctuation of names, times and paths
 # ('%' is not: sbatch expands %j, %N ... in file names)
@@ -47,7 +47,7 @@ def sh_say(template: str, *args: str, err: bool = False) -> str:
     if template.count("%s") != len(args) or "%" in template.replace("%s", ""):
         raise ValueError(f"template {template!r} does not take {len(args)} values")  # a bug in gpuwise
     fmt = sh(template + "\\n")  # printf's own \n escape
-    return f"printf {fmt} {' '.join(args)}{' >&2' if err else ''}"
+    return f"printf {fmt} {joined(' ', args)}{' >&2' if err else ''}"
 
 
 def sh_comment(text: str) -> str:
@@ -61,11 +61,11 @@ def sbatch_directive(option: str, value: object, source: str, suffix: str = "") 
     text = str(value)
     if not _SBATCH_VALUE.fullmatch(text):
         raise UserInputError(
-            _(
+            msg(
                 "{source} ({value!r}) cannot go into an #SBATCH line: only letters, digits and . _ / : @ + , = ~ - "
                 "are accepted there (no space, quote, newline or control character)"
             ).format(source=source, value=text),
-            _("use a value without those characters for {source}").format(source=source),
+            msg("use a value without those characters for {source}").format(source=source),
         )
     return f"#SBATCH --{option}={text}{suffix}"
 

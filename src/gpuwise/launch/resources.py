@@ -15,7 +15,7 @@ from gpuwise.documents.ids import PLAN_SCHEMA
 from gpuwise.documents.load import read_document
 from gpuwise.documents.plan import PlanDocument, PlanOption, ServingPlan
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.launch.job import Job
 
 PLAN_FIX = N_("pass a file written by `gpuwise plan WORKLOAD.yaml --format json -o PLAN.json`")
@@ -53,8 +53,8 @@ def parse_offer(text: str) -> tuple[str, str]:
     provider, sep, instance = text.partition(":")
     if not sep or not provider.strip() or not instance.strip():
         raise UserInputError(
-            _("--offer {text!r} is not PROVIDER:INSTANCE").format(text=text),
-            _("write it like {option} (see `gpuwise catalog offers`)").format(
+            msg("--offer {text!r} is not PROVIDER:INSTANCE").format(text=text),
+            msg("write it like {option} (see `gpuwise catalog offers`)").format(
                 option="--offer tencent:GT4.41XLARGE948"
             ),
         )
@@ -66,17 +66,17 @@ def from_offer(text: str, job: Job, offers: list[Offer] | None = None) -> Resour
     found = [o for o in find_offer(instance, offers) if o.provider == provider]
     if not found:
         raise UserInputError(
-            _("--offer {text}: no {instance} offer from {provider} in the catalog").format(
+            msg("--offer {text}: no {instance} offer from {provider} in the catalog").format(
                 text=text, instance=instance, provider=provider
             ),
-            _("pick one from `{command}`, or add it to an offers CSV").format(
+            msg("pick one from `{command}`, or add it to an offers CSV").format(
                 command=f"gpuwise catalog offers --provider {provider}"
             ),
         )
     priced = [o for o in found if o.price is not None]
     o = min(priced, key=lambda x: x.price) if priced else found[0]
     r = _from_catalog_offer(o, job)
-    r.hours, r.hours_source = job.hours, _("the job's `hours`") if job.hours else ""
+    r.hours, r.hours_source = job.hours, msg("the job's `hours`") if job.hours else ""
     r.run_cost, r.cost_source = on_demand_cost(r)
     return r
 
@@ -102,13 +102,13 @@ def on_demand_cost(r: Resources) -> tuple[float | None, str]:
     """plan/cost.py's cost_per_run for one on-demand option: price x nodes x hours."""
     if r.node_hour_price is None or r.hours is None:
         missing = (
-            _("no price in the catalog (`{command}` may fetch one)").format(
+            msg("no price in the catalog (`{command}` may fetch one)").format(
                 command=f"gpuwise catalog fetch {r.provider}"
             )
             if r.node_hour_price is None
-            else _("no training time (`hours` in JOB.yaml)")
+            else msg("no training time (`hours` in JOB.yaml)")
         )
-        return None, _("unknown: {reason}").format(reason=missing)
+        return None, msg("unknown: {reason}").format(reason=missing)
     import numpy as np
 
     from gpuwise.plan.cost import CostArrays, cost_per_run
@@ -124,7 +124,7 @@ def on_demand_cost(r: Resources) -> tuple[float | None, str]:
         currency_factor=np.array([1.0]),
     )
     cost = float(cost_per_run(costs, [r.nodes], np.array([[r.hours]]), np.array([1.0]), 1.0)[0, 0, 0])
-    return cost, _("{price} {currency}/node-hour x {nodes} nodes x {hours} h").format(
+    return cost, msg("{price} {currency}/node-hour x {nodes} nodes x {hours} h").format(
         price=f"{r.node_hour_price:g}", currency=r.currency, nodes=r.nodes, hours=f"{r.hours:g}"
     )
 
@@ -137,8 +137,8 @@ def from_plan(
     plan = read_document(path, PlanDocument, PLAN_SCHEMA, fix=PLAN_FIX, kind=N_("plan"))
     if isinstance(plan, ServingPlan):
         raise UserInputError(
-            _("{path}: a serving plan (kind inference) has no training option to launch").format(path=path),
-            _(PLAN_FIX),
+            msg("{path}: a serving plan (kind inference) has no training option to launch").format(path=path),
+            msg(PLAN_FIX),
         )
     options = [o for o in plan.options if o.chosen_nodes]
     verdict = plan.decision.verdict
@@ -148,10 +148,10 @@ def from_plan(
         candidates = [o for o in candidates if launchable(target, o.provider)]
         if not candidates and any(o.kind == kind for o in options):
             raise UserInputError(
-                _("{path}: none of the plan's cloud options can be launched with --target {target}").format(
+                msg("{path}: none of the plan's cloud options can be launched with --target {target}").format(
                     path=path, target=target
                 ),
-                _("make the plan for it: {command}").format(
+                msg("make the plan for it: {command}").format(
                     command=f"gpuwise plan WORKLOAD.yaml --target {target} --format json -o {path}"
                 ),
             )
@@ -159,11 +159,11 @@ def from_plan(
     if best is None or best.chosen_nodes is None:
         raise UserInputError(
             (
-                _("{path}: the plan has no feasible on-prem option to launch (verdict {verdict})")
+                msg("{path}: the plan has no feasible on-prem option to launch (verdict {verdict})")
                 if kind == "onprem"
-                else _("{path}: the plan has no feasible cloud option to launch (verdict {verdict})")
+                else msg("{path}: the plan has no feasible cloud option to launch (verdict {verdict})")
             ).format(path=path, verdict=verdict),
-            _("rerun `gpuwise plan` with options that fit the workload, or use --offer PROVIDER:INSTANCE"),
+            msg("rerun `gpuwise plan` with options that fit the workload, or use --offer PROVIDER:INSTANCE"),
         )
     nodes = best.chosen_nodes
     row = best.chosen()
@@ -190,14 +190,14 @@ def from_plan(
     days = row.time_to_train_days if row else None
     r.hours = days * 24 if days else job.hours
     r.hours_source = (
-        _("the plan's time to train ({path})").format(path=path) if days else _("the job's `hours`")
+        msg("the plan's time to train ({path})").format(path=path) if days else msg("the job's `hours`")
     )
     r.run_cost = row.cost_per_run if row else None
-    r.cost_source = _("the plan's cost per run for {option} x {nodes} nodes ({path})").format(
+    r.cost_source = msg("the plan's cost per run for {option} x {nodes} nodes ({path})").format(
         option=best.label or best.key, nodes=nodes, path=path
     )
     r.notes.append(
-        _("plan verdict: {verdict}; chosen: {option} x {nodes} nodes").format(
+        msg("plan verdict: {verdict}; chosen: {option} x {nodes} nodes").format(
             verdict=verdict, option=best.label or best.key, nodes=nodes
         )
     )
@@ -215,8 +215,8 @@ def _cheapest(options: list[PlanOption]) -> PlanOption | None:
 def for_own_cluster(job: Job) -> Resources:
     """Slurm without a plan: your own nodes, no catalogued price."""
     r = Resources(nodes=job.nodes, gpus_per_node=job.gpus_per_node, hours=job.hours)
-    r.hours_source = _("the job's `hours`") if job.hours else ""
-    r.cost_source = _("unknown: {reason}").format(
-        reason=_("your own cluster has no price in the catalog (use --plan for its TCO)")
+    r.hours_source = msg("the job's `hours`") if job.hours else ""
+    r.cost_source = msg("unknown: {reason}").format(
+        reason=msg("your own cluster has no price in the catalog (use --plan for its TCO)")
     )
     return r

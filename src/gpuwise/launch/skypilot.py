@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuwise.catalog.launchable import SKY_CLOUDS
 from gpuwise.errors import MissingDependencyError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import sh, sh_words, yaml_document
@@ -48,16 +48,16 @@ def task_config(plan: LaunchPlan, textfile: bool, wheel: Wheel) -> dict:
     cloud = SKY_CLOUDS.get(r.provider or "")
     if cloud is None:
         raise UserInputError(
-            _("SkyPilot does not launch on {provider}").format(provider=r.provider)
+            msg("SkyPilot does not launch on {provider}").format(provider=r.provider)
             if r.provider
-            else _("SkyPilot does not launch on an unnamed provider"),
-            _(
+            else msg("SkyPilot does not launch on an unnamed provider"),
+            msg(
                 "use --target tencent for Tencent Cloud, --target slurm for your cluster, or an offer from {providers}"
-            ).format(providers=", ".join(sorted(SKY_CLOUDS))),
+            ).format(providers=joined(", ", sorted(SKY_CLOUDS))),
         )
     resources: dict = {"cloud": cloud, "instance_type": r.instance_type}
     if r.provider == "aws-capacity-blocks":
-        plan.notes.append(_("the price is an AWS Capacity Block's: reserve the block first, else the nodes are "
+        plan.notes.append(msg("the price is an AWS Capacity Block's: reserve the block first, else the nodes are "
                             "billed on demand"))  # fmt: skip
     if r.accelerator and job.gpus_per_node:
         resources["accelerators"] = f"{r.accelerator}:{job.gpus_per_node}"
@@ -107,8 +107,8 @@ def task_config(plan: LaunchPlan, textfile: bool, wheel: Wheel) -> dict:
         envs["GPUWISE_DATASET"] = job.dataset.mount
     if envs:
         config["envs"] = envs
-    config["setup"] = "\n".join(setup) + "\n"
-    config["run"] = "\n".join(run) + "\n"
+    config["setup"] = joined("\n", setup) + "\n"
+    config["run"] = joined("\n", run) + "\n"
     return config
 
 
@@ -120,25 +120,25 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     name = cluster_name(plan)
     plan.creates.append(
         Created(
-            _("SkyPilot cluster"),
+            msg("SkyPilot cluster"),
             f"{name} ({plan.job.nodes} x {plan.resources.instance_type})",
-            _("{command}  (or: {native})").format(
+            msg("{command}  (or: {native})").format(
                 command=f"gpuwise launch --down skypilot:{name}", native=f"sky down {name}"
             ),
         )  # fmt: skip
     )
     if plan.job.dataset is not None and plan.job.dataset.kind == "local":
         plan.notes.append(
-            _("SkyPilot uploads {source} to every node ({mount})").format(
+            msg("SkyPilot uploads {source} to every node ({mount})").format(
                 source=plan.job.dataset.source, mount=plan.job.dataset.mount
             )
         )
     plan.notes.append(
-        _("launch by hand: {command}").format(
+        msg("launch by hand: {command}").format(
             command=sh_words(["sky", "launch", "-c", name, plan.out / TASK])
         )
     )
-    plan.notes.append(_("preflight reports stay on each node in {folder} (fetch: {command})").format(
+    plan.notes.append(msg("preflight reports stay on each node in {folder} (fetch: {command})").format(
         folder=f"{NODE_OUT}/{plan.job.name}/preflight", command=f"rsync -Pavz {name}:{NODE_OUT}/ ."))  # fmt: skip
 
 
@@ -146,8 +146,8 @@ def _sky() -> str:
     found = shutil.which("sky")
     if found is None:
         raise MissingDependencyError(
-            _("the `sky` command is not installed: --target skypilot --yes runs `sky launch`"),
-            _(
+            msg("the `sky` command is not installed: --target skypilot --yes runs `sky launch`"),
+            msg(
                 "pip install 'gpuwise[skypilot]' (or skypilot) and set up cloud credentials (`sky check`), "
                 "or drop --yes and run the printed `sky launch` yourself"
             ),
@@ -160,10 +160,10 @@ def create(plan: LaunchPlan) -> dict:
     p = subprocess.run([_sky(), "launch", "-y", "-c", name, str(plan.out / TASK)], text=True)
     if p.returncode != 0:
         raise UserInputError(
-            _("sky launch failed (exit {code}); whatever SkyPilot created is listed by `sky status`").format(
-                code=p.returncode
-            ),
-            _("read SkyPilot's message above; delete a half-made cluster with: {command}").format(
+            msg(
+                "sky launch failed (exit {code}); whatever SkyPilot created is listed by `sky status`"
+            ).format(code=p.returncode),
+            msg("read SkyPilot's message above; delete a half-made cluster with: {command}").format(
                 command=f"gpuwise launch --down skypilot:{name}"
             ),
         )
@@ -175,9 +175,9 @@ def down(name: str) -> str:
     p = subprocess.run([_sky(), "down", "-y", name], capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
         raise UserInputError(
-            _("{command} failed: {message}").format(
+            msg("{command} failed: {message}").format(
                 command=f"sky down {name}", message=p.stderr.strip()[-300:]
             ),
-            _("check the name with `sky status`"),
+            msg("check the name with `sky status`"),
         )
-    return _("deleted SkyPilot cluster {name}").format(name=name)
+    return msg("deleted SkyPilot cluster {name}").format(name=name)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import json_text, sbatch_directive, sh, sh_words
@@ -49,7 +49,8 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
     check_data = steps.dataset_check(job, data) if data and job.dataset.kind != "object-store" else ":"
     workdir = str(Path(job.workdir or ".").expanduser().absolute())
     train = job.torchrun('"$SLURM_JOB_NUM_NODES"', f'"$HEAD:{job.rdzv_port}"', '"gw-$SLURM_JOB_ID"')
-    return "\n".join(
+    return joined(
+        "\n",
         [
             "#!/bin/bash",
             "# Written by `gpuwise launch --target slurm`: what each step of job.sbatch runs on a node.",
@@ -80,7 +81,7 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
             '*) echo "usage: node.sh setup|preflight|exporter|check-exporter|targets|train" >&2; exit 2 ;;',
             "esac",
             "",
-        ]
+        ],
     )
 
 
@@ -89,7 +90,7 @@ def request(plan: LaunchPlan, sbatch_options: dict) -> SlurmRequest:
     o, hours = sbatch_options, plan.resources.hours or plan.job.hours
     time = o.get("time") or (time_from_hours(hours) if hours else None)
     if time and not o.get("time"):
-        plan.notes.append(_("sbatch --time={time} from the training time ({hours} h); override with --time").format(
+        plan.notes.append(msg("sbatch --time={time} from the training time ({hours} h); override with --time").format(
             time=time, hours=f"{hours:g}"))  # fmt: skip
     return SlurmRequest(
         gpus_per_node=plan.job.gpus_per_node,
@@ -123,13 +124,13 @@ def container_flags(plan: LaunchPlan, container: str) -> str:
     job = plan.job
     if container not in CONTAINER_MODES:
         raise UserInputError(
-            _("--container {value!r} is not one of {choices}").format(value=container, choices=", ".join(CONTAINER_MODES)),
-            _("use auto (Pyxis when srun has it), pyxis or none"),
+            msg("--container {value!r} is not one of {choices}").format(value=container, choices=joined(", ", CONTAINER_MODES)),
+            msg("use auto (Pyxis when srun has it), pyxis or none"),
         )  # fmt: skip
     if not job.image or container == "none":
         return ""
     if container == "auto" and not client.srun_takes_container_image():
-        plan.notes.append(_("the image {image} is not used: this srun has no --container-image (Pyxis); "
+        plan.notes.append(msg("the image {image} is not used: this srun has no --container-image (Pyxis); "
                             "pass --container pyxis to use it anyway").format(image=job.image))  # fmt: skip
         return ""
     workdir = str(Path(job.workdir or ".").expanduser().absolute())
@@ -137,11 +138,13 @@ def container_flags(plan: LaunchPlan, container: str) -> str:
     for path in dict.fromkeys([str(plan.out), workdir]):
         if "," in path or ":" in path:
             raise UserInputError(
-                _("{path} cannot be a Pyxis container mount (',' and ':' separate mounts)").format(path=path),
-                _("use an --out folder and a workdir without ',' or ':', or --container none"),
+                msg("{path} cannot be a Pyxis container mount (',' and ':' separate mounts)").format(
+                    path=path
+                ),
+                msg("use an --out folder and a workdir without ',' or ':', or --container none"),
             )
         mounts.append(f"{path}:{path}")
-    return f" --container-image={sh(job.image)} --container-mounts={sh(','.join(mounts))}"
+    return f" --container-image={sh(job.image)} --container-mounts={sh(joined(',', mounts))}"
 
 
 def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
@@ -185,7 +188,7 @@ def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
         "exit $rc",
         "",
     ]
-    return "\n".join(lines)
+    return joined("\n", lines)
 
 
 def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
@@ -193,23 +196,25 @@ def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
     plan.files[NODE_SCRIPT] = node_script(plan, textfile)
     plan.creates.append(
         Created(
-            _("Slurm job"),
-            _("{name} ({nodes} nodes)").format(name=f"gw-{plan.job.name}", nodes=plan.job.nodes),
-            _("{command}  (or: {native})").format(
+            msg("Slurm job"),
+            msg("{name} ({nodes} nodes)").format(name=f"gw-{plan.job.name}", nodes=plan.job.nodes),
+            msg("{command}  (or: {native})").format(
                 command="gpuwise launch --down slurm:JOBID", native="scancel JOBID"
             ),
         )  # fmt: skip
     )
-    plan.notes.append(_("submit by hand: {command}").format(command=sh_words(["sbatch", plan.out / SCRIPT])))
+    plan.notes.append(
+        msg("submit by hand: {command}").format(command=sh_words(["sbatch", plan.out / SCRIPT]))
+    )
 
 
 def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict:
     """sbatch OUT/job.sbatch (written by the dry run step); with wait, until the job ends."""
-    fix = _("run gpuwise launch on a Slurm login node (or drop --yes to see the script)")
+    fix = msg("run gpuwise launch on a Slurm login node (or drop --yes to see the script)")
     job = client.submit(plan.out / SCRIPT, wait=wait, timeout_s=timeout_s, fix=fix)
     job_id = job.job_id
     plan.creates[0].id = f"slurm:{job_id}"
-    plan.creates[0].delete = _("{command}  (or: {native})").format(
+    plan.creates[0].delete = msg("{command}  (or: {native})").format(
         command=f"gpuwise launch --down slurm:{job_id}", native=f"scancel {job_id}"
     )
     result: dict = {"id": f"slurm:{job_id}", "job_id": job_id, "log": str(plan.out / f"slurm-{job_id}.out")}
@@ -219,5 +224,5 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict
 
 
 def down(job_id: str) -> str:
-    client.cancel(job_id, fix=_("run --down on the Slurm login node the job came from"))
-    return _("cancelled Slurm job {id}").format(id=job_id)
+    client.cancel(job_id, fix=msg("run --down on the Slurm login node the job came from"))
+    return msg("cancelled Slurm job {id}").format(id=job_id)

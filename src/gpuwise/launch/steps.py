@@ -7,6 +7,7 @@ GPUWISE (the gpuwise command), PYTHON, OUT (the folder for reports, shared or pe
 
 from __future__ import annotations
 
+from gpuwise.i18n import joined
 from gpuwise.launch.job import Job
 from gpuwise.launch.quoting import sh, sh_say, yaml_document
 
@@ -16,7 +17,8 @@ EXPORTER_WAIT_S = 60
 def preflight(job: Job) -> str:
     """`gpuwise doctor --expect` on this node; a critical finding (exit 2) or a failed run aborts."""
     expect = sh(job.preflight_expect())
-    return "\n".join(
+    return joined(
+        "\n",
         [
             'mkdir -p "$OUT/preflight" && rm -f "$OUT/preflight/$NODE.json"',
             f'"$GPUWISE" doctor --expect {expect} --no-history --format json -o "$OUT/preflight/$NODE.json"',
@@ -27,7 +29,7 @@ def preflight(job: Job) -> str:
             "  exit 1",
             "fi",
             'echo "gpuwise preflight: $NODE ok (doctor exit $rc)"',
-        ]
+        ],
     )
 
 
@@ -58,13 +60,14 @@ def exporter_check(job: Job, textfile: bool) -> str:
     """Wait until this node's exporter answers, and keep what it said (proof, and a first sample)."""
     if textfile:
         target = '"$OUT/monitoring/textfile-$NODE/gpuwise.prom"'
-        return "\n".join(
+        return joined(
+            "\n",
             [
                 f"for _ in $(seq {EXPORTER_WAIT_S * 2}); do [ -s {target} ] && break; sleep 0.5; done",
                 f'if [ -s {target} ]; then cp {target} "$OUT/monitoring/$NODE.prom"; '
                 'echo "gpuwise monitoring: $NODE textfile written"; '
                 'else echo "gpuwise monitoring: no textfile from $NODE" >&2; fi',
-            ]
+            ],
         )
     url = f"http://127.0.0.1:{job.exporter_port}/metrics"
     fetch = (
@@ -75,7 +78,8 @@ def exporter_check(job: Job, textfile: bool) -> str:
         "    except OSError: time.sleep(0.5)\n"
         "else: sys.exit(1)\n"
     )
-    return "\n".join(
+    return joined(
+        "\n",
         [
             'mkdir -p "$OUT/monitoring"',
             f'if "$PYTHON" -c {sh(fetch)} > "$OUT/monitoring/$NODE.prom"; then',
@@ -83,7 +87,7 @@ def exporter_check(job: Job, textfile: bool) -> str:
             "else",
             f'  echo "gpuwise monitoring: exporter on $NODE did not answer on :{job.exporter_port}" >&2',
             "fi",
-        ]
+        ],
     )
 
 

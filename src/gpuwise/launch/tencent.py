@@ -16,7 +16,7 @@ import base64
 import json
 
 from gpuwise.errors import MissingDependencyError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import json_text, sh, sh_comment, sh_say, sh_words
@@ -33,7 +33,7 @@ def _models():
         from tencentcloud.cvm.v20170312 import models
     except ImportError as exc:
         raise MissingDependencyError(
-            _("--target tencent needs tencentcloud-sdk-python ({error})").format(error=exc),
+            msg("--target tencent needs tencentcloud-sdk-python ({error})").format(error=exc),
             "pip install 'gpuwise[tencent]'",
         ) from exc
     return models
@@ -78,7 +78,7 @@ def user_data(plan: LaunchPlan, textfile: bool, wheel: Wheel, wheel_url: str | N
         steps.exporter_check(job, textfile),
         "",
     ]
-    return "\n".join(lines)
+    return joined("\n", lines)
 
 
 def _install_gpuwise(wheel: Wheel, url: str | None) -> list[str]:
@@ -116,17 +116,17 @@ def _wheel_notes(plan: LaunchPlan, wheel: Wheel, url: str | None) -> None:
         else None
     )
     if url:
-        plan.notes.append(_("the instances fetch the gpuwise wheel {wheel} from {url} (sha256 checked)").format(
+        plan.notes.append(msg("the instances fetch the gpuwise wheel {wheel} from {url} (sha256 checked)").format(
             wheel=wheel.name, url=url))  # fmt: skip
         return
     if upload:
         plan.notes.append(
-            _("the image must have gpuwise, or upload {wheel} to the object store (e.g. {command}) and pass its "
+            msg("the image must have gpuwise, or upload {wheel} to the object store (e.g. {command}) and pass its "
               "https URL (a presigned one for a private bucket) with --gpuwise-wheel-url").format(
                 wheel=wheel.path, command=upload))  # fmt: skip
     else:
         plan.notes.append(
-            _("the image must have gpuwise, or upload {wheel} to an object store and pass its https URL "
+            msg("the image must have gpuwise, or upload {wheel} to an object store and pass its https URL "
               "(a presigned one for a private bucket) with --gpuwise-wheel-url").format(wheel=wheel.path))  # fmt: skip
 
 
@@ -134,10 +134,10 @@ def _zone(plan: LaunchPlan, cloud: dict) -> str:
     zone = cloud.get("zone") or plan.resources.zone
     if not zone:
         raise UserInputError(
-            _("--target tencent needs an availability zone for {instance}").format(
+            msg("--target tencent needs an availability zone for {instance}").format(
                 instance=plan.resources.instance_type
             ),
-            _(
+            msg(
                 "add --zone, e.g. {option} (the zones that sell it: Tencent's CVM console or "
                 "DescribeZoneInstanceConfigInfos)"
             ).format(option="--zone ap-guangzhou-6"),
@@ -155,8 +155,8 @@ def _image(plan: LaunchPlan, cloud: dict) -> str:
     image = cloud.get("image_id") or (plan.job.image if (plan.job.image or "").startswith("img-") else None)
     if not image:
         raise UserInputError(
-            _("--target tencent needs a CVM image with the GPU driver (ImageId img-...)"),
-            _(
+            msg("--target tencent needs a CVM image with the GPU driver (ImageId img-...)"),
+            msg(
                 "add --image-id img-... (a public GPU image from DescribeImages, or your own), "
                 "or write image: img-... in JOB.yaml"
             ),
@@ -180,10 +180,10 @@ def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool, wheel:
     if (r.instance_type or "").upper().startswith(HCC_PREFIX):
         if not hpc:
             raise UserInputError(
-                _(
+                msg(
                     "{instance} is an HCC (RDMA) family: without an HPC cluster it gets no RDMA network"
                 ).format(instance=r.instance_type),
-                _("create one in the zone (CreateHpcCluster) and pass --hpc-cluster hpc-..."),
+                msg("create one in the zone (CreateHpcCluster) and pass --hpc-cluster hpc-..."),
             )
         req.HpcClusterId = hpc
     elif hpc:
@@ -192,8 +192,8 @@ def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool, wheel:
     url = cloud.get("gpuwise_wheel_url")
     if url and not url.startswith("https://"):
         raise UserInputError(
-            _("--gpuwise-wheel-url {url!r} is not an https:// URL").format(url=url),
-            _("upload the wheel to COS (or any object store) and pass its https URL, e.g. a presigned one"),
+            msg("--gpuwise-wheel-url {url!r} is not an https:// URL").format(url=url),
+            msg("upload the wheel to COS (or any object store) and pass its https URL, e.g. a presigned one"),
         )
     req.UserData = base64.b64encode(user_data(plan, textfile, wheel, url).encode()).decode()
     req.DryRun = dry_run
@@ -211,25 +211,25 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     region = region_of(req.Placement.Zone)
     plan.creates.append(
         Created(
-            _("CVM instance x {n}").format(n=plan.job.nodes),
+            msg("CVM instance x {n}").format(n=plan.job.nodes),
             f"gw-{plan.job.name} ({plan.resources.instance_type}, {req.Placement.Zone})",
-            _("{command}  (or: {native})").format(
+            msg("{command}  (or: {native})").format(
                 command=sh_words(["gpuwise", "launch", "--down", f"tencent:{region}/INSTANCE_IDS"]),
                 native="TerminateInstances",
             ),
         )  # fmt: skip
     )
     if plan.job.image and not plan.job.image.startswith("img-"):
-        plan.notes.append(_("the container image {image} is not started by this target: {image_id} runs "
+        plan.notes.append(msg("the container image {image} is not started by this target: {image_id} runs "
                             "the job (use --target skypilot to run a container)").format(
                               image=plan.job.image, image_id=req.ImageId))  # fmt: skip
     head = "<private IP of the first instance>"  # stays English: a placeholder in a command the user edits
     torchrun = plan.job.torchrun(str(plan.job.nodes), f"{head}:{plan.job.rdzv_port}", sh(plan.job.name))
     plan.notes += [
-        _("instances use the zone's default VPC and subnet; the security group must allow TCP "
+        msg("instances use the zone's default VPC and subnet; the security group must allow TCP "
           "{rdzv_port} (rendezvous) and {exporter_port} (exporter) inside the VPC").format(
             rdzv_port=plan.job.rdzv_port, exporter_port=plan.job.exporter_port),
-        _("training: once every instance passed its preflight (no {marker}), run on each: {command}").format(
+        msg("training: once every instance passed its preflight (no {marker}), run on each: {command}").format(
             marker=f"{NODE_OUT}/{plan.job.name}/preflight-failed", command=torchrun),
     ]  # fmt: skip
     plan.cloud_check = _send_dry_run(req, region)
@@ -259,7 +259,7 @@ def _send_dry_run(req, region: str) -> str:
     """Send the DryRun request when credentials are found; what Tencent said (never the credentials)."""
     client = _client(region)
     if client is None:
-        return _("not sent: no Tencent Cloud credentials ({variables}, or {file})").format(
+        return msg("not sent: no Tencent Cloud credentials ({variables}, or {file})").format(
             variables="TENCENTCLOUD_SECRET_ID / TENCENTCLOUD_SECRET_KEY", file="~/.tencentcloud/credentials")  # fmt: skip
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
 
@@ -267,13 +267,13 @@ def _send_dry_run(req, region: str) -> str:
         client.RunInstances(req)
     except TencentCloudSDKException as exc:
         if exc.get_code() == "DryRunOperation":
-            return _(
+            return msg(
                 "Tencent accepted the dry run (parameters, permissions and quota checked; nothing created)"
             )
-        return _("Tencent refused the dry run: {code}: {message}").format(
+        return msg("Tencent refused the dry run: {code}: {message}").format(
             code=exc.get_code(), message=exc.get_message()
         )
-    return _("Tencent answered the dry run without its DryRunOperation code: check the console")
+    return msg("Tencent answered the dry run without its DryRunOperation code: check the console")
 
 
 def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
@@ -282,8 +282,8 @@ def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
     client = _client(region)
     if client is None:
         raise UserInputError(
-            _("no Tencent Cloud credentials found; nothing created"),
-            _("export {id} and {key}, or write {file}").format(
+            msg("no Tencent Cloud credentials found; nothing created"),
+            msg("export {id} and {key}, or write {file}").format(
                 id="TENCENTCLOUD_SECRET_ID", key="TENCENTCLOUD_SECRET_KEY", file="~/.tencentcloud/credentials"
             ),
         )
@@ -292,11 +292,11 @@ def create(plan: LaunchPlan, cloud: dict, textfile: bool) -> dict:
     try:
         resp = client.RunInstances(req)
     except TencentCloudSDKException as exc:
-        raise UserInputError(_("{action} failed: {code}: {message}").format(
+        raise UserInputError(msg("{action} failed: {code}: {message}").format(
                                  action="RunInstances", code=exc.get_code(), message=exc.get_message()),
-                             _("fix what Tencent names (zone, image, quota), then rerun")) from None  # fmt: skip
+                             msg("fix what Tencent names (zone, image, quota), then rerun")) from None  # fmt: skip
     ids = list(resp.InstanceIdSet or [])
-    launch_id = f"tencent:{region}/{','.join(ids)}"
+    launch_id = f"tencent:{region}/{joined(',', ids)}"
     plan.creates[0].id = launch_id
     plan.creates[0].delete = sh_words(["gpuwise", "launch", "--down", launch_id])
     return {"id": launch_id, "instances": ids, "request_id": resp.RequestId}
@@ -306,13 +306,13 @@ def down(rest: str) -> str:
     region, sep, ids = rest.partition("/")
     instances = [i for i in ids.split(",") if i]
     if not sep or not region or not instances or not all(i.startswith("ins-") for i in instances):
-        raise UserInputError(_("{option} is not REGION/ins-ID[,ins-ID]").format(option=f"--down tencent:{rest}"),
-                             _("e.g. {command}").format(command="--down tencent:ap-guangzhou/ins-abc123,ins-def456"))  # fmt: skip
+        raise UserInputError(msg("{option} is not REGION/ins-ID[,ins-ID]").format(option=f"--down tencent:{rest}"),
+                             msg("e.g. {command}").format(command="--down tencent:ap-guangzhou/ins-abc123,ins-def456"))  # fmt: skip
     m = _models()
     client = _client(region)
     if client is None:
-        raise UserInputError(_("no Tencent Cloud credentials found; nothing deleted"),
-                             _("export {id} and {key}, then rerun").format(
+        raise UserInputError(msg("no Tencent Cloud credentials found; nothing deleted"),
+                             msg("export {id} and {key}, then rerun").format(
                                  id="TENCENTCLOUD_SECRET_ID", key="TENCENTCLOUD_SECRET_KEY"))  # fmt: skip
     req = m.TerminateInstancesRequest()
     req.InstanceIds = instances
@@ -321,9 +321,9 @@ def down(rest: str) -> str:
     try:
         client.TerminateInstances(req)
     except TencentCloudSDKException as exc:
-        raise UserInputError(_("{action} failed: {code}: {message}").format(
+        raise UserInputError(msg("{action} failed: {code}: {message}").format(
                                  action="TerminateInstances", code=exc.get_code(), message=exc.get_message()),
-                             _("check the ids in the CVM console")) from None  # fmt: skip
-    return _("terminated {n} CVM instance(s) in {region}: {ids}").format(
-        n=len(instances), region=region, ids=", ".join(instances)
+                             msg("check the ids in the CVM console")) from None  # fmt: skip
+    return msg("terminated {n} CVM instance(s) in {region}: {ids}").format(
+        n=len(instances), region=region, ids=joined(", ", instances)
     )

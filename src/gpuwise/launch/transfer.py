@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.catalog import data_paths
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.launch.job import Dataset
 from gpuwise.launch.resources import Resources
 from gpuwise.plan.currency import conversion, describe
@@ -45,15 +45,15 @@ class TransferEstimate:
 def local_size_bytes(path: Path) -> tuple[int | None, str]:
     """The bytes under `path` (a file or a folder), without following symlinks; bounded by MAX_WALK_FILES."""
     if path.is_file():
-        return path.stat().st_size, _("measured: size of {path}").format(path=path)
+        return path.stat().st_size, msg("measured: size of {path}").format(path=path)
     if not path.is_dir():
-        return None, _("{path} does not exist here; add dataset.size_gb").format(path=path)
+        return None, msg("{path} does not exist here; add dataset.size_gb").format(path=path)
     total, files = 0, 0
     for root, _dirs, names in os.walk(path):
         for name in names:
             files += 1
             if files > MAX_WALK_FILES:
-                return None, _("more than {n} files under {path}: add dataset.size_gb").format(
+                return None, msg("more than {n} files under {path}: add dataset.size_gb").format(
                     n=f"{MAX_WALK_FILES:,}", path=path
                 )
             try:
@@ -61,7 +61,7 @@ def local_size_bytes(path: Path) -> tuple[int | None, str]:
             except OSError:
                 continue
             total += st.st_size
-    return total, _("measured: {n} files under {path}").format(n=f"{files:,}", path=path)
+    return total, msg("measured: {n} files under {path}").format(n=f"{files:,}", path=path)
 
 
 def source_of(ds: Dataset) -> data_paths.Source:
@@ -78,14 +78,14 @@ def estimate(
     """shared_filesystem: the target's nodes read a local or NFS dataset in place (Slurm), nothing moves."""
     kind = ds.kind
     if ds.size_gb is not None:
-        size, size_source = int(ds.size_gb * 1e9), _("the job's dataset.size_gb")
+        size, size_source = int(ds.size_gb * 1e9), msg("the job's dataset.size_gb")
     elif kind == "local":
         size, size_source = local_size_bytes(Path(ds.source).expanduser())
     else:
-        size, size_source = None, _("unknown: add dataset.size_gb (a remote dataset is not listed)")
+        size, size_source = None, msg("unknown: add dataset.size_gb (a remote dataset is not listed)")
     if shared_filesystem and kind in ("local", "nfs"):
         return TransferEstimate(kind, size, size_source, None, "", 0.0, 0.0, None,
-                                _("read in place on the cluster's shared filesystem"), copy_needed=False)  # fmt: skip
+                                msg("read in place on the cluster's shared filesystem"), copy_needed=False)  # fmt: skip
     move = data_paths.move(size, source_of(ds), target_of(res))
     p = move.chosen
     cost, currency, cost_source = _cost(ds, size, res, p)
@@ -95,12 +95,12 @@ def estimate(
         alternatives=[{"path": o.path, "gbps": o.gbps, "hours": o.hours} for o in move.options if o is not p],
     )  # fmt: skip
     if p.hours is not None and res.hours and p.hours > warn_share * res.hours:
-        est.warning = _(
+        est.warning = msg(
             "moving the dataset takes {hours} h, more than {share} of the {training} h of training: "
             "stage it in the target region's object store, use a dedicated line or ship disks first"
         ).format(hours=f"{p.hours:.1f}", share=f"{warn_share:.0%}", training=f"{res.hours:g}")
     elif p.hours is None:
-        est.warning = _("transfer time unknown: {reason}").format(
+        est.warning = msg("transfer time unknown: {reason}").format(
             reason=size_source if size is None else p.bound
         )
     return est
@@ -114,16 +114,16 @@ def _cost(
         price, currency, source = (
             ds.egress_price_per_gb,
             res.currency,
-            _("the job's dataset.egress_price_per_gb"),
+            msg("the job's dataset.egress_price_per_gb"),
         )
         return (None if size is None else price * size / 1e9), currency, source
     if p.path == "upload" and res.provider and res.provider.startswith("aws"):
         return 0.0, res.currency or "USD", INGRESS_AWS
     if p.path == "upload":
         return None, None, (
-            _("check {provider}'s inbound transfer price (AWS charges none)").format(provider=res.provider)
+            msg("check {provider}'s inbound transfer price (AWS charges none)").format(provider=res.provider)
             if res.provider
-            else _("check the provider's inbound transfer price (AWS charges none)")
+            else msg("check the provider's inbound transfer price (AWS charges none)")
         )  # fmt: skip
     cost = p.cost(size)
     run_ccy = res.currency
@@ -137,5 +137,5 @@ def _cost(
     return (
         cost * rate.value,
         rate.target,
-        _("{source}; {rate}").format(source=p.cost_source, rate=describe(rate)),
+        msg("{source}; {rate}").format(source=p.cost_source, rate=describe(rate)),
     )

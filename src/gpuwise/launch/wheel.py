@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.launch.quoting import sh
 
 # PEP 427 file name of a pure-Python gpuwise wheel: name-version(-build)?-python-abi-platform.whl
@@ -50,8 +50,10 @@ class Wheel:
 def _check_name(path: Path) -> None:
     if not _WHEEL_NAME.fullmatch(path.name):
         raise UserInputError(
-            _("{path} is not a gpuwise wheel file name (gpuwise-VERSION-py3-none-any.whl)").format(path=path),
-            _(WHEEL_FIX),
+            msg("{path} is not a gpuwise wheel file name (gpuwise-VERSION-py3-none-any.whl)").format(
+                path=path
+            ),
+            msg(WHEEL_FIX),
         )
 
 
@@ -89,10 +91,10 @@ def _build(source: Path, folder: Path) -> Path:
     built = sorted(folder.glob("gpuwise-*.whl"))
     if p.returncode != 0 or not built:
         raise UserInputError(
-            _("could not build the gpuwise wheel from {source}: {message}").format(
-                source=source, message=(p.stderr or p.stdout).strip()[-300:] or _("no message")
+            msg("could not build the gpuwise wheel from {source}: {message}").format(
+                source=source, message=(p.stderr or p.stdout).strip()[-300:] or msg("no message")
             ),
-            _(WHEEL_FIX),
+            msg(WHEEL_FIX),
         )
     return built[-1]
 
@@ -108,7 +110,7 @@ def _requires(path: Path) -> tuple[str, ...]:
             text = z.read(info).decode("utf-8", "replace")
     except (OSError, zipfile.BadZipFile, StopIteration, KeyError) as exc:
         raise UserInputError(
-            _("{path} is not a readable wheel ({error})").format(path=path, error=exc), _(WHEEL_FIX)
+            msg("{path} is not a readable wheel ({error})").format(path=path, error=exc), msg(WHEEL_FIX)
         ) from None
     reqs = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:")]
     return tuple(r for r in reqs if "extra ==" not in r)
@@ -135,12 +137,15 @@ def ship_wheel(out: Path, given: Path | None = None) -> Wheel:
         source = given.expanduser().absolute()
         _check_name(source)
         if not source.is_file():
-            raise UserInputError(_("--gpuwise-wheel {path}: no such file").format(path=source), _(WHEEL_FIX))
+            raise UserInputError(
+                msg("--gpuwise-wheel {path}: no such file").format(path=source), msg(WHEEL_FIX)
+            )
     else:
         installed = _installed_source()
         if installed is None or not installed.exists():
             raise UserInputError(
-                _("cannot find what this gpuwise was installed from, to ship it to the nodes"), _(WHEEL_FIX)
+                msg("cannot find what this gpuwise was installed from, to ship it to the nodes"),
+                msg(WHEEL_FIX),
             )
         if installed.is_dir():
             source = _build(installed, _scratch() / "build")
@@ -161,7 +166,7 @@ def install_command(wheel_dir: str, wheel: Wheel, python: str = "python3") -> st
     wheel_dir is a shell expression (already quoted) for the folder that holds the wheel on the node."""
     path = f"{wheel_dir}/{sh(wheel.name)}"
     needs = sh("gpuwise launch: installing the gpuwise wheel offline failed; the node needs: "
-               + (", ".join(wheel.requires) or "nothing more")
+               + (joined(", ", wheel.requires) or "nothing more")
                + " (install them, or put their wheels beside the gpuwise wheel)")  # fmt: skip
     return (
         f"{python} -m pip install -q --no-index --find-links {wheel_dir} {path} || "

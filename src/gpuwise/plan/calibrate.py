@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.documents.ids import STABILITY_SCHEMA
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.plan.network_fit import NetworkFit, fit_measurement, spread_cv
 
 
@@ -75,13 +75,15 @@ def add_network(cal: Calibration, m: Measurement, transport: str | None = None) 
         return
     cal.network = fit
     cal.used.append(
-        _("{name}: {fit} (sets the inter-node bandwidth and latency)").format(name=m.name, fit=fit.describe())
+        msg("{name}: {fit} (sets the inter-node bandwidth and latency)").format(
+            name=m.name, fit=fit.describe()
+        )
     )
     cv = spread_cv(list(extra.get("per_rank_time_us") or []))
     if cv is not None:
         cal.network_cv = cv
         cal.used.append(
-            _("{name}: per-rank time spread cv {cv} at the largest size (network straggler term)").format(
+            msg("{name}: per-rank time spread cv {cv} at the largest size (network straggler term)").format(
                 name=m.name, cv=f"{cv:.3f}"
             )
         )
@@ -104,21 +106,21 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
     cal = Calibration(gpu_name=_device_name(report))
     if cal.gpu_name is None:
         cal.ignored.append(
-            _("the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU")
+            msg("the report names no GPU (a CPU-only run?): nothing can be matched to an option's GPU")
         )
         return cal
     want_matmul = f"matmul_{precision}"
     want_training = f"train_{model_kind}_{precision}"
     for m in report.results:
         if m.status != "ok" or m.value is None:
-            status = _("{name}: status {status}").format(name=m.name, status=m.status)
+            status = msg("{name}: status {status}").format(name=m.name, status=m.status)
             cal.ignored.append(status + (f" ({m.reason})" if m.reason else ""))
             continue
         name = m.name.lower()
         if m.layer == "training":
             if name != want_training:
                 cal.ignored.append(
-                    _("{name}: not the workload's model kind/precision ({want})").format(
+                    msg("{name}: not the workload's model kind/precision ({want})").format(
                         name=m.name, want=want_training
                     )
                 )
@@ -127,24 +129,24 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             if mfu and 0 < mfu <= 1:
                 cal.training_mfu = float(mfu)
                 cal.used.append(
-                    _("{name}: measured training MFU {mfu} (used as MFU)").format(
+                    msg("{name}: measured training MFU {mfu} (used as MFU)").format(
                         name=m.name, mfu=f"{mfu:.1%}"
                     )
                 )
             else:
-                cal.ignored.append(_("{name}: no MFU (no peak known for this GPU)").format(name=m.name))
+                cal.ignored.append(msg("{name}: no MFU (no peak known for this GPU)").format(name=m.name))
         elif name == want_matmul:
             frac = _fraction(m)
             if frac:
                 cal.mamf_fraction = frac
                 cal.used.append(
-                    _("{name}: {pct} of peak (MFU = this × mfu_over_mamf)").format(
+                    msg("{name}: {pct} of peak (MFU = this × mfu_over_mamf)").format(
                         name=m.name, pct=f"{frac:.1%}"
                     )
                 )
             else:
                 cal.ignored.append(
-                    _("{name}: no percent_of_peak or peak to compare with").format(name=m.name)
+                    msg("{name}: no percent_of_peak or peak to compare with").format(name=m.name)
                 )
         elif name == "allreduce_busbw" and m.unit.lower().replace(" ", "") == "gb/s":
             params = m.params or {}
@@ -156,22 +158,22 @@ def load_calibration(path: str | Path, precision: str, model_kind: str = "transf
             # number says nothing about the GPUs' interconnect, so only NCCL results calibrate it.
             if params.get("backend") != "nccl":
                 cal.ignored.append(
-                    _("{name}: backend {backend}, not nccl: not a GPU interconnect measurement").format(
-                        name=m.name, backend=params.get("backend") or _("not recorded")
+                    msg("{name}: backend {backend}, not nccl: not a GPU interconnect measurement").format(
+                        name=m.name, backend=params.get("backend") or msg("not recorded")
                     )
                 )
                 continue
             cal.intra_busbw_gb_s = m.value
             cal.used.append(
-                _("{name}: {value} GB/s intra-node all-reduce bus bandwidth").format(
+                msg("{name}: {value} GB/s intra-node all-reduce bus bandwidth").format(
                     name=m.name, value=f"{m.value:.1f}"
                 )
             )
         else:
-            cal.ignored.append(_("{name}: not used by the planner").format(name=m.name))
+            cal.ignored.append(msg("{name}: not used by the planner").format(name=m.name))
     if not cal.used:
         cal.ignored.append(
-            _("nothing usable: the report has no ok matmul, all-reduce or training-MFU result")
+            msg("nothing usable: the report has no ok matmul, all-reduce or training-MFU result")
         )
     return cal
 
@@ -230,7 +232,7 @@ def load_nccl_calibration(path: Path) -> Calibration:
     cal = Calibration()
     for m in measurements:
         if m.params.get("op") != "all_reduce":
-            cal.ignored.append(_("{name}: not an all-reduce").format(name=m.name))
+            cal.ignored.append(msg("{name}: not an all-reduce").format(name=m.name))
             continue
         cal.gpu_name = cal.gpu_name or m.params.get("gpu")
         if int(m.params.get("nodes") or 1) < 2 and debug_nodes > 1 and debug_ranks:
@@ -239,7 +241,7 @@ def load_nccl_calibration(path: Path) -> Calibration:
             cal.ignored.append(f"{m.name}: {m.reason}")
         elif int(m.params.get("nodes") or 1) < 2:
             cal.ignored.append(
-                _(
+                msg(
                     "{name}: the log shows one node (or no '#  Rank ... on HOST' lines, so the node count "
                     "is unknown); only an all-reduce across nodes calibrates the network"
                 ).format(name=m.name)
@@ -248,6 +250,6 @@ def load_nccl_calibration(path: Path) -> Calibration:
             add_network(cal, m, transport)
     if cal.gpu_name is None:
         cal.ignored.append(
-            _("the log names no GPU ('#  Rank ... device ... [..] NAME' lines): nothing can be matched")
+            msg("the log names no GPU ('#  Rank ... device ... [..] NAME' lines): nothing can be matched")
         )
     return cal

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.workload import OrgContext
@@ -115,8 +115,8 @@ def billed_hours(rows: list[OptionRow], hours: np.ndarray, d: PlanDefaults) -> n
 
 
 def short_reasons(flags: int) -> list[str]:
-    return [_(text) for bit, text in REASON_SHORT.items() if flags & bit]
+    return [msg(text) for bit, text in REASON_SHORT.items() if flags & bit]
 
 
 def reasons(flags: int) -> list[str]:
-    return [_(text) for bit, text in REASON_TEXT.items() if flags & bit]
+    return [msg(text) for bit, text in REASON_TEXT.items() if flags & bit]

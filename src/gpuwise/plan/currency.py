@@ -13,7 +13,7 @@ from importlib import resources
 
 import yaml
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 RATES_FILE = "data/exchange_rates.yaml"
 
@@ -33,7 +33,7 @@ def default_rates() -> dict[str, tuple[float, str, str]]:
     """{currency: (USD per unit, as_of, source)} from the shipped table (cached)."""
     raw = yaml.safe_load(resources.files("gpuwise.plan").joinpath(RATES_FILE).read_text(encoding="utf-8"))
     return {
-        str(ccy).upper(): (float(r["usd"]), str(r["as_of"]), " ".join(str(r["source"]).split()))
+        str(ccy).upper(): (float(r["usd"]), str(r["as_of"]), joined(" ", str(r["source"]).split()))
         for ccy, r in raw["rates"].items()
     }
 
@@ -45,7 +45,7 @@ def _usd_per_unit(ccy: str) -> tuple[float, str] | None:
     return (
         None
         if found is None
-        else (found[0], _("{source} (as of {date})").format(source=found[2], date=found[1]))
+        else (found[0], msg("{source} (as of {date})").format(source=found[2], date=found[1]))
     )
 
 
@@ -56,19 +56,19 @@ def conversion(currency: str, target: str, user_rates: dict[str, float]) -> Rate
     """
     ccy, tgt = currency.upper(), target.upper()
     if ccy == tgt:
-        return Rate(ccy, tgt, 1.0, _("same currency"))
+        return Rate(ccy, tgt, 1.0, msg("same currency"))
     given = {k.upper(): v for k, v in user_rates.items()}.get(ccy)
     if given:
-        return Rate(ccy, tgt, float(given), _("your exchange_rates"))
+        return Rate(ccy, tgt, float(given), msg("your exchange_rates"))
     src, dst = _usd_per_unit(ccy), _usd_per_unit(tgt)
     if src is None or dst is None:
         return None
-    sources = "; ".join(s for s in (src[1], dst[1]) if s)
-    return Rate(ccy, tgt, src[0] / dst[0], _("default: {sources}").format(sources=sources))
+    sources = joined("; ", (s for s in (src[1], dst[1]) if s))
+    return Rate(ccy, tgt, src[0] / dst[0], msg("default: {sources}").format(sources=sources))
 
 
 def describe(rate: Rate) -> str:
     """One line for the plan's notes, e.g. "1 CNY = 0.1375 USD (default: ...)"."""
-    return _("1 {currency} = {value} {target} ({label})").format(
+    return msg("1 {currency} = {value} {target} ({label})").format(
         currency=rate.currency, value=f"{rate.value:.4g}", target=rate.target, label=rate.label
     )

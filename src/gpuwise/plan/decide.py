@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.plan import explain
 from gpuwise.plan.cost import HOURS_PER_YEAR, break_even_months, break_even_utilisation
 from gpuwise.plan.decision import (
@@ -114,11 +114,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "build",
-                _(
+                msg(
                     "data must stay on premises (org.data_residency: on-prem): "
                     "cloud options are shown for comparison only"
                 ),
-                _("data must stay on premises"),
+                msg("data must stay on premises"),
             )
         )
     elif org.data_residency == "region":
@@ -126,11 +126,11 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.RESIDENCY,
                 "cloud",
-                _(
+                msg(
                     "data residency 'region' can be met in the cloud by renting in that region only; "
                     "check each offer's region"
                 ),
-                _("data residency in one region"),
+                msg("data residency in one region"),
             )
         )
     if org.compliance:
@@ -138,11 +138,13 @@ def _constraint_reasons(org: OrgContext) -> list[Reason]:
             Reason(
                 K.COMPLIANCE,
                 "build",
-                _(
+                msg(
                     "compliance requirements ({requirements}): physical isolation is simpler on owned "
                     "hardware; confirm what your cloud certifies"
-                ).format(requirements=", ".join(org.compliance)),
-                _("compliance requirements ({requirements})").format(requirements=", ".join(org.compliance)),
+                ).format(requirements=joined(", ", org.compliance)),
+                msg("compliance requirements ({requirements})").format(
+                    requirements=joined(", ", org.compliance)
+                ),
                 {"requirements": float(len(org.compliance))},
             )
         )
@@ -153,12 +155,12 @@ def _demand_reasons(org: OrgContext, t: DecisionThresholds) -> list[Reason]:
     """Demand shape and horizon: bursty demand and a short horizon favour cloud, steady load building."""
     reasons = []
     if org.burstiness >= t.bursty_peak_ratio:
-        label = _("bursty demand (peak {ratio}× average)").format(ratio=f"{org.burstiness:g}")
+        label = msg("bursty demand (peak {ratio}× average)").format(ratio=f"{org.burstiness:g}")
         reasons.append(
             Reason(
                 K.BURSTINESS,
                 "cloud",
-                _("{label}: an owned fleet sized for the peak is busy at most {pct} of the time").format(
+                msg("{label}: an owned fleet sized for the peak is busy at most {pct} of the time").format(
                     label=label, pct=f"{1 / org.burstiness:.0%}"
                 ),
                 label,
@@ -167,15 +169,15 @@ def _demand_reasons(org: OrgContext, t: DecisionThresholds) -> list[Reason]:
         )
     if org.horizon_years < t.long_horizon_years:
         label = (
-            _("short horizon (1 year)")
+            msg("short horizon (1 year)")
             if org.horizon_years == 1
-            else _("short horizon ({years} years)").format(years=f"{org.horizon_years:g}")
+            else msg("short horizon ({years} years)").format(years=f"{org.horizon_years:g}")
         )
         reasons.append(
             Reason(
                 K.HORIZON,
                 "cloud",
-                _("{label}: building pays back only over {years}+ years of steady load").format(
+                msg("{label}: building pays back only over {years}+ years of steady load").format(
                     label=label, years=f"{t.long_horizon_years:g}"
                 ),
                 label,
@@ -183,14 +185,14 @@ def _demand_reasons(org: OrgContext, t: DecisionThresholds) -> list[Reason]:
             )
         )
     elif org.utilisation >= t.steady_utilisation and org.burstiness < t.bursty_peak_ratio:
-        label = _("steady load ({pct} busy, {years}-year horizon)").format(
+        label = msg("steady load ({pct} busy, {years}-year horizon)").format(
             pct=f"{org.utilisation:.0%}", years=f"{org.horizon_years:g}"
         )
         reasons.append(
             Reason(
                 K.STEADY_LOAD,
                 "build",
-                _("{label}: owned hardware stays busy, so its lower running cost pays back").format(
+                msg("{label}: owned hardware stays busy, so its lower running cost pays back").format(
                     label=label
                 ),
                 label,
@@ -206,14 +208,14 @@ def _team_reason(org: OrgContext) -> Reason:
         return Reason(
             K.OPS_TEAM,
             "build",
-            _("an ops team is available to run a cluster"),
-            _("an ops team is available to run a cluster"),
+            msg("an ops team is available to run a cluster"),
+            msg("an ops team is available to run a cluster"),
         )
     return Reason(
         K.OPS_TEAM,
         "cloud",
-        _("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
-        _("no ops team"),
+        msg("no ops team: a self-built cluster needs people for BIOS, drivers, fabric and failures"),
+        msg("no ops team"),
     )
 
 
@@ -221,17 +223,17 @@ def _deadline_reason(wl: Workload, rb: OptionRow, ttt_b_days: float, cloud_days:
     """When the build's lead time plus its training time misses the deadline: the side that finishes first."""
     if not (wl.deadline_days and rb.lead_time_days + ttt_b_days > wl.deadline_days):
         return None
-    label = _("deadline {days} days").format(days=f"{wl.deadline_days:g}")
+    label = msg("deadline {days} days").format(days=f"{wl.deadline_days:g}")
     if cloud_days <= wl.deadline_days:
-        cloud_part = _("the cloud option starts now and finishes in {days} days").format(
+        cloud_part = msg("the cloud option starts now and finishes in {days} days").format(
             days=f"{cloud_days:.1f}"
         )
     else:
-        cloud_part = _("the cloud option misses it too ({days} days)").format(days=f"{cloud_days:.1f}")
+        cloud_part = msg("the cloud option misses it too ({days} days)").format(days=f"{cloud_days:.1f}")
     return Reason(
         K.DEADLINE,
         "cloud" if cloud_days < rb.lead_time_days + ttt_b_days else "build",
-        _("{label}: the build needs {lead} days lead time + {train} days training; {cloud}").format(
+        msg("{label}: the build needs {lead} days lead time + {train} days training; {cloud}").format(
             label=label, lead=f"{rb.lead_time_days:.0f}", train=f"{ttt_b_days:.1f}", cloud=cloud_part
         ),
         label,
@@ -290,7 +292,7 @@ def _nothing_costed(ev: Evaluation) -> Decision:
     missing = [_missing(ev, "cloud"), _missing(ev, "build")]
     return Decision(
         "undecided",
-        _("no option can be costed: {why}").format(why="; ".join(r.label for r in missing)),
+        msg("no option can be costed: {why}").format(why=joined("; ", (r.label for r in missing))),
         None,
         None,
         missing,
@@ -305,7 +307,9 @@ def _cloud_only(ev: Evaluation, p: _Picks, reasons: list[Reason]) -> Decision:
         return Decision("cloud", f"{p.rent.text()}: {why.label}", p.cloud, None, [*reasons, why], rent=p.rent)
     return Decision(
         "undecided",
-        _("cannot compare ({why}); the best cloud option: {pick}").format(why=why.label, pick=p.rent.text()),
+        msg("cannot compare ({why}); the best cloud option: {pick}").format(
+            why=why.label, pick=p.rent.text()
+        ),
         p.cloud,
         None,
         [*reasons, why],
@@ -319,7 +323,7 @@ def _build_only(ev: Evaluation, p: _Picks, reasons: list[Reason]) -> Decision:
     if ev.workload.org.data_residency == "on-prem":
         return Decision(
             "build",
-            _("{pick}: data residency rules out the cloud").format(pick=p.buy.text()),
+            msg("{pick}: data residency rules out the cloud").format(pick=p.buy.text()),
             None,
             p.build,
             reasons,
@@ -330,7 +334,7 @@ def _build_only(ev: Evaluation, p: _Picks, reasons: list[Reason]) -> Decision:
         return Decision("build", f"{p.buy.text()}: {why.label}", None, p.build, [*reasons, why], buy=p.buy)
     return Decision(
         "undecided",
-        _("cannot compare ({why}); the best build: {pick}").format(why=why.label, pick=p.buy.text()),
+        msg("cannot compare ({why}); the best build: {pick}").format(why=why.label, pick=p.buy.text()),
         None,
         p.build,
         [*reasons, why],
@@ -380,21 +384,21 @@ def _cloud_time(ev: Evaluation, cloud: int, c: _RunCosts) -> str:
     billed_days = round(billed / 24)
     cloud_days = f"{c.cloud_hours / 24:.1f}"
     if billed <= c.cloud_hours * 1.001:
-        return _("{days} days").format(days=cloud_days)
+        return msg("{days} days").format(days=cloud_days)
     if billed_days == 1:
-        return _("{days} days, billed 1 day").format(days=cloud_days)
-    return _("{days} days, billed {billed} days").format(days=cloud_days, billed=billed_days)
+        return msg("{days} days, billed 1 day").format(days=cloud_days)
+    return msg("{days} days, billed {billed} days").format(days=cloud_days, billed=billed_days)
 
 
 def _cost_reason(ev: Evaluation, build: int, cloud: int, c: _RunCosts) -> Reason:
     """Cost per run of the compared build and cloud option, with the on-prem cost range."""
     ccy, rb, rc = ev.currency, ev.rows[build], ev.rows[cloud]
     best, worst = explain.saving(c.build_low, c.cloud), explain.saving(c.build_high, c.cloud)
-    label = _("cost per run at {pct} utilisation").format(pct=f"{ev.workload.org.utilisation:.0%}")
+    label = msg("cost per run at {pct} utilisation").format(pct=f"{ev.workload.org.utilisation:.0%}")
     return Reason(
         K.COST,
         c.cheaper,
-        _(
+        msg(
             "{label}: {build} x{build_nodes} nodes {build_cost} (range {low}–{high}; {build_days} days) "
             "vs {cloud} {pricing} x{cloud_nodes} {cloud_cost} ({cloud_time}): {phrase}"
         ).format(
@@ -442,11 +446,11 @@ def _utilisation_reason_and_flips(
     org, rp, rc = ev.workload.org, ev.rows[payg], ev.rows[cloud]
     u_eff = min(org.utilisation, 1.0 / org.burstiness)
     payg_name = f"{rp.label} {pricing_label(rp.pricing)}"
-    label = _("break-even utilisation vs {option} {pct}").format(option=payg_name, pct=f"{u_star:.0%}")
+    label = msg("break-even utilisation vs {option} {pct}").format(option=payg_name, pct=f"{u_star:.0%}")
     reason = Reason(
         K.BREAK_EVEN_UTILISATION,
         "build" if u_eff > u_star else "cloud",
-        _("{label}; expected {expected} (utilisation {utilisation}, burstiness {burstiness})").format(
+        msg("{label}; expected {expected} (utilisation {utilisation}, burstiness {burstiness})").format(
             label=label,
             expected=f"{u_eff:.0%}",
             utilisation=f"{org.utilisation:.0%}",
@@ -458,11 +462,11 @@ def _utilisation_reason_and_flips(
     flips = [
         Flip(
             FlipKind.UTILISATION,
-            _("utilisation: against {option}, owning wins above {pct} utilisation").format(
+            msg("utilisation: against {option}, owning wins above {pct} utilisation").format(
                 option=payg_name, pct=f"{u_star:.0%}"
             )
             if u_star <= 1
-            else _("utilisation: owning does not beat {option} even at {pct} utilisation").format(
+            else msg("utilisation: owning does not beat {option} even at {pct} utilisation").format(
                 option=payg_name, pct="100%"
             ),
             {"break_even_utilisation": u_star},
@@ -472,7 +476,7 @@ def _utilisation_reason_and_flips(
         flips.append(
             Flip(
                 FlipKind.RESERVED_UTILISATION,
-                _(
+                msg(
                     "utilisation does not move the comparison with {option}: "
                     "reserved and owned capacity both pay for idle hours"
                 ).format(option=f"{rc.label} {pricing_label(rc.pricing)}"),
@@ -486,17 +490,17 @@ def _break_even_months_reason(m_star: float, horizon_years: float) -> Reason:
         return Reason(
             K.BREAK_EVEN_MONTHS,
             "build" if m_star / 12 <= horizon_years else "cloud",
-            _(
+            msg(
                 "break-even after {months} months of steady use (capex, no resale credit) vs a {years}-year horizon"
             ).format(months=f"{m_star:.0f}", years=f"{horizon_years:g}"),
-            _("break-even after {months} months").format(months=f"{m_star:.0f}"),
+            msg("break-even after {months} months").format(months=f"{m_star:.0f}"),
             {"break_even_months": m_star, "horizon_years": horizon_years},
         )
     return Reason(
         K.BREAK_EVEN_MONTHS,
         "cloud",
-        _("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
-        _("owning never breaks even"),
+        msg("owning never breaks even: monthly opex exceeds the cloud bill for the same work"),
+        msg("owning never breaks even"),
         {"break_even_months": m_star, "horizon_years": horizon_years},
     )
 
@@ -508,17 +512,17 @@ def _price_flip(c: _RunCosts) -> Flip:
     ends = sorted(abs(1 - b / c.cloud) for b in (c.build_low, c.build_high))
     same_side = (c.build_low < c.cloud) == (c.build_high < c.cloud)
     across = (
-        _(" ({span} across the on-prem cost range)").format(span=f"{ends[0] * 100:.0f}–{ends[1]:.0%}")
+        msg(" ({span} across the on-prem cost range)").format(span=f"{ends[0] * 100:.0f}–{ends[1]:.0%}")
         if same_side
         else ""
     )
     price_flip = (
-        _(
+        msg(
             "price: cloud prices would have to fall {cloud}{across} or on-prem costs rise {onprem} "
             "to flip the cost comparison"
         )
         if c.cheaper == "build"
-        else _(
+        else msg(
             "price: cloud prices would have to rise {cloud}{across} or on-prem costs fall {onprem} "
             "to flip the cost comparison"
         )
@@ -542,19 +546,21 @@ def _node_count_flip(ev: Evaluation, cheaper: Side) -> Flip | None:
         [o for o, r in enumerate(ev.rows) if r.kind == "cloud"],
         [o for o, r in enumerate(ev.rows) if r.kind == "onprem"],
     )
-    changes = [f"{int(n)}: {_(SIDE_WORDS[w])}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
+    changes = [f"{int(n)}: {msg(SIDE_WORDS[w])}" for n, w in zip(ev.nodes, winners, strict=False) if w != "-"]
     if len({w for w in winners if w != "-"}) > 1:
         return Flip(
             FlipKind.NODE_COUNT,
-            _("node count: the cheaper side changes across the sweep ({changes})").format(
-                changes=", ".join(changes)
+            msg("node count: the cheaper side changes across the sweep ({changes})").format(
+                changes=joined(", ", changes)
             ),
         )
     if changes:
         side = winners[-1] if winners[-1] != "-" else cheaper
         return Flip(
             FlipKind.NODE_COUNT,
-            _("node count: {side} stays cheaper at every node count swept").format(side=_(SIDE_WORDS[side])),
+            msg("node count: {side} stays cheaper at every node count swept").format(
+                side=msg(SIDE_WORDS[side])
+            ),
         )
     return None
 
@@ -619,11 +625,11 @@ def _deadline_caveat(ev: Evaluation, cloud: int, build: int) -> Reason | None:
     if not deadline or ev.meets_deadline(cloud) or ev.meets_deadline(build):
         return None
     closest = min((cloud, build), key=ev.days_to_result)
-    label = _("no option meets the {days}-day deadline").format(days=f"{deadline:g}")
+    label = msg("no option meets the {days}-day deadline").format(days=f"{deadline:g}")
     return Reason(
         K.NO_OPTION_IN_TIME,
         "cloud" if ev.rows[closest].kind == "cloud" else "build",
-        _("{label}; the closest is {option} in {need} days (lead time included)").format(
+        msg("{label}; the closest is {option} in {need} days (lead time included)").format(
             label=label, option=ev.rows[closest].label, need=f"{ev.days_to_result(closest):.1f}"
         ),
         label,
@@ -639,13 +645,15 @@ def _spot_caveat(ev: Evaluation, o: int) -> Reason:
     return Reason(
         K.SPOT_INTERRUPTIONS,
         "cloud",
-        _("spot on {option}: about {count} interruptions over the run, {pct} more wall time ({how})").format(
+        msg(
+            "spot on {option}: about {count} interruptions over the run, {pct} more wall time ({how})"
+        ).format(
             option=row.label,
             count=f"{expected:.0f}",
             pct=f"{loss / (1 - loss):.1%}",
             how=row.provenance.get("spot_short", ""),
         ),
-        _("spot interruptions"),
+        msg("spot interruptions"),
         {"interruptions": expected, "time_lost_fraction": loss},
     )
 
@@ -654,11 +662,11 @@ def _fallback_mfu_caveat(row: OptionRow) -> Reason:
     return Reason(
         K.ESTIMATE,
         "cloud" if row.kind == "cloud" else "build",
-        _(
+        msg(
             "{option}: no measured or published MFU for {gpu}; the plan used the generic "
             "median ({source}): run `gpuwise bench` on it and pass --calibrate"
         ).format(option=row.label, gpu=row.gpu_name, source=row.provenance["mfu"]),
-        _("MFU is a generic estimate"),
+        msg("MFU is a generic estimate"),
         {"mfu": float(row.numbers.mfu)},
     )
 
@@ -667,10 +675,10 @@ def _price_age_caveat(row: OptionRow, age: int) -> Reason:
     return Reason(
         K.PRICE_AGE,
         "cloud" if row.kind == "cloud" else "build",
-        _("the price of {option} dates from {date} ({days} days ago): check today's price").format(
+        msg("the price of {option} dates from {date} ({days} days ago): check today's price").format(
             option=row.label, date=row.price_as_of.isoformat(), days=f"{age:.0f}"
         ),
-        _("price over a year old"),
+        msg("price over a year old"),
         {"price_age_days": float(age)},
     )
 
@@ -699,7 +707,7 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
 
     Reads each reason's kind, side and numbers only, never its wording."""
     if org.data_residency == "on-prem":
-        return "build", _("build: data residency rules out the cloud")
+        return "build", msg("build: data residency rules out the cloud")
     cost = next(r for r in reasons if r.kind == K.COST)
     cheaper, gap = cost.favours, cost.numbers["gap"]
     best, worst = cost.numbers["saving_best"], cost.numbers["saving_worst"]
@@ -709,36 +717,36 @@ def _verdict(reasons: list[Reason], org: OrgContext, t: DecisionThresholds) -> t
     late = K.DEADLINE in kinds
     context = [r for r in reasons if r.is_context]
     lean = sum(1 if r.favours == "build" else -1 for r in context)  # > 0: context favours building
-    against = "; ".join(r.label for r in context if r.favours == "cloud")
+    against = joined("; ", (r.label for r in context if r.favours == "cloud"))
     if cheaper == "build" and gap >= t.close_cost_margin and not straddles:
         if lean <= -t.context_votes_override_cost:
-            return "cloud", _(
+            return "cloud", msg(
                 "rent: on paper {span} per run, but the context points to cloud ({against})"
             ).format(span=span, against=against)
         if late:
             return (
                 "hybrid",
-                _("rent for this run (the build would miss the deadline), then build for the steady load"),
+                msg("rent for this run (the build would miss the deadline), then build for the steady load"),
             )
         if K.BURSTINESS in kinds:
             return (
                 "hybrid",
-                _(
+                msg(
                     "own the steady base load, rent the peaks: building is cheaper per run but demand is bursty"
                 ),
             )
-        return "build", _("build: {span} per run at the expected utilisation").format(span=span)
-    narrowly = _("build, narrowly: {span} per run and the context favours owning").format(span=span)
+        return "build", msg("build: {span} per run at the expected utilisation").format(span=span)
+    narrowly = msg("build, narrowly: {span} per run and the context favours owning").format(span=span)
     if cheaper == "build":  # within the model's uncertainty or the cost range: context decides
         if lean > 0 and not late:
             return "build", narrowly
         return (
             "cloud",
-            _(
+            msg(
                 "rent: {span} per run, within the model's uncertainty or the cost range, "
                 "and the context favours cloud"
             ).format(span=span),
         )
     if (gap < t.close_cost_margin or straddles) and lean >= t.context_votes_tip_close_call and not late:
         return "build", narrowly
-    return "cloud", _("rent: {span} per run at the expected utilisation").format(span=span)
+    return "cloud", msg("rent: {span} per run at the expected utilisation").format(span=span)

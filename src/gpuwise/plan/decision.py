@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 Side = Literal["cloud", "build"]
 
@@ -29,7 +29,7 @@ PRICING_WORDS = {
 def pricing_label(pricing: str) -> str:
     """'on_demand' -> 'on-demand' in the active language (an unknown pricing: its value, '_' as '-')."""
     word = PRICING_WORDS.get(pricing)
-    return _(word) if word else pricing.replace("_", "-")
+    return msg(word) if word else pricing.replace("_", "-")
 
 
 Verdict = Literal["cloud", "build", "hybrid", "undecided"]
@@ -129,16 +129,16 @@ class Pick:
     price_as_of: str | None = None  # ISO date of a cloud price; None: the source gives no date
 
     def text(self) -> str:
-        what = _("{nodes} × {name} ({gpus}× {gpu} per node)").format(
+        what = msg("{nodes} × {name} ({gpus}× {gpu} per node)").format(
             nodes=self.nodes, name=self.name, gpus=self.gpus_per_node, gpu=self.gpu
         )
         if self.side == "build":
-            return _("buy {what}").format(what=what)
+            return msg("buy {what}").format(what=what)
         if self.region:
-            return _("rent {what}, {pricing}, in {region}").format(
+            return msg("rent {what}, {pricing}, in {region}").format(
                 what=what, pricing=pricing_label(self.pricing), region=self.region
             )
-        return _("rent {what}, {pricing}, region not listed in the offer").format(
+        return msg("rent {what}, {pricing}, region not listed in the offer").format(
             what=what, pricing=pricing_label(self.pricing)
         )
 

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 
 def _packaged() -> dict:
@@ -81,8 +81,8 @@ class PlanDefaults:
         value = node["value"] if isinstance(node, dict) and "value" in node else node
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise DataValidationError(
-                _("plan default '{dotted}' is {value!r}, not a number").format(dotted=dotted, value=value),
-                _("give a number in plan_defaults.yaml or under model_overrides"),
+                msg("plan default '{dotted}' is {value!r}, not a number").format(dotted=dotted, value=value),
+                msg("give a number in plan_defaults.yaml or under model_overrides"),
             )
         return value
 
@@ -96,8 +96,8 @@ class PlanDefaults:
         classes = self.data["storage"]
         if name not in classes:
             raise DataValidationError(
-                _("unknown storage class '{name}'").format(name=name),
-                _("use one of: {join}").format(join=", ".join(classes)),
+                msg("unknown storage class '{name}'").format(name=name),
+                msg("use one of: {join}").format(join=joined(", ", classes)),
             )
         entry = classes[name]
         return StorageDefaults(
@@ -131,8 +131,8 @@ class PlanDefaults:
                 node = out._node(dotted)
             except KeyError:
                 raise DataValidationError(
-                    _("model_overrides: unknown key '{dotted}'").format(dotted=dotted),
-                    _("use a dotted key from plan_defaults.yaml, e.g. stragglers.compute_cv"),
+                    msg("model_overrides: unknown key '{dotted}'").format(dotted=dotted),
+                    msg("use a dotted key from plan_defaults.yaml, e.g. stragglers.compute_cv"),
                 ) from None
             parent = out._node(dotted.rsplit(".", 1)[0]) if "." in dotted else out.data
             leaf = dotted.rsplit(".", 1)[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.plan.decision import Pick
 from gpuwise.plan.evaluation import Evaluation
 from gpuwise.plan.onprem import range_drivers
@@ -73,17 +73,17 @@ def _span(a: float, b: float) -> str:
 def range_phrase(best: float, worst: float, drivers: list[str]) -> str:
     """'build is 30–55% cheaper', 'cloud is 5–20% cheaper', or 'it depends ...' when the range crosses 0."""
     if best >= 0 and worst >= 0:
-        return _("build is {span} cheaper").format(span=_span(best, worst))
+        return msg("build is {span} cheaper").format(span=_span(best, worst))
     if best <= 0 and worst <= 0:
-        return _("cloud is {span} cheaper").format(span=_span(best, worst))
+        return msg("cloud is {span} cheaper").format(span=_span(best, worst))
     if not drivers:
-        return _(
+        return msg(
             "it depends on the on-prem costs (build {best} cheaper at their low end, cloud {worst} at their high end)"
         ).format(best=f"{best:.0%}", worst=f"{-worst:.0%}")
-    return _(
+    return msg(
         "it depends on {drivers}: build is {best} cheaper at the low end of the on-prem costs, "
         "cloud {worst} cheaper at the high end"
-    ).format(drivers=_(" and ").join(drivers[:2]), best=f"{best:.0%}", worst=f"{-worst:.0%}")
+    ).format(drivers=msg(" and ").join(drivers[:2]), best=f"{best:.0%}", worst=f"{-worst:.0%}")
 
 
 def drivers(ev: Evaluation, build: int) -> list[str]:
@@ -93,7 +93,7 @@ def drivers(ev: Evaluation, build: int) -> list[str]:
         return []
     out: list[str] = []
     for name, _share in range_drivers(row.onprem_cases, int(ev.nodes[k])):
-        label = _(INPUT_LABELS[name]) if name in INPUT_LABELS else name
+        label = msg(INPUT_LABELS[name]) if name in INPUT_LABELS else name
         if label not in out:
             out.append(label)
     return out
@@ -101,9 +101,9 @@ def drivers(ev: Evaluation, build: int) -> list[str]:
 
 def _fetch_hint(providers: set[str]) -> str:
     fetchable = sorted(p for p in providers if (prov := get_provider(p)) is not None and prov.fetcher)
-    hints = [_("give prices with an offers file (cloud.offers_dirs in the options file)")]
+    hints = [msg("give prices with an offers file (cloud.offers_dirs in the options file)")]
     hints += [f"`gpuwise catalog fetch {p}`" for p in fetchable]
-    return _(" or ").join(hints)
+    return msg(" or ").join(hints)
 
 
 # (text, short label, numbers, settled): settled = the other side can be recommended without this one.
@@ -115,40 +115,43 @@ def no_cloud(ev: Evaluation) -> Missing:
     cloud = [o for o, r in enumerate(ev.rows) if r.kind == "cloud"]
     if not ev.cloud_compared:
         return (
-            _("cloud offers were not compared (options file: cloud.include: false)"),
-            _("cloud left out"),
+            msg("cloud offers were not compared (options file: cloud.include: false)"),
+            msg("cloud left out"),
             {},
             True,
         )
     if not cloud and ev.unpriced:
         where: dict[str, set[str]] = defaultdict(set)
         for u in ev.unpriced:
-            where[u.gpu].add(u.region or _("any region"))
-        what = "; ".join(
-            _("{gpu} in {regions}").format(gpu=gpu, regions=", ".join(sorted(regions)))
-            for gpu, regions in sorted(where.items())
+            where[u.gpu].add(u.region or msg("any region"))
+        what = joined(
+            "; ",
+            (
+                msg("{gpu} in {regions}").format(gpu=gpu, regions=joined(", ", sorted(regions)))
+                for gpu, regions in sorted(where.items())
+            ),
         )
-        label = _("no priced cloud offer for {what}").format(what=what)
+        label = msg("no priced cloud offer for {what}").format(what=what)
         text = f"{label}; {_fetch_hint({u.provider for u in ev.unpriced})}"
         return text, label, {"unpriced_offers": float(len(ev.unpriced))}, False
     if not cloud:
         return (
-            _(
+            msg(
                 "no cloud offer in the catalog matches the options file's cloud filters "
                 "(providers, gpus, regions, min_gpus_per_node); widen them or add an offers file"
             ),
-            _("no matching cloud offer"),
+            msg("no matching cloud offer"),
             {},
             False,
         )
     if all(not ev.convertible[o] for o in cloud):
         ccys = sorted({ev.rows[o].currency for o in cloud})
         return (
-            _(
+            msg(
                 "cloud prices are in {currencies} and there is no exchange rate to {currency}; "
                 "add exchange_rates (e.g. {example}: 0.14) to compare them"
-            ).format(currencies=", ".join(ccys), currency=ev.currency, example=ccys[0]),
-            _("no exchange rate from {currencies}").format(currencies=", ".join(ccys)),
+            ).format(currencies=joined(", ", ccys), currency=ev.currency, example=ccys[0]),
+            msg("no exchange rate from {currencies}").format(currencies=joined(", ", ccys)),
             {},
             False,
         )
@@ -159,10 +162,10 @@ def no_cloud(ev: Evaluation) -> Missing:
                 why[r] += 1
     top = sorted(why, key=lambda r: -why[r])[:2]
     return (
-        _("no cloud offer can be used for this run at any node count swept: {why}").format(
-            why="; ".join(top)
+        msg("no cloud offer can be used for this run at any node count swept: {why}").format(
+            why=joined("; ", top)
         ),
-        _("no cloud offer can be used for this run"),
+        msg("no cloud offer can be used for this run"),
         {"cloud_options": float(len(cloud))},
         True,
     )
@@ -172,34 +175,39 @@ def no_build(ev: Evaluation) -> Missing:
     """Why no on-prem build qualifies."""
     builds = [o for o, r in enumerate(ev.rows) if r.kind == "onprem"]
     if not ev.builds_compared:
-        return _("no on-prem build was compared (options file: onprem: [])"), _("builds left out"), {}, True
+        return (
+            msg("no on-prem build was compared (options file: onprem: [])"),
+            msg("builds left out"),
+            {},
+            True,
+        )
     if not builds:
         return (
-            _(
+            msg(
                 "no on-prem build could be priced: the catalog has no server price for the default builds; "
                 "add a build with costs.server_price_per_node under onprem: in an options file"
             ),
-            _("no priced build"),
+            msg("no priced build"),
             {},
             False,
         )
     if all(not ev.convertible[o] for o in builds):
         ccy = ev.rows[builds[0]].currency
         return (
-            _(
+            msg(
                 "build costs are in {currencies} and there is no exchange rate to {currency}; "
                 "add exchange_rates to compare them"
             ).format(currencies=ccy, currency=ev.currency),
-            _("no exchange rate from {currencies}").format(currencies=ccy),
+            msg("no exchange rate from {currencies}").format(currencies=ccy),
             {},
             False,
         )
     why = sorted({r for o in builds for k in range(len(ev.nodes)) for r in ev.reasons(o, k)})
     return (
-        _("no on-prem build can run this workload at any node count swept: {why}").format(
-            why="; ".join(why[:2])
+        msg("no on-prem build can run this workload at any node count swept: {why}").format(
+            why=joined("; ", why[:2])
         ),
-        _("no build can run this workload"),
+        msg("no build can run this workload"),
         {"builds": float(len(builds))},
         True,
     )

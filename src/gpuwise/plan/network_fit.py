@@ -23,7 +23,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 MIN_ROWS = 4  # fewer sizes cannot separate latency from bandwidth
 
@@ -78,7 +78,7 @@ class NetworkFit:
         return inter_share / per_byte, latency
 
     def describe(self) -> str:
-        return _(
+        return msg(
             "{source}: all-reduce over {nodes} nodes × {ranks} ranks, {sizes} sizes; "
             "fit t = {latency} us + S / {bandwidth} GB/s (busbw plateau {plateau} GB/s)"
         ).format(
@@ -128,18 +128,18 @@ def fit_measurement(
 ) -> tuple[NetworkFit | None, str]:
     """A NetworkFit from one all-reduce's table, or (None, why not)."""
     if nodes < 2:
-        return None, _(
+        return None, msg(
             "{source}: measured on one node; only an all-reduce across nodes calibrates the network"
         ).format(source=source)
     if ranks < nodes or ranks % nodes:
-        return None, _(
+        return None, msg(
             "{source}: {ranks} ranks on {nodes} nodes is not the same number of ranks per node"
         ).format(source=source, ranks=ranks, nodes=nodes)
     fit = fit_alpha_beta(table)
     if fit is None:
         return (
             None,
-            _("{source}: fewer than {n} usable sizes (bytes, time) to fit latency and bandwidth").format(
+            msg("{source}: fewer than {n} usable sizes (bytes, time) to fit latency and bandwidth").format(
                 source=source, n=MIN_ROWS
             ),
         )

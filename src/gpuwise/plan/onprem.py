@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.catalog_bridge import GpuSpec
@@ -118,11 +118,13 @@ def cost_inputs(
             prov[name] = Source(Kind.FALLBACK, ZERO_UNLESS_GIVEN[name])
             return (0.0, 0.0, 0.0)
         raise DataValidationError(
-            _(
+            msg(
                 "on-prem build '{name}': no value for costs.{name2} and the catalog has no default for "
                 "{value}"
             ).format(name=build.name, name2=name, value=gpu_class(spec) or build.gpu),
-            _("set costs.{name} for build '{name2}' in the options file").format(name=name, name2=build.name),
+            msg("set costs.{name} for build '{name2}' in the options file").format(
+                name=name, name2=build.name
+            ),
         )
 
     server = pick("server_price_per_node")
@@ -210,10 +212,10 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
     spec = cat.match_gpu(build.gpu)
     if spec is None:
         raise DataValidationError(
-            _("on-prem build '{name}': GPU '{gpu}' is not in the catalog").format(
+            msg("on-prem build '{name}': GPU '{gpu}' is not in the catalog").format(
                 name=build.name, gpu=build.gpu
             ),
-            _("use a name from `gpuwise catalog gpus`, e.g. H100-SXM or A100-SXM-80GB"),
+            msg("use a name from `gpuwise catalog gpus`, e.g. H100-SXM or A100-SXM-80GB"),
         )
     hw = Hardware(build.gpu, spec, build.gpus_per_node)
     gbps = build.network_gbps
@@ -221,10 +223,10 @@ def onprem_row(wl: Workload, build: OnpremBuild, d: PlanDefaults, cal: Calibrati
         fab = cat.get_fabric(build.fabric)
         if fab is None:
             raise DataValidationError(
-                _("on-prem build '{name}': unknown fabric '{fabric}'").format(
+                msg("on-prem build '{name}': unknown fabric '{fabric}'").format(
                     name=build.name, fabric=build.fabric
                 ),
-                _("use a key from `gpuwise catalog fabrics` (e.g. ib-ndr, ib-hdr, roce-200g)"),
+                msg("use a key from `gpuwise catalog fabrics` (e.g. ib-ndr, ib-hdr, roce-200g)"),
             )
         gbps = fab.bandwidth_gbps * build.nics_per_node
     net = network(

@@ -12,7 +12,7 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.plan.catalog_bridge import GpuSpec, Offer
@@ -223,7 +223,7 @@ def socket_advice(d: PlanDefaults, gbps: float, provider: str | None = None) -> 
     for threads, socks in ((2, 4), (4, 4), (4, 8), (8, 8)):
         if tcp_fraction(d, gbps, threads * socks) >= best * 0.99:
             break
-    return _(
+    return msg(
         "NCCL over TCP on {gbps:g} Gbit/s: NCCL_SOCKET_NTHREADS={threads} NCCL_NSOCKS_PERTHREAD={socks} "
         "should raise the all-reduce from {now:.0%} to {best:.0%} of line rate; `gpuwise tune` measures it"
     ).format(gbps=gbps, threads=threads, socks=socks, now=now, best=best)
@@ -424,8 +424,8 @@ def cloud_rows(
                 0.0,
                 NAN,
                 False,
-                _("single node only: {source}").format(
-                    source=offer.network_source or _("the provider documents no multi-node fabric")
+                msg("single node only: {source}").format(
+                    source=offer.network_source or msg("the provider documents no multi-node fabric")
                 ),
             )
         elif (offer.fabric or "").lower() == "tcpx":
@@ -435,7 +435,7 @@ def cloud_rows(
                 0.0,
                 NAN,
                 False,
-                _(
+                msg(
                     "GPUDirect-TCPX(O) at {gbps} Gbit/s: no sourced achieved bandwidth for it yet, so no "
                     "multi-node estimate ({source})"
                 ).format(gbps=f"{offer.network_gbps or 0:g}", source=offer.network_source or offer.provider),

@@ -10,16 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from gpuwise.catalog.yamlfile import validate_file
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
+from gpuwise.textmodel import TextModel
 
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 StorageClass = Literal["local-nvme", "cloud-ssd", "network-fs"]
 
 
-class _Strict(BaseModel):
+class _Strict(TextModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -113,7 +114,7 @@ def load_options(path: str | Path | None) -> OptionsFile:
     return (
         OptionsFile()
         if path is None
-        else validate_file(OptionsFile, path, see_also=_("see the examples/ folder for valid files"))
+        else validate_file(OptionsFile, path, see_also=msg("see the examples/ folder for valid files"))
     )
 
 
@@ -125,10 +126,10 @@ def for_target(opts: OptionsFile, target: str) -> OptionsFile:
 
     if target not in TARGET_PROVIDERS:
         raise UserInputError(
-            _("--target {target!r} is not one of {targets}").format(
-                target=target, targets=", ".join(TARGET_PROVIDERS)
+            msg("--target {target!r} is not one of {targets}").format(
+                target=target, targets=joined(", ", TARGET_PROVIDERS)
             ),
-            _("pick one of them"),
+            msg("pick one of them"),
         )
     if not TARGET_PROVIDERS[target]:  # your own machines
         return opts.model_copy(update={"cloud": opts.cloud.model_copy(update={"include": False})})
@@ -136,10 +137,10 @@ def for_target(opts: OptionsFile, target: str) -> OptionsFile:
     chosen = [p for p in wanted if not opts.cloud.providers or p in {x.lower() for x in opts.cloud.providers}]
     if not chosen:
         raise UserInputError(
-            _("the options file's cloud providers ({providers}) include none that --target {target} launches "
-              "on ({launchable})").format(providers=", ".join(opts.cloud.providers), target=target,
-                                          launchable=", ".join(wanted)),
-            _("add one of them to cloud.providers, or pick another --target"),
+            msg("the options file's cloud providers ({providers}) include none that --target {target} launches "
+              "on ({launchable})").format(providers=joined(", ", opts.cloud.providers), target=target,
+                                          launchable=joined(", ", wanted)),
+            msg("add one of them to cloud.providers, or pick another --target"),
         )  # fmt: skip
     cloud = opts.cloud.model_copy(update={"providers": chosen})
     return opts.model_copy(update={"cloud": cloud, "onprem": []})

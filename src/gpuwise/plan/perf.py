@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.plan.overlap import DDP_FIRST_BUCKET_BYTES, exposed_after_backward
 
 # Reasons an (option, node count) is infeasible: bit flags, explained by `reasons()`.
@@ -257,11 +257,11 @@ class PerfResult:
 
     def short_reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
-        return [_(text) for bit, text in REASON_SHORT.items() if flags & bit]
+        return [msg(text) for bit, text in REASON_SHORT.items() if flags & bit]
 
     def reasons(self, o: int, k: int) -> list[str]:
         flags = int(self.infeasible[o, k])
-        return [_(text) for bit, text in REASON_TEXT.items() if flags & bit]
+        return [msg(text) for bit, text in REASON_TEXT.items() if flags & bit]
 
 
 def memory_per_gpu(w: WorkloadNumbers, dp: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan import commitments, currency, region, staging
 from gpuwise.plan.calibrate import Calibration, load_calibration
@@ -49,7 +49,7 @@ def default_builds(d: PlanDefaults, notes: list[str]) -> list[OnpremBuild]:
             builds.append(OnpremBuild(name=entry.name, gpu=entry.gpu, fabric=entry.fabric))
         else:
             notes.append(
-                _(
+                msg(
                     "default build {name} skipped: the catalog has no server price for it (add it under "
                     "onprem: with costs.server_price_per_node in an options file)"
                 ).format(name=entry.name)
@@ -69,20 +69,20 @@ def parse_sweep(text: str | None) -> list[int]:
     key, _sep, values = text.partition("=")
     if key.strip() != "nodes" or not values:
         raise UserInputError(
-            _("--sweep {text} is not understood").format(text=repr(text)),
-            _("use {example}").format(example="--sweep nodes=1,2,4,8,16,32"),
+            msg("--sweep {text} is not understood").format(text=repr(text)),
+            msg("use {example}").format(example="--sweep nodes=1,2,4,8,16,32"),
         )
     try:
         nodes = sorted({int(v) for v in values.split(",") if v.strip()})
     except ValueError:
         raise UserInputError(
-            _("--sweep {text}: node counts must be whole numbers").format(text=repr(text)),
-            _("use {example}").format(example="--sweep nodes=1,2,4,8"),
+            msg("--sweep {text}: node counts must be whole numbers").format(text=repr(text)),
+            msg("use {example}").format(example="--sweep nodes=1,2,4,8"),
         ) from None
     if not nodes or nodes[0] < 1 or nodes[-1] > 100000:
         raise UserInputError(
-            _("--sweep {text}: node counts must be between 1 and 100000").format(text=repr(text)),
-            _("use {example}").format(example="--sweep nodes=1,2,4,8"),
+            msg("--sweep {text}: node counts must be between 1 and 100000").format(text=repr(text)),
+            msg("use {example}").format(example="--sweep nodes=1,2,4,8"),
         )
     return nodes
 
@@ -151,7 +151,7 @@ def tcp_tuning_note(
     o, k = np.unravel_index(int(np.argmax(gain)), gain.shape)
     if gain[o, k] < 0.02:
         return None
-    return _(
+    return msg(
         "NCCL over TCP: socket tuning is worth up to {points:.0f} points of scaling efficiency here "
         "({option} at {nodes:g} nodes: {low:.0%} with untuned sockets, {high:.0%} tuned); "
         "`gpuwise tune` measures it on your cluster"
@@ -165,14 +165,14 @@ def _commitment_notes(rows: list[OptionRow], blocked: np.ndarray, unpriced: list
     terms = {r.pricing for o, r in enumerate(rows) if (blocked[o] & commitments.TERM_LONGER_THAN_RUN).all()}
     if terms:
         notes.append(
-            _(
+            msg(
                 "{pricings} prices are not options for this run: the commitment outlasts it; "
                 "set org.reuse_capacity: true if the capacity is used afterwards"
-            ).format(pricings=_(" and ").join(sorted(pricing_label(t) for t in terms)))
+            ).format(pricings=msg(" and ").join(sorted(pricing_label(t) for t in terms)))
         )
     if unpriced:
         notes.append(
-            _("{n} matching cloud offer(s) have no price and were not costed (e.g. {example})").format(
+            msg("{n} matching cloud offer(s) have no price and were not costed (e.g. {example})").format(
                 n=len(unpriced), example=f"{unpriced[0].provider} {unpriced[0].instance_type}"
             )
         )
@@ -206,20 +206,22 @@ def make_plan(
     rows, builds, excluded = region.exclude(wl.org, rows, builds, _build_gpu_key)
     rows += [onprem_row(wl, b, d, cal) for b in builds]
     if not rows:
-        message = _("no options to compare: no cloud offer matched and no on-prem build was given")
+        message = msg("no options to compare: no cloud offer matched and no on-prem build was given")
         if excluded:
-            message += _(" ({n} excluded for org.jurisdiction {jurisdiction}: {which})").format(
+            message += msg(" ({n} excluded for org.jurisdiction {jurisdiction}: {which})").format(
                 n=len(excluded),
                 jurisdiction=wl.org.jurisdiction,
-                which="; ".join(f"{e.name}: {e.rule}" for e in excluded[:3]),
+                which=joined("; ", (f"{e.name}: {e.rule}" for e in excluded[:3])),
             )
         raise UserInputError(
-            message, _("widen the cloud filters in the options file or add an 'onprem:' build")
+            message, msg("widen the cloud filters in the options file or add an 'onprem:' build")
         )
 
     if cal is not None and cal.used and not any(r.provenance.measured() for r in rows):
         notes.append(
-            _("calibration from {gpu} matched no option's GPU: nothing was applied").format(gpu=cal.gpu_name)
+            msg("calibration from {gpu} matched no option's GPU: nothing was applied").format(
+                gpu=cal.gpu_name
+            )
         )
     numbers = WorkloadNumbers.from_workload(wl, d.value("compute.recompute_factor"), d)
     arrays = OptionArrays.stack([r.numbers for r in rows])
@@ -239,10 +241,10 @@ def make_plan(
     missing = sorted({r.currency for r, f in zip(rows, fx, strict=False) if math.isnan(f)})
     if missing:
         notes.append(
-            _(
+            msg(
                 "prices in {currencies} are shown in their own currency and left out of the decision: "
                 "add exchange_rates (e.g. {example}: 0.14 = 1 {example} in {currency}) to compare them"
-            ).format(currencies=", ".join(missing), example=missing[0], currency=plan_ccy)
+            ).format(currencies=joined(", ", missing), example=missing[0], currency=plan_ccy)
         )
     hours = perf.time_to_train_s / 3600.0
     blocked = commitments.blocked(rows, nodes_arr, hours, wl.org, d)

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import yaml
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 RULES_FILE = "data/region_rules.yaml"
 
@@ -71,7 +71,7 @@ def load_rules() -> RegionRules:
         jurisdictions={str(k).lower(): str(v) for k, v in raw["jurisdictions"].items()},
         regions=tuple((r["pattern"].lower(), r["jurisdiction"], r["source"]) for r in raw["regions"]),
         regionless={
-            r["provider"].lower(): (r["jurisdiction"], " ".join(r["source"].split()))
+            r["provider"].lower(): (r["jurisdiction"], joined(" ", r["source"].split()))
             for r in raw["regionless"]
         },
         export_rules=tuple(
@@ -79,8 +79,8 @@ def load_rules() -> RegionRules:
                 id=r["id"],
                 jurisdictions=frozenset(j.lower() for j in r["jurisdictions"]),
                 gpu_classes=tuple(c.upper() for c in r["gpu_classes"]),
-                reason=" ".join(r["reason"].split()),
-                source=" ".join(r["source"].split()),
+                reason=joined(" ", r["reason"].split()),
+                source=joined(" ", r["source"].split()),
             )
             for r in raw["export_rules"]
         ),
@@ -120,8 +120,8 @@ def build_exclusion(org: _Org, build: _Build, gpu_key: str | None) -> Exclusion 
         if where in rule.jurisdictions and any(
             gpu_in_class(gpu_key or build.gpu, c) for c in rule.gpu_classes
         ):
-            label = _(load_rules().jurisdictions.get(where, where))
-            detail = _("{gpu} servers for {jurisdiction}").format(
+            label = msg(load_rules().jurisdictions.get(where, where))
+            detail = msg("{gpu} servers for {jurisdiction}").format(
                 gpu=gpu_key or build.gpu, jurisdiction=label
             )
             return Exclusion(
@@ -142,19 +142,19 @@ def offer_exclusion(org: _Org, row: _CloudRow) -> Exclusion | None:
         return None
     rules = load_rules()
     where, source = rules.jurisdiction_of(row.region, row.provider)
-    name = " ".join(x for x in (row.provider, row.instance_type, row.region) if x)
-    label = _(rules.jurisdictions.get(org.jurisdiction.lower(), org.jurisdiction))
+    name = joined(" ", (x for x in (row.provider, row.instance_type, row.region) if x))
+    label = msg(rules.jurisdictions.get(org.jurisdiction.lower(), org.jurisdiction))
     if where is None:
         detail = (
-            _("region {region} is not in gpuwise's region table").format(region=row.region)
+            msg("region {region} is not in gpuwise's region table").format(region=row.region)
             if row.region
-            else _("no region listed")
+            else msg("no region listed")
         )
         return Exclusion("offer", name, "data-residency", detail, RESIDENCY_REASON, "")
     if where != org.jurisdiction.lower():
-        detail = _("{where} is in {jurisdiction}, not {org_jurisdiction}").format(
-            where=row.region or _("its price"),
-            jurisdiction=_(rules.jurisdictions[where]),
+        detail = msg("{where} is in {jurisdiction}, not {org_jurisdiction}").format(
+            where=row.region or msg("its price"),
+            jurisdiction=msg(rules.jurisdictions[where]),
             org_jurisdiction=label,
         )
         return Exclusion("offer", name, "data-residency", detail, RESIDENCY_REASON, source)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuwise.i18n import joined
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options import Hardware, network, node_numbers
@@ -90,7 +91,7 @@ def table(paths: list[str]) -> str:
                     )
                     ratio.append(span if ok else "n/a")
             lines.append(f"| {name} | {label} | {eff[1]} | {eff[2]} | {ratio[0]} | {ratio[1]} |")
-    return "\n".join(lines)
+    return joined("\n", lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    print(f"8x {GPU} per node, identical except the inter-node network; nodes {', '.join(map(str, NODES))}")
+    print(
+        f"8x {GPU} per node, identical except the inter-node network; nodes {joined(', ', map(str, NODES))}"
+    )
     print(table(paths))
     return 0
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.workload import Workload
 
@@ -36,9 +36,11 @@ def spot_terms(provider: str | None, wl: Workload, d: PlanDefaults) -> SpotTerms
     multi = bool(entry.get("multi_node"))
     lost = (interval / 2.0 + restart) / 60.0
     where = (
-        _("workload") if tr.checkpoint_interval_minutes or tr.restart_minutes is not None else _("defaults")
+        msg("workload")
+        if tr.checkpoint_interval_minutes or tr.restart_minutes is not None
+        else msg("defaults")
     )
-    desc = _(
+    desc = msg(
         "{rate:g} interruptions per node-day ({source}); each loses half a {interval:g}-minute checkpoint "
         "interval + a {restart:g}-minute restart ({where})"
     ).format(
@@ -48,7 +50,7 @@ def spot_terms(provider: str | None, wl: Workload, d: PlanDefaults) -> SpotTerms
         restart=restart,
         where=where,
     )
-    short = _(
+    short = msg(
         "{rate:g} interruptions per node-day, {interval:g}-minute checkpoints, {restart:g}-minute restarts"
     ).format(rate=per_day, interval=interval, restart=restart)
     return SpotTerms(

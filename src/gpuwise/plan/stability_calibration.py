@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.plan.calibrate import Calibration
 from gpuwise.stability.model import StabilityReport
 
@@ -31,7 +31,7 @@ def stability_calibration(report: StabilityReport, path: str | Path) -> Calibrat
     name = Path(path).name
     if not report.gpu_name:
         cal.ignored.append(
-            _(
+            msg(
                 "{file}: measured on {host}, which has no GPU: a CPU machine's spread says nothing about a GPU "
                 "node's step, so no option is calibrated; run gpuwise stability on the GPU instance you plan for"
             ).format(file=name, host=report.host)
@@ -41,18 +41,18 @@ def stability_calibration(report: StabilityReport, path: str | Path) -> Calibrat
     if compute is not None and _usable(compute.summary.cv):
         cal.compute_cv = compute.summary.cv
         cal.used.append(
-            _("{file}: {metric} cv {cv} over {n} samples on {host} (compute straggler term, {gpu} options)").format(
+            msg("{file}: {metric} cv {cv} over {n} samples on {host} (compute straggler term, {gpu} options)").format(
                 file=name, metric=compute.info.name, cv=f"{compute.summary.cv:.3f}", n=compute.summary.n,
                 host=report.host, gpu=report.gpu_name,
             )
         )  # fmt: skip
     else:
-        cal.ignored.append(_("{file}: no compute samples (run with --layers compute)").format(file=name))
+        cal.ignored.append(msg("{file}: no compute samples (run with --layers compute)").format(file=name))
     network = next((r for m in NETWORK_METRICS for r in report.results if r.info.name == m), None)
     if network is not None and _usable(network.summary.cv):
         cal.network_cv = network.summary.cv
         cal.used.append(
-            _("{file}: {metric} cv {cv} over {n} samples (network straggler term, {gpu} options)").format(
+            msg("{file}: {metric} cv {cv} over {n} samples (network straggler term, {gpu} options)").format(
                 file=name,
                 metric=network.info.name,
                 cv=f"{network.summary.cv:.3f}",
@@ -62,7 +62,7 @@ def stability_calibration(report: StabilityReport, path: str | Path) -> Calibrat
         )
     else:
         cal.ignored.append(
-            _(
+            msg(
                 "{file}: no all-reduce or network samples: the network straggler term keeps its default"
             ).format(file=name)
         )

@@ -14,7 +14,7 @@ import numpy as np
 
 from gpuwise.catalog import data_paths
 from gpuwise.catalog.offers import find_offer
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.plan import currency
 from gpuwise.plan.options import OptionRow
 from gpuwise.plan.workload import DataSpec
@@ -81,7 +81,7 @@ def stage(
         rate = currency.conversion(ccy, plan_ccy, rates)
         if rate is not None:
             cost, ccy = cost * rate.value, plan_ccy
-            cost_source = _("{source}; {rate}").format(source=cost_source, rate=currency.describe(rate))
+            cost_source = msg("{source}; {rate}").format(source=cost_source, rate=currency.describe(rate))
     return Staging(p.path, p.gbps, p.hours, cost, ccy, p.bound, cost_source, p.assumption, move.note)
 
 

@@ -12,11 +12,12 @@ import difflib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import validate_file
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.plan import region
+from gpuwise.textmodel import TextModel
 
 Precision = Literal["bf16", "fp16", "fp32", "tf32", "fp8"]
 
@@ -34,7 +35,7 @@ REDUCE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 OPTIMIZER_BYTES = {"adamw": 12, "adamw-8bit": 6, "sgd": 8}
 
 
-class _Strict(BaseModel):
+class _Strict(TextModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -62,11 +63,11 @@ class ModelSpec(_Strict):
     def _enough_to_size(self) -> ModelSpec:
         if self.params is None and not (self.layers and self.hidden):
             raise ValueError(
-                _("give 'params', or 'layers' and 'hidden' so the parameter count can be derived")
+                msg("give 'params', or 'layers' and 'hidden' so the parameter count can be derived")
             )
         if self.flops_per_sample is None and self.seq_len is None:
             raise ValueError(
-                _("give 'seq_len' (transformers, FLOPs from 6·N per token) or 'flops_per_sample'")
+                msg("give 'seq_len' (transformers, FLOPs from 6·N per token) or 'flops_per_sample'")
             )
         return self
 
@@ -144,7 +145,7 @@ class Training(_Strict):
     @model_validator(mode="after")
     def _one_amount(self) -> Training:
         if sum(x is not None for x in (self.tokens, self.samples, self.epochs)) != 1:
-            raise ValueError(_("give exactly one of 'tokens', 'samples' or 'epochs' (how much to train)"))
+            raise ValueError(msg("give exactly one of 'tokens', 'samples' or 'epochs' (how much to train)"))
         return self
 
 
@@ -201,10 +202,10 @@ class OrgContext(_Strict):
         known = region.known_jurisdictions()
         if value.strip().lower() not in known:
             close = difflib.get_close_matches(value.strip().lower(), known, n=1)
-            hint = _(" (did you mean {name}?)").format(name=repr(close[0])) if close else ""
+            hint = msg(" (did you mean {name}?)").format(name=repr(close[0])) if close else ""
             raise ValueError(
-                _("{value} is not a jurisdiction gpuwise knows{hint}; use one of {known}").format(
-                    value=repr(value), hint=hint, known=", ".join(known)
+                msg("{value} is not a jurisdiction gpuwise knows{hint}; use one of {known}").format(
+                    value=repr(value), hint=hint, known=joined(", ", known)
                 )
             )
         return value.strip().lower()
@@ -222,17 +223,19 @@ class Workload(_Strict):
     def _consistent(self) -> Workload:
         if self.training.tokens is not None and self.model.seq_len is None:
             raise ValueError(
-                _("training.tokens needs model.seq_len to turn tokens into samples; or give training.samples")
+                msg(
+                    "training.tokens needs model.seq_len to turn tokens into samples; or give training.samples"
+                )
             )
         if self.training.epochs is not None and self.data.samples is None:
-            raise ValueError(_("training.epochs needs data.samples (samples per epoch)"))
+            raise ValueError(msg("training.epochs needs data.samples (samples per epoch)"))
         if not self.model.is_transformer and self.data.bytes_per_sample is None and self.data.samples is None:
             raise ValueError(
-                _("give data.samples or data.bytes_per_sample so the read volume per step is known")
+                msg("give data.samples or data.bytes_per_sample so the read volume per step is known")
             )
         par = self.training.parallelism
         if par.fsdp and par.zero_stage not in (0, 3):
-            raise ValueError(_("fsdp: true shards like ZeRO-3; set zero_stage to 3 (or leave it out)"))
+            raise ValueError(msg("fsdp: true shards like ZeRO-3; set zero_stage to 3 (or leave it out)"))
         return self
 
     # ---- derived quantities -------------------------------------------------------------
@@ -266,4 +269,4 @@ def reduce_bytes(training: Training) -> int:
 
 def load_workload(path: str | Path) -> Workload:
     """Validate a workload YAML file. Raises DataValidationError with file:line on bad input."""
-    return validate_file(Workload, path, see_also=_("see the examples/ folder for valid files"))
+    return validate_file(Workload, path, see_also=msg("see the examples/ folder for valid files"))

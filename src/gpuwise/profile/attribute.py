@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpuwise.datafiles import read_input_text
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.profile.model import Phase, TopOp
 
 LABELS = ("data", "forward", "backward", "optimizer")
@@ -51,18 +51,19 @@ def load_events(path: Path) -> list[dict]:
         data = json.loads(read_input_text(path, N_("trace")))  # regular files, size cap: a FIFO never blocks
     except DataValidationError as exc:
         raise UserInputError(
-            _("cannot read trace {path}: {exc}").format(path=path, exc=exc.reason),
-            fix=_("pass a Chrome/Kineto JSON trace"),
+            msg("cannot read trace {path}: {exc}").format(path=path, exc=exc.reason),
+            fix=msg("pass a Chrome/Kineto JSON trace"),
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
-            _("cannot read trace {path}: {exc}").format(path=path, exc=exc),
-            fix=_("pass a Chrome/Kineto JSON trace"),
+            msg("cannot read trace {path}: {exc}").format(path=path, exc=exc),
+            fix=msg("pass a Chrome/Kineto JSON trace"),
         ) from None
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
         raise UserInputError(
-            _("{path} has no traceEvents list").format(path=path), fix=_("pass a Chrome/Kineto JSON trace")
+            msg("{path} has no traceEvents list").format(path=path),
+            fix=msg("pass a Chrome/Kineto JSON trace"),
         )
     return [
         e
@@ -78,8 +79,8 @@ def attribute(path: Path) -> Breakdown:
     steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#")]
     if not steps:
         raise UserInputError(
-            _("{path} has no ProfilerStep spans").format(path=path),
-            fix=_("profile with torch.profiler's schedule and prof.step() per step"),
+            msg("{path} has no ProfilerStep spans").format(path=path),
+            fix=msg("profile with torch.profiler's schedule and prof.step() per step"),
         )
     total_us = sum(s["dur"] for s in steps)
     sums: dict[str, float] = defaultdict(float)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.profile.attribute import Breakdown
 from gpuwise.profile.model import ProfileFinding, ProfileResult
 
@@ -22,13 +22,13 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
             ProfileFinding(
                 id="data-loader-bound",
                 severity="warning",
-                title=_("The step waits on the DataLoader for {share} of its time").format(
+                title=msg("The step waits on the DataLoader for {share} of its time").format(
                     share=f"{data:.0%}"
                 ),
-                evidence=_(
+                evidence=msg(
                     "gpuwise/data spans: {share} of {steps} profiled steps (threshold {threshold})"
                 ).format(share=f"{data:.1%}", steps=b.steps, threshold=f"{DATA_FRACTION:.0%}"),
-                recommendation=_(
+                recommendation=msg(
                     "raise num_workers (2, 4, 8 ... up to the cores per GPU), persistent_workers=True, "
                     "a larger prefetch_factor; `gpuwise tune --profile FILE` searches these first"
                 ),
@@ -41,11 +41,11 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
             ProfileFinding(
                 id="exposed-communication",
                 severity="warning",
-                title=_("All-reduce takes {share} of the step").format(share=f"{comm:.0%}"),
-                evidence=_("collective ops cover {share} of the step (threshold {threshold})").format(
+                title=msg("All-reduce takes {share} of the step").format(share=f"{comm:.0%}"),
+                evidence=msg("collective ops cover {share} of the step (threshold {threshold})").format(
                     share=f"{comm:.1%}", threshold=f"{COMM_FRACTION:.0%}"
                 ),
-                recommendation=_(
+                recommendation=msg(
                     "A/B bucket_cap_mb (25-200), gradient_as_bucket_view, static_graph; on slow links a "
                     "bf16/fp16 compression hook or PowerSGD (changes numerics); "
                     "`gpuwise tune --nproc N --profile FILE`"
@@ -60,14 +60,14 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
                 ProfileFinding(
                     id="launch-bound",
                     severity="warning",
-                    title=_("GPU kernels are busy {share} of the step, most shorter than 10 us").format(
+                    title=msg("GPU kernels are busy {share} of the step, most shorter than 10 us").format(
                         share=f"{gpu['busy_fraction']:.0%}"
                     ),
-                    evidence=_("{kernels} kernels per step, median {median} us").format(
+                    evidence=msg("{kernels} kernels per step, median {median} us").format(
                         kernels=f"{gpu.get('kernels_per_step', 0):.0f}",
                         median=f"{gpu.get('median_kernel_us', 0):.1f}",
                     ),
-                    recommendation=_(
+                    recommendation=msg(
                         "torch.compile (mode='reduce-overhead' uses CUDA Graphs) or a larger batch"
                     ),
                     source="https://hta.readthedocs.io/en/latest/source/features/cuda_kernel_launch_stats.html ; "
@@ -82,12 +82,12 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
                     id="host-to-device-stall",
                     severity="warning" if h2d / b.step_ms > H2D_FRACTION else "info",
                     title=(
-                        _("Host-to-device copies take {ms} ms per step from pageable memory")
+                        msg("Host-to-device copies take {ms} ms per step from pageable memory")
                         if pageable
-                        else _("Host-to-device copies take {ms} ms per step")
+                        else msg("Host-to-device copies take {ms} ms per step")
                     ).format(ms=f"{h2d:.2f}"),
-                    evidence=_("HtoD memcpy {share} of the step").format(share=f"{h2d / b.step_ms:.1%}"),
-                    recommendation=_("DataLoader(pin_memory=True) and .to(device, non_blocking=True)"),
+                    evidence=msg("HtoD memcpy {share} of the step").format(share=f"{h2d / b.step_ms:.1%}"),
+                    recommendation=msg("DataLoader(pin_memory=True) and .to(device, non_blocking=True)"),
                     source="https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
                 )
             )

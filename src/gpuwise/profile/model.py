@@ -6,27 +6,28 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from gpuwise.datafiles import read_input_text
 from gpuwise.documents.ids import PROFILE_SCHEMA as SCHEMA
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
+from gpuwise.textmodel import TextModel
 
 
-class Phase(BaseModel):
+class Phase(TextModel):
     name: str  # data | forward | backward | optimizer | all-reduce | other
     ms_per_step: float
     fraction: float
 
 
-class TopOp(BaseModel):
+class TopOp(TextModel):
     name: str
     calls_per_step: float
     ms_per_step: float
 
 
-class ProfileFinding(BaseModel):
+class ProfileFinding(TextModel):
     id: str  # data-loader-bound | exposed-communication | launch-bound | host-to-device-stall
     severity: str  # warning | info
     title: str
@@ -35,7 +36,7 @@ class ProfileFinding(BaseModel):
     source: str
 
 
-class ProfileResult(BaseModel):
+class ProfileResult(TextModel):
     schema_: str = Field(SCHEMA, alias="schema")
     workload: str
     device: str
@@ -82,11 +83,11 @@ def read_profile(path: Path) -> ProfileResult:
     """Load a gpuwise-profile/1 JSON; a wrong or broken file becomes a UserInputError."""
     from gpuwise.errors import UserInputError
 
-    fix = _("pass the JSON written by `gpuwise profile --format json -o FILE`")
+    fix = msg("pass the JSON written by `gpuwise profile --format json -o FILE`")
     try:
         if Path(path).stat().st_size > MAX_PROFILE_BYTES:
             raise UserInputError(
-                _("{path} is larger than {mib} MiB: not a {schema} document (a profiler trace?)").format(
+                msg("{path} is larger than {mib} MiB: not a {schema} document (a profiler trace?)").format(
                     path=path, mib=MAX_PROFILE_BYTES >> 20, schema=SCHEMA
                 ),
                 fix=fix,
@@ -94,16 +95,16 @@ def read_profile(path: Path) -> ProfileResult:
         data = json.loads(read_input_text(path, N_("profile")))  # regular files only: a FIFO never blocks
     except DataValidationError as exc:
         raise UserInputError(
-            _("cannot read profile {path}: {exc}").format(path=path, exc=exc.reason), fix=fix
+            msg("cannot read profile {path}: {exc}").format(path=path, exc=exc.reason), fix=fix
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserInputError(
-            _("cannot read profile {path}: {exc}").format(path=path, exc=exc), fix=fix
+            msg("cannot read profile {path}: {exc}").format(path=path, exc=exc), fix=fix
         ) from None
     if isinstance(data, dict) and "traceEvents" in data:
         raise UserInputError(
-            _("{path} is a Chrome/Kineto trace, not a {schema} document").format(path=path, schema=SCHEMA),
-            fix=_(
+            msg("{path} is a Chrome/Kineto trace, not a {schema} document").format(path=path, schema=SCHEMA),
+            fix=msg(
                 "profile with `gpuwise profile ... --format json -o profile.json` and pass profile.json "
                 "(the trace stays for Perfetto)"
             ),
@@ -111,7 +112,7 @@ def read_profile(path: Path) -> ProfileResult:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise UserInputError(
-            _("{path} is not a {schema} document (schema: {got!r})").format(
+            msg("{path} is not a {schema} document (schema: {got!r})").format(
                 path=path, schema=SCHEMA, got=got
             ),
             fix=fix,
@@ -120,7 +121,7 @@ def read_profile(path: Path) -> ProfileResult:
         return ProfileResult.model_validate(data)
     except ValidationError as exc:
         raise UserInputError(
-            _("{path}: invalid {schema} document: {errors}").format(
+            msg("{path}: invalid {schema} document: {errors}").format(
                 path=path, schema=SCHEMA, errors=exc.errors()[0]["msg"]
             ),
             fix=fix,

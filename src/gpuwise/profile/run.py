@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.profile.model import ProfileResult
 
 HTA_NOTE = N_(
@@ -74,5 +74,5 @@ def profile(
         top_ops=breakdown.top_ops,
         gpu_kernels=breakdown.gpu,
         findings=findings(breakdown, device),
-        analysis=_(HTA_NOTE),
+        analysis=msg(HTA_NOTE),
     )

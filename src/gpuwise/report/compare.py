@@ -15,15 +15,16 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from gpuwise.datafiles import read_json
 from gpuwise.documents.ids import BENCH_SCHEMA, COMPARE_SCHEMA, REPORT_SCHEMA, STABILITY_SCHEMA
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.facts.diff import FactDiff, diff_facts
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.report.mannwhitney import mann_whitney_p
 from gpuwise.store.regress import lower_is_better
+from gpuwise.textmodel import TextModel
 
 IMPROVEMENT, REGRESSION, WITHIN_NOISE, NO_NOISE_BOUND = (
     "improvement",
@@ -39,7 +40,7 @@ MIN_SAMPLES_FOR_TEST = 5
 SIGNIFICANCE = 0.05
 
 
-class MeasurementDiff(BaseModel):
+class MeasurementDiff(TextModel):
     name: str
     device: str | None = None
     unit: str = ""
@@ -54,7 +55,7 @@ class MeasurementDiff(BaseModel):
     p_value: float | None = None  # Mann-Whitney U, when both carried their samples
 
 
-class FindingDiff(BaseModel):
+class FindingDiff(TextModel):
     id: str
     title: str
     only_in: str | None = None  # "A" or "B"; None when in both with another status
@@ -62,7 +63,7 @@ class FindingDiff(BaseModel):
     status_b: str | None = None
 
 
-class Comparison(BaseModel):
+class Comparison(TextModel):
     schema_: str = Field(default=COMPARE_SCHEMA, alias="schema")
     a: str
     b: str
@@ -91,8 +92,8 @@ def load_any(path: str | Path) -> tuple[str, dict]:
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise UserInputError(
-            _("{p}: no such file").format(p=p),
-            _(
+            msg("{p}: no such file").format(p=p),
+            msg(
                 "pass two files written by `gpuwise doctor --format json -o FILE` or `gpuwise bench "
                 "--save FILE`"
             ),
@@ -103,7 +104,7 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         )  # size cap, NaN refused
     except DataValidationError as exc:
         raise UserInputError(
-            _("{p}: not readable JSON ({reason})").format(p=p, reason=exc.reason), exc.fix
+            msg("{p}: not readable JSON ({reason})").format(p=p, reason=exc.reason), exc.fix
         ) from None
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == REPORT_SCHEMA:
@@ -120,10 +121,10 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         _check_items(p, data.get("results"), "results")
         return "bench", data
     raise UserInputError(
-        _("{p}: schema is {schema!r}, expected {report!r}, {bench!r} or {stability!r}").format(
+        msg("{p}: schema is {schema!r}, expected {report!r}, {bench!r} or {stability!r}").format(
             p=p, schema=schema, report=REPORT_SCHEMA, bench=BENCH_SCHEMA, stability=STABILITY_SCHEMA
         ),
-        _("compare files written by `gpuwise doctor --format json` or `gpuwise bench`"),
+        msg("compare files written by `gpuwise doctor --format json` or `gpuwise bench`"),
     )
 
 
@@ -135,12 +136,12 @@ def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]
     """The top-level fields compare reads must have the right JSON type (a hand-edited or damaged file)."""
     for name, kind in fields.items():
         if name in data and not isinstance(data[name], kind):
-            want = " or ".join(_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,)))
+            want = joined(" or ", (_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,))))
             raise UserInputError(
-                _(
+                msg(
                     "{p}: field {name!r} should be {want}, not {name2} (a damaged or hand-edited file?)"
                 ).format(p=p, name=name, want=want, name2=type(data[name]).__name__),
-                _(_DAMAGED_FIX),
+                msg(_DAMAGED_FIX),
             )
 
 
@@ -149,7 +150,7 @@ def _check_items(p: Path, items: Any, where: str) -> None:
         return
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise UserInputError(
-            _("{p}: {where} must be a list of objects").format(p=p, where=where), _(_DAMAGED_FIX)
+            msg("{p}: {where} must be a list of objects").format(p=p, where=where), msg(_DAMAGED_FIX)
         )
 
 

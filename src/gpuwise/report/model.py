@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from gpuwise.advise.finding import PRIORITY_ORDER, STATUS_ORDER, EnvKind, Finding
 from gpuwise.documents.ids import REPORT_SCHEMA
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
+from gpuwise.textmodel import TextModel
 
 
-class EnvInfo(BaseModel):
+class EnvInfo(TextModel):
     model_config = ConfigDict(extra="ignore")
     kind: EnvKind = "unknown"
     detected: EnvKind = "unknown"
@@ -23,7 +24,7 @@ class EnvInfo(BaseModel):
     overridden: bool = False
 
 
-class Summary(BaseModel):
+class Summary(TextModel):
     model_config = ConfigDict(extra="ignore")
     by_status: dict[str, int] = Field(default_factory=dict)
     by_priority: dict[str, int] = Field(default_factory=dict)  # not counting passes
@@ -31,7 +32,7 @@ class Summary(BaseModel):
     verdict: str = ""
 
 
-class Report(BaseModel):
+class Report(TextModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     schema_: str = Field(REPORT_SCHEMA, alias="schema")
@@ -67,12 +68,12 @@ def summarize(findings: list[Finding], not_judged: str | None = None) -> Summary
     }
     code = exit_code_for(findings)
     if not_judged and code != 2:
-        verdict = _("could not judge this node: {why}").format(why=not_judged)
+        verdict = msg("could not judge this node: {why}").format(why=not_judged)
         return Summary(by_status=by_status, by_priority=by_priority, exit_code=3, verdict=verdict)
     verdict = {
-        0: _("no problems found"),
-        1: _("{warn} warning(s) to look at").format(warn=by_status["warn"]),
-        2: _("{fail} critical finding(s), {warn} warning(s)").format(
+        0: msg("no problems found"),
+        1: msg("{warn} warning(s) to look at").format(warn=by_status["warn"]),
+        2: msg("{fail} critical finding(s), {warn} warning(s)").format(
             fail=by_status["fail"], warn=by_status["warn"]
         ),
     }[code]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem, MissingDependencyError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.slurm.request import gpus_from_sinfo
 
 COMMAND_TIMEOUT_S = 60.0  # sbatch (without --wait), squeue, sacct, scancel, scontrol, sinfo, srun --help
@@ -38,8 +38,8 @@ def executable(command: str, fix: str | None = None) -> str:
     found = shutil.which(command)
     if found is None:
         raise MissingDependencyError(
-            _("{command} not found (not a Slurm node?)").format(command=command),
-            fix or _("run it on a Slurm login node, or put Slurm's commands on PATH"),
+            msg("{command} not found (not a Slurm node?)").format(command=command),
+            fix or msg("run it on a Slurm login node, or put Slurm's commands on PATH"),
         )
     return found
 
@@ -51,15 +51,15 @@ def run(command: str, *args: str, timeout_s: float = COMMAND_TIMEOUT_S, fix: str
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise EnvironmentProblem(
-            _("{command} did not answer within {seconds:g} s").format(
+            msg("{command} did not answer within {seconds:g} s").format(
                 command=command, seconds=round(timeout_s, 1)
             ),
-            _("check that slurmctld answers (`scontrol ping`), then rerun"),
+            msg("check that slurmctld answers (`scontrol ping`), then rerun"),
         ) from None
     except OSError as e:
         raise EnvironmentProblem(
-            _("{command} could not be started: {error}").format(command=command, error=e),
-            fix or _("run it on a Slurm login node, or put Slurm's commands on PATH"),
+            msg("{command} could not be started: {error}").format(command=command, error=e),
+            fix or msg("run it on a Slurm login node, or put Slurm's commands on PATH"),
         ) from None
 
 
@@ -84,8 +84,8 @@ def submit(
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as e:
         raise EnvironmentProblem(
-            _("{command} could not be started: {error}").format(command="sbatch", error=e),
-            fix or _("run it on a Slurm login node, or put Slurm's commands on PATH"),
+            msg("{command} could not be started: {error}").format(command="sbatch", error=e),
+            fix or msg("run it on a Slurm login node, or put Slurm's commands on PATH"),
         ) from None
     try:
         stdout, stderr = proc.communicate(timeout=limit)
@@ -100,25 +100,29 @@ def submit(
             _cancel_quietly(job_id)
         raise EnvironmentProblem(
             (
-                _("the Slurm job {id} did not end within {seconds}s; cancelled").format(
+                msg("the Slurm job {id} did not end within {seconds}s; cancelled").format(
                     id=job_id, seconds=f"{round(limit, 1):g}"
                 )
                 if job_id
-                else _("sbatch did not answer within {seconds}s; nothing was submitted").format(
+                else msg("sbatch did not answer within {seconds}s; nothing was submitted").format(
                     seconds=f"{round(limit, 1):g}"
                 )
             ),
             (
-                _("give it more time with --wait-timeout, or submit without --wait and follow it with squeue")
+                msg(
+                    "give it more time with --wait-timeout, or submit without --wait and follow it with squeue"
+                )
                 if job_id
-                else _("check that slurmctld answers (`scontrol ping`), then rerun")
+                else msg("check that slurmctld answers (`scontrol ping`), then rerun")
             ),
         ) from None
     job_id = job_id_from_parsable(stdout)
     if job_id is None:
         raise UserInputError(
-            _("sbatch refused the job: {message}").format(message=stderr.strip()[-500:] or _("no message")),
-            _("check nodes, --partition, --account and --time against `sinfo`, then rerun"),
+            msg("sbatch refused the job: {message}").format(
+                message=stderr.strip()[-500:] or msg("no message")
+            ),
+            msg("check nodes, --partition, --account and --time against `sinfo`, then rerun"),
         )
     return Submitted(job_id, proc.returncode if wait else None)
 
@@ -136,10 +140,10 @@ def cancel(job_id: str, fix: str | None = None) -> None:
     p = run("scancel", job_id, fix=fix)
     if p.returncode != 0:
         raise UserInputError(
-            _("{command} failed: {message}").format(
+            msg("{command} failed: {message}").format(
                 command=f"scancel {job_id}", message=p.stderr.strip()[-300:]
             ),
-            _("check the id with squeue"),
+            msg("check the id with squeue"),
         )
 
 
@@ -161,8 +165,8 @@ def drain(node: str, reason: str, timeout_s: float = 10.0) -> None:
     p = run("scontrol", "update", f"nodename={node}", "state=drain", f"reason={reason}", timeout_s=timeout_s)
     if p.returncode != 0:
         raise EnvironmentProblem(
-            p.stderr.strip() or _("scontrol exited {rc}").format(rc=p.returncode),
-            _("check the node name with `sinfo -N`, and that this user may drain nodes"),
+            p.stderr.strip() or msg("scontrol exited {rc}").format(rc=p.returncode),
+            msg("check the node name with `sinfo -N`, and that this user may drain nodes"),
         )
 
 
@@ -195,7 +199,7 @@ def gpuwise_executable() -> str:
     found = str(beside) if beside.exists() else shutil.which("gpuwise")
     if not found:
         raise MissingDependencyError(
-            _("cannot find the `gpuwise` command to run on the nodes"),
-            _("install gpuwise where every node can run it (a shared venv), then rerun"),
+            msg("cannot find the `gpuwise` command to run on the nodes"),
+            msg("install gpuwise where every node can run it (a shared venv), then rerun"),
         )
     return str(Path(found).absolute())

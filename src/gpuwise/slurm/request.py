@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 GPU_REQUESTS = ("gpus-per-node", "gres", "none")
 
@@ -43,10 +43,10 @@ def time_from_hours(hours: float) -> str:
 def check_gpu_request(value: str) -> str:
     if value not in GPU_REQUESTS:
         raise UserInputError(
-            _("--gpu-request {value!r} is not one of {choices}").format(
-                value=value, choices=", ".join(GPU_REQUESTS)
+            msg("--gpu-request {value!r} is not one of {choices}").format(
+                value=value, choices=joined(", ", GPU_REQUESTS)
             ),
-            _("use gpus-per-node (Slurm 19.05+), gres (--gres=gpu:N) or none (no GPU GRES on the cluster)"),
+            msg("use gpus-per-node (Slurm 19.05+), gres (--gres=gpu:N) or none (no GPU GRES on the cluster)"),
         )
     return value
 

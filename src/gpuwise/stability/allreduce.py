@@ -21,7 +21,7 @@ import time
 from gpuwise.bench.collective_rank import BUS_FACTOR
 from gpuwise.bench.context import BenchContext
 from gpuwise.errors import EnvironmentProblem
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.stability.model import MetricInfo
 
 NBYTES = 4 << 20
@@ -69,10 +69,10 @@ class AllReduceProbe:
             for p in self.procs:
                 if _readline(p, max(deadline - time.monotonic(), 0.1)) != "ready":
                     raise EnvironmentProblem(
-                        _("the all-reduce ranks did not start ({backend}, {world} ranks)").format(
+                        msg("the all-reduce ranks did not start ({backend}, {world} ranks)").format(
                             backend=self.backend, world=self.world
                         ),
-                        _("check that torch.distributed works (`gpuwise bench --only collective`), or leave "
+                        msg("check that torch.distributed works (`gpuwise bench --only collective`), or leave "
                           "collective out of --layers"),
                     )  # fmt: skip
         except BaseException:
@@ -100,8 +100,8 @@ class AllReduceProbe:
                 times.append(float(line))
             except ValueError:
                 raise EnvironmentProblem(
-                    _("an all-reduce rank stopped answering ({line})").format(line=line or "timeout"),
-                    _("leave collective out of --layers, or check `gpuwise bench --only collective`"),
+                    msg("an all-reduce rank stopped answering ({line})").format(line=line or "timeout"),
+                    msg("leave collective out of --layers, or check `gpuwise bench --only collective`"),
                 ) from None
         seconds = max(times)
         busbw = NBYTES / seconds / 1e9 * BUS_FACTOR["all_reduce"](self.world)

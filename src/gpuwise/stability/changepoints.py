@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.stability.context import SLOWDOWN_DIRECTION
 from gpuwise.stability.model import ContextMove, Window
 from gpuwise.stability.stats import MAD_TO_SIGMA, robust_sigma
@@ -49,7 +49,7 @@ def require_ruptures():
         from gpuwise.errors import MissingDependencyError
 
         raise MissingDependencyError(
-            _("ruptures (PELT change points) is not installed"), _("pip install 'gpuwise[stability]'")
+            msg("ruptures (PELT change points) is not installed"), msg("pip install 'gpuwise[stability]'")
         ) from None
     return ruptures
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.stability.model import SCHEMA, StabilityReport
 
 
@@ -19,19 +19,19 @@ def parse_stability(doc: object, path: str | Path, option: str) -> StabilityRepo
 
     if not is_stability_document(doc):
         raise UserInputError(
-            _("{option} {path}: not a {schema} document").format(option=option, path=path, schema=SCHEMA),
-            _("pass a file written by `gpuwise stability --save FILE`"),
+            msg("{option} {path}: not a {schema} document").format(option=option, path=path, schema=SCHEMA),
+            msg("pass a file written by `gpuwise stability --save FILE`"),
         )
     try:
         return StabilityReport.model_validate(doc)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
+        where = joined(".", (str(p) for p in first.get("loc", ())))
         raise UserInputError(
-            _("{option} {path}: invalid {schema} document ({where}: {msg})").format(
+            msg("{option} {path}: invalid {schema} document ({where}: {msg})").format(
                 option=option, path=path, schema=SCHEMA, where=where, msg=first.get("msg")
             ),
-            _("pass a file written by `gpuwise stability --save FILE`"),
+            msg("pass a file written by `gpuwise stability --save FILE`"),
         ) from None
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from gpuwise.documents.ids import STABILITY_SCHEMA as SCHEMA
+from gpuwise.textmodel import TextModel
 
 Verdict = Literal["stable", "variable", "unstable", "unknown"]
 VERDICT_ORDER = {"unknown": -1, "stable": 0, "variable": 1, "unstable": 2}
 
 
-class Sample(BaseModel):
+class Sample(TextModel):
     """One probe round: seconds since the run started, each metric's value, and the context signals
     measured over the same seconds the probes ran."""
 
@@ -24,7 +25,7 @@ class Sample(BaseModel):
     probe_s: float = 0.0  # wall seconds the probes of this round took
 
 
-class MetricInfo(BaseModel):
+class MetricInfo(TextModel):
     name: str  # e.g. "compute.matmul_fp32"
     layer: str
     unit: str
@@ -32,7 +33,7 @@ class MetricInfo(BaseModel):
     description: str = ""
 
 
-class Summary(BaseModel):
+class Summary(TextModel):
     n: int
     median: float | None = None
     p5: float | None = None
@@ -44,14 +45,14 @@ class Summary(BaseModel):
     robust_cv: float | None = None  # 1.4826 * MAD / median
 
 
-class ContextMove(BaseModel):
+class ContextMove(TextModel):
     signal: str
     inside: float
     outside: float
     z: float
 
 
-class Window(BaseModel):
+class Window(TextModel):
     """A stretch of the run where a metric was worse than its baseline."""
 
     start_s: float
@@ -67,7 +68,7 @@ class Window(BaseModel):
         return self.context[0].signal if self.context else None
 
 
-class MetricResult(BaseModel):
+class MetricResult(TextModel):
     info: MetricInfo
     summary: Summary
     windows: list[Window] = Field(default_factory=list)
@@ -75,14 +76,14 @@ class MetricResult(BaseModel):
     reason: str = ""
 
 
-class LayerVerdict(BaseModel):
+class LayerVerdict(TextModel):
     layer: str
     verdict: Verdict
     metric: str  # the metric that decided it (the worst)
     reason: str = ""
 
 
-class Overhead(BaseModel):
+class Overhead(TextModel):
     wall_s: float
     probe_s: float
     probe_fraction: float  # probe_s / wall_s
@@ -90,7 +91,7 @@ class Overhead(BaseModel):
     cpu_fraction_of_one_core: float  # cpu_s / wall_s
 
 
-class StabilityReport(BaseModel):
+class StabilityReport(TextModel):
     schema_: str = Field(SCHEMA, alias="schema")
     host: str
     started_unix: float

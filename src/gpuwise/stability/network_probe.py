@@ -16,7 +16,7 @@ import threading
 import time
 
 from gpuwise.errors import EnvironmentProblem, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 CHUNK = 64 * 1024
 SNDBUF = 256 * 1024
@@ -27,8 +27,8 @@ def parse_peer(peer: str) -> tuple[str, int]:
     host, sep, port = peer.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise UserInputError(
-            _("--peer {peer} is not HOST:PORT").format(peer=peer),
-            _("pass the peer as HOST:PORT, e.g. --peer 10.0.0.2:5201"),
+            msg("--peer {peer} is not HOST:PORT").format(peer=peer),
+            msg("pass the peer as HOST:PORT, e.g. --peer 10.0.0.2:5201"),
         )
     return host.strip("[]"), int(port)
 
@@ -54,17 +54,17 @@ def tcp_throughput(host: str, port: int, send_s: float = 0.25) -> float:
             elapsed = time.perf_counter() - start
     except OSError as exc:
         raise EnvironmentProblem(
-            _("network probe to {host}:{port} failed: {error}").format(host=host, port=port, error=exc),
-            _("start the sink on the peer (`gpuwise stability --sink {port}`) and check the firewall").format(
-                port=port
-            ),
+            msg("network probe to {host}:{port} failed: {error}").format(host=host, port=port, error=exc),
+            msg(
+                "start the sink on the peer (`gpuwise stability --sink {port}`) and check the firewall"
+            ).format(port=port),
         ) from None
     if len(answer) != 8:
         raise EnvironmentProblem(
-            _("{host}:{port} did not answer with a byte count: not a gpuwise sink").format(
+            msg("{host}:{port} did not answer with a byte count: not a gpuwise sink").format(
                 host=host, port=port
             ),
-            _("start the sink on the peer with `gpuwise stability --sink {port}`").format(port=port),
+            msg("start the sink on the peer with `gpuwise stability --sink {port}`").format(port=port),
         )
     return struct.unpack(">Q", answer)[0] / elapsed
 

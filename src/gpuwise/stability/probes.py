@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gpuwise.bench.context import BenchContext
 from gpuwise.errors import MissingDependencyError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.stability.model import MetricInfo
 
 MiB = 1 << 20
@@ -182,14 +182,14 @@ class StorageProbe(Probe):
 
         if shutil.which("fio") is None:
             raise MissingDependencyError(
-                _("fio is not installed, so storage cannot be probed."),
-                fix=_("apt-get install fio  (or dnf install fio), or leave storage out of --layers"),
+                msg("fio is not installed, so storage cannot be probed."),
+                fix=msg("apt-get install fio  (or dnf install fio), or leave storage out of --layers"),
             )
         base = Path(directory or tempfile.gettempdir())
         if not base.is_dir() or not os.access(base, os.W_OK):
             raise UserInputError(
-                _("data directory {base} does not exist or is not writable").format(base=base),
-                fix=_("pass --data-dir with a writable directory on the filesystem you train from"),
+                msg("data directory {base} does not exist or is not writable").format(base=base),
+                fix=msg("pass --data-dir with a writable directory on the filesystem you train from"),
             )
         self.storage = storage
         self.workdir = tempfile.mkdtemp(prefix="gpuwise-stability-fio-", dir=base)
@@ -280,15 +280,15 @@ def make_probe(layer: str, ctx: BenchContext, data_dir: str | None, peer: str | 
         from gpuwise.bench.context import Skip
 
         if ctx.device != "cuda":
-            raise Skip(_("no CUDA GPU: host<->device copies need one"))
+            raise Skip(msg("no CUDA GPU: host<->device copies need one"))
         return HostDeviceProbe(ctx)
     if layer == "storage":
         return StorageProbe(ctx, data_dir)
     if layer == "network":
         if not peer:
             raise UserInputError(
-                _("the network layer needs a peer"),
-                _("run `gpuwise stability --sink 5201` on the peer and pass --peer HOST:5201"),
+                msg("the network layer needs a peer"),
+                msg("run `gpuwise stability --sink 5201` on the peer and pass --peer HOST:5201"),
             )
         return NetworkProbe(peer)
     if layer == "collective":
@@ -296,6 +296,6 @@ def make_probe(layer: str, ctx: BenchContext, data_dir: str | None, peer: str | 
 
         return AllReduceProbe(ctx)
     raise UserInputError(
-        _("unknown layer {layer}").format(layer=layer),
-        _("choose from {layers}").format(layers=", ".join(LAYERS)),
+        msg("unknown layer {layer}").format(layer=layer),
+        msg("choose from {layers}").format(layers=joined(", ", LAYERS)),
     )

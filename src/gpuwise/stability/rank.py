@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.stability.document_file import read_stability
 from gpuwise.stability.model import VERDICT_ORDER, StabilityReport
 
@@ -35,19 +35,19 @@ def load_folder(directory: Path) -> list[tuple[str, StabilityReport]]:
     directory = Path(directory).expanduser()
     if not directory.is_dir():
         raise UserInputError(
-            _("--rank {path}: not a directory").format(path=directory),
-            _("pass a folder holding one `gpuwise stability --save` file per node"),
+            msg("--rank {path}: not a directory").format(path=directory),
+            msg("pass a folder holding one `gpuwise stability --save` file per node"),
         )
     files = sorted(directory.glob("*.json"))[: MAX_NODES + 1]
     if len(files) > MAX_NODES:
         raise UserInputError(
-            _("--rank {path}: more than {n} files").format(path=directory, n=MAX_NODES),
-            _("rank a folder per group of nodes"),
+            msg("--rank {path}: more than {n} files").format(path=directory, n=MAX_NODES),
+            msg("rank a folder per group of nodes"),
         )
     if not files:
         raise UserInputError(
-            _("--rank {path}: no *.json files").format(path=directory),
-            _("save one result per node there: gpuwise stability --save DIR/$(hostname).json"),
+            msg("--rank {path}: no *.json files").format(path=directory),
+            msg("save one result per node there: gpuwise stability --save DIR/$(hostname).json"),
         )
     return [(f.stem, read_stability(f, "--rank")) for f in files]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuwise.errors import GpuwiseError, UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.stability.context import SIGNALS, ContextReader
 from gpuwise.stability.model import Overhead, Sample, StabilityReport
 from gpuwise.stability.verdict import judge
@@ -42,13 +42,13 @@ def _cpu_seconds() -> float:
 
 def _check(opts: RunOptions) -> None:
     if not (opts.interval_s > 0 and opts.duration_s > 0):
-        raise UserInputError(_("--for and --interval must be positive"), _("e.g. --for 2m --interval 5s"))
+        raise UserInputError(msg("--for and --interval must be positive"), msg("e.g. --for 2m --interval 5s"))
     if opts.duration_s / opts.interval_s > 100_000:
         raise UserInputError(
-            _("--for {duration} s at --interval {interval} s is over 100000 rounds").format(
+            msg("--for {duration} s at --interval {interval} s is over 100000 rounds").format(
                 duration=opts.duration_s, interval=opts.interval_s
             ),
-            _("use a longer --interval"),
+            msg("use a longer --interval"),
         )
 
 
@@ -66,17 +66,17 @@ def run_stability(opts: RunOptions, say: Callable[[str], None] = lambda _text: N
     reader = ContextReader()
     try:
         for layer in layers:
-            say(_("starting the {layer} probe").format(layer=layer))
+            say(msg("starting the {layer} probe").format(layer=layer))
             try:
                 probes.append(make_probe(layer, ctx, opts.data_dir, opts.peer))
             except Skip as exc:
-                warnings.append(_("{layer}: skipped ({why})").format(layer=layer, why=exc))
+                warnings.append(msg("{layer}: skipped ({why})").format(layer=layer, why=exc))
             except GpuwiseError as exc:
                 if opts.layers:  # asked for by name: it must work
                     raise
-                warnings.append(_("{layer}: left out ({why})").format(layer=layer, why=exc.message))
+                warnings.append(msg("{layer}: left out ({why})").format(layer=layer, why=exc.message))
         if not probes:
-            raise UserInputError(_("no probe could run here"), _("see the warnings above; pick --layers"))
+            raise UserInputError(msg("no probe could run here"), msg("see the warnings above; pick --layers"))
         started_unix = time.time()
         report = StabilityReport(
             host=socket.gethostname(),
@@ -87,7 +87,7 @@ def run_stability(opts: RunOptions, say: Callable[[str], None] = lambda _text: N
             device=ctx.device,
             gpu_name=ctx.environment.get("catalog_gpu") or ctx.gpu_name,
             environment={k: v for k, v in ctx.environment.items() if k != "clocks_at_start"},
-            signals={k: _(v) for k, v in SIGNALS.items()},
+            signals={k: msg(v) for k, v in SIGNALS.items()},
             metrics=[m for p in probes for m in p.metrics],
             warnings=warnings,
         )
@@ -112,7 +112,7 @@ def run_stability(opts: RunOptions, say: Callable[[str], None] = lambda _text: N
                     failures[probe.layer] += 1
                     if failures[probe.layer] == MAX_FAILURES_IN_A_ROW:
                         report.warnings.append(
-                            _("{layer}: dropped after {n} failures in a row ({why})").format(
+                            msg("{layer}: dropped after {n} failures in a row ({why})").format(
                                 layer=probe.layer, n=MAX_FAILURES_IN_A_ROW, why=exc.message
                             )
                         )
@@ -120,7 +120,7 @@ def run_stability(opts: RunOptions, say: Callable[[str], None] = lambda _text: N
             sample.context = {k: (round(v, 4) if v is not None else None) for k, v in reader.stop().items()}
             probe_total += sample.probe_s
             report.samples.append(sample)
-            say(_("round {i}/{n} at {t:.0f} s").format(i=i + 1, n=rounds, t=sample.t))
+            say(msg("round {i}/{n} at {t:.0f} s").format(i=i + 1, n=rounds, t=sample.t))
         wall = max(time.monotonic() - t0, 1e-9)
         cpu = _cpu_seconds() - cpu0
         report.overhead = Overhead(

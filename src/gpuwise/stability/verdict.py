@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.stability.changepoints import context_moves, slow_windows
 from gpuwise.stability.model import (
     VERDICT_ORDER,
@@ -43,7 +43,7 @@ def judge_metric(report: StabilityReport, info: MetricInfo) -> MetricResult:
     result = MetricResult(info=info, summary=summary)
     if summary.n < MIN_SAMPLES:
         result.verdict = "unknown"
-        result.reason = _("{n} samples: at least {min} are needed to judge").format(
+        result.reason = msg("{n} samples: at least {min} are needed to judge").format(
             n=summary.n, min=MIN_SAMPLES
         )
         return result
@@ -59,14 +59,14 @@ def judge_metric(report: StabilityReport, info: MetricInfo) -> MetricResult:
         result.verdict = "variable"
     else:
         result.verdict = "stable"
-    parts = [_("robust cv {cv}").format(cv=f"{rcv:.1%}")]
+    parts = [msg("robust cv {cv}").format(cv=f"{rcv:.1%}")]
     if result.windows:
         parts.append(
-            _("{n} slow window(s), the worst {pct} worse than the baseline").format(
+            msg("{n} slow window(s), the worst {pct} worse than the baseline").format(
                 n=len(result.windows), pct=f"{worst:.0%}"
             )
         )
-    result.reason = "; ".join(parts)
+    result.reason = joined("; ", parts)
     return result
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.errors import EnvironmentProblem
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.store.identity import LIVE, gpu_of, origin_of
 from gpuwise.store.identity import mask_host as mask_host  # re-exported: callers mask with it
 
@@ -144,14 +144,14 @@ class History:
         text = str(err)
         if "locked" in text or "busy" in text:
             return HistoryError(
-                _("the history database {path} stayed locked for {seconds:.0f} s ({error})").format(
+                msg("the history database {path} stayed locked for {seconds:.0f} s ({error})").format(
                     path=self.path, seconds=BUSY_TIMEOUT_S, error=text
                 ),
-                _("wait for the other gpuwise run to finish, or skip recording with --no-history"),
+                msg("wait for the other gpuwise run to finish, or skip recording with --no-history"),
             )
         return HistoryError(
-            _("the history database {path} cannot be used: {error}").format(path=self.path, error=text),
-            _(
+            msg("the history database {path} cannot be used: {error}").format(path=self.path, error=text),
+            msg(
                 "move it aside (mv {path} {path}.broken; the next run starts a new one), "
                 "point GPUWISE_HISTORY or --history at another file, or skip recording with --no-history"
             ).format(path=self.path),
@@ -237,7 +237,7 @@ class History:
                 args.append(value)
         sql = (
             "SELECT id, kind, created_at, host, facts_digest, facts, gpu, origin FROM runs WHERE "
-            + " AND ".join(where)
+            + joined(" AND ", where)
             + " ORDER BY created_at DESC, id DESC LIMIT ?"
         )
         return self._guard(self._load, sql, [*args, limit], False)

@@ -12,6 +12,7 @@ import hashlib
 
 from gpuwise.documents.bench import BenchReport
 from gpuwise.documents.doctor import DoctorReport
+from gpuwise.i18n import joined
 
 LIVE = "live"
 REPLAY = "replay"
@@ -25,7 +26,7 @@ def mask_host(hostname: str) -> str:
 
 def _models(names) -> str:
     names = sorted({str(n) for n in names or [] if n})
-    return " + ".join(names) if names else NO_GPU
+    return joined(" + ", names) if names else NO_GPU
 
 
 def bench_gpu(report: BenchReport) -> str:

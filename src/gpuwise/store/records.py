@@ -26,7 +26,7 @@ from gpuwise.documents.ids import BENCH_SCHEMA, FLEET_SCHEMA, REPORT_SCHEMA, STA
 from gpuwise.documents.load import parse_document
 from gpuwise.documents.stability import StabilityDocument
 from gpuwise.documents.tune import TuneDocument
-from gpuwise.i18n import N_
+from gpuwise.i18n import N_, joined
 from gpuwise.store.history import Metric
 from gpuwise.store.identity import gpu_of, origin_of
 
@@ -204,4 +204,4 @@ def summarize(kind: str, document: object) -> RunSummary:
 def fleet_identity(document: object) -> str:
     """The fleet's name for masking: its sorted node names (the same nodes are the same fleet)."""
     report = parse("fleet", document)
-    return "fleet:" + ",".join(sorted(n.node for n in report.nodes))
+    return "fleet:" + joined(",", sorted(n.node for n in report.nodes))

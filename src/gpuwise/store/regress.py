@@ -24,7 +24,7 @@ import statistics
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.store.history import Metric, Run
 from gpuwise.thresholds import load_thresholds
 
@@ -65,18 +65,18 @@ class Regression:
             "k": f"{thresholds()['noise_k']:g}",
         }
         text = (
-            _(
+            msg(
                 "{metric} down {pct} since {since} ({before} → {after} {unit}; median of {runs} past runs, "
                 "noise bound ±{noise} = {k} × 1.4826 × MAD)"
             )
             if self.change < 0
-            else _(
+            else msg(
                 "{metric} up {pct} since {since} ({before} → {after} {unit}; median of {runs} past runs, "
                 "noise bound ±{noise} = {k} × 1.4826 × MAD)"
             )
         ).format(**values)
         if self.fact_changes:
-            text += _("; changed in between: {changes}").format(changes=", ".join(self.fact_changes))
+            text += msg("; changed in between: {changes}").format(changes=joined(", ", self.fact_changes))
         return text
 
 
@@ -92,7 +92,9 @@ class Check:
         """One sentence when some metric could not be judged, with the fewest past runs any had."""
         if not self.too_short:
             return None
-        return _("not enough history ({n} of {need} runs) to judge {count} metric(s) for regressions").format(
+        return msg(
+            "not enough history ({n} of {need} runs) to judge {count} metric(s) for regressions"
+        ).format(
             n=min(self.too_short.values()), need=int(thresholds()["min_past_runs"]), count=len(self.too_short)
         )
 

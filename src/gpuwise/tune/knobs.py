@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from gpuwise.i18n import C_, N_, _
+from gpuwise.i18n import N_, cmsg, msg
 from gpuwise.registry import Registry
 from gpuwise.tune.knob_plugins import KNOB_CODE, KnobCode
 
@@ -104,10 +104,10 @@ def detect_machine(spec, device: str, world_size: int) -> Machine:
 def numerics_label(effect: str) -> str:
     """A numerics effect (none | rounding | precision | optimisation, the JSON's values) in words."""
     labels = {
-        "none": C_("numerics", "none"),
-        "rounding": C_("numerics", "rounding"),
-        "precision": C_("numerics", "precision"),
-        "optimisation": C_("numerics", "optimisation"),
+        "none": cmsg("numerics", "none"),
+        "rounding": cmsg("numerics", "rounding"),
+        "precision": cmsg("numerics", "precision"),
+        "optimisation": cmsg("numerics", "optimisation"),
     }
     return labels.get(effect, effect)
 
@@ -138,10 +138,10 @@ def search_space(
     for knob in knobs if knobs is not None else catalogue():
         knob_code = code_of(knob, code)
         if knob.offered == "memory-short" and not memory_short:
-            skipped.append(Skipped(knob.name, "*", _(MEMORY_SHORT_REASON)))
+            skipped.append(Skipped(knob.name, "*", msg(MEMORY_SHORT_REASON)))
             continue
         if keep_numerics and knob.numerics in CHANGES_RESULTS:
-            why = _("--keep-numerics: it changes results ({why})").format(why=_(knob.why))
+            why = msg("--keep-numerics: it changes results ({why})").format(why=msg(knob.why))
             skipped.append(Skipped(knob.name, "*", why))
             continue
         values = []

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from gpuwise.documents.ids import TUNE_SCHEMA
+from gpuwise.textmodel import TextModel
 
 
-class TrialRecord(BaseModel):
+class TrialRecord(TextModel):
     number: int
     role: Literal[
         "baseline", "baseline-end", "probe", "search", "neighbour", "repeat", "reduction"
@@ -44,7 +45,7 @@ class TrialRecord(BaseModel):
     )
 
 
-class Contribution(BaseModel):
+class Contribution(TextModel):
     """What one change of the winner is worth: how much faster the setting is with it than without."""
 
     knob: str
@@ -57,19 +58,19 @@ class Contribution(BaseModel):
     speedup_high: float | None = None
 
 
-class KnobVerdict(BaseModel):
+class KnobVerdict(TextModel):
     knob: str
     outcome: Literal["gain", "within-noise", "failed", "pruned", "unreliable", "skipped", "held", "not-tried"]
     detail: str = ""
 
 
-class SkippedKnob(BaseModel):
+class SkippedKnob(TextModel):
     knob: str
     value: str
     reason: str
 
 
-class TuneResult(BaseModel):
+class TuneResult(TextModel):
     schema_: str = Field(TUNE_SCHEMA, alias="schema")
     workload: str
     device: str

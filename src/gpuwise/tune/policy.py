@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.tune import knobs
 
 # search order by expected impact (DeepSpeed Autotuning's lesson); profile priors move a category first
@@ -25,13 +25,15 @@ DDP_ONLY = ("bucket_cap_mb", "gradient_as_bucket_view", "static_graph", "comm_ho
 
 def category_order(prior: str | None) -> tuple[list[str], str]:
     if prior == "data":
-        return ["data"] + [c for c in DEFAULT_ORDER if c != "data"], _(
+        return ["data"] + [c for c in DEFAULT_ORDER if c != "data"], msg(
             "the baseline step is data-loader bound"
         )
     if prior == "communication":
         first = ["ddp", "nccl"]
-        return first + [c for c in DEFAULT_ORDER if c not in first], _("communication is exposed in the step")
-    return list(DEFAULT_ORDER), _("expected impact: precision > batch > compile > data > DDP > NCCL")
+        return first + [c for c in DEFAULT_ORDER if c not in first], msg(
+            "communication is exposed in the step"
+        )
+    return list(DEFAULT_ORDER), msg("expected impact: precision > batch > compile > data > DDP > NCCL")
 
 
 def _inert(params: dict) -> tuple[str, ...]:

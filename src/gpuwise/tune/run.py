@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.tune.model import TuneResult
 from gpuwise.tune.search import Progress, TuneOptions, run_search
 
@@ -14,8 +14,8 @@ def require_optuna():
         from gpuwise.errors import MissingDependencyError
 
         raise MissingDependencyError(
-            _("`gpuwise tune` needs Optuna, which is not installed ({exc}).").format(exc=exc),
-            fix=_("pip install 'gpuwise[tune]'"),
+            msg("`gpuwise tune` needs Optuna, which is not installed ({exc}).").format(exc=exc),
+            fix=msg("pip install 'gpuwise[tune]'"),
         ) from exc
     return optuna
 
@@ -38,16 +38,16 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
         preloaded.start()  # its torch import overlaps the spec build; trials fork from it
     if opts.batch_size < 4 or opts.batch_size % 4:
         raise UserInputError(
-            _("--batch-size {batch_size} cannot be split into 2 and 4 micro-batches").format(
+            msg("--batch-size {batch_size} cannot be split into 2 and 4 micro-batches").format(
                 batch_size=opts.batch_size
             ),
-            fix=_("pass a multiple of 4"),
+            fix=msg("pass a multiple of 4"),
         )
     if opts.command:
         if not opts.only:
             raise UserInputError(
-                _("command mode needs --only: gpuwise cannot know which knobs your script applies"),
-                fix=_(
+                msg("command mode needs --only: gpuwise cannot know which knobs your script applies"),
+                fix=msg(
                     "pass --only with the knobs your script reads from gpuwise.tune.trial_knobs(), e.g. "
                     "--only num_workers"
                 ),
@@ -67,14 +67,15 @@ def tune(opts: TuneOptions, progress: Progress | None = None) -> TuneResult:
         unknown = [k for k in opts.only if k not in knobs.by_name()]
         if unknown:
             raise UserInputError(
-                _("unknown knob(s) {join}").format(join=", ".join(unknown)),
-                fix=_("use knob names: {join}").format(join=", ".join(knobs.by_name())),
+                msg("unknown knob(s) {join}").format(join=joined(", ", unknown)),
+                fix=msg("use knob names: {join}").format(join=joined(", ", knobs.by_name())),
             )
         space = {k: v for k, v in space.items() if k in opts.only}
         memory_space = {k: v for k, v in memory_space.items() if k in opts.only}
     if not space:
         raise UserInputError(
-            _("no knob can be searched here (all skipped)"), fix=_("see the skipped knobs with --only unset")
+            msg("no knob can be searched here (all skipped)"),
+            fix=msg("see the skipped knobs with --only unset"),
         )
     study = run_search(opts, space, progress or (lambda event, data: None), memory_space)
     skipped = [s for s in skipped if s.knob not in space]  # a memory knob the search came to offer

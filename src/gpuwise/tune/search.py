@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.tune import knobs, policy
 from gpuwise.tune.policy import baseline_params, category_order, suggest
 from gpuwise.tune.storage import new_trial_folder, trials_folder
@@ -88,16 +88,21 @@ def _check_identity(study, opts: TuneOptions) -> None:
     if stored is None:
         study.set_user_attr("identity", mine)
     elif stored != mine:
-        diff = ", ".join(
-            _("{key}: {then} then, {now} now").format(key=k, then=repr(stored.get(k)), now=repr(mine[k]))
-            for k in mine
-            if stored.get(k) != mine[k]
+        diff = joined(
+            ", ",
+            (
+                msg("{key}: {then} then, {now} now").format(
+                    key=k, then=repr(stored.get(k)), now=repr(mine[k])
+                )
+                for k in mine
+                if stored.get(k) != mine[k]
+            ),
         )
         raise UserInputError(
-            _("study {study!r} in {storage} was started with other settings ({diff})").format(
+            msg("study {study!r} in {storage} was started with other settings ({diff})").format(
                 study=opts.study, storage=opts.storage, diff=diff
             ),
-            fix=_("re-run with the same options, or pass a new --study NAME"),
+            fix=msg("re-run with the same options, or pass a new --study NAME"),
         )
 
 
@@ -395,10 +400,10 @@ def run_search(
     _check_identity(study, opts)
     if not study.get_trials(deepcopy=False) and folder.is_dir() and any(folder.iterdir()):
         raise UserInputError(
-            _("{folder} holds trials of an earlier study named {study!r}, not in {storage}").format(
+            msg("{folder} holds trials of an earlier study named {study!r}, not in {storage}").format(
                 folder=folder, study=opts.study, storage=opts.storage
             ),
-            fix=_("pass another --study NAME, or move that folder away"),
+            fix=msg("pass another --study NAME, or move that folder away"),
         )
     _recover(study)
     # one inductor cache per study: compiled kernels are reused between trials (rule T4), and a trial

@@ -6,6 +6,7 @@ follow --lang (the YAML and the environment lines have none).
 
 from __future__ import annotations
 
+from gpuwise.i18n import joined
 from gpuwise.registry import Registry
 from gpuwise.tune.knob_plugins import KNOB_CODE, KnobCode
 
@@ -29,7 +30,7 @@ def python_lines(
             calls[knob.argument_of].append(f"{knob.name}={value!r}")
         elif knob.python is not None:
             lines += knob.python(value, device, batch_size)
-    return [line.format(args=", ".join(calls[line])) if line in calls else line for line in lines]
+    return [line.format(args=joined(", ", calls[line])) if line in calls else line for line in lines]
 
 
 def env_lines(changes: dict, code: Registry[KnobCode] | None = None) -> list[str]:

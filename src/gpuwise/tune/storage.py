@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 STUDY_NAME = re.compile(r"\A[A-Za-z0-9._-]{1,64}\Z")
 
@@ -22,8 +22,10 @@ def check_study_name(name: str) -> str:
 
     if not STUDY_NAME.fullmatch(name) or name in (".", ".."):
         raise UserInputError(
-            _("--study {name!r} is not a study name (a study is a name, never a path)").format(name=name),
-            fix=_("use 1 to 64 letters, digits, '.', '_' or '-' (not '.' or '..'); --storage picks the file"),
+            msg("--study {name!r} is not a study name (a study is a name, never a path)").format(name=name),
+            fix=msg(
+                "use 1 to 64 letters, digits, '.', '_' or '-' (not '.' or '..'); --storage picks the file"
+            ),
         )
     return name
 
@@ -46,10 +48,10 @@ def new_trial_folder(folder: Path) -> Path:
         folder.mkdir()
     except FileExistsError:
         raise UserInputError(
-            _(
+            msg(
                 "trial folder {folder} already exists (from an earlier study of this name); not overwriting it"
             ).format(folder=folder),
-            fix=_("pass another --study NAME, or move that folder away"),
+            fix=msg("pass another --study NAME, or move that folder away"),
         ) from None
     return folder
 
@@ -73,8 +75,8 @@ def open_study(study_name: str, storage: Path, sampler, pruner):
         )
     except (sqlalchemy.exc.SQLAlchemyError, ValueError, RuntimeError) as exc:
         raise UserInputError(
-            _("{storage} is not a readable study database ({error})").format(
+            msg("{storage} is not a readable study database ({error})").format(
                 storage=storage, error=str(exc).splitlines()[0][:200]
             ),
-            fix=_("move the file away or pass another --storage FILE; a new one is created"),
+            fix=msg("move the file away or pass another --storage FILE; a new one is created"),
         ) from None

@@ -8,7 +8,7 @@ why), the reduction's trials and the closing baseline.
 
 from __future__ import annotations
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.tune import knobs, snippet, stats
 from gpuwise.tune.model import Contribution, KnobVerdict, SkippedKnob, TrialRecord, TuneResult
 from gpuwise.tune.policy import category_order
@@ -62,7 +62,7 @@ def _record(t, space: dict, opts: TuneOptions, base_s: list[float], base_losses:
             not noisy and rec.role not in ("baseline", "baseline-end") and stats.beats_baseline(sp, drift)
         )
     if noisy:
-        rec.status, rec.reason = "unreliable", _(UNRELIABLE)
+        rec.status, rec.reason = "unreliable", msg(UNRELIABLE)
     if base_losses and a.get("losses"):
         guard = stats.numerics_guard(a["losses"], base_losses, effect, opts.guard_steps)
         rec.guard_max_rel_diff, rec.guard_tolerance, rec.guard_ok = (
@@ -78,7 +78,7 @@ def reworded(reason: str | None, msg: list | None) -> str | None:
     if not msg:
         return reason  # quoted (an exception's text) or stored before reasons kept their message
     msgid, args = msg
-    return _(msgid).format(**args)
+    return msg(msgid).format(**args)
 
 
 class _Stored:
@@ -96,16 +96,16 @@ def _unrun(t, space: dict) -> TrialRecord | None:
     params = dict(t.params) or dict(a.get("queued_params") or {})
     base = {"number": t.number, "changes": _changes(params, space), "numerics": knobs.numerics_of(params)}
     if a.get("role") == "repeat":
-        why = _("the same setting as trial {number}: not run again").format(number=a.get("repeat_of"))
+        why = msg("the same setting as trial {number}: not run again").format(number=a.get("repeat_of"))
         return TrialRecord(role="repeat", status="skipped", reason=why, **base)
     role = a.get("role") or a.get("queued_role") or "search"
     if t.state == optuna.trial.TrialState.FAIL:
-        why = _("interrupted; run again under a new number")
+        why = msg("interrupted; run again under a new number")
         return TrialRecord(
             role=role, status="failed", failure=a.get("failure", "interrupted"), reason=why, **base
         )
     if t.state == optuna.trial.TrialState.WAITING:
-        why = _("queued, not run: the search ended first (--trials, or every nearby setting measured)")
+        why = msg("queued, not run: the search ended first (--trials, or every nearby setting measured)")
         return TrialRecord(role=role, status="skipped", reason=why, **base)
     return None
 
@@ -176,19 +176,19 @@ def _held(study, space: dict, records: list[TrialRecord]) -> str | None:
     share = f"{base.data_wait_fraction:.0%}" if base else "?"
     released = study.user_attrs.get("held_released")
     if released is not None:
-        return _(
+        return msg(
             "the baseline waited {share} of its step on data; {categories} were probed once trial "
             "{number} brought the wait under {limit}"
-        ).format(share=share, categories=", ".join(DATA_HELD), number=released, limit="5%")
+        ).format(share=share, categories=joined(", ", DATA_HELD), number=released, limit="5%")
     best = min((r.data_wait_fraction for r in records if r.data_wait_fraction is not None), default=None)
-    return _(
+    return msg(
         "the baseline waited {share} of its step on data and no trial brought it under {limit} (the "
         "least: {least}), so {categories} were not tried: they can gain only the compute share of a step"
     ).format(
         share=share,
         limit="5%",
         least=f"{best:.0%}" if best is not None else "?",
-        categories=", ".join(DATA_HELD),
+        categories=joined(", ", DATA_HELD),
     )
 
 
@@ -265,14 +265,14 @@ def _winner(study, records: list[TrialRecord], reduction: dict | None, drift: fl
 
 def _choose(study, result: TuneResult, records: list[TrialRecord], have_baseline: bool, drift: float) -> None:
     if not have_baseline:
-        result.verdict = _("the baseline did not run to completion, so no setting can be judged")
+        result.verdict = msg("the baseline did not run to completion, so no setting can be judged")
         return
     best, contributions, origin = _winner(study, records, study.user_attrs.get("reduction"), drift)
     result.contributions, result.reduced_from = contributions, origin
     if best is None or not best.changes:
-        result.verdict = _("no setting beat the baseline beyond noise")
+        result.verdict = msg("no setting beat the baseline beyond noise")
         if origin is not None:
-            result.verdict = _(
+            result.verdict = msg(
                 "trial {number} beat the baseline in the search, but measured again with its changes "
                 "reduced it did not beat it beyond the noise: nothing is recommended"
             ).format(number=origin)
@@ -281,12 +281,12 @@ def _choose(study, result: TuneResult, records: list[TrialRecord], have_baseline
     result.best_changes = dict(best.changes)
     noise = (best.speedup_high - best.speedup_low) / 2
     if best.status == "unreliable":
-        result.verdict = _(
+        result.verdict = msg(
             "recommended: {changes}: removing each of them cost more than the noise (see what each "
             "change is worth), but trial {number}'s own throughput is too noisy to quote a speedup"
-        ).format(changes=", ".join(f"{k}={v}" for k, v in best.changes.items()), number=best.number)
+        ).format(changes=joined(", ", (f"{k}={v}" for k, v in best.changes.items())), number=best.number)
     else:
-        result.verdict = _(
+        result.verdict = msg(
             "trial {number} is {speedup}x the baseline ({confidence} interval {low}-{high}, +/-{noise}); "
             "numerics: {numerics}"
         ).format(
@@ -300,11 +300,11 @@ def _choose(study, result: TuneResult, records: list[TrialRecord], have_baseline
         )
     if origin is not None:
         dropped = [c.knob for c in contributions if not c.kept]
-        result.verdict += _(
+        result.verdict += msg(
             "; reduced from trial {origin}: kept only the changes whose removal cost more than the noise"
         ).format(origin=origin)
         if dropped:
-            result.verdict += _(" (dropped: {dropped})").format(dropped=", ".join(dropped))
+            result.verdict += msg(" (dropped: {dropped})").format(dropped=joined(", ", dropped))
     result.snippet_python = snippet.python_lines(best.changes, result.device, result.batch_size)
     result.snippet_env = snippet.env_lines(best.changes)
     result.snippet_yaml = snippet.yaml_lines(best.changes)
@@ -323,12 +323,12 @@ def knob_verdicts(result: TuneResult, space: dict) -> list[KnobVerdict]:
         tried = [r for r in result.trials if name in r.changes and r.role not in ("repeat",)]
         ran = [r for r in tried if r.status in ("ok", "unreliable")]
         if name in kept:
-            out.append(KnobVerdict(knob=name, outcome="gain", detail=_("in the recommended setting")))
+            out.append(KnobVerdict(knob=name, outcome="gain", detail=msg("in the recommended setting")))
         elif not tried or all(r.status == "skipped" for r in tried):
             held = result.held if result.held and knobs.by_name()[name].category in DATA_HELD else None
             outcome = "held" if held else "not-tried"
             out.append(
-                KnobVerdict(knob=name, outcome=outcome, detail=held or _("the search did not reach it"))
+                KnobVerdict(knob=name, outcome=outcome, detail=held or msg("the search did not reach it"))
             )
         elif not ran:
             first = next(r for r in tried if r.status in ("failed", "pruned"))
@@ -337,9 +337,9 @@ def knob_verdicts(result: TuneResult, space: dict) -> list[KnobVerdict]:
             alone = [r for r in ran if len(r.changes) == 1] or ran
             best = max(alone, key=lambda r: r.speedup or 0.0)
             if best.status == "unreliable":
-                out.append(KnobVerdict(knob=name, outcome="unreliable", detail=_(UNRELIABLE)))
+                out.append(KnobVerdict(knob=name, outcome="unreliable", detail=msg(UNRELIABLE)))
                 continue
-            detail = _("best: trial {number}, {speedup}x [{low}-{high}]").format(
+            detail = msg("best: trial {number}, {speedup}x [{low}-{high}]").format(
                 number=best.number,
                 speedup=f"{best.speedup:.2f}" if best.speedup else "?",
                 low=f"{best.speedup_low:.2f}" if best.speedup_low else "?",
@@ -347,7 +347,7 @@ def knob_verdicts(result: TuneResult, space: dict) -> list[KnobVerdict]:
             )
             dropped = next((c for c in result.contributions if c.knob == name and not c.kept), None)
             if dropped is not None and dropped.speedup is not None:
-                detail += _("; removing it from trial {origin} cost {speedup}x [{low}-{high}]").format(
+                detail += msg("; removing it from trial {origin} cost {speedup}x [{low}-{high}]").format(
                     origin=result.reduced_from,
                     speedup=f"{dropped.speedup:.2f}",
                     low=f"{dropped.speedup_low:.2f}",

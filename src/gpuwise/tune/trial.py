@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuwise.i18n import N_
+from gpuwise.i18n import N_, joined
 from gpuwise.workloads.loop import StepRecord
 
 PREFIX = "gpuwise-tune "
@@ -209,14 +209,14 @@ def run_trial(
                 from gpuwise.tune.preloaded import Forked
 
                 (folder / f"cmd.rank{rank}.txt").write_text(
-                    f"(forked from the preloaded forkserver) {' '.join(cmd)}\n", encoding="utf-8"
+                    f"(forked from the preloaded forkserver) {joined(' ', cmd)}\n", encoding="utf-8"
                 )
                 out_path = str(folder / f"stderr.rank{rank}.txt")  # its stdout and stderr both
                 procs.append(Forked(str(folder / "config.json"), rank_env, out_path))
                 handles.append(procs[-1])
                 continue
             full = (rank_prefix(rank) if rank_prefix else []) + cmd
-            (folder / f"cmd.rank{rank}.txt").write_text(" ".join(full) + "\n", encoding="utf-8")
+            (folder / f"cmd.rank{rank}.txt").write_text(joined(" ", full) + "\n", encoding="utf-8")
             group = {"process_group": 0 if pgid is None else pgid}  # one group: all ranks die together
             err = open(folder / f"stderr.rank{rank}.txt", "w")  # noqa: SIM115 (closed in finally)
             out = subprocess.PIPE if rank == 0 else open(folder / f"stdout.rank{rank}.txt", "w")  # noqa: SIM115

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 
 @dataclass(frozen=True)
@@ -65,14 +65,14 @@ def load_spec(target: str) -> SpecFn:
 
         close = difflib.get_close_matches(target, list(REFERENCE_SPECS), n=1)
         message = (
-            _("unknown workload {target!r} (did you mean {close}?)").format(target=target, close=close[0])
+            msg("unknown workload {target!r} (did you mean {close}?)").format(target=target, close=close[0])
             if close
-            else _("unknown workload {target!r}").format(target=target)
+            else msg("unknown workload {target!r}").format(target=target)
         )
         raise UserInputError(
             message,
-            fix=_("use one of {join}, or point at your own spec as module.path:function").format(
-                join=", ".join(REFERENCE_SPECS)
+            fix=msg("use one of {join}, or point at your own spec as module.path:function").format(
+                join=joined(", ", REFERENCE_SPECS)
             ),
         )
     module_name, _colon, attr = target.partition(":")
@@ -85,16 +85,16 @@ def load_spec(target: str) -> SpecFn:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UserInputError(
-            _("cannot import {module_name!r} for the spec {target!r}: {exc}").format(
+            msg("cannot import {module_name!r} for the spec {target!r}: {exc}").format(
                 module_name=module_name, target=target, exc=exc
             ),
-            fix=_("run gpuwise from the directory that holds your package, or pip install it"),
+            fix=msg("run gpuwise from the directory that holds your package, or pip install it"),
         ) from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise UserInputError(
-            _("{module_name} has no function {attr!r}").format(module_name=module_name, attr=attr),
-            fix=_("name a function spec(cfg) -> TrainingSpec"),
+            msg("{module_name} has no function {attr!r}").format(module_name=module_name, attr=attr),
+            fix=msg("name a function spec(cfg) -> TrainingSpec"),
         )
     return fn
 
@@ -106,8 +106,10 @@ def build(target: str, cfg: SpecConfig) -> TrainingSpec:
     spec = load_spec(target)(cfg)
     if not isinstance(spec, TrainingSpec):
         raise UserInputError(
-            _("{target} returned {name}, not a TrainingSpec").format(target=target, name=type(spec).__name__),
-            fix=_(
+            msg("{target} returned {name}, not a TrainingSpec").format(
+                target=target, name=type(spec).__name__
+            ),
+            fix=msg(
                 "return gpuwise.workloads.spec.TrainingSpec(model=..., dataset=..., loss=..., optimizer=...)"
             ),
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuwise.facts.models import Facts, Gpu, KernelEvent, KernelLog
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 
 
 def bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
@@ -35,7 +35,7 @@ def gpu_name(facts: Facts, index: int | None = None, bus: str | None = None) -> 
             return gpu_label(g, pos)
     if index is not None:
         return f"GPU {index}" + (f" ({bus})" if bus else "")
-    return _("the GPU at {bus}").format(bus=bus) if bus else _("an unknown GPU")
+    return msg("the GPU at {bus}").format(bus=bus) if bus else msg("an unknown GPU")
 
 
 @dataclass
@@ -99,17 +99,17 @@ def ranked(items: list[Group], recent_s: float, repeat: int) -> list[Group]:
 
 def when(g: Group) -> str:
     """'6 times in 5 s, the last 0 s before the log's last line' (parts left out when the log has no times)."""
-    parts = [_("{n} times").format(n=g.count) if g.count != 1 else _("once")]
+    parts = [msg("{n} times").format(n=g.count) if g.count != 1 else msg("once")]
     span = g.span_s()
     if span is not None:
-        parts.append(_("within {span}").format(span=duration(span)))
+        parts.append(msg("within {span}").format(span=duration(span)))
     ago = g.ago_s()
     if ago is not None:
-        parts.append(_("the last {ago} before the log's last line").format(ago=duration(ago)))
+        parts.append(msg("the last {ago} before the log's last line").format(ago=duration(ago)))
     stamp = g.events[-1].stamp
     if stamp:
-        parts.append(_("at {stamp}").format(stamp=stamp))
-    return ", ".join(parts)
+        parts.append(msg("at {stamp}").format(stamp=stamp))
+    return joined(", ", parts)
 
 
 def duration(seconds: float) -> str:

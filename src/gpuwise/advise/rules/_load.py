@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gpuwise.facts.models import Gpu
+from gpuwise.i18n import joined
 
 LoadState = Literal["busy", "idle", "conflicting", "unknown"]
 
@@ -33,7 +34,7 @@ class GpuLoad:
     def decided_by(self) -> str:
         """Which evidence decided, for the finding's text."""
         names = [path.rsplit(".", 1)[-1] for path, _ in (self.busy if self.state == "busy" else self.idle)]
-        return ", ".join(names) or "no evidence"
+        return joined(", ", names) or "no evidence"
 
 
 def gpu_load(path: str, g: Gpu, thresholds: dict) -> GpuLoad:

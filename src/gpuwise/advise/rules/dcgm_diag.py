@@ -8,7 +8,7 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._evidence import gpu_name
 from gpuwise.advise.rules._links import DCGM_DIAG
 from gpuwise.facts.models import DcgmDiag, DcgmResult
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 def effective(diag: DcgmDiag) -> list[DcgmResult]:
@@ -18,7 +18,7 @@ def effective(diag: DcgmDiag) -> list[DcgmResult]:
 
 
 def _who(ctx: RuleContext, r: DcgmResult) -> str:
-    return gpu_name(ctx.facts, index=r.gpu) if r.gpu is not None else _("all GPUs")
+    return gpu_name(ctx.facts, index=r.gpu) if r.gpu is not None else msg("all GPUs")
 
 
 @rule(
@@ -43,12 +43,12 @@ def dcgm_diag(ctx: RuleContext):
             counts[r.status] += 1
             if r.status in ("fail", "warn"):
                 bad.append((diag, r))
-                note = _(" (DCGM's summary line for this test says Pass)") if r.test in summary_pass else ""
-                message = "; ".join(r.messages)[:400]
+                note = msg(" (DCGM's summary line for this test says Pass)") if r.test in summary_pass else ""
+                message = joined("; ", r.messages)[:400]
                 evidence.append(
                     (
                         f"evidence.dcgm_diag[{diag.source}].{r.test}",
-                        _("{status} on {gpu}{note}{sep}{message}").format(
+                        msg("{status} on {gpu}{note}{sep}{message}").format(
                             status=r.status.capitalize(),
                             gpu=_who(ctx, r),
                             note=note,
@@ -66,13 +66,13 @@ def dcgm_diag(ctx: RuleContext):
         return ctx.finding(
             "warn",
             [(f"evidence.dcgm_diag[{d.source}].skipped", sorted({r.test for r in d.results})) for d in diags],
-            _(
+            msg(
                 "DCGM skipped every test ({n} Skip): nothing was tested, so this is no evidence either way. "
                 "Run `dcgmi diag -r 3` as root with nv-hostengine running and no other GPU processes, and read "
                 "why each test was skipped (`-v`)."
             ).format(n=counts["skip"]),
             commands=["sudo dcgmi diag -r 3 -v"],
-            title=_("DCGM diagnostics skipped every test"),
+            title=msg("DCGM diagnostics skipped every test"),
             priority="medium",
         )
     if worst == "pass":
@@ -81,24 +81,24 @@ def dcgm_diag(ctx: RuleContext):
                 (f"evidence.dcgm_diag[{d.source}].passed", sum(1 for r in effective(d) if r.status == "pass"))
                 for d in diags
             ],
-            _("dcgmi diag: {n} results passed ({skipped} skipped)").format(
+            msg("dcgmi diag: {n} results passed ({skipped} skipped)").format(
                 n=counts["pass"], skipped=counts["skip"]
             ),
         )
     failing = sorted({_who(ctx, r) for _d, r in bad if r.status == worst})
     tests = sorted({r.test for _d, r in bad if r.status == worst})
     text = (
-        _(
+        msg(
             "DCGM's {tests} test failed on {gpus}. Drain the node, reset the GPU (or reboot) and rerun "
             "`dcgmi diag -r 3` on it alone; a GPU that fails again needs a hardware check (on a cloud VM: "
             "replace the instance and report it to the provider)."
         )
         if worst == "fail"
-        else _(
+        else msg(
             "DCGM warned in {tests} on {gpus}: the GPU works but something DCGM checks is off; read each "
             "message and fix the setting it names before the next run."
         )
-    ).format(tests=", ".join(tests), gpus=", ".join(failing))
+    ).format(tests=joined(", ", tests), gpus=joined(", ", failing))
     return ctx.finding(
         worst,
         evidence[:12],
@@ -108,5 +108,5 @@ def dcgm_diag(ctx: RuleContext):
             "nvidia-smi -q -d ECC,ROW_REMAPPER",
             "sudo dmesg -T | grep -i xid",
         ],
-        title=_("DCGM diagnostics failed") if worst == "fail" else _("DCGM diagnostics warned"),
+        title=msg("DCGM diagnostics failed") if worst == "fail" else msg("DCGM diagnostics warned"),
     )

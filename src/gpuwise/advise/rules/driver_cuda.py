@@ -7,7 +7,7 @@ from gpuwise.advise.controls import CLOUD_DRIVER
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import CUDA_COMPAT, TORCH_CPP_EXTENSION, TORCH_INSTALL
 from gpuwise.advise.rules._util import version_tuple
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 
 def _mm(v: tuple[int, ...] | None) -> tuple[int, int] | None:
@@ -36,7 +36,7 @@ def torch_cuda_vs_driver(ctx: RuleContext):
     if built <= drv:
         return ctx.passed(
             ev,
-            _("driver supports CUDA {cuda_driver_version} >= torch's CUDA {torch_cuda}").format(
+            msg("driver supports CUDA {cuda_driver_version} >= torch's CUDA {torch_cuda}").format(
                 cuda_driver_version=sw.cuda_driver_version, torch_cuda=sw.torch_cuda
             ),
         )
@@ -48,7 +48,7 @@ def torch_cuda_vs_driver(ctx: RuleContext):
         return ctx.finding(
             "fail",
             ev,
-            _(
+            msg(
                 "torch needs CUDA {torch_cuda} but the driver supports only {cuda_driver_version}: "
                 "`torch.cuda.is_available()` is False or kernels fail to load. Upgrade the driver, or "
                 "install a torch build for this driver's CUDA."
@@ -58,7 +58,7 @@ def torch_cuda_vs_driver(ctx: RuleContext):
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "torch's CUDA {torch_cuda} is newer than the driver's {cuda_driver_version}. "
             "Minor-version compatibility usually lets it run, but PTX JIT and some newer features "
             "fail. Keep the pair validated: upgrade the driver or match torch to it."
@@ -86,7 +86,7 @@ def torch_cpu_only(ctx: RuleContext):
             ("software.torch_cuda", None),
             ("gpus.count", len(ctx.facts.gpus)),
         ],
-        _("This torch cannot use the GPUs. Install a CUDA build that the driver supports."),
+        msg("This torch cannot use the GPUs. Install a CUDA build that the driver supports."),
         commands=[
             "pip install torch --index-url https://download.pytorch.org/whl/cu<XY>",
             "python -c 'import torch; print(torch.version.cuda, torch.cuda.is_available())'",
@@ -115,7 +115,7 @@ def nvcc_vs_driver(ctx: RuleContext):
             ("software.nvcc_version", sw.nvcc_version),
             ("software.cuda_driver_version", sw.cuda_driver_version),
         ],
-        _(
+        msg(
             "Kernels compiled with this nvcc (custom CUDA extensions, flash-attention builds, "
             "Triton's ptxas) may not load on this driver. Install a toolkit no newer than the "
             "driver's CUDA, or upgrade the driver."
@@ -139,7 +139,7 @@ def torch_vs_nvcc(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("software.torch_cuda", sw.torch_cuda), ("software.nvcc_version", sw.nvcc_version)],
-        _(
+        msg(
             "Building CUDA extensions (apex, flash-attn, custom ops) against this torch will fail. "
             "Point CUDA_HOME at a toolkit with torch's CUDA major version."
         ),

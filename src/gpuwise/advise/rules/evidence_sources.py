@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import DCGM_DIAG, FABRIC_MANAGER
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 @rule(
@@ -23,9 +23,9 @@ def evidence_sources(ctx: RuleContext):
         rows.append(
             (
                 "evidence.dcgm_diag",
-                _("{n} results from {sources}").format(
+                msg("{n} results from {sources}").format(
                     n=sum(len(d.results) for d in ev.dcgm_diag),
-                    sources=", ".join(d.source for d in ev.dcgm_diag),
+                    sources=joined(", ", (d.source for d in ev.dcgm_diag)),
                 ),
             )
         )
@@ -33,9 +33,9 @@ def evidence_sources(ctx: RuleContext):
         rows.append(
             (
                 "evidence.fabric_manager",
-                _("{n} events from {sources}").format(
+                msg("{n} events from {sources}").format(
                     n=sum(len(f.events) for f in ev.fabric_manager),
-                    sources=", ".join(f.source for f in ev.fabric_manager),
+                    sources=joined(", ", (f.source for f in ev.fabric_manager)),
                 ),
             )
         )
@@ -43,9 +43,9 @@ def evidence_sources(ctx: RuleContext):
         rows.append(
             (
                 "evidence.kernel_logs",
-                _("{lines} lines from {sources}, {n} events").format(
+                msg("{lines} lines from {sources}, {n} events").format(
                     lines=sum(k.lines for k in ev.kernel_logs),
-                    sources=", ".join(k.source for k in ev.kernel_logs),
+                    sources=joined(", ", (k.source for k in ev.kernel_logs)),
                     n=sum(len(k.events) for k in ev.kernel_logs),
                 ),
             )
@@ -58,7 +58,7 @@ def evidence_sources(ctx: RuleContext):
     return ctx.finding(
         "info",
         rows,
-        _(
+        msg(
             "What doctor read of the node's own diagnostics and logs, and why the rest is missing. Give it more "
             "with `gpuwise capture` on the node (as root, so the logs are readable) or `doctor --evidence FILE`."
         ),

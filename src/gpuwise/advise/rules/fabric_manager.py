@@ -9,7 +9,7 @@ from collections import Counter
 from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import FABRIC_MANAGER
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 _FATAL = ("nvswitch_fatal", "training_failed", "degraded")
 
@@ -33,8 +33,10 @@ def nvswitch_errors(ctx: RuleContext):
             if e.kind not in (*_FATAL, "nvswitch_nonfatal"):
                 continue
             if e.error is not None:
-                what = _("{kind} error {error} on NVSwitch {switch} (physical id {phys}) port {port}").format(
-                    kind=_("fatal") if e.kind == "nvswitch_fatal" else _("non-fatal"),
+                what = msg(
+                    "{kind} error {error} on NVSwitch {switch} (physical id {phys}) port {port}"
+                ).format(
+                    kind=msg("fatal") if e.kind == "nvswitch_fatal" else msg("non-fatal"),
                     error=e.error,
                     switch=e.switch or "?",
                     phys="?" if e.physical_id is None else e.physical_id,
@@ -58,21 +60,21 @@ def nvswitch_errors(ctx: RuleContext):
                     (f"evidence.fabric_manager[{log.source}].events", len(log.events))
                     for log in ev.fabric_manager
                 ],
-                _("no NVSwitch errors in the Fabric Manager log"),
+                msg("no NVSwitch errors in the Fabric Manager log"),
             )
         return None
     ordered = sorted(rows.items(), key=lambda kv: (kv[0][0] != "fail", -kv[1]))
     worst = ordered[0][0][0]
-    evidence = [(last[key], _("{n}x {what}").format(n=n, what=key[1])) for key, n in ordered[:10]]
+    evidence = [(last[key], msg("{n}x {what}").format(n=n, what=key[1])) for key, n in ordered[:10]]
     text = (
-        _(
+        msg(
             "A fatal NVSwitch error or NVLink training failure stops NVLink traffic of the GPUs behind that "
             "switch port: jobs on them hang or fail. Drain the node, reset the GPUs and NVSwitches (or reboot) "
             "and check that Fabric Manager starts cleanly; if the same switch and port fail again, the baseboard "
             "or cable needs service."
         )
         if worst == "fail"
-        else _(
+        else msg(
             "Non-fatal NVSwitch errors are corrected or contained by the fabric; a few are harmless, but the same "
             "switch and port repeating point at a marginal link. Watch the count and plan a reset and a service "
             "check if it grows."
@@ -110,7 +112,7 @@ def manager_start(ctx: RuleContext):
         return ctx.finding(
             "info",
             [(f"evidence.fabric_manager[{source}]", e.line[:200])],
-            _(
+            msg(
                 "Fabric Manager exited because the driver reports no NVSwitch (NV_WARN_NOTHING_TO_DO). It is "
                 "needed only on NVSwitch systems (HGX/DGX baseboards); on PCIe GPUs, with or without NVLink "
                 "bridges, disable the service instead of restarting it."
@@ -124,7 +126,7 @@ def manager_start(ctx: RuleContext):
         return ctx.finding(
             "fail",
             [(f"evidence.fabric_manager[{source}]", e.line[:200])],
-            _(
+            msg(
                 "Fabric Manager failed to start. On an NVSwitch system CUDA cannot use the GPUs until it runs: "
                 "install the nvidia-fabricmanager package of exactly the driver's version and read its log for "
                 "the reason."
@@ -139,7 +141,7 @@ def manager_start(ctx: RuleContext):
         return ctx.finding(
             "warn",
             [(f"evidence.fabric_manager[{s}]", e.stamp or e.line[:120]) for s, e in starts[-4:]],
-            _(
+            msg(
                 "Fabric Manager was started {n} times, {close} of them within {window} s of the previous start: "
                 "a restart, not a reboot. After a restart the GPUs need a reset before NVLink multicast (NCCL "
                 "NVLS) works again; reset them or reboot the node."

@@ -16,7 +16,7 @@ from gpuwise.advise.rules._links import (
     TRANSFORMER_ENGINE,
 )
 from gpuwise.advise.rules._util import cc_value, version_tuple
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 
 def _min_cc(ctx: RuleContext) -> float | None:
@@ -74,7 +74,7 @@ def amp_bf16(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "bf16 — detected from {evidence} = {evidence2}: these GPUs have bf16 Tensor Cores. If "
             "the model trains in fp32, wrap the forward pass in bf16 autocast (no GradScaler "
             "needed). Changes numerics: validate the loss curve."
@@ -104,7 +104,7 @@ def amp_fp16(ctx: RuleContext):
     return ctx.finding(
         "info",
         ev16,
-        _(
+        msg(
             "These GPUs ({ev16} = {ev162}) have fp16 Tensor Cores but no bf16: use fp16 autocast "
             "with torch.amp.GradScaler to avoid gradient underflow. Changes numerics: validate the "
             "loss curve."
@@ -137,7 +137,7 @@ def tf32(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "PyTorch keeps fp32 matmuls in full fp32 by default; whatever still runs in fp32 "
             "(outside autocast) can use TF32 Tensor Cores. Reduces matmul mantissa to 10 bits: "
             "affects numerics."
@@ -162,7 +162,7 @@ def fp8(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "FP8 matmuls (Transformer Engine, torchao float8) roughly double peak matmul throughput "
             "over bf16 on large GEMMs, with scaling recipes that need convergence checks. Consider "
             "it for large transformer training."
@@ -188,7 +188,7 @@ def torch_compile(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.torch_version", ctx.facts.software.torch_version)],
-        _(
+        msg(
             "torch.compile fuses elementwise and normalisation kernels and cuts launch overhead. "
             "Measure: it can be slower on large GEMM-bound models, and compiling costs tens of "
             "seconds to minutes up front."
@@ -216,7 +216,7 @@ def dataloader_workers(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("cpu.threads", threads), ("gpus.count", n_gpu)],
-        _(
+        msg(
             "With {threads} CPUs and {n_gpu} GPUs, start each rank's DataLoader with up to {per} "
             "workers, persistent workers and pinned memory, and raise it while data loading shows in "
             "the step time."

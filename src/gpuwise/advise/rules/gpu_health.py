@@ -20,7 +20,7 @@ from gpuwise.advise.rules._links import (
 from gpuwise.advise.rules._load import gpu_load
 from gpuwise.advise.rules._util import gpus, in_container
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 @rule(
@@ -42,7 +42,7 @@ def persistence_off(ctx: RuleContext):
     off = [(p, g) for p, g in known if g.persistence_mode is False]
     if not off:
         return ctx.passed(
-            [(f"{p}.persistence_mode", True) for p, _gpu in known[:1]], _("GPU persistence mode is on")
+            [(f"{p}.persistence_mode", True) for p, _gpu in known[:1]], msg("GPU persistence mode is on")
         )
     service = ctx.facts.software.services.get("nvidia-persistenced")
     evidence = [(f"{p}.persistence_mode", False) for p, _gpu in off]
@@ -51,7 +51,7 @@ def persistence_off(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "{n_off} of {n_known} GPUs have persistence mode off, so every new CUDA process pays the "
             "driver initialisation. Run the persistence daemon (preferred over the legacy "
             "`nvidia-smi -pm 1`)."
@@ -59,8 +59,8 @@ def persistence_off(ctx: RuleContext):
         commands=["sudo systemctl enable --now nvidia-persistenced", "nvidia-smi -q | grep -i persistence"],
         controllable=Controllable(
             can="yes",
-            reason=_("a driver daemon inside the OS (also in a cloud VM with root)"),
-            alternative=_("in a container without root, ask the host administrator"),
+            reason=msg("a driver daemon inside the OS (also in a cloud VM with root)"),
+            alternative=msg("in a container without root, ask the host administrator"),
         )
         if ctx.env != "unknown"
         else None,
@@ -87,7 +87,7 @@ def temperature_high(ctx: RuleContext):
     return ctx.finding(
         "warn",
         hot,
-        _(
+        msg(
             "GPUs at or above {limit} C are close to thermal slowdown. Check airflow, fan curves and "
             "inlet temperature."
         ).format(limit=limit),
@@ -119,7 +119,7 @@ def mig_enabled(ctx: RuleContext):
     return ctx.finding(
         "warn",
         on,
-        _(
+        msg(
             "MIG splits each GPU into small instances: a training process sees only one slice (a "
             "fraction of the SMs and memory) and NVLink P2P is not available. Disable MIG on "
             "training nodes unless you train small models on purpose."
@@ -158,12 +158,12 @@ def fabric_manager(ctx: RuleContext):
         done = [
             (f"{p}.fabric_state", g.fabric_state) for p, g in gpus(ctx.facts) if g.fabric_state == "Completed"
         ]
-        return ctx.passed(done[:1], _("NVSwitch fabric is initialised")) if done else None
+        return ctx.passed(done[:1], msg("NVSwitch fabric is initialised")) if done else None
     evidence = bad + ([("software.services.nvidia-fabricmanager", service)] if service else [])
     return ctx.finding(
         "fail",
         evidence,
-        _(
+        msg(
             "On NVSwitch systems CUDA cannot use the GPUs until Fabric Manager has set up the "
             "fabric. Install the nvidia-fabricmanager package of exactly the driver's version and "
             "start it."
@@ -209,20 +209,20 @@ def nvlink_inactive(ctx: RuleContext):
             return None  # no NVLink to judge (no links listed, or a model without NVLink)
         return ctx.passed(
             [("topology.nvlinks.active_links", total)],
-            _("all {total} NVLink links are active").format(total=total),
+            msg("all {total} NVLink links are active").format(total=total),
         )
     down = [gl.gpu_index for gl in links if gl.all_inactive and not gl.links]
-    text = _(
+    text = msg(
         "{inactive} of {total} NVLink links are inactive, so GPU-to-GPU traffic on those pairs "
         "is slower or goes over PCIe. Reset the GPUs or reboot; if links stay down, run DCGM "
         "diagnostics and get the baseboard checked."
     ).format(inactive=inactive - len(down), total=total)
     if down:
-        text = _(
+        text = msg(
             "Every NVLink of GPU {gpus} is down (NVML: all links are inActive) although the model has NVLink: "
             "its GPU-to-GPU traffic goes over PCIe. Reset the GPU or reboot; if the links stay down, run DCGM "
             "diagnostics and get the baseboard or bridge checked."
-        ).format(gpus=", ".join(map(str, down)))
+        ).format(gpus=joined(", ", map(str, down)))
     return ctx.finding(
         "fail",
         evidence,
@@ -273,7 +273,7 @@ def inforom_warning(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "A corrupted infoROM can hide ECC and page-retirement bookkeeping and makes the GPU fail "
             "DCGM checks. Run `dcgmi diag -r 1`; the fix is an infoROM/VBIOS reflash by the vendor "
             "(RMA on most systems)."
@@ -297,7 +297,7 @@ def unreadable(ctx: RuleContext):
     return ctx.finding(
         "fail",
         bad,
-        _(
+        msg(
             "The driver could not query this GPU, so jobs that use it fail. Look for Xid errors in "
             "the kernel log, reset the GPU or reboot; if it recurs, reseat or RMA it."
         ),
@@ -319,7 +319,7 @@ def mixed_models(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("gpus[*].name", names)],
-        _(
+        msg(
             "Synchronous data parallel waits for the slowest GPU at every step. Train on GPUs of one "
             "model, e.g. with CUDA_VISIBLE_DEVICES."
         ),
@@ -355,35 +355,35 @@ def driver_missing(ctx: RuleContext):
         evidence.append(("gpu_probe.error", probe.error))
     if len(answering) >= len(on_bus):
         return ctx.passed(
-            evidence[:2], _("all {n_on_bus} NVIDIA GPUs on the PCI bus answer").format(n_on_bus=len(on_bus))
+            evidence[:2], msg("all {n_on_bus} NVIDIA GPUs on the PCI bus answer").format(n_on_bus=len(on_bus))
         )
     container = in_container(ctx.facts)
     if answering and container:
         return ctx.finding(
             "info",
             evidence,
-            _(
+            msg(
                 "This container sees {n_answering} of the {n_on_bus} GPUs on the host's PCI bus, as a "
                 "container given a subset of GPUs does."
             ).format(n_answering=len(answering), n_on_bus=len(on_bus)),
             priority="low",
         )
     parts = [
-        _("lspci lists {n_on_bus} NVIDIA GPUs but only {n_answering} answer the driver.").format(
+        msg("lspci lists {n_on_bus} NVIDIA GPUs but only {n_answering} answer the driver.").format(
             n_on_bus=len(on_bus), n_answering=len(answering)
         )
         if answering
-        else _("lspci lists {n_on_bus} NVIDIA GPUs but the driver answers for none of them.").format(
+        else msg("lspci lists {n_on_bus} NVIDIA GPUs but the driver answers for none of them.").format(
             n_on_bus=len(on_bus)
         ),
-        _(
+        msg(
             "A GPU node without working GPUs must not take jobs: check that the driver is loaded and "
             "matches the kernel, and look for Xid 79 (fallen off the bus) in the kernel log."
         ),
     ]
     if container:
         parts.append(
-            _("In a container, start it with the GPUs (`--gpus all` and the NVIDIA Container Toolkit).")
+            msg("In a container, start it with the GPUs (`--gpus all` and the NVIDIA Container Toolkit).")
         )
     text = _sentences(parts)
     return ctx.finding(
@@ -431,7 +431,7 @@ def power_capped(ctx: RuleContext):
             at_cap += (
                 [(f"{p}.power_draw_watts", g.power_draw_watts)] if g.power_draw_watts is not None else []
             )
-            at_cap += [(f"{p}.load", _("idle: the flag limits nothing now"))] if idle else []
+            at_cap += [(f"{p}.load", msg("idle: the flag limits nothing now"))] if idle else []
             if limit is not None and top and limit < top * (1 - tolerance):
                 headroom.append(f"sudo nvidia-smi -i {g.index if g.index is not None else 0} -pl {top:g}")
     if lowered:
@@ -439,7 +439,7 @@ def power_capped(ctx: RuleContext):
         return ctx.finding(
             "warn",
             lowered,
-            _(
+            msg(
                 "The power limit in force is below the board's default or maximum while it caps the "
                 "clocks, so the GPU slows down earlier than it has to. Raise it unless the cap is "
                 "deliberate (power budget, cooling), and check temperatures afterwards."
@@ -452,13 +452,13 @@ def power_capped(ctx: RuleContext):
     if not at_cap:
         return None
     parts = [
-        _(
+        msg(
             "The GPU is working at its power limit, as designed: a modern GPU lowers its clocks to stay "
             "within it (not a cooling or power-supply fault). Sustained throughput is what the limit allows."
         )
     ]
     if headroom:
-        parts.append(_("The board allows a higher limit if training turns out power-bound."))
+        parts.append(msg("The board allows a higher limit if training turns out power-bound."))
     text = _sentences(parts)
     return ctx.finding(
         "info",
@@ -466,7 +466,7 @@ def power_capped(ctx: RuleContext):
         text,
         commands=headroom,
         priority="low",
-        controllable=Controllable(can="yes", reason=_("nothing to change unless the limit was lowered")),
+        controllable=Controllable(can="yes", reason=msg("nothing to change unless the limit was lowered")),
     )
 
 
@@ -485,7 +485,7 @@ def gpus_busy(ctx: RuleContext):
     return ctx.finding(
         "info",
         busy,
-        _(
+        msg(
             "These GPUs were busy when the facts were taken (utilisation or compute processes); link "
             "generation and clocks are judged as under load. Run doctor again on an idle node to "
             "separate load effects from setup problems."

@@ -11,7 +11,7 @@ from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG
 from gpuwise.advise.rules._util import gpus
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 
 def _datacenter(name: str | None, patterns: list[str]) -> bool:
@@ -31,7 +31,7 @@ def ecc_off(ctx: RuleContext):
     off = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled is False]
     if not off:
         on = [(p, g) for p, g in gpus(ctx.facts) if g.ecc_enabled]
-        return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], _("ECC is enabled")) if on else None
+        return ctx.passed([(f"{on[0][0]}.ecc_enabled", True)], msg("ECC is enabled")) if on else None
     patterns = ctx.t("ecc_expected_name_patterns")
     datacenter = any(_datacenter(g.name, patterns) for _path, g in off)
     pending = [(f"{p}.ecc_pending_enabled", g.ecc_pending_enabled) for p, g in off if g.ecc_pending_enabled]
@@ -42,12 +42,12 @@ def ecc_off(ctx: RuleContext):
         return ctx.finding(
             "info",
             evidence,
-            _(
+            msg(
                 "This GPU supports ECC but runs without it, which is the default on workstation/consumer "
                 "cards. ECC guards long runs against silent memory errors at the cost of some memory "
                 "capacity and bandwidth on GDDR cards; enable it for long unattended training."
             ),
-            title=_("ECC is available but off (workstation/consumer GPU)"),
+            title=msg("ECC is available but off (workstation/consumer GPU)"),
             priority="low",
             commands=["sudo nvidia-smi -e 1", "sudo reboot"],
         )
@@ -56,14 +56,14 @@ def ecc_off(ctx: RuleContext):
         evidence,
         _sentences(
             [
-                _(
+                msg(
                     "ECC protects long training runs from silent memory corruption. Enable it (takes "
                     "effect after a GPU reset or reboot)."
                 ),
-                *([_("ECC is already pending: reboot to apply it.")] if pending else []),
+                *([msg("ECC is already pending: reboot to apply it.")] if pending else []),
             ]
         ),
-        title=_("ECC is disabled on a data-centre GPU"),
+        title=msg("ECC is disabled on a data-centre GPU"),
         commands=["sudo nvidia-smi -e 1", "sudo reboot"],
     )
 
@@ -90,13 +90,13 @@ def ecc_uncorrectable(ctx: RuleContext):
             for p, g in gpus(ctx.facts)
             if g.ecc_volatile_uncorrectable == 0
         ]
-        return ctx.passed(seen[:1], _("no uncorrectable ECC errors")) if seen else None
+        return ctx.passed(seen[:1], msg("no uncorrectable ECC errors")) if seen else None
     # Errors since this boot are live; aggregate-only counts are history (maybe already remapped/retired).
     live = any(path.endswith("ecc_volatile_uncorrectable") for path, _value in bad)
     return ctx.finding(
         "fail" if live else "warn",
         bad,
-        _(
+        msg(
             "Uncorrectable (double-bit) ECC errors crash jobs and can corrupt results. Drain the "
             "GPU, run DCGM level 3 diagnostics and RMA it if they recur."
         ),
@@ -134,12 +134,12 @@ def retired_pages(ctx: RuleContext):
             status = status or "warn"
     if status is None:
         return (
-            ctx.passed([(f"{checked[0]}.retired_pages_dbe", 0)], _("no retired pages")) if checked else None
+            ctx.passed([(f"{checked[0]}.retired_pages_dbe", 0)], msg("no retired pages")) if checked else None
         )
     return ctx.finding(
         status,
         evidence,
-        _(
+        msg(
             "Pages retired for double-bit errors, or a retirement pending a reset, mean failing GPU "
             "memory. Reset the GPU (or reboot) to apply pending retirements, run DCGM diagnostics, "
             "and RMA a GPU that keeps retiring pages."
@@ -164,7 +164,7 @@ def row_remap(ctx: RuleContext):
         return ctx.finding(
             "fail",
             failed + pending,
-            _(
+            msg(
                 "A row-remap failure means the GPU ran out of spare memory rows: take it out of service "
                 "and RMA it."
             ),
@@ -174,10 +174,10 @@ def row_remap(ctx: RuleContext):
         return ctx.finding(
             "warn",
             pending,
-            _("A row remap is pending: reset the GPU (or reboot) so the spare row is used."),
+            msg("A row remap is pending: reset the GPU (or reboot) so the spare row is used."),
             commands=["nvidia-smi -q -d ROW_REMAPPER", "sudo nvidia-smi -r -i <gpu>"],
         )
     checked = [p for p, g in gpus(ctx.facts) if g.remapped_rows_pending is False]
     if not checked:
         return None
-    return ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], _("no pending row remaps"))
+    return ctx.passed([(f"{checked[0]}.remapped_rows_pending", False)], msg("no pending row remaps"))

@@ -13,7 +13,7 @@ from gpuwise.advise.rules._evidence import gpu_label
 from gpuwise.advise.rules._links import AZURE_NHC, DCGM_DIAG, NVML_CLOCK_EVENTS
 from gpuwise.advise.rules._util import gpus
 from gpuwise.facts.models import Gpu
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 NVIDIA_SMI_DOC = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
 
@@ -63,7 +63,7 @@ def _state(g: Gpu) -> str:
         parts.append(f"{g.power_draw_watts:g}{limit} W")
     if g.utilization_gpu_percent is not None:
         parts.append(f"util {g.utilization_gpu_percent:g}%")
-    return ", ".join(parts)
+    return joined(", ", parts)
 
 
 def _action(reason: str, hit: list[tuple[int, Gpu]], n_gpus: int, ctx: RuleContext) -> str:
@@ -75,23 +75,23 @@ def _action(reason: str, hit: list[tuple[int, Gpu]], n_gpus: int, ctx: RuleConte
         for _i, g in hit
     )
     node = len(hit) == n_gpus and n_gpus > 1
-    names = ", ".join(gpu_label(g, i) for i, g in hit)
+    names = joined(", ", (gpu_label(g, i) for i, g in hit))
     parts = []
     if reason in ("hw_power_brake_slowdown", "hw_slowdown") and cool and low_power:
         parts.append(
-            _(
+            msg(
                 "These GPUs are cool and draw little power, so heat and load are ruled out: the signal "
                 "comes from the power side."
             )
         )
     if reason in ("hw_power_brake_slowdown", "hw_slowdown"):
         parts.append(
-            _(
+            msg(
                 "All {n} GPUs share it: a node-level fault. Drain the node from the scheduler and check "
                 "the power supplies and the BMC event log before it runs jobs again."
             ).format(n=n_gpus)
             if node
-            else _(
+            else msg(
                 "Only {names} show it: look at that GPU's board, slot and power cables (reseat, swap "
                 "with a neighbour); report it to the hardware vendor if it stays."
             ).format(names=names)
@@ -99,23 +99,23 @@ def _action(reason: str, hit: list[tuple[int, Gpu]], n_gpus: int, ctx: RuleConte
     elif reason in ("hw_thermal_slowdown", "sw_thermal_slowdown"):
         if cool:
             parts.append(
-                _(
+                msg(
                     "The recorded GPU temperature is low, so read the memory temperature too "
                     "(`nvidia-smi -q -d TEMPERATURE`) and re-check under load."
                 )
             )
         parts.append(
-            _(
+            msg(
                 "All {n} GPUs share it: check the node's cooling (inlet temperature, fans, airflow in "
                 "the rack)."
             ).format(n=n_gpus)
             if node
-            else _(
+            else msg(
                 "Only {names} show it: check that GPU's cooling (its fan or heatsink, blocked airflow at "
                 "its position)."
             ).format(names=names)
         )
-    return " ".join(parts)
+    return joined(" ", parts)
 
 
 @rule(
@@ -150,8 +150,8 @@ def throttle_active(ctx: RuleContext):
             ctx.finding(
                 "fail" if reason in fail else "warn",
                 evidence,
-                _(meaning) + " " + _action(reason, hit, len(all_gpus), ctx),
-                title=_(title),
+                msg(meaning) + " " + _action(reason, hit, len(all_gpus), ctx),
+                title=msg(title),
                 commands=[
                     "nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE",
                     "sudo ipmitool sel list | tail -n 30   # BMC event log: power-supply and power-brake events",

@@ -17,7 +17,7 @@ from gpuwise.advise.controls import CLOUD_HARDWARE
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._evidence import gpu_name
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 XID_DOCS = "https://docs.nvidia.com/deploy/xid-errors/index.html"
 XID_CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
@@ -57,10 +57,10 @@ def _xid_text(ctx: RuleContext, code: int, bus, boot, n: int, meaning: str, last
         "line": last_detail[(code, bus, boot)][:120],
     }
     if boot == "previous":
-        return _(
+        return msg(
             "{n}x on {gpu} before the last reboot (journalctl -k -b -1): {meaning}; last line: {line}"
         ).format(**values)
-    return _("{n}x on {gpu}: {meaning}; last line: {line}").format(**values)
+    return msg("{n}x on {gpu}: {meaning}; last line: {line}").format(**values)
 
 
 @rule(
@@ -77,7 +77,7 @@ def xid_errors(ctx: RuleContext):
     if events is None:
         return None  # the kernel log was not readable: the reason is in kernel.unknown
     if not events:
-        return ctx.passed([("kernel.xid_events", [])], _("No NVIDIA Xid errors in the kernel log"))
+        return ctx.passed([("kernel.xid_events", [])], msg("No NVIDIA Xid errors in the kernel log"))
     catalog = xid_catalog()
     counts = Counter((e.xid, e.pci_bus_id, e.boot) for e in events)
     last_detail = {(e.xid, e.pci_bus_id, e.boot): e.detail for e in events}
@@ -86,9 +86,9 @@ def xid_errors(ctx: RuleContext):
         info = catalog.get(code)
         severity = info.severity if info else "warn"
         meaning = (
-            _(info.meaning)  # xid_catalog.yaml's text, extracted for translation (babel.cfg)
+            msg(info.meaning)  # xid_catalog.yaml's text, extracted for translation (babel.cfg)
             if info
-            else _("Xid {code} is not in gpuwise's catalogue: look it up in {url}").format(
+            else msg("Xid {code} is not in gpuwise's catalogue: look it up in {url}").format(
                 code=code, url=XID_CATALOG
             )
         )
@@ -99,11 +99,11 @@ def xid_errors(ctx: RuleContext):
         (f"kernel.xid_events[xid={code}]", _xid_text(ctx, code, bus, boot, n, meaning, last_detail))
         for _rank, code, bus, boot, n, meaning, _info in rows[:8]
     ]
-    actions = list(dict.fromkeys(_(info.action) for *_rest, info in rows if info is not None))
+    actions = list(dict.fromkeys(msg(info.action) for *_rest, info in rows if info is not None))
     if worst == "info":
         text = _sentences(
             [
-                _(
+                msg(
                     "The only Xids logged are ones the application usually causes itself (bad addresses, "
                     "a killed job); the GPUs are probably fine."
                 ),
@@ -111,7 +111,7 @@ def xid_errors(ctx: RuleContext):
             ]
         )
         return ctx.finding("info", evidence, text, priority="low")
-    text = _sentences(actions[:3]) or _("Look each code up in NVIDIA's Xid catalogue.")
+    text = _sentences(actions[:3]) or msg("Look each code up in NVIDIA's Xid catalogue.")
     return ctx.finding(
         worst,
         evidence,

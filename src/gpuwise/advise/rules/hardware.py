@@ -20,7 +20,7 @@ from gpuwise.advise.rules._util import (
     total_gpu_memory_bytes,
 )
 from gpuwise.facts.fabric import port_roles
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 
 @rule(
@@ -42,12 +42,12 @@ def none_found(ctx: RuleContext):
         return ctx.finding(
             "info",
             [("gpus", []), ("topology.gpu_names", seen), ("gpu_probe.notes", probe.notes)],
-            _(
+            msg(
                 "The capture shows GPUs in the topology/NVLink output but has no per-GPU report, so "
                 "health checks (ECC, persistence, PCIe links, throttling, MIG) could not run. Capture "
                 "the node with `gpuwise capture` (it records NVML and `nvidia-smi -q -x`)."
             ),
-            title=_("GPU details not captured (only topology/NVLink output)"),
+            title=msg("GPU details not captured (only topology/NVLink output)"),
             commands=["gpuwise capture -o node.tar.gz", "nvidia-smi -q -x > nvidia-smi-q-x.xml"],
         )
     evidence = [("gpu_probe.source", probe.source), ("gpus", [])]
@@ -56,18 +56,18 @@ def none_found(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "No NVIDIA GPU was visible ({error}). Host checks (shared memory, memlock, swap, CPU "
             "governor, NUMA balancing, storage, network, containers) still ran. On a GPU node gpuwise "
             "also checks PCIe link width and generation, persistence, ECC, retired pages and row "
             "remaps, throttling, MIG, NVLink and NVSwitch Fabric Manager, GPU/NIC NUMA placement, RDMA "
             "and NCCL settings, driver/CUDA/torch versions and monitoring agents. If this node should "
             "have GPUs, install the NVIDIA driver and check `nvidia-smi`."
-        ).format(error=probe.error or _("no driver or no device")),
+        ).format(error=probe.error or msg("no driver or no device")),
         commands=["nvidia-smi", "lspci | grep -i nvidia"],
         controllable=Controllable(
             can="yes",
-            reason=_(
+            reason=msg(
                 "install the driver, or run doctor on the GPU node (or on its capture: gpuwise capture "
                 "there, gpuwise doctor --from here)"
             ),
@@ -89,7 +89,7 @@ def probe_incomplete(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("gpu_probe.attached_gpus", attached), ("gpus.count", len(ctx.facts.gpus))],
-        _(
+        msg(
             "Checks ran only on the GPUs described. Re-capture with the full `nvidia-smi -q -x` "
             "output to judge all of them."
         ),
@@ -122,12 +122,12 @@ def pcie_width(ctx: RuleContext):
         return None
     if not evidence:
         return ctx.passed(
-            [(f"{checked[0]}.pcie.width_current", "= width_max")], _("GPU PCIe links run at full width")
+            [(f"{checked[0]}.pcie.width_current", "= width_max")], msg("GPU PCIe links run at full width")
         )
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "A GPU link running below its maximum width has proportionally less host bandwidth (data "
             "loading, checkpoints, NCCL over PCIe). Reseat the card or riser, use a full x16 slot, "
             "and check the BIOS bifurcation settings. (Small consumer boards share lanes between "
@@ -175,7 +175,7 @@ def pcie_gen(ctx: RuleContext):
         return ctx.finding(
             "warn",
             busy,
-            _(
+            msg(
                 "Under load the link should train at its maximum generation. Check the BIOS PCIe speed "
                 "setting (Auto or the highest Gen), risers and retimers, and `dmesg` for 'limited by' "
                 "messages; re-check while a job runs."
@@ -189,13 +189,13 @@ def pcie_gen(ctx: RuleContext):
         return ctx.finding(
             "info",
             unsure,
-            _(
+            msg(
                 "The link runs below its maximum generation, but the evidence disagrees on whether the "
                 "GPU was busy (a downshift at idle is normal power saving). Re-check while the link is "
                 "loaded."
             ),
             commands=recheck,
-            title=_("GPU PCIe link below its maximum generation; load state unclear"),
+            title=msg("GPU PCIe link below its maximum generation; load state unclear"),
             priority="low",
         )
     return None
@@ -237,13 +237,13 @@ def gpu_nic_numa(ctx: RuleContext):
     if not far:
         return ctx.passed(
             [("topology.gpu_nic_links", "each GPU has a NIC closer than SYS")],
-            _("every GPU has a NIC on its own NUMA node"),
+            msg("every GPU has a NIC on its own NUMA node"),
         )
     nics = [topo.nic_devices.get(n, n) for n in topo.nic_names]
     return ctx.finding(
         "warn",
         far + [("topology.nic_names", nics)],
-        _(
+        msg(
             "These GPUs reach every NIC only across the CPU interconnect (SYS), which caps GPUDirect "
             "RDMA and adds latency. Put a NIC under the same PCIe switch or socket as each GPU pair, "
             "or bind ranks so each GPU uses its nearest NIC."
@@ -281,7 +281,7 @@ def gpu_p2p_sys(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("topology.gpu_links (SYS pairs)", pairs)],
-        _(
+        msg(
             "Traffic between these GPUs crosses the CPU interconnect. Keep tightly coupled ranks "
             "(tensor parallel) on GPUs that share a switch or NVLink."
         ),
@@ -306,7 +306,7 @@ def numa_binding(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "With several NUMA nodes, ranks that run on the far socket pay cross-socket memory "
             "traffic and straggle. Bind each rank's CPUs and memory to its GPU's NUMA node."
         ),
@@ -315,7 +315,7 @@ def numa_binding(ctx: RuleContext):
             "torchrun --nproc-per-node=<gpus> ... (with per-rank numactl or srun --cpu-bind)",
         ],
         gain=ExpectedGain(
-            text=_("less cross-socket traffic; fewer stragglers"),
+            text=msg("less cross-socket traffic; fewer stragglers"),
             source=f"PyTorch Performance Tuning Guide, NUMA controls, {TORCH_TUNING}",
         ),
     )
@@ -337,11 +337,11 @@ def cores_per_gpu(ctx: RuleContext):
     minimum = ctx.t("cpu_threads_per_gpu_min")
     ev = [("cpu.threads", threads), ("gpus.count", n_gpu)]
     if per >= minimum:
-        return ctx.passed(ev, _("{per:g} CPU threads per GPU").format(per=per))
+        return ctx.passed(ev, msg("{per:g} CPU threads per GPU").format(per=per))
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "{per:g} logical CPUs per GPU leaves little room for DataLoader workers (and "
             "decoding/augmentation); input-bound steps show up as low GPU utilisation."
         ).format(per=per),
@@ -364,11 +364,11 @@ def host_ram(ctx: RuleContext):
     ratio = ram / total_gpu
     ev = [("memory.total_bytes", ram), ("gpus[*].memory_total_bytes (sum)", total_gpu)]
     if ratio >= ctx.t("host_ram_per_gpu_memory_min"):
-        return ctx.passed(ev, _("host RAM is {ratio:.1f}x total GPU memory").format(ratio=ratio))
+        return ctx.passed(ev, msg("host RAM is {ratio:.1f}x total GPU memory").format(ratio=ratio))
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "Host RAM is {ratio:.2f}x the total GPU memory. Checkpoint saving/loading, pinned-memory "
             "data loading and optimizer/CPU offload all stage data in host RAM; expect host OOMs or "
             "swapping with large models."

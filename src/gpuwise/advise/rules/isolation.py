@@ -7,7 +7,7 @@ from gpuwise.advise.controls import CONTAINER
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import DOCKER_RUN, KERNEL_CGROUP_V2, NCCL_TROUBLESHOOTING, TORCH_TUNING
 from gpuwise.advise.rules._util import in_container, total_gpu_memory_bytes
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 
 @rule(
@@ -25,11 +25,11 @@ def container_shm(ctx: RuleContext):
         return None
     ev = [("platform.container", ctx.facts.platform.container), ("storage.shm_bytes", shm)]
     if shm >= ctx.t("shm_min_bytes"):
-        return ctx.passed(ev, _("container /dev/shm is at least 1 GB"))
+        return ctx.passed(ev, msg("container /dev/shm is at least 1 GB"))
     return ctx.finding(
         "fail",
         ev,
-        _(
+        msg(
             "Multi-worker DataLoaders and NCCL's shared-memory transport fail with 'Bus error' in a "
             "small /dev/shm."
         ),
@@ -55,7 +55,7 @@ def cgroup_cpu(ctx: RuleContext):
     return ctx.finding(
         "warn",
         [("platform.cgroup_cpu_limit", limit), ("cpu.threads", threads)],
-        _(
+        msg(
             "Processes here may use only {limit:g} of {threads} CPUs. Tools that size thread pools "
             "from the CPU count (DataLoader num_workers, OMP/MKL threads) oversubscribe and get "
             "throttled. Raise the limit or set the thread counts to the limit."
@@ -84,7 +84,7 @@ def cgroup_memory(ctx: RuleContext):
     return ctx.finding(
         "warn" if small else "info",
         ev,
-        _(
+        msg(
             "The container may use less memory than the host has; checkpoint loading and DataLoader "
             "workers count against it and the kernel kills the job (exit 137) at the limit."
         ),
@@ -115,7 +115,7 @@ def environment(ctx: RuleContext):
     return ctx.finding(
         "info",
         ev,
-        _(
+        msg(
             "gpuwise could not tell whether this is a cloud VM or your own hardware, so each finding "
             "gives both answers to 'can I change it'. Pass --env cloud or --env onprem."
         ),

@@ -17,7 +17,7 @@ from gpuwise.advise.rules._links import (
 )
 from gpuwise.advise.rules._util import is_virtual_machine
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 @rule(
@@ -47,7 +47,7 @@ def acs_redirect(ctx: RuleContext):
     if bridges is None:
         return None
     if not bridges:
-        return ctx.passed([("kernel.acs_redirect_bridges", [])], _("no PCIe bridge redirects P2P (ACS)"))
+        return ctx.passed([("kernel.acs_redirect_bridges", [])], msg("no PCIe bridge redirects P2P (ACS)"))
     vm = is_virtual_machine(ctx.facts)
     status = "info" if vm else ("fail" if len(ctx.facts.gpus) > 1 else "warn")
     return ctx.finding(
@@ -58,17 +58,17 @@ def acs_redirect(ctx: RuleContext):
         ],
         _sentences(
             [
-                _(
+                msg(
                     "With ACS ReqRedir/CmpltRedir on the bridges above GPUs and NICs, P2P is forced up to "
                     "the root complex: slow, or NCCL hangs. On bare metal disable it (BIOS 'ACS' option, "
                     "or setpci at every boot)."
                 ),
-                *([_("This is a VM: ACS in the guest is expected; see the alternative.")] if vm else []),
+                *([msg("This is a VM: ACS in the guest is expected; see the alternative.")] if vm else []),
             ]
         ),
         commands=[
             "sudo lspci -vvv | grep -E '^[0-9a-f]|ACSCtl'",
-            "for bdf in " + " ".join(bridges[:8]) + "; do sudo setpci -s $bdf ECAP_ACS+0x6.w=0000; done",
+            "for bdf in " + joined(" ", bridges[:8]) + "; do sudo setpci -s $bdf ECAP_ACS+0x6.w=0000; done",
         ],
     )
 
@@ -87,11 +87,11 @@ def iommu_not_pt(ctx: RuleContext):
         return None
     ev = [("kernel.iommu", k.iommu), ("kernel.cmdline", k.cmdline)]
     if k.iommu in ("pt", "off", "default"):
-        return ctx.passed(ev, _("IOMMU mode: {iommu}").format(iommu=k.iommu))
+        return ctx.passed(ev, msg("IOMMU mode: {iommu}").format(iommu=k.iommu))
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "With the IOMMU translating, GPU peer-to-peer copies are slow or unsupported. Keep it on "
             "but in pass-through mode."
         ),
@@ -118,11 +118,11 @@ def numa_balancing(ctx: RuleContext):
         return None
     ev = [("kernel.sysctl.kernel.numa_balancing", value)]
     if value.strip() == ctx.t("numa_balancing_ok"):
-        return ctx.passed(ev, _("NUMA auto-balancing is off"))
+        return ctx.passed(ev, msg("NUMA auto-balancing is off"))
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "The kernel migrates pages between NUMA nodes behind the process's back, which adds "
             "latency spikes to pinned buffers and data loaders. Bind ranks to NUMA nodes explicitly "
             "and turn auto-balancing off."
@@ -151,16 +151,16 @@ def cpu_governor(ctx: RuleContext):
         return ctx.finding(
             "info",
             [("cpu.governor", None), ("cpu.unknown.governor", reason.text)],
-            _(
+            msg(
                 "The VM shows no CPU frequency driver; the host decides CPU clocks. Nothing to change in "
                 "the guest."
             ),
-            title=_("CPU frequency governor not visible in this VM"),
+            title=msg("CPU frequency governor not visible in this VM"),
             priority="low",
             controllable=Controllable(
                 can="no",
-                reason=_("CPU power management belongs to the hypervisor host"),
-                alternative=_(
+                reason=msg("CPU power management belongs to the hypervisor host"),
+                alternative=msg(
                     "choose a compute-optimised or bare-metal instance family if CPU-side work (data "
                     "loading) is the bottleneck"
                 ),
@@ -168,11 +168,11 @@ def cpu_governor(ctx: RuleContext):
         )
     ev = [("cpu.governor", gov)]
     if gov == ctx.t("governor_ok"):
-        return ctx.passed(ev, _("CPU governor is performance"))
+        return ctx.passed(ev, msg("CPU governor is performance"))
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "Power-saving governors lower CPU clocks between bursts, which slows kernel launches, "
             "data loading and NCCL proxy threads."
         ),
@@ -195,7 +195,7 @@ def thp(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("kernel.thp_enabled", k.thp_enabled), ("kernel.thp_defrag", k.thp_defrag)],
-        _(
+        msg(
             "Informational: there is no authoritative recommendation for GPU training. 'always' with "
             "synchronous defrag can add allocation stalls on the host; 'madvise' is a common "
             "compromise. Measure before changing."
@@ -217,12 +217,12 @@ def swap_on(ctx: RuleContext):
     if swap is None:
         return None
     if swap == 0:
-        return ctx.passed([("memory.swap_total_bytes", 0)], _("swap is off"))
+        return ctx.passed([("memory.swap_total_bytes", 0)], msg("swap is off"))
     swappiness = ctx.facts.kernel.sysctl.get("vm.swappiness")
     return ctx.finding(
         "info",
         [("memory.swap_total_bytes", swap), ("kernel.sysctl.vm.swappiness", swappiness)],
-        _(
+        msg(
             "When host memory runs short (checkpoint loading, many DataLoader workers) pages of the "
             "training process get swapped and steps stall instead of failing fast. Turn swap off on "
             "dedicated training nodes, or lower vm.swappiness."
@@ -244,12 +244,12 @@ def memlock_limited(ctx: RuleContext):
         return None
     ev = [("kernel.memlock_unlimited", k.memlock_unlimited), ("kernel.memlock_bytes", k.memlock_bytes)]
     if k.memlock_unlimited:
-        return ctx.passed(ev[:1], _("memlock is unlimited"))
+        return ctx.passed(ev[:1], msg("memlock is unlimited"))
     rdma = bool(ctx.facts.network.rdma_devices)
     return ctx.finding(
         "warn" if rdma else "info",
         ev + [("network.rdma_devices", len(ctx.facts.network.rdma_devices))],
-        _(
+        msg(
             "RDMA (InfiniBand/RoCE, GPUDirect) registers pinned memory and fails or falls back to "
             "sockets when the locked-memory limit is small; pinned DataLoader buffers count too."
         ),

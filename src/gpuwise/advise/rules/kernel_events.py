@@ -16,7 +16,7 @@ from gpuwise.advise.rules._links import (
     KERNEL_OOM,
     MLE_NETWORK,
 )
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 def _recent(ctx: RuleContext, g: Group) -> bool:
@@ -50,17 +50,17 @@ def link_flaps(ctx: RuleContext):
         return ctx.finding(
             "info",
             evidence,
-            _(
+            msg(
                 "A link went down or up, but not repeatedly: a cable change, a switch reboot or a restart. "
                 "Nothing to do unless it coincides with a failed job."
             ),
             priority="low",
         )
-    names = ", ".join(g.device for g in flapping)
+    names = joined(", ", (g.device for g in flapping))
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "{names} went down and up {need} or more times within {window} s: a flapping link (cable, "
             "transceiver or switch port). Every flap stalls NCCL and can time a job out. Check the port's error "
             "counters and replace the cable or optic if they grow."
@@ -102,26 +102,26 @@ def pcie_aer(ctx: RuleContext):
     worst = sev(found[0])
     evidence = []
     for g in found[:8]:
-        kinds = ", ".join(sorted(k.removeprefix("aer_") for k in g.kinds))
+        kinds = joined(", ", sorted(k.removeprefix("aer_") for k in g.kinds))
         gpu = gpu_name(ctx.facts, bus=g.device) if "nvidia" in g.events[-1].detail else g.device
         evidence.append(
             (
                 _path(g, "pcie_aer"),
-                _("{device}: {kinds}, {when}; {detail}").format(
+                msg("{device}: {kinds}, {when}; {detail}").format(
                     device=gpu, kinds=kinds, when=when(g), detail=g.events[-1].detail
                 ),
             )
         )
     texts = {
-        "fail": _(
+        "fail": msg(
             "An uncorrected fatal PCIe error: the link or device had to be reset and whatever used it (a GPU, "
             "a NIC) failed. Drain the node; reseat or replace the device and check the slot and riser."
         ),
-        "warn": _(
+        "warn": msg(
             "PCIe errors repeat on one device (or are uncorrected): the link is marginal. Expect GPU or NIC "
             "resets, Xid 79 and slow transfers; check the slot, riser and cabling, and the link width and speed."
         ),
-        "info": _(
+        "info": msg(
             "A few corrected PCIe errors: the hardware recovered each one. Nothing to do unless they repeat."
         ),
     }
@@ -160,17 +160,17 @@ def oom_kills(ctx: RuleContext):
         return ctx.finding(
             "info",
             evidence,
-            _("The OOM killer stopped processes, none of them a training process."),
+            msg("The OOM killer stopped processes, none of them a training process."),
             priority="low",
         )
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "The kernel killed {names} for lack of host memory: the job died without a Python error. Lower "
             "DataLoader workers or prefetch, pin less memory, or run on a node with more RAM; in a container, "
             "raise its memory limit."
-        ).format(names=", ".join(sorted({g.device for g in training}))),
+        ).format(names=joined(", ", sorted({g.device for g in training}))),
         commands=["sudo dmesg -T | grep -iE 'killed process|oom'", "free -g"],
     )
 
@@ -191,12 +191,12 @@ def hung_tasks(ctx: RuleContext):
     evidence = [(_path(g, "hung_tasks"), f"{g.device}: {when(g)}; {g.events[-1].detail}") for g in found[:8]]
     in_driver = any("nvidia" in e.detail for g in found for e in g.events)
     text = (
-        _(
+        msg(
             "A task hung inside the NVIDIA driver: the GPU or driver stopped answering. Look for Xid lines at "
             "the same time; reset the GPU or reboot, and update the driver if it repeats."
         )
         if in_driver
-        else _(
+        else msg(
             "Tasks waited minutes in the kernel (storage, network file systems or a driver): jobs stall while "
             "it happens. Find the resource in the stack trace below each line."
         )
@@ -230,7 +230,7 @@ def machine_checks(ctx: RuleContext):
         return ctx.finding(
             "fail",
             evidence,
-            _(
+            msg(
                 "An uncorrected (UE) memory or CPU error: data was lost and the process using it (or the node) "
                 "crashed. Drain the node and have the DIMM named by EDAC replaced."
             ),
@@ -242,7 +242,7 @@ def machine_checks(ctx: RuleContext):
         return ctx.finding(
             "warn" if n >= repeat else "info",
             evidence,
-            _(
+            msg(
                 "{n} corrected (CE) memory errors: ECC fixed them. A count that keeps growing on one DIMM predicts "
                 "an uncorrected error; plan to replace it if it does."
             ).format(n=n),
@@ -252,7 +252,7 @@ def machine_checks(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "The CPU reported machine check events, and nothing in the log says what they were. Install "
             "rasdaemon or mcelog to decode them; until then treat the node as suspect."
         ),

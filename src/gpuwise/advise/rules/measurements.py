@@ -7,7 +7,7 @@ from gpuwise.advise.engine import Rule, RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._links import DCGM_DIAG, MLE_ACCELERATOR, TORCH_TUNING
 from gpuwise.bench.models import Measurement
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.layers import Layer
 
 _CHECKS: tuple[tuple[str, str, Layer, str, str], ...] = (
@@ -66,7 +66,7 @@ POWER_BOUND_LAYERS = ("compute", "memory")  # a power cap lowers the SM (and mem
 
 def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None, str]:
     if m.percent_of_achievable is not None:
-        return m.percent_of_achievable, _("{fraction} of peak (catalog)").format(
+        return m.percent_of_achievable, msg("{fraction} of peak (catalog)").format(
             fraction=m.achievable_fraction or "?"
         )
     if m.percent_of_peak is None:
@@ -74,7 +74,7 @@ def _achievable_percent(ctx: RuleContext, m: Measurement) -> tuple[float | None,
     fraction = ctx.t("default_achievable_fraction").get(m.layer)
     if not fraction:
         return None, ""
-    return m.percent_of_peak / fraction, _("{fraction} of peak (typical, thresholds.yaml)").format(
+    return m.percent_of_peak / fraction, msg("{fraction} of peak (typical, thresholds.yaml)").format(
         fraction=fraction
     )
 
@@ -89,8 +89,8 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
         needs_bench=True,
     )
     def check(ctx: RuleContext):
-        what_here, advice_here = _(what), _(advice)
-        title = _("{what} is well below what this hardware typically achieves").format(what=what_here)
+        what_here, advice_here = msg(what), msg(advice)
+        title = msg("{what} is well below what this hardware typically achieves").format(what=what_here)
         warn, fail = (
             ctx.t("measurement_percent_of_achievable_warn"),
             ctx.t("measurement_percent_of_achievable_fail"),
@@ -112,7 +112,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                 continue
             row = (
                 f"bench:{m.name}",
-                _(
+                msg(
                     "{value:g} {unit} = {percent} of peak {peak:g} ({peak_source}); "
                     "{achievable} of achievable ({basis})"
                 ).format(
@@ -120,7 +120,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
                     unit=m.unit,
                     percent=f"{m.percent_of_peak:.1f}%",  # "%" outside the msgid: see report/views/bench.py
                     peak=m.peak,
-                    peak_source=m.peak_source.text if m.peak_source else _("peak"),
+                    peak_source=m.peak_source.text if m.peak_source else msg("peak"),
                     achievable=f"{pct:.0f}%",
                     basis=basis,
                 ),
@@ -138,7 +138,7 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
             return ctx.finding(
                 status,
                 low + limited,
-                _("{what} is below the typical achievable fraction. {advice}").format(
+                msg("{what} is below the typical achievable fraction. {advice}").format(
                     what=what_here, advice=advice_here
                 ),
                 title=title,
@@ -147,17 +147,19 @@ def _make(rule_id: str, bench_layer: str, layer: Layer, what: str, advice: str) 
             return ctx.finding(
                 "info",
                 limited,
-                _(
+                msg(
                     "{what} is below the typical fraction because the GPU ran at its power limit: the SM "
                     "clock during the run was below its maximum, or the power cap was active. That is the "
                     "sustained rate this power limit allows, not a fault (a short burst from idle runs "
                     "faster)."
                 ).format(what=what_here),
-                title=_("{what} is power-limited, as expected at this power limit").format(what=what_here),
+                title=msg("{what} is power-limited, as expected at this power limit").format(what=what_here),
                 priority="low",
             )
-        evidence = [(f"bench:{n}", _("within typical achievable range")) for n in seen[:3]]
-        return ctx.passed(evidence, _("{what} is within the typical achievable range").format(what=what_here))
+        evidence = [(f"bench:{n}", msg("within typical achievable range")) for n in seen[:3]]
+        return ctx.passed(
+            evidence, msg("{what} is within the typical achievable range").format(what=what_here)
+        )
 
     return check
 
@@ -177,7 +179,7 @@ def _power_limited(ctx: RuleContext, m: Measurement) -> list[tuple[str, object]]
         evidence.append(
             (
                 f"bench:{m.name}.clocks_after.gpu{index}_sm_mhz",
-                _("{clock} of {max_mhz} MHz max").format(clock=clock, max_mhz=g.sm_clock_max_mhz),
+                msg("{clock} of {max_mhz} MHz max").format(clock=clock, max_mhz=g.sm_clock_max_mhz),
             )
         )
     if "sw_power_cap" in (g.clock_event_reasons or []):
@@ -205,12 +207,12 @@ def not_measured(ctx: RuleContext):
     if not bad:
         return None
     tools = sorted({m.missing_tool for m in ctx.bench.results if m.missing_tool})
-    advice = _("These layers were not judged. Fix the reason shown and re-run the benchmark.")
+    advice = msg("These layers were not judged. Fix the reason shown and re-run the benchmark.")
     if tools:
-        advice += " " + _(
+        advice += " " + msg(
             "{tools} is not installed, so its layer was skipped: install it (the line after 'To fix') "
             "and re-run."
-        ).format(tools=", ".join(tools))
+        ).format(tools=joined(", ", tools))
     return ctx.finding(
         "info",
         bad,
@@ -250,12 +252,12 @@ def pin_memory_gain(ctx: RuleContext):
     if ratio < ctx.t("pin_memory_ratio_info"):
         return ctx.passed(
             evidence,
-            _("pinned and pageable host->GPU copies are close here ({ratio:.1f}x)").format(ratio=ratio),
+            msg("pinned and pageable host->GPU copies are close here ({ratio:.1f}x)").format(ratio=ratio),
         )
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "Host->GPU copies from pinned memory ran {ratio:.1f}x faster than from pageable memory "
             "on this machine. Load batches with pin_memory=True and copy them with non_blocking=True "
             "so the copy overlaps compute."

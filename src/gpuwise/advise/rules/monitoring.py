@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import DCGM_DIAG, DCGM_EXPORTER, NODE_EXPORTER
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 GPU_AGENTS = ("dcgm", "nv-hostengine", "dcgm-exporter", "nvidia_gpu_exporter", "nvidia-dcgm")
 
@@ -29,11 +29,11 @@ def no_gpu_agent(ctx: RuleContext):
     active = [s for s, state in services.items() if state == "active" and any(k in s for k in GPU_AGENTS)]
     ev = [("monitoring.agents_running", mon.agents_running), ("monitoring.dcgm_version", mon.dcgm_version)]
     if running or active:
-        return ctx.passed(ev, _("a GPU monitoring agent is running"))
+        return ctx.passed(ev, msg("a GPU monitoring agent is running"))
     return ctx.finding(
         "warn",
         ev,
-        _(
+        msg(
             "Nothing records GPU utilisation, temperature, clocks, ECC and XID errors over time, so "
             "throttling and failing GPUs go unnoticed between runs. Run DCGM with dcgm-exporter "
             "(Prometheus) or the provider's GPU monitoring agent, with alerts on utilisation and "
@@ -62,7 +62,7 @@ def no_node_agent(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("monitoring.agents_running", [])],
-        _(
+        msg(
             "No metrics agent (node_exporter, telegraf, DCGM, ...) is running: host memory, disk and "
             "network saturation during training will not be visible afterwards."
         ),

@@ -26,7 +26,7 @@ from gpuwise.bench.nccl_debug import (
     uses_socket,
 )
 from gpuwise.catalog.offers import find_offer
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 SOCKET_VS_IB_ISSUE = AREAL_639
 
@@ -60,7 +60,7 @@ def socket_transport(ctx: RuleContext):
             return None
         return ctx.passed(
             [(f"nccl_log[{ctx.nccl_logs[0].source}].networks", nets)],
-            _("NCCL used {join}").format(join=", ".join(nets)),
+            msg("NCCL used {join}").format(join=joined(", ", nets)),
         )
     log = socket_logs[0]
     evidence: list[tuple[str, object]] = [(f"nccl_log[{log.source}].networks", log.networks)]
@@ -76,11 +76,11 @@ def socket_transport(ctx: RuleContext):
             evidence,
             _sentences(
                 [
-                    _(
+                    msg(
                         "NCCL moved data over TCP sockets although RDMA is available (active RDMA ports on "
                         "this machine)."
                     ),
-                    _(
+                    msg(
                         "Collectives run several times slower. Remove NCCL_IB_DISABLE, make the HCAs "
                         "visible in the container (/dev/infiniband, --device, IPC_LOCK, memlock) and check "
                         "NCCL_IB_HCA."
@@ -97,7 +97,7 @@ def socket_transport(ctx: RuleContext):
         return ctx.finding(
             "warn",
             evidence,
-            _(
+            msg(
                 "The job set NCCL_IB_DISABLE, so NCCL used TCP sockets. If the nodes have InfiniBand or RoCE "
                 "HCAs, remove it: collectives over sockets run several times slower."
             ),
@@ -107,7 +107,7 @@ def socket_transport(ctx: RuleContext):
         return ctx.finding(
             "warn",
             evidence,
-            _(
+            msg(
                 "NCCL looked for InfiniBand/RoCE devices and found none, then used TCP sockets. If this "
                 "node has HCAs, they are not visible to the job (container devices, drivers, rdma-core)."
             ),
@@ -116,7 +116,7 @@ def socket_transport(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "NCCL used TCP sockets, as expected on an Ethernet-only network. On 100 Gbit/s-class "
             "links, more socket threads often raise bus bandwidth (product of the two at most 64)."
         ),
@@ -149,11 +149,11 @@ def ofi_provider(ctx: RuleContext):
             evidence,
             _sentences(
                 [
-                    _(
+                    msg(
                         "aws-ofi-nccl selected libfabric's {provider} provider, not efa: NCCL's traffic "
                         "between nodes runs over TCP, several times slower than EFA."
                     ).format(**values),
-                    _(
+                    msg(
                         "On an EFA instance, check that the EFA devices are visible to the job "
                         "(/dev/infiniband in the container), that the EFA installer's libfabric is the one "
                         "loaded (LD_LIBRARY_PATH) and set FI_PROVIDER=efa."
@@ -165,15 +165,15 @@ def ofi_provider(ctx: RuleContext):
         )
     if log.ofi_provider.split(";")[0].lower() == "efa":
         text = (
-            _("NCCL's network is EFA through aws-ofi-nccl ({nics} EFA devices found)").format(**values)
+            msg("NCCL's network is EFA through aws-ofi-nccl ({nics} EFA devices found)").format(**values)
             if log.ofi_nics
-            else _("NCCL's network is EFA through aws-ofi-nccl")
+            else msg("NCCL's network is EFA through aws-ofi-nccl")
         )
         return ctx.passed(evidence, text)
     return ctx.finding(
         "info",
         evidence,
-        _("aws-ofi-nccl selected libfabric's {provider} provider.").format(**values),
+        msg("aws-ofi-nccl selected libfabric's {provider} provider.").format(**values),
         priority="low",
     )
 
@@ -197,7 +197,7 @@ def log_warnings(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "NCCL WARN lines usually name a failed connection, a missing device or a fallback. Fix "
             "what each names before tuning anything else."
         ),
@@ -225,11 +225,11 @@ def job_debug_vars(ctx: RuleContext):
     return ctx.finding(
         "warn",
         evidence,
-        _(
+        msg(
             "The job overrides NCCL's automatic choices with variables NCCL documents as debugging "
             "aids; remove them unless an A/B test on this cluster proved a gain."
         ),
-        commands=["unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _value in evidence}))],
+        commands=["unset " + joined(" ", sorted({p.rsplit(".", 1)[1] for p, _value in evidence}))],
     )
 
 
@@ -256,7 +256,7 @@ def run_summary(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "For reference: the network, transports, NVLS and algorithms NCCL picked. Ring suits "
             "large messages, Tree and NVLS large node counts and small messages; leave the choice to "
             "NCCL unless measured."
@@ -385,7 +385,7 @@ def collective_vs_fabric(ctx: RuleContext):
                 ctx.finding(
                     "info",
                     evidence,
-                    _(
+                    msg(
                         "{op} busbw {busbw} GB/s is at the network's share per GPU ({nics} NICs for "
                         "{gpus} GPUs per node: {share} GB/s each). The cap is the hardware, not a "
                         "setting: more NICs per node would raise it."
@@ -397,7 +397,7 @@ def collective_vs_fabric(ctx: RuleContext):
             out.append(
                 ctx.passed(
                     evidence,
-                    _("{op} busbw {busbw} GB/s reaches the fabric's bound ({bound} GB/s)").format(**values),
+                    msg("{op} busbw {busbw} GB/s reaches the fabric's bound ({bound} GB/s)").format(**values),
                 )
             )
         elif op in ("alltoall", "all_gather") and low * cap <= m.value <= high * cap:
@@ -407,12 +407,12 @@ def collective_vs_fabric(ctx: RuleContext):
                     evidence,
                     _sentences(
                         [
-                            _(
+                            msg(
                                 "{op} busbw {busbw} GB/s is capped near one NIC's line rate per GPU "
                                 "({cap} GB/s with {nics} NICs for {gpus} GPUs per node) while the "
                                 "fabric allows about {bound} GB/s."
                             ).format(**values),
-                            _(
+                            msg(
                                 "Give each network peer more channels (NCCL_NCHANNELS_PER_NET_PEER; "
                                 "NCCL_MIN_NCHANNELS too, a debugging variable to A/B test only) and "
                                 "keep PXN on (NCCL_PXN_DISABLE=0) so traffic to a remote GPU leaves "
@@ -432,7 +432,7 @@ def collective_vs_fabric(ctx: RuleContext):
                 ctx.finding(
                     "info",
                     evidence,
-                    _(
+                    msg(
                         "{op} busbw {busbw} GB/s is below the fabric's bound ({bound} GB/s with {nics} "
                         "NICs for {gpus} GPUs per node); check the other findings (transport, GDRDMA, "
                         "warnings) first."

@@ -22,7 +22,7 @@ from gpuwise.advise.rules._util import (
     version_tuple,
 )
 from gpuwise.facts.fabric import port_roles
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 def _ports(ctx: RuleContext):
@@ -52,7 +52,7 @@ def no_rdma(ctx: RuleContext):
     return ctx.finding(
         "warn" if many else "info",
         [("network.rdma_devices", []), ("gpus.count", n)],
-        _(
+        msg(
             "Multi-node jobs on this node would run NCCL over TCP sockets. Single-node training is "
             "unaffected. For multi-node training use InfiniBand or RoCE NICs with GPUDirect RDMA "
             "(self-built) or an RDMA-capable instance type in one placement group (cloud); on TCP "
@@ -90,7 +90,7 @@ def cloud_placement(ctx: RuleContext):
     return ctx.finding(
         "info",
         evidence,
-        _(
+        msg(
             "If this instance trains with others, create all nodes in one availability zone and in a "
             "cluster placement group (or the provider's equivalent), and measure all-reduce busbw "
             "across the nodes before a long run: multi-node scaling on cloud networks is the largest "
@@ -128,19 +128,19 @@ def rdma_port_down(ctx: RuleContext):
     ]
     if not down and not other_down:
         return ctx.passed(
-            [("network.rdma_devices.ports.active", len(all_ports))], _("all RDMA ports are active")
+            [("network.rdma_devices.ports.active", len(all_ports))], msg("all RDMA ports are active")
         )
     if not down:
         evidence = [(f"{p}.state", _port_text(dev, port, roles)) for p, dev, port in other_down]
         return ctx.finding(
             "info",
             evidence,
-            _(
+            msg(
                 "These ports are down, but they are not the compute fabric (decided by: {why}); NCCL "
                 "does not move gradients over them. Bring them up only if they carry management or "
                 "storage traffic you need."
-            ).format(why=", ".join(sorted({roles[(d.name, pt.port)].why for _p, d, pt in other_down}))),
-            title=_("RDMA ports outside the compute fabric are down"),
+            ).format(why=joined(", ", sorted({roles[(d.name, pt.port)].why for _p, d, pt in other_down}))),
+            title=msg("RDMA ports outside the compute fabric are down"),
             priority="low",
             commands=["ibstat", "ibdev2netdev"],
         )
@@ -150,7 +150,7 @@ def rdma_port_down(ctx: RuleContext):
     return ctx.finding(
         status,
         evidence,
-        _(
+        msg(
             "Compute-fabric ports that are not ACTIVE carry no traffic: DOWN/POLLING means no link "
             "(cable, transceiver, switch port), INIT means the subnet manager has not configured it. "
             "If a port is unused on purpose, exclude it with NCCL_IB_HCA."
@@ -171,10 +171,10 @@ def _is_compute(roles, dev, port) -> bool:
 
 def _port_text(dev, port, roles) -> str:
     role = roles.get((dev.name, port.port))
-    where = _("compute fabric") if role is None or role.compute else _("not compute fabric")
+    where = msg("compute fabric") if role is None or role.compute else msg("not compute fabric")
     why = f" ({role.why})" if role is not None else ""
     # plain ibv_devinfo prints no physical state
-    state = " / ".join(s for s in (port.state, port.phys_state) if s) or "?"
+    state = joined(" / ", (s for s in (port.state, port.phys_state) if s)) or "?"
     return f"{state}; {dev.model or '?'} {port.link_layer or ''}; {where}{why}"
 
 
@@ -221,7 +221,7 @@ def rdma_rate(ctx: RuleContext):
     return ctx.finding(
         "warn",
         slow + best_rates,
-        _(
+        msg(
             "A port that trained at a lower rate than its peers of the same model and role (bad cable "
             "or transceiver, wrong switch port configuration) slows every collective that uses it."
         ),
@@ -250,20 +250,20 @@ def roce_gid(ctx: RuleContext):
         return None  # no active RoCE port in the compute fabric: NCCL uses no GID here
     value, where = nccl_setting(ctx.facts, "NCCL_IB_GID_INDEX")
     if value is not None:
-        return ctx.passed([(f"{where}.NCCL_IB_GID_INDEX", value)], _("NCCL_IB_GID_INDEX is set for RoCE"))
+        return ctx.passed([(f"{where}.NCCL_IB_GID_INDEX", value)], msg("NCCL_IB_GID_INDEX is set for RoCE"))
     nccl = ctx.facts.software.torch_nccl or ctx.facts.software.nccl_system_version
     evidence = [(f"{roce[0]}.link_layer", "Ethernet"), ("NCCL_IB_GID_INDEX", None), ("NCCL version", nccl)]
     if not version_tuple(nccl):
         return ctx.finding(
             "info",
             evidence,
-            _(
+            msg(
                 "The NCCL version is unknown, so whether NCCL picks the RoCE v2 GID by itself (2.21 and "
                 'later) cannot be judged. Read the version (`python -c "import torch; '
                 "print(torch.cuda.nccl.version())\"`, or NCCL_DEBUG=INFO's first line); on an older "
                 "NCCL set NCCL_IB_GID_INDEX to the RoCE v2 IPv4 GID that `show_gids` lists."
             ),
-            title=_("RoCE compute fabric: NCCL version unknown, GID choice not judged"),
+            title=msg("RoCE compute fabric: NCCL version unknown, GID choice not judged"),
             priority="low",
             commands=["show_gids"],
         )
@@ -272,12 +272,12 @@ def roce_gid(ctx: RuleContext):
         "info" if auto else "warn",
         evidence,
         (
-            _(
+            msg(
                 "NCCL picks the RoCE v2 GID automatically since 2.21; set NCCL_IB_GID_INDEX only if it "
                 "picks a wrong one (RoCE v1 or IPv6 link-local)."
             )
             if auto
-            else _(
+            else msg(
                 "On RoCE an NCCL older than 2.21 may use a RoCE v1 or link-local GID: find the RoCE v2 "
                 "IPv4 GID with `show_gids` and set NCCL_IB_GID_INDEX."
             )
@@ -316,7 +316,7 @@ def peermem(ctx: RuleContext):
             ("network.nvidia_peermem_loaded", False),
             ("network.rdma_devices", [d.name for d in net.rdma_devices]),
         ],
-        _(
+        msg(
             "Without nvidia_peermem NCCL cannot use GPUDirect RDMA through peer memory (look for "
             "GDRDMA in the NCCL INFO log). Load it, or use DMA-BUF on recent kernels and NCCL."
         ),
@@ -348,13 +348,13 @@ def nccl_debug_vars(ctx: RuleContext):
     return ctx.finding(
         "warn",
         found,
-        _(
+        msg(
             "These variables override NCCL's automatic choices; the NCCL documentation classes them "
             "as debugging aids that can cause sub-optimal behaviour, hangs or (NCCL_PROTO enabling "
             "LL128) data corruption. Remove them unless an A/B test on this cluster proved a gain."
         ),
         commands=[
-            "unset " + " ".join(sorted({p.rsplit(".", 1)[1] for p, _value in found})),
+            "unset " + joined(" ", sorted({p.rsplit(".", 1)[1] for p, _value in found})),
             "grep -n NCCL_ /etc/nccl.conf ~/.nccl.conf 2>/dev/null",
         ],
     )
@@ -382,7 +382,7 @@ def nccl_ib_disabled(ctx: RuleContext):
     return ctx.finding(
         "fail",
         [(f"{where}.NCCL_IB_DISABLE", value), ("active RDMA ports", len(active))],
-        _("NCCL will use TCP sockets although RDMA ports are up. Unset NCCL_IB_DISABLE."),
+        msg("NCCL will use TCP sockets although RDMA ports are up. Unset NCCL_IB_DISABLE."),
         commands=["unset NCCL_IB_DISABLE"],
     )
 
@@ -408,7 +408,7 @@ def nccl_socket_ifname(ctx: RuleContext):
     return ctx.finding(
         "fail",
         [(f"{where}.NCCL_SOCKET_IFNAME", value), ("network.nics (physical)", nics)],
-        _(
+        msg(
             "NCCL bootstraps (and, without RDMA, moves data) over the interface named here; lo or "
             "docker0 cannot reach other nodes and hangs multi-node init. Name the fast data NIC, or "
             "exclude: `^lo,docker`."
@@ -443,7 +443,7 @@ def tcp_socket_threads(ctx: RuleContext):
         "info",
         [(f"network.nics[{n.name}].speed_mbps", n.speed_mbps) for n in fast]
         + [("NCCL_SOCKET_NTHREADS", threads), ("NCCL_NSOCKS_PERTHREAD", socks)],
-        _(
+        msg(
             "With NCCL over TCP on a 100G-class NIC a single socket cannot fill the link. Try more "
             "helper threads and sockets (product <= 64) and measure busbw before and after; cloud "
             "NCCL plugins may already set them."
@@ -478,7 +478,7 @@ def mtu_small(ctx: RuleContext):
     return ctx.finding(
         "info",
         small,
-        _(
+        msg(
             "Jumbo frames ({jumbo}) cut per-packet overhead on RoCE/TCP data paths, if every switch "
             "port and peer supports them. Advisory: change it fabric-wide or not at all."
         ).format(jumbo=jumbo),

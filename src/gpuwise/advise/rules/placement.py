@@ -13,7 +13,7 @@ from gpuwise.advise.finding import Controllable
 from gpuwise.advise.rules._evidence import gpu_label
 from gpuwise.advise.rules._links import NCCL_ENV
 from gpuwise.facts.fabric import DISTANCE_ORDER, SWITCH_LOCAL, port_roles
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 
 def nearest_nics(ctx: RuleContext) -> list[tuple[int, str, str]]:
@@ -71,18 +71,20 @@ def gpu_nic_placement(ctx: RuleContext):
     ]
     far = [(i, device, link) for i, device, link in nearest if link not in SWITCH_LOCAL]
     if not far:
-        return ctx.passed(mapping, _("every GPU has a compute NIC behind its own PCIe switch"))
+        return ctx.passed(mapping, msg("every GPU has a compute NIC behind its own PCIe switch"))
     if len(far) == len(nearest):
         # symmetric: no GPU has a switch-local NIC, so every rank takes the same path (SYS is judged
         # by topo.gpu_nic_numa)
         return ctx.passed(
-            mapping, _("every GPU reaches its nearest compute NIC the same way (no PCIe-switch-local NIC)")
+            mapping, msg("every GPU reaches its nearest compute NIC the same way (no PCIe-switch-local NIC)")
         )
-    names = ", ".join(f"{gpu_label(g[i], i) if i < len(g) else f'GPU {i}'} ({link})" for i, _d, link in far)
+    names = joined(
+        ", ", (f"{gpu_label(g[i], i) if i < len(g) else f'GPU {i}'} ({link})" for i, _d, link in far)
+    )
     return ctx.finding(
         "warn",
         mapping,
-        _(
+        msg(
             "{names} have no compute NIC behind their own PCIe switch, while the other GPUs do. NCCL "
             "uses GPUDirect RDMA only up to the distance NCCL_NET_GDR_LEVEL allows (PXB by default on most platforms), so for these GPUs it "
             "sends through a peer GPU that has a near NIC over NVLink (PXN, on unless NCCL_PXN_DISABLE=1; "

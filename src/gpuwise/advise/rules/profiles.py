@@ -13,7 +13,7 @@ import shlex
 
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Evidence
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.profile.findings import TB_PLUGIN, TUNING_GUIDE, judge
 from gpuwise.profile.model import LoadedProfile
 
@@ -85,7 +85,7 @@ def _findings_for(ctx: RuleContext, finding_id: str):
                 ctx.finding(
                     "warn" if f.severity == "warning" else "info",
                     evidence,
-                    _("Measured in {workload} on {device}: {evidence}. {recommendation}.").format(
+                    msg("Measured in {workload} on {device}: {evidence}. {recommendation}.").format(
                         workload=p.result.workload,
                         device=p.result.device,
                         evidence=f.evidence,
@@ -166,7 +166,7 @@ def step_breakdown(ctx: RuleContext):
             ctx.finding(
                 "info",
                 evidence,
-                _(
+                msg(
                     "For reference: {workload} on {device}, batch {batch}, {step_ms} ms per step over {steps} "
                     "profiled steps. Open the trace {trace} in https://ui.perfetto.dev to see the steps themselves."
                 ).format(

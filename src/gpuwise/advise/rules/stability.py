@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Evidence
 from gpuwise.advise.rules._links import AWS_PLACEMENT, KERNEL_CGROUP_V2, NVML_CLOCK_EVENTS
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 KERNEL_SCHED_STATS = "https://docs.kernel.org/scheduler/sched-stats.html"
 PROC_STAT = "https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html"
@@ -152,21 +152,23 @@ def stability_layers(ctx: RuleContext):
         ev = _evidence(report, res)
         if lv.verdict not in status_of:
             findings.append(
-                ctx.passed(ev, _("{layer}: stable over {n} samples").format(layer=lv.layer, n=res.summary.n))
+                ctx.passed(
+                    ev, msg("{layer}: stable over {n} samples").format(layer=lv.layer, n=res.summary.n)
+                )
             )
             continue
         causes = [w.cause for w in res.windows if w.cause]
         cloud_text, own_text, commands = ADVICE.get(causes[0], GENERIC) if causes else GENERIC
-        text = _("{layer} is {verdict} ({reason}). ").format(
+        text = msg("{layer} is {verdict} ({reason}). ").format(
             layer=lv.layer, verdict=lv.verdict, reason=lv.reason
-        ) + _(cloud_text if cloud else own_text)
+        ) + msg(cloud_text if cloud else own_text)
         findings.append(
             ctx.finding(
                 status_of[lv.verdict],
                 ev,
                 text,
                 commands=commands,
-                title=_("{layer} varies over time: {verdict}").format(layer=lv.layer, verdict=lv.verdict),
+                title=msg("{layer} varies over time: {verdict}").format(layer=lv.layer, verdict=lv.verdict),
             )
         )
     return findings

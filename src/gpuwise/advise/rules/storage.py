@@ -9,7 +9,7 @@ from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._links import MLE_STORAGE, NCCL_TROUBLESHOOTING
 from gpuwise.advise.rules._util import in_container
 from gpuwise.advise.rules._util import sentences as _sentences
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 _SYSTEM_MOUNTS = ("/proc", "/sys", "/dev", "/run")
 
@@ -43,11 +43,11 @@ def shm_small(ctx: RuleContext):
         return None
     minimum = ctx.t("shm_min_bytes")
     if shm >= minimum:
-        return ctx.passed([("storage.shm_bytes", shm)], _("/dev/shm is at least 1 GB"))
+        return ctx.passed([("storage.shm_bytes", shm)], msg("/dev/shm is at least 1 GB"))
     return ctx.finding(
         "fail" if ctx.facts.gpus else "warn",
         [("storage.shm_bytes", shm)],
-        _(
+        msg(
             "DataLoader workers pass batches through /dev/shm and NCCL's SHM transport uses it; too "
             "small gives 'Bus error' crashes or silent fallbacks. Do not paper over it with "
             "NCCL_SHM_DISABLE."
@@ -95,14 +95,14 @@ def data_on_network(ctx: RuleContext):
         evidence,
         _sentences(
             [
-                _(
+                msg(
                     "If the training data lives on these mounts, every epoch reads it over the network; "
                     "small random reads are IOPS bound. Stage the dataset to local NVMe (or RAM), shard "
                     "it into large record files, and prefetch."
                 ),
-                _("The IOPS measured on them are low.")
+                msg("The IOPS measured on them are low.")
                 if status == "warn"
-                else _("Run `gpuwise doctor --bench quick` to measure."),
+                else msg("Run `gpuwise doctor --bench quick` to measure."),
             ]
         ),
         commands=["rsync -a /mnt/dataset/ /local_nvme/dataset/"],
@@ -124,7 +124,7 @@ def no_local_nvme(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("storage.block_devices", [b.name for b in st.block_devices])],
-        _(
+        msg(
             "Without local NVMe, data loading and checkpointing depend on network or SATA disks. Add "
             "NVMe scratch (or choose an instance type with local NVMe) for datasets and checkpoints."
         ),
@@ -148,13 +148,13 @@ def nvme_not_raided(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("storage.block_devices (nvme)", nvme), ("storage.md_arrays", [a.name for a in st.md_arrays])],
-        _(
+        msg(
             "A scratch RAID0 across the NVMe drives multiplies read bandwidth and IOPS for datasets "
             "and checkpoints (keep the data reproducible elsewhere: RAID0 has no redundancy)."
         ),
         commands=[
             f"sudo mdadm --create /dev/md0 --level=0 --raid-devices={len(nvme)} "
-            + " ".join(f"/dev/{n}" for n in nvme),
+            + joined(" ", (f"/dev/{n}" for n in nvme)),
             "sudo mkfs.xfs /dev/md0",
         ],
     )

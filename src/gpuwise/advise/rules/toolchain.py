@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.rules._links import TOOLKIT, TORCH_INSTALL
 from gpuwise.advise.rules._util import captured, version_tuple
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 
 
 @rule(
@@ -23,7 +23,7 @@ def torch_missing(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.torch_version", None), ("software.python_version", sw.python_version)],
-        _(
+        msg(
             "gpuwise looked at the Python it runs in. If training uses another environment or a "
             "container, run doctor there (or capture there) to check torch's CUDA build."
         ),
@@ -51,7 +51,9 @@ def container_toolkit(ctx: RuleContext):
             ("software.container_runtimes", sw.container_runtimes),
             ("software.nvidia_container_toolkit", None),
         ],
-        _("A container runtime is installed but `docker run --gpus all` needs the NVIDIA Container Toolkit."),
+        msg(
+            "A container runtime is installed but `docker run --gpus all` needs the NVIDIA Container Toolkit."
+        ),
         commands=[
             "sudo apt-get install -y nvidia-container-toolkit",
             "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
@@ -75,7 +77,7 @@ def no_container_runtime(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.container_runtimes", []), ("platform.container", pf.container)],
-        _(
+        msg(
             "Pinning CUDA, cuDNN, NCCL and torch in a container image keeps runs reproducible across "
             "nodes and between cloud and on-prem (version drift causes numerical differences and "
             "kernel errors)."
@@ -101,7 +103,7 @@ def nccl_versions(ctx: RuleContext):
     return ctx.finding(
         "info",
         [("software.nccl_system_version", sw.nccl_system_version), ("software.torch_nccl", sw.torch_nccl)],
-        _(
+        msg(
             "torch uses its bundled NCCL, while nccl-tests and other tools use the system one: "
             "benchmark results from one do not describe the other. Keep the same NCCL on every node "
             "of a job."

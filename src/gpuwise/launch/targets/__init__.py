@@ -19,7 +19,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.launch import steps
 from gpuwise.registry import Registry
 
@@ -85,10 +85,10 @@ class Target(ABC):
 def unsupported_error(target: Target, feature: Feature, flag: str) -> UserInputError:
     reason = target.unsupported.get(feature) or N_("not implemented for this target")
     return UserInputError(
-        _("--target {target} does not support {flag}: {reason}").format(
-            target=target.name, flag=flag, reason=_(reason)
+        msg("--target {target} does not support {flag}: {reason}").format(
+            target=target.name, flag=flag, reason=msg(reason)
         ),
-        _("drop {flag}").format(flag=flag),
+        msg("drop {flag}").format(flag=flag),
     )
 
 
@@ -135,10 +135,10 @@ def check_flags(
         owner = owners.get(flag)
         if owner is not None and flag not in target.options:
             raise UserInputError(
-                _("{flag} is a --target {owner} option; --target {target} does not use it").format(
+                msg("{flag} is a --target {owner} option; --target {target} does not use it").format(
                     flag=flag, owner=owner.name, target=target.name
                 ),
-                _("drop {flag}, or launch with --target {owner}").format(flag=flag, owner=owner.name),
+                msg("drop {flag}, or launch with --target {owner}").format(flag=flag, owner=owner.name),
             )
 
 
@@ -167,10 +167,10 @@ def down(launch_id: str, registry: Registry[Target] | None = None) -> str:
     name, sep, rest = launch_id.partition(":")
     target = reg.find(name) if sep and rest else None
     if target is None:
-        forms = ", ".join(t.id_form for t in reg.values() if t.supports(Feature.DOWN))
+        forms = joined(", ", (t.id_form for t in reg.values() if t.supports(Feature.DOWN)))
         raise UserInputError(
-            _("--down {id!r} is not a launch ID").format(id=launch_id),
-            _("pass the ID the launch printed: {forms}").format(forms=forms),
+            msg("--down {id!r} is not a launch ID").format(id=launch_id),
+            msg("pass the ID the launch printed: {forms}").format(forms=forms),
         )
     if not target.supports(Feature.DOWN):
         raise unsupported_error(target, Feature.DOWN, "--down")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.launch import slurm, steps
 from gpuwise.launch.targets import Target
 
@@ -29,8 +29,8 @@ class Slurm(Target):
     def down(self, rest: str) -> str:
         if not rest.isdigit():
             raise UserInputError(
-                _("--down {id}: a Slurm job id is a number").format(id=f"slurm:{rest}"),
-                _("pass the ID the launch printed: {forms}").format(forms=self.id_form),
+                msg("--down {id}: a Slurm job id is a number").format(id=f"slurm:{rest}"),
+                msg("pass the ID the launch printed: {forms}").format(forms=self.id_form),
             )
         return slurm.down(rest)
 

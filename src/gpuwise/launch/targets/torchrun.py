@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.launch import steps
 from gpuwise.launch.model import Created, LaunchPlan
 from gpuwise.launch.quoting import sh, sh_words
@@ -34,23 +34,23 @@ def parse_hosts(text: str | None, nodes: int) -> list[str]:
     hosts = [h.strip() for h in (text or "").split(",") if h.strip()]
     if not hosts:
         raise UserInputError(
-            _("--target torchrun needs the hosts to run on: --hosts HOST,HOST,..."),
-            _("e.g. {option} (one per node of JOB.yaml, reachable by ssh from here)").format(
+            msg("--target torchrun needs the hosts to run on: --hosts HOST,HOST,..."),
+            msg("e.g. {option} (one per node of JOB.yaml, reachable by ssh from here)").format(
                 option="--hosts gpu-01,gpu-02"
             ),
         )
     bad = [h for h in hosts if not _HOST.fullmatch(h)]
     if bad:
         raise UserInputError(
-            _("--hosts: {host!r} is not a host name, address or user@host").format(host=bad[0]),
-            _("separate hosts with commas, without spaces or other characters"),
+            msg("--hosts: {host!r} is not a host name, address or user@host").format(host=bad[0]),
+            msg("separate hosts with commas, without spaces or other characters"),
         )
     if len(set(hosts)) != len(hosts) or len(hosts) != nodes:
         raise UserInputError(
-            _("--hosts names {count} distinct host(s) of {given}; the job has {nodes} node(s)").format(
+            msg("--hosts names {count} distinct host(s) of {given}; the job has {nodes} node(s)").format(
                 count=len(set(hosts)), given=len(hosts), nodes=nodes
             ),
-            _("give one host per node, or set {line} in JOB.yaml").format(line=f"nodes: {len(set(hosts))}"),
+            msg("give one host per node, or set {line} in JOB.yaml").format(line=f"nodes: {len(set(hosts))}"),
         )
     return hosts
 
@@ -68,7 +68,8 @@ def node_script(plan: LaunchPlan, head: str, textfile: bool) -> str:
     check_data = steps.dataset_check(job, data) if data else ":"
     workdir = str(Path(job.workdir or ".").expanduser().absolute())
     train = job.torchrun(str(job.nodes), f"{sh(head)}:{job.rdzv_port}", sh(f"gw-{job.name}"))
-    return "\n".join(
+    return joined(
+        "\n",
         [
             "#!/bin/bash",
             "# Written by `gpuwise launch --target torchrun`: what each host runs (launch.sh starts it).",
@@ -96,7 +97,7 @@ def node_script(plan: LaunchPlan, head: str, textfile: bool) -> str:
             'echo "gpuwise launch: training on $NODE ended with exit code $rc"',
             "exit $rc",
             "",
-        ]
+        ],
     )
 
 
@@ -104,7 +105,8 @@ def launch_script(plan: LaunchPlan, hosts: list[str]) -> str:
     name = f"gw-{plan.job.name}"
     remote = f"/tmp/gpuwise-{plan.job.name}-node.sh"
     stop = f"pkill -f -- {sh('--rdzv-id ' + name)}"
-    return "\n".join(
+    return joined(
+        "\n",
         [
             "#!/bin/bash",
             "# Written by `gpuwise launch --target torchrun`: starts node.sh on every host over ssh.",
@@ -142,7 +144,7 @@ def launch_script(plan: LaunchPlan, hosts: list[str]) -> str:
             "done",
             "exit $rc",
             "",
-        ]
+        ],
     )
 
 
@@ -171,23 +173,23 @@ class Torchrun(Target):
         name = f"gw-{plan.job.name}"
         plan.creates.append(
             Created(
-                _("torchrun processes"),
-                _("{name} ({nodes} hosts: {hosts})").format(
-                    name=name, nodes=len(hosts), hosts=", ".join(hosts)
+                msg("torchrun processes"),
+                msg("{name} ({nodes} hosts: {hosts})").format(
+                    name=name, nodes=len(hosts), hosts=joined(", ", hosts)
                 ),
-                _("Ctrl-C on launch.sh (or on each host: {command})").format(
+                msg("Ctrl-C on launch.sh (or on each host: {command})").format(
                     command=f"pkill -f -- '--rdzv-id {name}'"
                 ),
             )
         )
         plan.notes += [
-            _("run it: {command} (ssh from here to every host, gpuwise installed on each)").format(
+            msg("run it: {command} (ssh from here to every host, gpuwise installed on each)").format(
                 command=sh_words(["bash", plan.out / LAUNCH_SCRIPT])
             ),
-            _("the hosts must reach {head} on TCP {rdzv_port} (rendezvous) and each other for NCCL").format(
+            msg("the hosts must reach {head} on TCP {rdzv_port} (rendezvous) and each other for NCCL").format(
                 head=_address(hosts[0]), rdzv_port=plan.job.rdzv_port
             ),
-            _(
+            msg(
                 "each host runs the job in {workdir} (JOB.yaml's workdir, else the folder you launched from): "
                 "it must exist there"
             ).format(workdir=str(Path(plan.job.workdir or ".").expanduser().absolute())),

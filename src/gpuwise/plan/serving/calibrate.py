@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.plan.calibrate import _device_name
 
 RATE_UNITS = ("requests/s", "samples/s", "images/s", "req/s")
@@ -24,10 +24,10 @@ def calibrated_throughput(path: str | Path, wanted: str | None) -> tuple[float, 
     gpu = _device_name(report)
     if gpu is None:
         raise UserInputError(
-            _("{path}: the bench report names no GPU, so its throughput cannot be tied to an option").format(
-                path=path
-            ),
-            _("run the benchmark on the GPU you plan to serve with and pass that report"),
+            msg(
+                "{path}: the bench report names no GPU, so its throughput cannot be tied to an option"
+            ).format(path=path),
+            msg("run the benchmark on the GPU you plan to serve with and pass that report"),
         )
     for m in report.results:
         if m.status != "ok" or m.value is None or m.value <= 0:
@@ -35,17 +35,17 @@ def calibrated_throughput(path: str | Path, wanted: str | None) -> tuple[float, 
         if (wanted and m.name == wanted) or (not wanted and m.unit.lower().replace(" ", "") in RATE_UNITS):
             gpus = int((m.params or {}).get("gpus") or 1)
             rate = m.value / gpus
-            note = _("calibrated: {name} = {value} {unit} on {gpu} ({rate} per GPU)").format(
+            note = msg("calibrated: {name} = {value} {unit} on {gpu} ({rate} per GPU)").format(
                 name=m.name, value=f"{m.value:g}", unit=m.unit, gpu=gpu, rate=f"{rate:g}"
             )
             return rate, gpu, note
     message = (
-        _("{path}: the bench report has no ok result named {name!r}").format(path=path, name=wanted)
+        msg("{path}: the bench report has no ok result named {name!r}").format(path=path, name=wanted)
         if wanted
-        else _("{path}: the bench report has no ok result in {units}").format(
-            path=path, units=", ".join(RATE_UNITS)
+        else msg("{path}: the bench report has no ok result in {units}").format(
+            path=path, units=joined(", ", RATE_UNITS)
         )
     )
     raise UserInputError(
-        message, _("set model.bench_result to the result's name, or give model.throughput_per_gpu")
+        message, msg("set model.bench_result to the result's name, or give model.throughput_per_gpu")
     )

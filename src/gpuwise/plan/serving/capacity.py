@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.catalog_bridge import GpuSpec, PeerLink
 from gpuwise.plan.defaults import PlanDefaults
@@ -76,11 +76,11 @@ def _planned_precision(spec: GpuSpec, wanted: str) -> tuple[str, str | None]:
     if support is None and cat.peak_flops(spec, dtype):
         return wanted, None  # a catalog peak in that format is evidence enough
     if support is not None:
-        return ("bf16" if support.bf16 else "fp16"), _(
+        return ("bf16" if support.bf16 else "fp16"), msg(
             "{gpu} has no {wanted} tensor cores ({source})"
         ).format(gpu=spec.key, wanted=wanted, source=support.source)
     fallback = "bf16" if cat.peak_flops(spec, "bf16") else "fp16"
-    return fallback, _("the catalog does not say whether {gpu} computes in {wanted}").format(
+    return fallback, msg("the catalog does not say whether {gpu} computes in {wanted}").format(
         gpu=spec.key, wanted=wanted
     )
 
@@ -92,15 +92,15 @@ def _precision_note(spec: GpuSpec, precision: str, kv_precision: str) -> tuple[s
     if why_w is None and why_kv is None:
         return weights, kv, ()
     if why_w is not None and why_kv is not None and (precision, weights) == (kv_precision, kv):
-        note = _("weights and KV cache in {wanted}: {why}; planned in {planned}").format(
+        note = msg("weights and KV cache in {wanted}: {why}; planned in {planned}").format(
             wanted=precision, why=why_w, planned=weights
         )
     elif why_w is not None:
-        note = _("weights in {wanted}: {why}; planned in {planned}").format(
+        note = msg("weights in {wanted}: {why}; planned in {planned}").format(
             wanted=precision, why=why_w, planned=weights
         )
     else:
-        note = _("KV cache in {wanted}: {why}; planned in {planned}").format(
+        note = msg("KV cache in {wanted}: {why}; planned in {planned}").format(
             wanted=kv_precision, why=why_kv, planned=kv
         )
     return weights, kv, (note,)
@@ -116,7 +116,7 @@ def gpu_figures(
     peak = cat.peak_flops(spec, dtype)
     sources: dict[str, str] = {}
     if memory is None or not spec.memory_bandwidth_gb_s or peak is None:
-        return _("the catalog has no memory size, bandwidth or {dtype} peak for {gpu}").format(
+        return msg("the catalog has no memory size, bandwidth or {dtype} peak for {gpu}").format(
             dtype=dtype, gpu=spec.key
         )
     if spec.memcpy_fraction:
@@ -247,18 +247,18 @@ def llm_capacity(
     notes = g.notes
     if g.peer is None and gpus_per_node > 1:
         notes += (
-            _("{gpu}: the catalog knows no peer link (NVLink, Infinity Fabric or PCIe) for it, so tensor "
+            msg("{gpu}: the catalog knows no peer link (NVLink, Infinity Fabric or PCIe) for it, so tensor "
               "parallelism is not modelled: one GPU per replica").format(gpu=g.key),
         )  # fmt: skip
     choices = tp_choices(m, g, gpus_per_node, d.value("memory_usable_fraction"))
     if not choices:
         weights_gb = m.weight_bytes() / 1e9
         reason = (
-            _(
+            msg(
                 "{gb} GB of weights need tensor parallelism, but the catalog knows no peer link for {gpu}"
             ).format(gb=f"{weights_gb:.0f}", gpu=g.key)
             if g.peer is None and m.weight_bytes() < gpus_per_node * g.memory_bytes
-            else _("{gb} GB of weights do not fit in one node").format(gb=f"{weights_gb:.0f}")
+            else msg("{gb} GB of weights do not fit in one node").format(gb=f"{weights_gb:.0f}")
         )
         return Capacity(g.key, gpus_per_node, reason=reason, precision=m.precision, notes=notes)
     results = [replica_capacity(wl, g, tp, gpus_per_node, d, targets) for tp in choices]
@@ -287,7 +287,7 @@ def replica_capacity(
     kv_room = tp * g.memory_bytes * d.value("memory_usable_fraction") - m.weight_bytes()
     max_batch = int(kv_room // (context * m.kv_bytes_per_token()))
     if max_batch < 1:
-        return Capacity(g.key, gpus_per_node, tp=tp, reason=_("no room for one sequence's KV cache"),
+        return Capacity(g.key, gpus_per_node, tp=tp, reason=msg("no room for one sequence's KV cache"),
                         precision=m.precision)  # fmt: skip
     t_prefill = prefill_s(m, g, tp, prompt)
 
@@ -338,14 +338,14 @@ def replica_capacity(
 def _unreachable(t, goals: dict[float, tuple[float, float]], fits) -> str:
     """Why not even the lightest load meets the targets."""
     if not fits[0]:
-        return _("no room for the KV cache of the percentile batch")
+        return msg("no room for the KV cache of the percentile batch")
     for p, (ttft, _tpot) in goals.items():
         if t.ttft[p][0] > ttft:
-            return _("even at the lightest load: p{pct} TTFT {ms} ms > target {target} ms").format(
+            return msg("even at the lightest load: p{pct} TTFT {ms} ms > target {target} ms").format(
                 pct=f"{p * 100:g}", ms=f"{t.ttft[p][0] * 1e3:.0f}", target=f"{ttft * 1e3:g}"
             )
     p, (_ttft, tpot) = next((p, g) for p, g in goals.items() if t.tpot[p][0] > g[1])
-    return _("even at the lightest load: p{pct} time per token {ms} ms > target {target} ms").format(
+    return msg("even at the lightest load: p{pct} time per token {ms} ms > target {target} ms").format(
         pct=f"{p * 100:g}", ms=f"{t.tpot[p][0] * 1e3:.1f}", target=f"{tpot * 1e3:g}"
     )
 
@@ -355,11 +355,15 @@ def other_capacity(
 ) -> Capacity:
     """A non-LLM model: the given requests/s per GPU, when its memory fits."""
     if rps_per_gpu is None:
-        return Capacity(spec.key, gpus_per_node, reason=_("no throughput per GPU (model.throughput_per_gpu)"))
+        return Capacity(
+            spec.key, gpus_per_node, reason=msg("no throughput per GPU (model.throughput_per_gpu)")
+        )
     memory = cat.gpu_memory_bytes(spec)
     need = wl.model.memory_gb
     if need is not None and memory is not None and need * 1e9 > memory * d.value("memory_usable_fraction"):
-        return Capacity(spec.key, gpus_per_node, reason=_("needs {gb} GB per replica").format(gb=f"{need:g}"))
+        return Capacity(
+            spec.key, gpus_per_node, reason=msg("needs {gb} GB per replica").format(gb=f"{need:g}")
+        )
     rps = rps_per_gpu * gpus_per_node
     return Capacity(
         spec.key,

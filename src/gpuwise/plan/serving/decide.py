@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import cmsg, joined, msg
 from gpuwise.plan.decision import Decision, Flip, FlipKind, Reason, ReasonKind
 from gpuwise.plan.defaults import DecisionThresholds
 from gpuwise.plan.serving.strategies import Strategy
@@ -22,10 +22,10 @@ FAST_GROWTH_PER_YEAR = 0.5  # a fleet sized today is 1.5× short within a year (
 def verdict_name(verdict: str) -> str:
     """The verdict as shown (the Decision and the JSON keep the enum value)."""
     names = {
-        "cloud": C_("verdict", "CLOUD"),
-        "build": C_("verdict", "BUILD"),
-        "hybrid": C_("verdict", "HYBRID"),
-        "undecided": C_("verdict", "UNDECIDED"),
+        "cloud": cmsg("verdict", "CLOUD"),
+        "build": cmsg("verdict", "BUILD"),
+        "hybrid": cmsg("verdict", "HYBRID"),
+        "undecided": cmsg("verdict", "UNDECIDED"),
     }
     return names.get(verdict, verdict.upper())
 
@@ -51,39 +51,39 @@ def context_reasons(
     org, out = wl.org, []
     if peak_to_valley >= bursty:
         out.append(Reason(ReasonKind.BURSTINESS, "cloud",
-            _("traffic peaks at {ratio}× its valley: a fleet sized for the peak idles in the valley, "
+            msg("traffic peaks at {ratio}× its valley: a fleet sized for the peak idles in the valley, "
               "while cloud capacity follows the traffic (load balancing and autoscaling)").format(ratio=f"{peak_to_valley:.1f}"),
-            _("peaky traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
+            msg("peaky traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
     else:
         out.append(Reason(ReasonKind.STEADY_LOAD, "build",
-            _("traffic is flat (peak {ratio}× the valley): owned capacity stays busy").format(
+            msg("traffic is flat (peak {ratio}× the valley): owned capacity stays busy").format(
                 ratio=f"{peak_to_valley:.1f}"),
-            _("flat traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
+            msg("flat traffic"), {"peak_to_valley": peak_to_valley}))  # fmt: skip
     growth = wl.traffic.growth_per_year
     if growth >= FAST_GROWTH_PER_YEAR:
         out.append(Reason(ReasonKind.GROWTH, "cloud",
-            _("demand grows {pct} a year: owned capacity bought now is short within a year "
+            msg("demand grows {pct} a year: owned capacity bought now is short within a year "
               "(expansion takes weeks to months)").format(pct=f"{growth:.0%}"),
-            _("fast growth"), {"growth_per_year": growth}))  # fmt: skip
+            msg("fast growth"), {"growth_per_year": growth}))  # fmt: skip
     if org.horizon_years < long_years:
         out.append(Reason(ReasonKind.HORIZON, "cloud",
-            _("horizon {years} years < {long}: owning pays back over longer horizons").format(
+            msg("horizon {years} years < {long}: owning pays back over longer horizons").format(
                 years=f"{org.horizon_years:g}", long=f"{long_years:g}"),
-            _("short horizon"), {"horizon_years": org.horizon_years}))  # fmt: skip
+            msg("short horizon"), {"horizon_years": org.horizon_years}))  # fmt: skip
     if org.data_residency == "on-prem":
         out.append(
-            Reason(ReasonKind.RESIDENCY, "build", _("data must stay on premises"), _("on-prem residency"))
+            Reason(ReasonKind.RESIDENCY, "build", msg("data must stay on premises"), msg("on-prem residency"))
         )
     if org.compliance:
         out.append(Reason(ReasonKind.COMPLIANCE, "build",
-            _("compliance ({rules}): physical isolation is simpler on owned hardware").format(
-                rules=", ".join(org.compliance)),
-            _("compliance")))  # fmt: skip
+            msg("compliance ({rules}): physical isolation is simpler on owned hardware").format(
+                rules=joined(", ", org.compliance)),
+            msg("compliance")))  # fmt: skip
     out.append(
-        Reason(ReasonKind.OPS_TEAM, "build", _("an ops team can run owned servers"), _("ops team"))
+        Reason(ReasonKind.OPS_TEAM, "build", msg("an ops team can run owned servers"), msg("ops team"))
         if org.ops_team
         else Reason(
-            ReasonKind.OPS_TEAM, "cloud", _("no ops team: the cloud runs the servers"), _("no ops team")
+            ReasonKind.OPS_TEAM, "cloud", msg("no ops team: the cloud runs the servers"), msg("no ops team")
         )
     )
     return out
@@ -106,7 +106,7 @@ def decide(
     reasons = context_reasons(wl, peak_to_valley, bursty, t.long_horizon_years)
     if not best:
         return Decision(
-            "undecided", _("no option meets the service target in enough hours"), None, None, reasons
+            "undecided", msg("no option meets the service target in enough hours"), None, None, reasons
         )
     ranked = sorted(best.values(), key=lambda s: s.cost_month[1])
     winner = ranked[0]
@@ -118,17 +118,17 @@ def decide(
         gap = (dearer.cost_month[1] - cheaper.cost_month[1]) / cheaper.cost_month[1]
         favours = "cloud" if cheaper is cloud else "build"
         text = (
-            _("{option} on {hardware}: {cost}/month; the best owned option, {other}, costs {gap} more "
+            msg("{option} on {hardware}: {cost}/month; the best owned option, {other}, costs {gap} more "
               "({other_cost})")
             if favours == "cloud"
-            else _("{option} on {hardware}: {cost}/month; the best cloud option, {other}, costs {gap} more "
+            else msg("{option} on {hardware}: {cost}/month; the best cloud option, {other}, costs {gap} more "
                    "({other_cost})")
         ).format(option=cheaper.title, hardware=cheaper.hardware.label,
                  cost=_money(cheaper.cost_month[1], currency), other=dearer.title, gap=f"{gap:.0%}",
                  other_cost=_money(dearer.cost_month[1], currency))  # fmt: skip
         numbers = {"cost_month": float(cheaper.cost_month[1]),
                    "other_side_cost_month": float(dearer.cost_month[1]), "gap": gap}  # fmt: skip
-        reasons.insert(0, Reason(ReasonKind.COST, favours, text, _("cost"), numbers))
+        reasons.insert(0, Reason(ReasonKind.COST, favours, text, msg("cost"), numbers))
         if gap < close_margin and net_cloud != 0:  # a close call: the context decides
             family = "cloud" if net_cloud > 0 else "own"
         elif gap >= close_margin and favours == "build" and net_cloud >= t.context_votes_override_cost:
@@ -136,17 +136,17 @@ def decide(
     if wl.org.data_residency == "on-prem":
         family = "own"
     if family == "own" and owned is None:
-        summary = _("no owned option meets the target, and the data must stay on premises")
+        summary = msg("no owned option meets the target, and the data must stay on premises")
         return Decision("undecided", summary, None, None, reasons)
     chosen = cloud if family == "cloud" and cloud is not None else (owned or winner)
     verdict = chosen.side
     low, typical, high = (_money(c, currency) for c in chosen.cost_month)
     cost = (
-        _("{typical}/month (range {low} to {high})").format(typical=typical, low=low, high=high)
+        msg("{typical}/month (range {low} to {high})").format(typical=typical, low=low, high=high)
         if low != high
-        else _("{typical}/month").format(typical=typical)
+        else msg("{typical}/month").format(typical=typical)
     )
-    summary = _(
+    summary = msg(
         "{verdict}: {option} on {hardware}, {cost}; capacity meets the target in {slo} of hours"
     ).format(
         verdict=verdict_name(verdict),
@@ -161,7 +161,7 @@ def decide(
 
 def _change(fraction: float) -> str:
     pct = f"{abs(fraction):.0%}"
-    return _("{pct} higher").format(pct=pct) if fraction > 0 else _("{pct} lower").format(pct=pct)
+    return msg("{pct} higher").format(pct=pct) if fraction > 0 else msg("{pct} lower").format(pct=pct)
 
 
 def _cost_side(best: dict[str, Strategy]) -> str | None:
@@ -173,13 +173,13 @@ def _cost_side(best: dict[str, Strategy]) -> str | None:
 def _flips(winner, best, ptv, growth, rerun) -> list[Flip]:
     flips: list[Flip] = []
     now = "cloud" if winner.side == "cloud" else "own"
-    other = _("owning") if now == "cloud" else _("the cloud")
+    other = msg("owning") if now == "cloud" else msg("the cloud")
     for ratio in (1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0):
         if (ratio > ptv) == (now == "cloud"):
             continue  # peakier traffic only helps the cloud, flatter only helps owning
         if _cost_side(rerun(ratio, None)) not in (now, None):
             flips.append(Flip(FlipKind.PEAK_TO_VALLEY,
-                _("peak/valley {ratio}× instead of {now}× makes {other} cheaper").format(
+                msg("peak/valley {ratio}× instead of {now}× makes {other} cheaper").format(
                     ratio=f"{ratio:g}", now=f"{ptv:.1f}", other=other),
                 {"peak_to_valley": ratio, "now": ptv}))  # fmt: skip
             break
@@ -188,7 +188,7 @@ def _flips(winner, best, ptv, growth, rerun) -> list[Flip]:
             continue
         if _cost_side(rerun(None, g)) not in (now, None):
             flips.append(Flip(FlipKind.GROWTH,
-                              _("growth of {pct} a year (now {now}) makes {other} cheaper").format(
+                              msg("growth of {pct} a year (now {now}) makes {other} cheaper").format(
                                   pct=f"{g:.0%}", now=f"{growth:.0%}", other=other),
                               {"growth_per_year": g, "now": growth}))  # fmt: skip
             break
@@ -197,12 +197,12 @@ def _flips(winner, best, ptv, growth, rerun) -> list[Flip]:
         r = min(rival, key=lambda s: s.cost_month[1])
         if winner.side == "cloud":
             change = r.cost_month[1] / winner.cost_month[1] - 1.0
-            text = _("cloud prices {change} (all else equal) make {option} as cheap").format(
+            text = msg("cloud prices {change} (all else equal) make {option} as cheap").format(
                 change=_change(change), option=r.title
             )
         else:
             change = winner.cost_month[1] / r.cost_month[1] - 1.0
-            text = _("cloud prices {change} (all else equal) make {option} as cheap as owning").format(
+            text = msg("cloud prices {change} (all else equal) make {option} as cheap as owning").format(
                 change=_change(change), option=r.title
             )
         flips.append(Flip(FlipKind.PRICE, text, {"cloud_price_change": change}))

@@ -13,7 +13,7 @@ from importlib import resources
 import yaml
 
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 
 PREFIX = "serving."
 OVERRIDDEN = N_("options file (model_overrides)")  # the source of an overridden value
@@ -49,15 +49,15 @@ class ServingDefaults:
             key = dotted[len(PREFIX) :]
             if key not in out.names():
                 raise DataValidationError(
-                    _("model_overrides: unknown key '{key}'").format(key=dotted),
-                    _("use one of: {keys}").format(keys=", ".join(PREFIX + k for k in out.names())),
+                    msg("model_overrides: unknown key '{key}'").format(key=dotted),
+                    msg("use one of: {keys}").format(keys=joined(", ", (PREFIX + k for k in out.names()))),
                 )
             if isinstance(val, bool) or not isinstance(val, int | float) or val < 0:
                 raise DataValidationError(
-                    _("model_overrides: '{key}' is {value!r}, not a number of 0 or more").format(
+                    msg("model_overrides: '{key}' is {value!r}, not a number of 0 or more").format(
                         key=dotted, value=val
                     ),
-                    _("give a number for '{key}'").format(key=dotted),
+                    msg("give a number for '{key}'").format(key=dotted),
                 )
             out.data[key]["value"] = val
             out.overridden.add(key)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.plan import catalog_bridge as cat
 from gpuwise.plan.commitments import block_billing
 from gpuwise.plan.cost import HOURS_PER_YEAR
@@ -49,14 +49,14 @@ def _capacity(
 ) -> Capacity:
     spec = cat.match_gpu(gpu)
     if spec is None:
-        return Capacity(gpu, gpus_per_node, reason=_("GPU '{gpu}' is not in the catalog").format(gpu=gpu))
+        return Capacity(gpu, gpus_per_node, reason=msg("GPU '{gpu}' is not in the catalog").format(gpu=gpu))
     if not wl.is_llm:
         measured_on = cat.match_gpu(wl.model.gpu) if wl.model.gpu else None
         if wl.model.gpu and (measured_on is None or measured_on.key != spec.key):
             return Capacity(
                 spec.key,
                 gpus_per_node,
-                reason=_("throughput is given for {gpu} only").format(gpu=wl.model.gpu),
+                reason=msg("throughput is given for {gpu} only").format(gpu=wl.model.gpu),
             )
         return other_capacity(wl, spec, gpus_per_node, rps_per_gpu, d)
     figures = gpu_figures(spec, wl.model.precision, d, wl.model.kv_precision)
@@ -76,7 +76,7 @@ def community_exclusion(offer) -> Exclusion:
     region = f" {offer.region}" if offer.region else ""
     return Exclusion(
         "offer", f"{offer.provider} {offer.instance_type}{region}", COMMUNITY_RULE,
-        _("Tier=community in {file}").format(file=os.path.basename(offer.file) or "offers.csv"),
+        msg("Tier=community in {file}").format(file=os.path.basename(offer.file) or "offers.csv"),
         COMMUNITY_REASON, offer.price_source or "",
     )  # fmt: skip
 
@@ -107,7 +107,7 @@ def cloud_hardware(
                 excluded.append(community_exclusion(offer))
             continue
         if offer.provider.lower() in booked_ahead:
-            line = _(
+            line = msg(
                 "{provider}: left out; blocks are booked days ahead and billed in whole days, "
                 "so they cannot follow traffic hour by hour"
             ).format(provider=offer.provider)
@@ -132,7 +132,7 @@ def cloud_hardware(
         fx = _rate(offer.currency, wl.org.currency, rates, notes)
         if fx is None:
             notes.append(
-                _("{provider} {instance}: prices in {currency} left out (no exchange rate)").format(
+                msg("{provider} {instance}: prices in {currency} left out (no exchange rate)").format(
                     provider=offer.provider, instance=offer.instance_type, currency=offer.currency
                 )
             )
@@ -171,7 +171,7 @@ def owned_hardware(
         spec = cat.match_gpu(build.gpu)
         if spec is None:
             notes.append(
-                _("on-prem build {name}: GPU '{gpu}' is not in the catalog").format(
+                msg("on-prem build {name}: GPU '{gpu}' is not in the catalog").format(
                     name=build.name, gpu=build.gpu
                 )
             )
@@ -183,7 +183,7 @@ def owned_hardware(
         fx = _rate(inputs.currency, wl.org.currency, rates, notes)
         if fx is None:
             notes.append(
-                _("on-prem build {name}: costs in {currency} left out (no exchange rate)").format(
+                msg("on-prem build {name}: costs in {currency} left out (no exchange rate)").format(
                     name=build.name, currency=inputs.currency
                 )
             )
@@ -191,7 +191,7 @@ def owned_hardware(
         out.append(
             Hardware(
                 key=f"owned {build.name}",
-                label=_("owned {name}").format(name=build.name),
+                label=msg("owned {name}").format(name=build.name),
                 kind="owned",
                 gpu=spec.key,
                 capacity=_capacity(wl, spec.key, build.gpus_per_node, d, rps_per_gpu),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
-from gpuwise.i18n import _
+from gpuwise.i18n import joined, msg
 from gpuwise.plan.decision import Decision
 from gpuwise.plan.defaults import PlanDefaults
 from gpuwise.plan.options_file import OptionsFile, load_options
@@ -77,7 +77,7 @@ def make_serving_plan(
     if calibrate_path is not None:
         if wl.is_llm:
             notes.append(
-                _("--calibrate is used for non-LLM throughput only; the LLM model uses catalog figures")
+                msg("--calibrate is used for non-LLM throughput only; the LLM model uses catalog figures")
             )
         else:
             rps_per_gpu, gpu, note = calibrated_throughput(calibrate_path, wl.model.bench_result)
@@ -85,8 +85,8 @@ def make_serving_plan(
             notes.append(note)
     if not wl.is_llm and rps_per_gpu is None:
         raise UserInputError(
-            _("a non-LLM model needs its throughput per GPU"),
-            _("set model.throughput_per_gpu (with model.gpu) or pass --calibrate with a bench result"),
+            msg("a non-LLM model needs its throughput per GPU"),
+            msg("set model.throughput_per_gpu (with model.gpu) or pass --calibrate with a bench result"),
         )
     demand = demand_week(wl.traffic, Path(workload_path).resolve().parent)
     rates = {**wl.org.exchange_rates, **opts.exchange_rates}
@@ -96,16 +96,16 @@ def make_serving_plan(
     for h in hardware:  # precision and peer-link decisions, once per GPU
         notes.extend(line for line in h.capacity.notes if line not in notes)
     if not any(h.capacity.feasible for h in hardware):
-        reasons = "; ".join(sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or _(
+        reasons = joined("; ", sorted({f"{h.gpu}: {h.capacity.reason}" for h in hardware})) or msg(
             "no offers or builds"
         )
         raise UserInputError(
-            _("no GPU option can serve this model within the target ({reasons})").format(reasons=reasons),
-            _("relax the service target, quantise the model, or add larger GPUs in the options file"),
+            msg("no GPU option can serve this model within the target ({reasons})").format(reasons=reasons),
+            msg("relax the service target, quantise the model, or add larger GPUs in the options file"),
         )
     if any(h.kind == "owned" and h.capacity.feasible and not h.staff_per_month for h in hardware):
         notes.append(
-            _(
+            msg(
                 "owned costs include no staff (catalog staff_cost_per_year is 0): set costs.staff_per_year "
                 "for the build in an options file (FTE × loaded salary) before trusting an owned verdict"
             )
@@ -119,8 +119,8 @@ def make_serving_plan(
     strategies = _all_strategies(hardware, x)
     if not strategies:
         raise UserInputError(
-            _("no priced option: the offers that can serve the model have no usable price"),
-            _("add prices with an offers file (cloud.offers_dirs) or an on-prem build with costs"),
+            msg("no priced option: the offers that can serve the model have no usable price"),
+            msg("add prices with an offers file (cloud.offers_dirs) or an on-prem build with costs"),
         )
 
     def rerun(ratio: float | None, growth: float | None) -> dict[str, Strategy]:
@@ -135,7 +135,7 @@ def make_serving_plan(
     )  # fmt: skip
     if not wl.is_llm:
         notes.append(
-            _(
+            msg(
                 "capacity is the given {rps} requests/s per GPU, assumed to meet the {ms} ms p95 target; "
                 "costs have no capacity range (the throughput is an input)"
             ).format(rps=f"{rps_per_gpu:g}", ms=f"{wl.service.latency_p95_ms:g}")

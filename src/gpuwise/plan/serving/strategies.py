@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuwise.i18n import C_, N_, _
+from gpuwise.i18n import N_, cmsg, msg
 from gpuwise.plan.serving.hardware import HOURS_PER_MONTH, Hardware
 from gpuwise.plan.serving.traffic import HOURS_PER_WEEK, DemandWeek
 
@@ -43,12 +43,12 @@ TITLES = {  # shown in the active language (Strategy.title); the JSON's "strateg
 def short_name(name: str) -> str:
     """A strategy's key as a chart legend shows it (its key in English)."""
     names = {
-        "autoscale": C_("strategy", "autoscale"),
-        "reserved+od": C_("strategy", "reserved+od"),
-        "reserved+spot": C_("strategy", "reserved+spot"),
-        "reserved-peak": C_("strategy", "reserved-peak"),
-        "owned-peak": C_("strategy", "owned-peak"),
-        "hybrid": C_("strategy", "hybrid"),
+        "autoscale": cmsg("strategy", "autoscale"),
+        "reserved+od": cmsg("strategy", "reserved+od"),
+        "reserved+spot": cmsg("strategy", "reserved+spot"),
+        "reserved-peak": cmsg("strategy", "reserved-peak"),
+        "owned-peak": cmsg("strategy", "owned-peak"),
+        "hybrid": cmsg("strategy", "hybrid"),
     }
     return names.get(name, name)
 
@@ -71,7 +71,7 @@ class Strategy:
 
     @property
     def title(self) -> str:
-        return _(TITLES[self.name])
+        return msg(TITLES[self.name])
 
 
 def _nodes(demand: np.ndarray, per_node: float) -> np.ndarray:

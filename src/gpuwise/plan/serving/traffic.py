@@ -16,7 +16,7 @@ import numpy as np
 
 from gpuwise.datafiles import read_rows
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.plan.serving.workload import Traffic
 
 HOURS_PER_WEEK = 168
@@ -83,17 +83,17 @@ def demand_week(traffic: Traffic, workload_dir: Path) -> DemandWeek:
         rps, source = _from_csv(path, weekly)
     elif traffic.hourly_rps is not None:
         rps = np.tile(np.asarray(traffic.hourly_rps, dtype=float), 7) * np.repeat(weekly, 24)
-        source = _("24 hourly values")
+        source = msg("24 hourly values")
     else:
         first, end = traffic.peak_hours
         day = peak_valley_day(traffic.peak_rps, traffic.valley_rps, first, end)
         rps = np.tile(day, 7) * np.repeat(weekly, 24)
-        source = _("peak {peak} req/s from {first}:00 to {end}:00, valley {valley}").format(
+        source = msg("peak {peak} req/s from {first}:00 to {end}:00, valley {valley}").format(
             peak=f"{traffic.peak_rps:g}", first=first, end=end, valley=f"{traffic.valley_rps:g}"
         )
     if traffic.csv is None and any(w != 1.0 for w in traffic.weekly):
-        source += _(" × weekly factors {factors}").format(
-            factors=", ".join(f"{_(d)} {w:g}" for d, w in zip(DAYS, traffic.weekly, strict=True))
+        source += msg(" × weekly factors {factors}").format(
+            factors=joined(", ", (f"{msg(d)} {w:g}" for d, w in zip(DAYS, traffic.weekly, strict=True)))
         )
     return DemandWeek(rps, source, traffic.growth_per_year)
 
@@ -110,72 +110,74 @@ def _from_csv(path: Path, weekly: np.ndarray) -> tuple[np.ndarray, str]:
         except ValueError:
             raise row.error(
                 "timestamp",
-                _("{text!r} is not an ISO-8601 time").format(text=text),
-                _("write times like {example}").format(example="2026-11-02T09:00"),
+                msg("{text!r} is not an ISO-8601 time").format(text=text),
+                msg("write times like {example}").format(example="2026-11-02T09:00"),
             ) from None
         raw = row.text("rps", required=True)
         try:
             rate = float(raw)
         except ValueError:
             raise row.error(
-                "rps", _("{raw!r} is not a number (requests per second)").format(raw=raw)
+                "rps", msg("{raw!r} is not a number (requests per second)").format(raw=raw)
             ) from None
         if not np.isfinite(rate):
-            raise row.error("rps", _("{raw!r} is not a finite number").format(raw=raw))
+            raise row.error("rps", msg("{raw!r} is not a finite number").format(raw=raw))
         if rate < 0:
             raise row.error(
                 "rps",
-                _("negative rate {rate}").format(rate=f"{rate:g}"),
-                _("request rates are 0 or more (line {line})").format(line=row.line),
+                msg("negative rate {rate}").format(rate=f"{rate:g}"),
+                msg("request rates are 0 or more (line {line})").format(line=row.line),
             )
         if stamps:
             step_h = (when - stamps[-1]).total_seconds() / 3600.0
             if step_h <= 0:
                 raise row.error(
                     "timestamp",
-                    _("{time} is not after the previous row's {previous} (line {line})").format(
+                    msg("{time} is not after the previous row's {previous} (line {line})").format(
                         time=text, previous=stamps[-1].isoformat(), line=previous_line
                     ),
-                    _("sort the rows by time and remove duplicates"),
+                    msg("sort the rows by time and remove duplicates"),
                 )
             if step_h > 1.0:
                 raise row.error(
                     "timestamp",
-                    _("gap: {hours} hour(s) missing between {previous} (line {line}) and {time}").format(
+                    msg("gap: {hours} hour(s) missing between {previous} (line {line}) and {time}").format(
                         hours=f"{step_h - 1:g}",
                         previous=stamps[-1].isoformat(),
                         line=previous_line,
                         time=text,
                     ),
-                    _("fill the missing hours (a rate of 0 is a measurement; a missing row is not)"),
+                    msg("fill the missing hours (a rate of 0 is a measurement; a missing row is not)"),
                 )
             if step_h < 1.0:
                 raise row.error(
                     "timestamp",
-                    _("{time} is {minutes} minutes after the previous row: rows must be hourly").format(
+                    msg("{time} is {minutes} minutes after the previous row: rows must be hourly").format(
                         time=text, minutes=f"{step_h * 60:g}"
                     ),
-                    _("aggregate the measurements to one row per hour"),
+                    msg("aggregate the measurements to one row per hour"),
                 )
         stamps.append(when)
         rates.append(rate)
         previous_line = row.line
     if len(rates) < 24:
         raise DataValidationError(
-            _("{n} hourly rows: a traffic CSV needs at least 24 (one day)").format(n=len(rates)),
-            _("export at least a day of hourly request rates (columns timestamp,rps)"),
+            msg("{n} hourly rows: a traffic CSV needs at least 24 (one day)").format(n=len(rates)),
+            msg("export at least a day of hourly request rates (columns timestamp,rps)"),
             path=str(path),
         )
     if max(rates) <= 0:
         raise DataValidationError(
-            _("the traffic CSV has no requests (every rate is 0)"), _("check the rps column"), path=str(path)
+            msg("the traffic CSV has no requests (every rate is 0)"),
+            msg("check the rps column"),
+            path=str(path),
         )
     hour_of_week = np.array([s.weekday() * 24 + s.hour for s in stamps])
     values = np.asarray(rates)
     if len(rates) >= HOURS_PER_WEEK:
         sums = np.bincount(hour_of_week, weights=values, minlength=HOURS_PER_WEEK)
         counts = np.bincount(hour_of_week, minlength=HOURS_PER_WEEK)
-        return sums / counts, _("{file}: {n} hourly rates, mean per hour of the week").format(
+        return sums / counts, msg("{file}: {n} hourly rates, mean per hour of the week").format(
             file=path.name, n=len(rates)
         )
     hour = hour_of_week % 24
@@ -183,7 +185,7 @@ def _from_csv(path: Path, weekly: np.ndarray) -> tuple[np.ndarray, str]:
     day = np.bincount(hour, weights=values, minlength=24) / np.bincount(hour, minlength=24)
     return (
         np.tile(day, 7) * np.repeat(weekly, 24),
-        _("{file}: {n} hourly rates, mean per hour of day × weekly factors").format(
+        msg("{file}: {n} hourly rates, mean per hour of day × weekly factors").format(
             file=path.name, n=len(rates)
         ),
     )

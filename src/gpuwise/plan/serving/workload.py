@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from gpuwise.catalog.yamlfile import load_yaml_with_lines, validate_data
 from gpuwise.errors import DataValidationError
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, joined, msg
 from gpuwise.plan.workload import OrgContext
+from gpuwise.textmodel import TextModel
 
 WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
 # Bytes per stored value: bits / 8 (int4 group-quantisation scales, ~0.125-0.25 bit per weight, ignored).
@@ -25,7 +26,7 @@ COMPUTE_DTYPE = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "fp16", "
 SEE_ALSO = N_("see examples/llm-chat-serving.yaml and examples/image-api-flat.yaml")
 
 
-class _Strict(BaseModel):
+class _Strict(TextModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -62,14 +63,14 @@ class ServedModel(_Strict):
             ]
             if missing:
                 raise ValueError(
-                    _("an llm needs {fields} (weights, KV cache and token counts size it)").format(
-                        fields=", ".join(missing)
+                    msg("an llm needs {fields} (weights, KV cache and token counts size it)").format(
+                        fields=joined(", ", missing)
                     )
                 )
             if self.hidden % self.heads:
-                raise ValueError(_("hidden must be a multiple of heads (head size = hidden / heads)"))
+                raise ValueError(msg("hidden must be a multiple of heads (head size = hidden / heads)"))
             if self.kv_heads is not None and self.kv_heads > self.heads:
-                raise ValueError(_("kv_heads cannot exceed heads"))
+                raise ValueError(msg("kv_heads cannot exceed heads"))
         return self
 
     @property
@@ -123,19 +124,19 @@ class Traffic(_Strict):
         ]
         if len(given) != 1:
             raise ValueError(
-                _(
+                msg(
                     "give exactly one traffic shape: hourly_rps (24 values), peak_rps+valley_rps+peak_hours, "
                     "or csv (got {given})"
-                ).format(given=", ".join(given) or _("none"))
+                ).format(given=joined(", ", given) or msg("none"))
             )
         if self.peak_rps is not None or self.valley_rps is not None:
             if self.peak_rps is None or self.valley_rps is None or self.peak_hours is None:
-                raise ValueError(_("a peak/valley profile needs peak_rps, valley_rps and peak_hours"))
+                raise ValueError(msg("a peak/valley profile needs peak_rps, valley_rps and peak_hours"))
             if self.valley_rps > self.peak_rps:
-                raise ValueError(_("valley_rps is above peak_rps"))
+                raise ValueError(msg("valley_rps is above peak_rps"))
             first, end = self.peak_hours
             if not (0 <= first <= 23 and 1 <= end <= 24 and first != end):
-                raise ValueError(_("peak_hours is [first, end) with 0 <= first <= 23, 1 <= end <= 24"))
+                raise ValueError(msg("peak_hours is [first, end) with 0 <= first <= 23, 1 <= end <= 24"))
         return self
 
     @field_validator("hourly_rps")
@@ -144,16 +145,16 @@ class Traffic(_Strict):
         if values is None:
             return values
         if len(values) != 24:
-            raise ValueError(_("hourly_rps needs 24 values (hour 0..23), not {n}").format(n=len(values)))
+            raise ValueError(msg("hourly_rps needs 24 values (hour 0..23), not {n}").format(n=len(values)))
         if any(v < 0 for v in values) or max(values) <= 0:
-            raise ValueError(_("hourly_rps values must be 0 or more, and not all 0"))
+            raise ValueError(msg("hourly_rps values must be 0 or more, and not all 0"))
         return values
 
     @field_validator("weekly")
     @classmethod
     def _week(cls, values: list[float]) -> list[float]:
         if len(values) != 7 or any(w < 0 for w in values) or max(values) <= 0:
-            raise ValueError(_("weekly needs 7 factors (Monday..Sunday), each 0 or more, not all 0"))
+            raise ValueError(msg("weekly needs 7 factors (Monday..Sunday), each 0 or more, not all 0"))
         return values
 
 
@@ -190,12 +191,12 @@ class InferenceWorkload(_Strict):
             or (s.tpot_p95_ms is None and s.tpot_p99_ms is None)
         ):
             raise ValueError(
-                _(
+                msg(
                     "an llm service target needs a TTFT and a TPOT target (ttft_p95_ms or ttft_p99_ms, tpot_p95_ms or tpot_p99_ms)"
                 )
             )
         if self.model.type == "other" and s.latency_p95_ms is None:
-            raise ValueError(_("a non-llm service target needs latency_p95_ms"))
+            raise ValueError(msg("a non-llm service target needs latency_p95_ms"))
         return self
 
     @property
@@ -214,9 +215,9 @@ def load_inference_workload(path: str | Path) -> InferenceWorkload:
     data, lines = load_yaml_with_lines(path)
     if not isinstance(data, dict):
         raise DataValidationError(
-            _("the file must be a YAML mapping (key: value lines) at the top level"),
-            _("start the file with 'kind: inference' and 'model:'"),
+            msg("the file must be a YAML mapping (key: value lines) at the top level"),
+            msg("start the file with 'kind: inference' and 'model:'"),
             path=str(path),
             line=1,
         )
-    return validate_data(InferenceWorkload, data, lines, path, _(SEE_ALSO))
+    return validate_data(InferenceWorkload, data, lines, path, msg(SEE_ALSO))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuwise import units
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import titles
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, _, shows, worded
 from gpuwise.report.document import (
     Block,
     Chart,
@@ -127,8 +127,11 @@ def collective_sizes(results: list[Measurement]) -> list[Block]:
     return [Table(cols, rows, title=_("Collectives: busbw in GB/s by message size")), chart]
 
 
+@shows
 def bench_view(report: BenchReport) -> Document:
     """The environment, then one table per layer in run order, then the status counts."""
+    data = report.to_json_dict()  # from the model as it is: JSON stays English under every --lang
+    report = worded(report)
     env = report.environment
     versions = ", ".join(f"{k} {env[k]}" for k in ("torch", "cuda", "nccl") if env.get(k))
     devices = ", ".join(map(str, env.get("gpus") or [])) or _("CPU only ({cpu}, {cores} cores)").format(
@@ -161,4 +164,4 @@ def bench_view(report: BenchReport) -> Document:
             or _("no results")
         )
     )
-    return Document(title=title, blocks=blocks, data=report.to_json_dict())
+    return Document(title=title, blocks=blocks, data=data)

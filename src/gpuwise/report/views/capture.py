@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuwise.capture.writer import CaptureSummary
 from gpuwise.documents.ids import CAPTURE_SUMMARY_SCHEMA
-from gpuwise.i18n import _
+from gpuwise.i18n import _, shows, worded
 from gpuwise.report.document import Block, Document, Heading, KeyValues, Styled
 
 
@@ -20,7 +20,10 @@ def capture_data(summary: CaptureSummary, mask: bool) -> dict:
     }
 
 
+@shows
 def capture_view(summary: CaptureSummary, mask: bool) -> Document:
+    data = capture_data(summary, mask)  # from the model as it is: JSON stays English under every --lang
+    summary = worded(summary)
     missing = sorted(c for c, s in summary.commands.items() if s == "missing")
     failed = sorted(f"{c} ({s})" for c, s in summary.commands.items() if s not in ("ok", "missing", "absent"))
     rows: list[tuple[str, str | Styled]] = [
@@ -57,4 +60,4 @@ def capture_view(summary: CaptureSummary, mask: bool) -> Document:
         rows.append((_("masked"), masked))
     title = _("gpuwise capture")
     blocks: list[Block] = [Heading(title), KeyValues(rows)]
-    return Document(title=title, blocks=blocks, data=capture_data(summary, mask))
+    return Document(title=title, blocks=blocks, data=data)

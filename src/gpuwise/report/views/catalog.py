@@ -11,7 +11,7 @@ from gpuwise.catalog.fabrics import Fabric
 from gpuwise.catalog.gpus import GpuSpec
 from gpuwise.catalog.offers import Offer
 from gpuwise.documents.ids import CATALOG_SCHEMA
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows
 from gpuwise.report.document import Block, Column, Document, Heading, KeyValues, Paragraph, Styled, Table
 
 
@@ -91,6 +91,7 @@ def _memory_rows(spec: GpuSpec) -> list[tuple[str, str]]:
     return [(C_("gpu", "memory"), reported), (_("memory (vendor)"), vendor)]
 
 
+@shows
 def gpus_view(specs: list[GpuSpec]) -> Document:
     headers = ("fp32", "tf32", "bf16", "fp8", "GiB", _("mem GB/s"), "NVLink GB/s", "TDP W", "MAMF")
     cols = [Column(_("key")), Column("")] + [Column(h, "right") for h in headers]
@@ -125,6 +126,7 @@ def gpus_view(specs: list[GpuSpec]) -> Document:
     return _doc(_("GPU specs"), [table], {"kind": "gpus", "gpus": [gpu_dict(s) for s in specs]})
 
 
+@shows
 def fabrics_view(rows: list[Fabric]) -> Document:
     cols = [Column(_("key")), Column(""), Column(_("kind"))]
     cols += [Column(h, "right") for h in ("Gbit/s", "GB/s", _("latency µs"), _("achieved"))]
@@ -157,6 +159,7 @@ def fabrics_view(rows: list[Fabric]) -> Document:
     )
 
 
+@shows
 def offers_view(offers: list[Offer]) -> Document:
     data = {"kind": "offers", "offers": [offer_dict(o) for o in offers]}
     if not offers:
@@ -225,6 +228,7 @@ def _gpu_rows(spec: GpuSpec, reported_name: str | None) -> list[tuple[str, str |
     return rows + ([(_("notes"), spec.notes)] if spec.notes else [])
 
 
+@shows
 def gpu_view(spec: GpuSpec, query: str) -> Document:
     blocks: list[Block] = [KeyValues(_gpu_rows(spec, query))]
     return _doc(f"GPU {spec.key}", blocks, {"kind": "gpu", "query": query, "gpu": gpu_dict(spec)})
@@ -275,6 +279,7 @@ def _offer_rows(offer: Offer) -> list[tuple[str, str | Styled]]:
     ]
 
 
+@shows
 def offer_view(offers: list[Offer], query: str) -> Document:
     blocks: list[Block] = []
     any_region = _("any region")
@@ -287,6 +292,7 @@ def offer_view(offers: list[Offer], query: str) -> Document:
     return _doc(_("Offer {instance}").format(instance=offers[0].instance_type), blocks, data)
 
 
+@shows
 def fabric_view(fabric: Fabric, query: str) -> Document:
     n = units.number
     rows: list[tuple[str, str | Styled]] = [

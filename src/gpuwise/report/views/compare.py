@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, _, shows, worded
 from gpuwise.report.compare import (
     IMPROVEMENT,
     NO_NOISE_BOUND,
@@ -59,7 +59,12 @@ def _noise_summary(c: Comparison) -> Paragraph:
     return Paragraph(text, "warn" if counts[REGRESSION] else "dim")
 
 
+@shows
 def compare_view(c: Comparison) -> Document:
+    data = c.model_dump(
+        mode="json", by_alias=True
+    )  # from the model as it is: JSON stays English under every --lang
+    c = worded(c)
     reports = c.kind_a == c.kind_b == "report"
     blocks: list[Block] = [
         Heading(_("gpuwise compare")),
@@ -128,4 +133,4 @@ def compare_view(c: Comparison) -> Document:
         )
     elif reports:
         blocks.append(Paragraph(_("findings: the same in both")))
-    return Document(title=_("gpuwise compare"), blocks=blocks, data=c.model_dump(mode="json", by_alias=True))
+    return Document(title=_("gpuwise compare"), blocks=blocks, data=data)

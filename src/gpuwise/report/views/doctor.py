@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuwise import units
 from gpuwise.advise.engine import can_word
 from gpuwise.advise.finding import Finding
-from gpuwise.i18n import C_, N_, _
+from gpuwise.i18n import C_, N_, _, shows, worded
 from gpuwise.report.document import Block, Bullets, Code, Document, Heading, KeyValues, Styled
 from gpuwise.report.model import Report
 
@@ -86,7 +86,10 @@ def _finding(n: int, f: Finding) -> list[Block]:
     return out
 
 
+@shows
 def doctor_view(report: Report) -> Document:
+    data = report.to_json_dict()  # from the model as it is: JSON stays English under every --lang
+    report = worded(report)
     env, s, m = report.env, report.summary, report.measurements
     how = _("set with --env") if env.overridden else _("detected")
     count = len(m.get("results", [])) if m else 0
@@ -148,7 +151,7 @@ def doctor_view(report: Report) -> Document:
     return Document(
         title=title,
         blocks=blocks,
-        data=report.to_json_dict(),
+        data=data,
     )
 
 

@@ -7,7 +7,7 @@ import re
 from gpuwise.documents.ids import FLEET_HEALTH_SCHEMA as HEALTH_SCHEMA
 from gpuwise.fleet.healthcheck import HealthResult
 from gpuwise.fleet.model import FleetReport
-from gpuwise.i18n import C_, N_, _
+from gpuwise.i18n import C_, N_, _, shows, worded
 from gpuwise.report.document import (
     Block,
     Bullets,
@@ -53,7 +53,10 @@ def _num(x: float | None, unit: str = "") -> str:
     return "—" if x is None else f"{x:.4g}{(' ' + unit) if unit else ''}"
 
 
+@shows
 def fleet_view(r: FleetReport) -> Document:
+    data = r.to_json_dict()  # from the model as it is: JSON stays English under every --lang
+    r = worded(r)
     odd = r.odd_nodes()
     blocks: list = [
         KeyValues(
@@ -158,7 +161,7 @@ def fleet_view(r: FleetReport) -> Document:
     blocks += _straggler_blocks(r)
     if r.not_compared:
         blocks += [Heading(_("Not compared"), 2), Bullets(list(r.not_compared))]
-    return Document(title=_("gpuwise fleet report"), blocks=blocks, data=r.to_json_dict())
+    return Document(title=_("gpuwise fleet report"), blocks=blocks, data=data)
 
 
 def _mixed_rows(r: FleetReport) -> list[tuple[str, object]]:
@@ -308,7 +311,10 @@ def health_data(h: HealthResult) -> dict:
     }
 
 
+@shows
 def health_view(h: HealthResult) -> Document:
+    data = health_data(h)  # from the model as it is: JSON stays English under every --lang
+    h = worded(h)
     crit = h.critical
     verdict = (
         Styled(_("CRITICAL: {count} finding(s)").format(count=len(crit)), "fail")
@@ -332,4 +338,4 @@ def health_view(h: HealthResult) -> Document:
                 ],
             )
         )
-    return Document(title=_("gpuwise fleet healthcheck"), blocks=blocks, data=health_data(h))
+    return Document(title=_("gpuwise fleet healthcheck"), blocks=blocks, data=data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuwise import units
 from gpuwise.documents.ids import HISTORY_SCHEMA as SCHEMA
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows
 from gpuwise.report.document import Chart, Column, Document, Heading, KeyValues, Paragraph, Series, Table
 from gpuwise.store.history import Metric, Run
 
@@ -27,6 +27,7 @@ def _run_json(run: Run) -> dict:
     }
 
 
+@shows
 def list_view(runs: list[Run], path: str) -> Document:
     rows = [
         [
@@ -58,6 +59,7 @@ def metrics_table(metrics: list[Metric]) -> Table:
     return Table(columns, rows)
 
 
+@shows
 def show_view(run: Run) -> Document:
     title = _("Run {id}: {kind} on {host}").format(id=run.id, kind=run.kind, host=run.host)
     facts = [(k, str(v)) for k, v in run.facts.items()]
@@ -84,6 +86,7 @@ def series_label(run: Run) -> str:
     return " · ".join(parts)
 
 
+@shows
 def trend_view(
     metric: str, points: list[tuple[Run, Metric]], host: str | None, label: str | None = None
 ) -> Document:

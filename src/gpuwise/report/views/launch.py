@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.launch.model import LaunchPlan
 from gpuwise.launch.targets import get as get_target
 from gpuwise.report.document import (
@@ -71,7 +71,10 @@ def _where(p: LaunchPlan) -> str:
     )
 
 
+@shows
 def launch_view(p: LaunchPlan) -> Document:
+    data = p.to_json()  # from the model as it is: JSON stays English under every --lang
+    p = worded(p)
     r, job = p.resources, p.job
     state = _("dry run: nothing created") if p.submitted is None else C_("launch", "created")
     hours = (
@@ -131,7 +134,7 @@ def launch_view(p: LaunchPlan) -> Document:
             KeyValues([(_submitted_label(k), str(v)) for k, v in p.submitted.items()]),
         ]
     title = _("gpuwise launch: {job} -> {target}").format(job=job.name, target=p.target)
-    return Document(title=title, blocks=blocks, data=p.to_json())
+    return Document(title=title, blocks=blocks, data=data)
 
 
 def _submitted_label(key: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.plan.decision import CAVEAT_KINDS, Pick, ReasonKind, pricing_label
 from gpuwise.plan.export import assumptions, plan_to_json
 from gpuwise.plan.planner import Plan
@@ -324,8 +324,11 @@ def _notes(plan: Plan, verbose: bool) -> list[Block]:
     return blocks
 
 
+@shows
 def plan_view(plan: Plan, verbose: bool = False) -> Document:
     """The plan: workload line, sweep table, chosen setups, recommendation, then notes."""
+    data = plan_to_json(plan)  # from the model as it is: JSON stays English under every --lang
+    plan = worded(plan)
     wl = plan.workload
     one_ccy = _one_currency(plan)
     title = f"gpuwise plan — {wl.name or plan.workload_path}"
@@ -347,4 +350,4 @@ def plan_view(plan: Plan, verbose: bool = False) -> Document:
         *plan_cost_chart(plan),
     ]
     blocks += [*chosen_tables(plan, one_ccy), *_staging(plan), *_decision(plan), *_notes(plan, verbose)]
-    return Document(title=title, blocks=blocks, data=plan_to_json(plan))
+    return Document(title=title, blocks=blocks, data=data)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 from gpuwise import units
 from gpuwise.facts.models import Facts, Part
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.layers import PROBE_LAYERS
 from gpuwise.report.document import (
     Block,
@@ -364,8 +364,11 @@ def probe_data(f: Facts, layer: str | None = None) -> dict:
     return data
 
 
+@shows
 def probe_view(f: Facts, layer: str | None = None) -> Document:
     """The probe summary; `layer` limits it to one of the eight layers."""
+    data = probe_data(f, layer)  # from the model as it is: JSON stays English under every --lang
+    f = worded(f)
     p = f.platform
     reason = p.environment_reason or _("no evidence")
     title = f"gpuwise probe — {f.meta.hostname or units.UNKNOWN} ({f.meta.source})"
@@ -378,4 +381,4 @@ def probe_view(f: Facts, layer: str | None = None) -> Document:
             continue
         blocks.append(Heading(name, level=2))
         blocks += build()
-    return Document(title=title, blocks=blocks, data=probe_data(f, layer))
+    return Document(title=title, blocks=blocks, data=data)

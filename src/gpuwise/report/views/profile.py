@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.profile.model import ProfileResult
 from gpuwise.report.document import (
     Block,
@@ -31,7 +31,10 @@ def _phase(name: str) -> str:
     return words.get(name, name)
 
 
+@shows
 def view(result: ProfileResult) -> Document:
+    data = result.to_json_dict()  # from the model as it is: JSON stays English under every --lang
+    result = worded(result)
     ms_per_step = _("ms per step")
     blocks: list[Block] = [
         KeyValues(
@@ -125,4 +128,4 @@ def view(result: ProfileResult) -> Document:
         )
     # a profile recorded in English reads translated (never _(""): gettext answers the catalog's header)
     blocks.append(Paragraph(_(result.analysis) if result.analysis else "", "dim"))
-    return Document(title=f"gpuwise profile: {result.workload}", blocks=blocks, data=result.to_json_dict())
+    return Document(title=f"gpuwise profile: {result.workload}", blocks=blocks, data=data)

@@ -5,7 +5,7 @@ capacity model against published benchmarks."""
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.plan.serving.decide import verdict_name
 from gpuwise.plan.serving.defaults import OVERRIDDEN
 from gpuwise.plan.serving.export import break_even_utilisation, per_million, serving_plan_to_json
@@ -221,7 +221,10 @@ def _targets(service) -> str:
     return " / ".join(parts)
 
 
+@shows
 def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
+    data = serving_plan_to_json(plan)  # from the model as it is: JSON stays English under every --lang
+    plan = worded(plan)
     wl, dem = plan.workload, plan.demand
     title = _("gpuwise plan (inference) — {name}").format(name=wl.name or plan.workload_path)
     m = wl.model
@@ -289,7 +292,7 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
         blocks.append(
             Paragraph(_('Model assumptions and their sources: --json ("assumptions") or --verbose.'), "dim")
         )
-    return Document(title=title, blocks=blocks, data=serving_plan_to_json(plan))
+    return Document(title=title, blocks=blocks, data=data)
 
 
 def _exclusions(plan: ServingPlan) -> list[Block]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuwise import units
 from gpuwise.documents.ids import STABILITY_RANK_SCHEMA
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, _, shows, worded
 from gpuwise.report.document import (
     Block,
     Chart,
@@ -174,7 +174,10 @@ def _context_charts(r: StabilityReport) -> list[Chart]:
     return charts[:MAX_CONTEXT_CHARTS]
 
 
+@shows
 def stability_view(r: StabilityReport) -> Document:
+    data = r.to_json()  # from the model as it is: JSON stays English under every --lang
+    r = worded(r)
     blocks: list[Block] = [
         KeyValues(
             [
@@ -222,9 +225,10 @@ def stability_view(r: StabilityReport) -> Document:
     if charts:  # drawn by html only; their numbers are in the tables above and every sample in the JSON
         blocks += charts
         blocks += _context_charts(r)
-    return Document(_("gpuwise stability"), blocks, data=r.to_json())
+    return Document(_("gpuwise stability"), blocks, data=data)
 
 
+@shows
 def rank_view(ranks) -> Document:
     """`gpuwise stability --rank DIR`: the nodes, least stable first (stability.rank.NodeRank rows)."""
     metrics = sorted({m for n in ranks for m in n.relative})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.report.document import (
     Block,
     Bullets,
@@ -167,7 +167,10 @@ def _skipped(result: TuneResult) -> Bullets:
     return Bullets(lines)
 
 
+@shows
 def view(result: TuneResult) -> Document:
+    data = result.to_json_dict()  # from the model as it is: JSON stays English under every --lang
+    result = worded(result)
     memory_short = (
         [(_("memory short"), _("{why}: sharding searched").format(why=result.memory_short))]
         if result.memory_short
@@ -278,4 +281,4 @@ def view(result: TuneResult) -> Document:
             ],
         )
     )
-    return Document(title=f"gpuwise tune: {result.workload}", blocks=blocks, data=result.to_json_dict())
+    return Document(title=f"gpuwise tune: {result.workload}", blocks=blocks, data=data)

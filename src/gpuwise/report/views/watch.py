@@ -7,7 +7,7 @@ from gpuwise.advise.finding import Finding
 from gpuwise.advise.watch import GpuSignals
 from gpuwise.export.sample import Snapshot
 from gpuwise.export.watch import WatchSummary
-from gpuwise.i18n import C_, _
+from gpuwise.i18n import C_, _, shows, worded
 from gpuwise.report.document import (
     Block,
     Bullets,
@@ -48,15 +48,18 @@ def _signals_cell(signals: GpuSignals) -> Styled | str:
     return Styled(text, "warn") if signals.on else (text or "—")
 
 
+@shows
 def frame_view(
     frame: Snapshot, elapsed_s: float, signals: list[GpuSignals], title: str = "gpuwise watch"
 ) -> Document:
     """One sample: a row per GPU, readings against their limits, and what `advise.watch.frame_signals` judged
     for each GPU (its signals that are on, highlighted)."""
+    data = frame.to_dict()  # from the model as it is: JSON stays English under every --lang
+    frame = worded(frame)
     blocks: list[Block] = [Heading(f"{title} — {frame.hostname} — {units.duration(elapsed_s)}", level=2)]
     if frame.error and not frame.gpus:
         blocks.append(Paragraph(_("no GPU data: {error}").format(error=frame.error), "warn"))
-        return Document(title=title, blocks=blocks, data=frame.to_dict())
+        return Document(title=title, blocks=blocks, data=data)
     rows = []
     for g, judged in zip(frame.gpus, signals, strict=True):
         memory = _gib_of(g.fb_used_mib, g.memory_total_mib)
@@ -88,11 +91,14 @@ def frame_view(
         Column(_("Signals")),
     ]
     blocks.append(Table(columns, rows, caption=_("x/y = reading/limit; PCIe = tx/rx")))
-    return Document(title=title, blocks=blocks, data=frame.to_dict())
+    return Document(title=title, blocks=blocks, data=data)
 
 
+@shows
 def summary_view(summary: WatchSummary, findings: list[Finding]) -> Document:
     """The end of a run: host side (wall, CPU, RSS), per GPU (idle, power-limited, peak memory), findings."""
+    summary = worded(summary)
+    findings = worded(findings)
     blocks: list[Block] = [Heading(_("gpuwise watch — summary"))]
     host = summary.host
     if host is not None:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.tune.knob_plugins import KnobCode
 
 
 def _compile_skip(value, m) -> str | None:
     if not m.has_compiler:
-        return _("torch.compile on CPU needs a C++ compiler (g++), which is not installed")
+        return msg("torch.compile on CPU needs a C++ compiler (g++), which is not installed")
     if value == "reduce-overhead" and m.device != "cuda":
-        return _("reduce-overhead uses CUDA Graphs; on CPU it is the default mode")
+        return msg("reduce-overhead uses CUDA Graphs; on CPU it is the default mode")
     return None
 
 
@@ -22,18 +22,20 @@ def _compile_python(value, device: str, batch_size: int) -> list[str]:
 
 
 def _channels_last_skip(value, m) -> str | None:
-    return _("the workload has no image (NCHW) inputs") if value and not m.image_inputs else None
+    return msg("the workload has no image (NCHW) inputs") if value and not m.image_inputs else None
 
 
 def _channels_last_python(value, device: str, batch_size: int) -> list[str]:
     if not value:
         return []
-    return ["model = model.to(memory_format=torch.channels_last)  " + _("# and images.to(memory_format=...)")]
+    return [
+        "model = model.to(memory_format=torch.channels_last)  " + msg("# and images.to(memory_format=...)")
+    ]
 
 
 def _cudnn_skip(value, m) -> str | None:
     if value and (m.device != "cuda" or m.kind != "cnn"):
-        return _("cuDNN benchmark picks convolution algorithms on CUDA; no convolutions on a GPU here")
+        return msg("cuDNN benchmark picks convolution algorithms on CUDA; no convolutions on a GPU here")
     return None
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.tune.knob_plugins import KnobCode
 
 CALL = "model = DistributedDataParallel(model, {args})"
 
 
 def _one_process(value, m) -> str | None:
-    return _("one process: DDP settings need --nproc 2 or more") if m.world_size < 2 else None
+    return msg("one process: DDP settings need --nproc 2 or more") if m.world_size < 2 else None
 
 
 def _hook_python(value, device: str, batch_size: int) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.tune.knob_plugins import KnobCode
 
 CALL = "loader = DataLoader(dataset, batch_size=..., {args})"
@@ -10,7 +10,7 @@ CALL = "loader = DataLoader(dataset, batch_size=..., {args})"
 
 def _workers_skip(value, m) -> str | None:
     if value > max(4, 2 * m.cpu_count):
-        return _("more loader workers than twice the {cpus} CPU cores").format(cpus=m.cpu_count)
+        return msg("more loader workers than twice the {cpus} CPU cores").format(cpus=m.cpu_count)
     return None
 
 
@@ -18,7 +18,7 @@ NUM_WORKERS = KnobCode(name="num_workers", skip=_workers_skip, argument_of=CALL,
 PIN_MEMORY = KnobCode(
     name="pin_memory",
     skip=lambda value, m: (
-        _("pinned memory speeds host-to-GPU copies; there is no GPU")
+        msg("pinned memory speeds host-to-GPU copies; there is no GPU")
         if value and m.device != "cuda"
         else None
     ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.tune.knob_plugins import KnobCode
 
 
@@ -10,14 +10,14 @@ def _checkpointing_python(value, device: str, batch_size: int) -> list[str]:
     if not value:
         return []
     call = "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"
-    return [_("# wrap each marked block: {call}").format(call=call)]
+    return [msg("# wrap each marked block: {call}").format(call=call)]
 
 
 def _accumulation_python(value, device: str, batch_size: int) -> list[str]:
     if not value or value <= 1:
         return []
     return [
-        _(
+        msg(
             "# gradient accumulation: {accum} micro-batches of {micro} per optimizer step "
             "(global batch {batch}); divide each micro-batch loss by {accum}"
         ).format(accum=value, micro=batch_size // value, batch=batch_size)
@@ -27,7 +27,7 @@ def _accumulation_python(value, device: str, batch_size: int) -> list[str]:
 CHECKPOINTING = KnobCode(
     name="checkpointing",
     skip=lambda value, m: (
-        _("the spec marks no checkpoint_blocks") if value and not m.checkpoint_blocks else None
+        msg("the spec marks no checkpoint_blocks") if value and not m.checkpoint_blocks else None
     ),
     python=_checkpointing_python,
     order=40,
@@ -35,7 +35,7 @@ CHECKPOINTING = KnobCode(
 SHARDING = KnobCode(
     name="sharding",
     skip=lambda value, m: (
-        _("one process: sharding splits state across data-parallel ranks, --nproc 2 or more")
+        msg("one process: sharding splits state across data-parallel ranks, --nproc 2 or more")
         if m.world_size < 2
         else None
     ),

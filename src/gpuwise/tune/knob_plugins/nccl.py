@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 from gpuwise.tune.knob_plugins import KnobCode
 
 
 def _gpu_ranks(value, m) -> str | None:
     if m.device != "cuda" or m.world_size < 2:
-        return _("NCCL runs only between GPU ranks (this run uses gloo or one process)")
+        return msg("NCCL runs only between GPU ranks (this run uses gloo or one process)")
     return None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, msg
 from gpuwise.tune.knob_plugins import KnobCode
 
 LINES = {
@@ -24,20 +24,20 @@ LINES = {
 
 def _cc(m) -> str:
     if not m.capability:
-        return _("no GPU")
-    return _("compute capability {cc}").format(cc=f"{m.capability[0]}.{m.capability[1]}")
+        return msg("no GPU")
+    return msg("compute capability {cc}").format(cc=f"{m.capability[0]}.{m.capability[1]}")
 
 
 def _skip(value, m) -> str | None:
     cuda, cc = m.device == "cuda", m.capability or (0, 0)
     if value == "tf32" and cc < (8, 0):
-        return _("TF32 needs an Ampere or later GPU ({gpu})").format(gpu=_cc(m))
+        return msg("TF32 needs an Ampere or later GPU ({gpu})").format(gpu=_cc(m))
     if value == "bf16" and cuda and cc < (8, 0):
-        return _("bf16 tensor cores need compute capability 8.0 ({gpu})").format(gpu=_cc(m))
+        return msg("bf16 tensor cores need compute capability 8.0 ({gpu})").format(gpu=_cc(m))
     if value == "fp16" and not cuda:
-        return _("fp16 autocast with a GradScaler is for CUDA tensor cores; CPUs have no fast fp16 matmul")
+        return msg("fp16 autocast with a GradScaler is for CUDA tensor cores; CPUs have no fast fp16 matmul")
     if value == "fp8" and (cc < (8, 9) or not m.has_torchao):
-        return _("FP8 training needs compute capability 8.9 or later ({gpu}) and torchao installed").format(
+        return msg("FP8 training needs compute capability 8.9 or later ({gpu}) and torchao installed").format(
             gpu=_cc(m)
         )
     return None
@@ -45,7 +45,7 @@ def _skip(value, m) -> str | None:
 
 def _python(value, device: str, batch_size: int) -> list[str]:
     return [
-        _(line) if line.startswith("#") else line.replace("DEVICE", device) for line in LINES.get(value, [])
+        msg(line) if line.startswith("#") else line.replace("DEVICE", device) for line in LINES.get(value, [])
     ]
 
 
