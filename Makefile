@@ -23,7 +23,7 @@ catalogs:
 
 # after changing user-facing text: extract every _() / N_() message and merge it into each .po
 messages:
-	$(BIN)/pybabel extract -F babel.cfg -k N_ -k C_:1c,2 --no-location --add-comments=TRANSLATORS: \
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k C_:1c,2 -k msg -k cmsg:1c,2 --no-location --add-comments=TRANSLATORS: \
 		--project=gpuwise --msgid-bugs-address=- -o $(LOCALE)/gpuwise.pot src/gpuwise
 	$(BIN)/pybabel update -D gpuwise -i $(LOCALE)/gpuwise.pot -d $(LOCALE) --no-fuzzy-matching --ignore-obsolete
 

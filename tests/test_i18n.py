@@ -18,8 +18,8 @@ from gpuwise import i18n
 
 SRC = Path(i18n.__file__).parent
 PO = SRC / "locale" / "zh_CN" / "LC_MESSAGES" / "gpuwise.po"
-# the keywords `make messages` extracts with (Babel's defaults include _ and N_; C_ carries a context)
-KEYWORDS = {"_": None, "N_": None, "C_": ((1, "c"), 2)}
+# the keywords `make messages` extracts with (Babel's defaults include _ and N_; C_ and cmsg carry a context)
+KEYWORDS = {"_": None, "N_": None, "C_": ((1, "c"), 2), "msg": None, "cmsg": ((1, "c"), 2)}
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
@@ -158,21 +158,32 @@ def test_unknown_language_is_refused():
     assert i18n.language() == "en"
 
 
-def _assigned_underscore(tree) -> list[int]:
-    """Lines that bind the name `_`: assignments, loop and comprehension targets, parameters. A
-    comprehension has its own scope, but `_(x) for _, x in pairs` calls the value it just bound."""
+def _assigned_underscore(tree, functions: set[str]) -> list[int]:
+    """Lines that bind one of `functions` (the translation functions the module imports: _, C_, msg,
+    cmsg): assignments, loop and comprehension targets, parameters. A comprehension has its own scope,
+    but `_(x) for _, x in pairs` calls the value it just bound."""
     import ast
 
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and node.id in functions and isinstance(node.ctx, ast.Store):
             lines.append(node.lineno)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
             names += [a.arg for a in (args.vararg, args.kwarg) if a]
-            lines += [node.lineno] if "_" in names else []
+            lines += [node.lineno] if functions & set(names) else []
     return lines
+
+
+def _imported_translators(tree) -> set[str]:
+    import ast
+
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "gpuwise.i18n":
+            names |= {a.asname or a.name for a in node.names}
+    return names & {"_", "C_", "msg", "cmsg"}
 
 
 def test_no_module_shadows_the_translation_function():
@@ -183,10 +194,10 @@ def test_no_module_shadows_the_translation_function():
 
     bad = []
     for path in sorted(SRC.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if "from gpuwise.i18n import" not in text:
-            continue
-        bad += [f"{path.relative_to(SRC)}:{line}" for line in _assigned_underscore(ast.parse(text))]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = _imported_translators(tree)
+        if functions:
+            bad += [f"{path.relative_to(SRC)}:{line}" for line in _assigned_underscore(tree, functions)]
     assert not bad, bad
 
 

@@ -198,7 +198,9 @@ def main() -> None:
         code = app(args=lang_first(sys.argv[1:]), standalone_mode=False)
     except GpuwiseError as exc:
         _debug_traceback()
-        typer.secho(i18n._("error: {message}").format(message=exc), fg=typer.colors.RED, err=True)
+        typer.secho(
+            i18n._("error: {message}").format(message=i18n.word(exc.text())), fg=typer.colors.RED, err=True
+        )
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

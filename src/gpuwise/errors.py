@@ -45,8 +45,12 @@ class GpuwiseError(Exception):
         self.fix = fix
         super().__init__(self.__str__())
 
+    def text(self) -> str:
+        """The message and its fix, as one message (an i18n.Msg when they are: the CLI words it)."""
+        return self.message + "\n" + msg("To fix: {fix}", fix=self.fix) if self.fix else self.message
+
     def __str__(self) -> str:
-        return self.message + "\n" + msg("To fix: {fix}").format(fix=self.fix) if self.fix else self.message
+        return self.text()
 
 
 class UserInputError(GpuwiseError):

@@ -101,12 +101,18 @@ def test_the_english_check_catches_english(sixteen, partial):
 
 
 def test_partial_fleet_lists_every_problem_in_chinese(partial):
-    _en, chinese = partial
-    problems = {n.node: n.problems for n in chinese.nodes}
+    english, chinese = partial
+    assert chinese.to_json_dict() == english.to_json_dict()  # the report is English under every --lang
+    i18n.set_language("zh-CN")
+    try:  # each problem words in Chinese where it is shown
+        problems = {n.node: [i18n.word(p) for p in n.problems] for n in chinese.nodes}
+        collective = [i18n.word(p) for p in chinese.collective.problems]
+    finally:
+        i18n.set_language("en")
     assert any("bench.log 最后一行：RuntimeError: CUDA error" in p for p in problems["node02"])
     assert any(p.startswith("doctor.json：不是 gpuwise-report/1 文档") for p in problems["node04"])
     assert problems["node05"] == ["没有 capture.tar.gz 或 capture/ 目录"]
-    assert chinese.collective.problems == ["allreduce_busbw：failed（NCCL timeout）"]
+    assert collective == ["allreduce_busbw：failed（NCCL timeout）"]
     assert [(o.node, o.metric) for o in chinese.outliers if o.scope == "link"] == [
         ("node03", "link_rx_best_pair")
     ]
@@ -157,8 +163,15 @@ def test_json_keys_enums_and_history_identity_do_not_change_with_the_language(si
     assert "label" not in chinese["drift"][0]  # the shown label is not part of the JSON
     assert facts_digest(facts_of("fleet", chinese)) == facts_digest(facts_of("fleet", english))
     assert [vars(m) for m in metrics_of("fleet", chinese)] == [vars(m) for m in metrics_of("fleet", english)]
-    # the text values follow the language, as doctor's titles do
-    assert chinese["straggler"]["reasons"] != english["straggler"]["reasons"]
+    # the text values are English in both (worded only where shown), so the whole JSON is identical
+    assert chinese == english
+    i18n.set_language("zh-CN")
+    try:
+        reasons = sixteen[1].straggler.reasons
+        shown = {node: [i18n.word(r) for r in rs] for node, rs in reasons.items()}
+    finally:
+        i18n.set_language("en")
+    assert shown != chinese["straggler"]["reasons"]
 
 
 @pytest.mark.parametrize("width", [80, 60])
@@ -220,24 +233,25 @@ def _facts():
 
 
 def test_drain_reason_stays_english_in_a_chinese_run(zh):
-    """`scontrol update ... reason=` is read by every operator (sinfo -R): English, from the same facts."""
-    from gpuwise.advise.expect import parse_expect, short_reason
+    """`scontrol update ... reason=` is read by every operator (sinfo -R): English, from the same findings.
+    Findings are English messages under every --lang (no English rerun): shown worded, drained as they are."""
     from gpuwise.fleet import healthcheck as hc
 
     facts, expected = _facts(), parse_expect("gpus=8,ib=4")
-    chinese = hc.health_findings(facts, expected)
-    english = hc.english_findings(chinese, facts, expected)
-    assert i18n.language() == "zh-CN"  # switched back
-    assert short_reason(english).startswith("gpuwise: expected GPUs 8, found 1; expected active")
-    assert short_reason(chinese).startswith("gpuwise: GPU 数量应为 8")
-    assert [f.id for f in english] == [f.id for f in chinese]
-    # a node that could not be read: the broken finding, in English
-    _, broken = hc.collect_with_deadline(lambda: 1 / 0, 2.0)
-    assert broken.title == "无法读取节点信息：division by zero"
-    (again,) = hc.english_findings([broken], None, expected)
-    assert short_reason([again]) == "gpuwise: could not read the node: division by zero"
+    findings = hc.health_findings(facts, expected)
+    assert i18n.language() == "zh-CN"
+    reason = short_reason(findings)
+    assert type(reason) is str and reason.startswith("gpuwise: expected GPUs 8, found 1; expected active")
+    failed = [f for f in findings if f.status == "fail"]
+    assert i18n.word(failed[0].title).startswith("GPU 数量应为 8")  # the same finding, as a view shows it
     i18n.set_language("en")
-    assert hc.english_findings(chinese, facts, expected) is chinese  # nothing to redo in English
+    assert hc.health_findings(facts, expected) == findings  # the findings do not depend on the language
+    i18n.set_language("zh-CN")
+    # a node that could not be read: the broken finding, English, worded where shown
+    _, broken = hc.collect_with_deadline(lambda: 1 / 0, 2.0)
+    assert broken.title == "could not read the node: division by zero"
+    assert i18n.word(broken.title) == "无法读取节点信息：division by zero"
+    assert short_reason([broken]) == "gpuwise: could not read the node: division by zero"
 
 
 def test_cli_fleet_report_and_healthcheck_in_chinese(sixteen):

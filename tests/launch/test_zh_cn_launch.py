@@ -259,7 +259,7 @@ def _errors(tmp: Path) -> list[tuple[str, object]]:
 def _raised(call) -> str:
     with pytest.raises(GpuwiseError) as exc:
         call()
-    return str(exc.value)
+    return i18n.word(exc.value.text())
 
 
 def _english_in(message: str) -> list[str]:

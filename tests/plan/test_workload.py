@@ -123,13 +123,13 @@ def test_validation_errors_in_chinese_keep_fields_lines_and_values(tmp_path):
             "global_batch: 1024", "global_bach: 1024"
         ),
     )
+    with pytest.raises(DataValidationError) as err:
+        load_workload(p)
     i18n.set_language("zh-CN")
     try:
-        with pytest.raises(DataValidationError) as err:
-            load_workload(p)
+        msg = i18n.word(err.value.text())  # the error is English until the CLI words it
     finally:
         i18n.set_language("en")
-    msg = str(err.value)
     assert "未知字段 'model.colour'" in msg or "未知字段 'training.global_bach'" in msg
     assert "另外 " in msg and "是不是想写 'global_batch'" in msg
     assert "unknown field" not in msg and "also " not in msg and "did you mean" not in msg

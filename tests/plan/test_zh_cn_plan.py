@@ -161,8 +161,8 @@ def test_plan_json_keeps_its_keys_and_enum_values(zh):
         for side in ("rent", "buy"):
             keep = ("side", "name", "provider", "instance_type", "region", "pricing", "nodes", "cost_per_run")
             assert [(d_zh[side] or {}).get(k) for k in keep] == [(d_en[side] or {}).get(k) for k in keep]
-        # the sentences follow the language (as doctor's titles do)
-        assert [r["text"] for r in d_zh["reasons"]] != [r["text"] for r in d_en["reasons"]]
+        # the sentences are computed in English and worded only when shown: the JSON is the same
+        assert zh_ == en
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

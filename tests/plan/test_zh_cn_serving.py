@@ -24,6 +24,7 @@ from rich.cells import cell_len
 from gpuwise import i18n
 from gpuwise.catalog.gpu_support import precisions
 from gpuwise.errors import DataValidationError
+from gpuwise.i18n import word
 from gpuwise.report.document import Code, Table
 from gpuwise.report.formats import render
 from tests.report.zh_check import ENGLISH_RUN, english_runs, written_texts
@@ -61,7 +62,7 @@ def _quoted(plan) -> list[str]:
         out += [support.source] if support else []
     out += [c.id for c in plan.checks]
     out += [plan.defaults.source(k) for k in plan.defaults.names() if k not in plan.defaults.overridden]
-    out += [n for n in plan.notes if any(p.search(n) for p in OTHER_SCOPES)]
+    out += [word(n) for n in plan.notes if any(p.search(n) for p in OTHER_SCOPES)]
     return [q for q in out if q]
 
 
@@ -132,7 +133,8 @@ def test_chinese_plan_keeps_the_decision_and_every_number(zh, workload):
         (r.kind, r.favours, r.numbers) for r in d_en.reasons
     ]
     assert [(f.kind, f.numbers) for f in d_zh.flips] == [(f.kind, f.numbers) for f in d_en.flips]
-    assert [r.text for r in d_zh.reasons] != [r.text for r in d_en.reasons]  # and they are translated
+    assert [r.text for r in d_zh.reasons] == [r.text for r in d_en.reasons]  # English until shown
+    assert [word(r.text) for r in d_zh.reasons] != [r.text for r in d_en.reasons]  # and then translated
 
     i18n.set_language("en")
     en_text = render(_doc(english), "text", width=100)
@@ -191,10 +193,10 @@ def _csv_error(tmp_path: Path, rows: list[str]) -> DataValidationError:
 
 def test_traffic_csv_errors_in_chinese_keep_the_line_and_the_fix(zh, tmp_path):
     gap = _csv_error(tmp_path, ["2026-11-02T00:00,5", "2026-11-02T03:00,5"])
-    assert gap.line == 3 and "缺少 2 小时" in str(gap) and "补齐" in str(gap.fix)
+    assert gap.line == 3 and "缺少 2 小时" in word(gap.text()) and "补齐" in word(gap.fix)
     short = _csv_error(tmp_path, ["2026-11-02T00:00,5"])
-    assert "只有 1 个小时行" in str(short) and "timestamp,rps" in str(short.fix)
-    assert not english_runs_in(str(gap), str(gap.fix), str(short), str(short.fix))
+    assert "只有 1 个小时行" in word(short.text()) and "timestamp,rps" in word(short.fix)
+    assert not english_runs_in(word(gap.text()), word(gap.fix), word(short.text()), word(short.fix))
 
 
 def english_runs_in(*texts: str) -> list[str]:
@@ -209,5 +211,5 @@ def test_workload_mistakes_in_chinese(zh, tmp_path):
     path.write_text(text)
     with pytest.raises(DataValidationError) as err:
         load_inference_workload(path)
-    assert "valley_rps 大于 peak_rps" in str(err.value)
-    assert "参见 examples/llm-chat-serving.yaml" in str(err.value.fix)
+    assert "valley_rps 大于 peak_rps" in word(err.value.text())
+    assert "参见 examples/llm-chat-serving.yaml" in word(err.value.fix)

@@ -150,7 +150,7 @@ def test_probe_json_keys_and_values_do_not_change_with_the_language(zh):
         return node
 
     assert without_texts(chinese) == without_texts(english)
-    assert chinese["platform"]["environment_reason"] != english["platform"]["environment_reason"]
+    assert chinese == english  # reasons too: computed in English, worded only when shown
 
 
 @pytest.mark.parametrize("width", [80, 60])

@@ -144,7 +144,7 @@ def check_expectations(facts: Facts, expected: dict[str, object]) -> list[Findin
 
 def short_reason(findings: list[Finding], limit: int = 80) -> str:
     """A drain reason for `scontrol update ... reason=`: the failed titles, cut to `limit` characters.
-    Slurm shows it to every operator (`sinfo -R`): pass findings made in English
-    (healthcheck.english_findings), never this run's translated ones."""
-    text = "gpuwise: " + joined("; ", (f.title for f in findings if f.status == "fail"))
+    Slurm shows it to every operator (`sinfo -R`): the titles' English text, whatever this run's --lang."""
+    # str.join: the titles' English text, plain (a drain reason is never worded)
+    text = "gpuwise: " + joined("; ", (str.__str__(f.title) for f in findings if f.status == "fail"))
     return text if len(text) <= limit else text[: limit - 3] + "..."

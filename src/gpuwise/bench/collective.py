@@ -32,7 +32,7 @@ from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
-from gpuwise.i18n import N_, joined, language, language_from_env, msg, set_language
+from gpuwise.i18n import N_, joined, msg
 
 BENCHMARK = BenchInfo(
     name="collective",
@@ -210,9 +210,6 @@ def rank_env(
     return env
 
 
-LANG_ENV = "GPUWISE_LANG"  # the language the local launcher passes to its ranks (set by `gpuwise --lang`)
-
-
 def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list[dict]:
     """Start spec.world_size local ranks; return rank 0's Measurement dicts, or raise with the failing rank's words."""
     from gpuwise.errors import EnvironmentProblem
@@ -229,9 +226,7 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
             procs.append(
                 subprocess.Popen(
                     cmd,
-                    env=rank_env(
-                        {**os.environ, LANG_ENV: language()}, rank, spec.world_size, port, threads, cpu
-                    ),
+                    env=rank_env(dict(os.environ), rank, spec.world_size, port, threads, cpu),
                     stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
                     stderr=err,
                     text=True,
@@ -300,7 +295,18 @@ def run(ctx: BenchContext, spec: Spec) -> list[Measurement]:
             n=spec.world_size, sizes=f"{human(spec.sizes[0])}..{human(spec.sizes[-1])}"
         )
     )
-    return [Measurement.model_validate(d) for d in launch(spec, ctx.say)]
+    return with_peak_messages([Measurement.model_validate(d) for d in launch(spec, ctx.say)], spec.backend)
+
+
+def with_peak_messages(ms: list[Measurement], backend: str) -> list[Measurement]:
+    """Rank 0 writes its measurements as JSON, so their peak text arrives as plain English (no message
+    id). The local ranks ran on this host with this backend, so the peak is the same here: where its
+    English matches, put the message back, so the text words in the caller's language where shown."""
+    peak, _ = collective_peak(backend, 1)
+    for m in ms:
+        if m.peak_source is not None and m.peak_source == peak.source:
+            m.peak_source = peak.source
+    return ms
 
 
 # ---- python -m gpuwise.bench.collective -------------------------------------------------------
@@ -337,7 +343,6 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point for one rank (torchrun, srun, or the single-node launcher)."""
     from gpuwise.errors import GpuwiseError
 
-    set_language(os.environ.get(LANG_ENV) or language_from_env())  # the launcher's --lang, else the locale
     try:
         args = _parse_args(argv)
         info = rank_from_env(dict(os.environ))

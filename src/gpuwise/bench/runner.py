@@ -29,7 +29,6 @@ import traceback
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from gpuwise import i18n
 from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
 from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
@@ -82,10 +81,10 @@ def _failed(entry: BenchEntry, status: str, reason: str, missing_tool: str | Non
 def _classify(exc: BaseException) -> tuple[str, str]:
     from gpuwise.errors import GpuwiseError
 
-    if isinstance(exc, Skip):
-        return "skipped", str(exc)
+    if isinstance(exc, Skip):  # its message itself: str(exc) would be plain English without the id
+        return "skipped", exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     if isinstance(exc, GpuwiseError):
-        return "failed", str(exc)
+        return "failed", exc.text()
     text = f"{type(exc).__name__}: {exc}".strip()
     if "out of memory" in text.lower():
         return "failed", msg("out of memory: {error} (To fix: run with --quick or smaller --sizes)").format(
@@ -126,8 +125,7 @@ def _raise_interrupt(_signum, _frame) -> None:
     raise KeyboardInterrupt
 
 
-def _child_main(conn, ctx: BenchContext, entry: BenchEntry, lang: str = i18n.DEFAULT) -> None:
-    i18n.set_language(lang)  # the reasons and notes a benchmark records are in the run's language
+def _child_main(conn, ctx: BenchContext, entry: BenchEntry) -> None:
     os.setsid()  # own process group: a timeout kills fio / rank processes this benchmark started
     signal.signal(signal.SIGTERM, _raise_interrupt)  # the runner's SIGTERM runs our `finally` blocks
     signal.signal(signal.SIGINT, _raise_interrupt)
@@ -233,9 +231,7 @@ def _run_child(
 ) -> list[Measurement]:
     mpc = _mp_context()
     parent_conn, child_conn = mpc.Pipe(duplex=False)
-    proc = mpc.Process(
-        target=_child_main, args=(child_conn, ctx, entry, i18n.language()), name=f"gpuwise-bench-{entry.name}"
-    )
+    proc = mpc.Process(target=_child_main, args=(child_conn, ctx, entry), name=f"gpuwise-bench-{entry.name}")
     proc.start()
     child_conn.close()
     try:

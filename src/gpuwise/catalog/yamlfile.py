@@ -326,12 +326,17 @@ def _describe(err: dict, model: type[BaseModel], see_also: str) -> tuple[str, st
             msg("'{field}' is {got}, which is not allowed").format(field=field, got=repr(got)),
             hint + msg("allowed values: {expected}").format(expected=expected),
         )
-    msg = err.get("msg", msg("invalid value"))
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, ") :]
+    raised = (err.get("ctx") or {}).get("error")  # a validator's ValueError keeps the message it was given
+    text = (
+        raised.args[0]
+        if isinstance(raised, ValueError) and raised.args
+        else err.get("msg", msg("invalid value"))
+    )
+    if text.startswith("Value error, "):
+        text = text[len("Value error, ") :]
     fix = msg("edit '{field}' in the file").format(field=field)
     return (
-        msg("'{field}': {msg} (got {got})").format(field=field, msg=msg, got=repr(err.get("input"))),
+        msg("'{field}': {msg} (got {got})").format(field=field, msg=text, got=repr(err.get("input"))),
         msg("{fix}; {see_also}").format(fix=fix, see_also=see_also) if see_also else fix,
     )
 

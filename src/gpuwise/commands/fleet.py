@@ -213,17 +213,18 @@ def healthcheck(
     # with --drain, a quarter of the time is kept for scontrol, so the whole command stays within --timeout
     budget = max(0.0, timeout * (0.75 if drain else 1.0) - (time.monotonic() - start))
     checked, broken = hc.collect_with_deadline(
-        lambda: hc.check_node(lambda: _collect(from_capture), expected, drain), budget, timeout
+        lambda: hc.check_node(lambda: _collect(from_capture), expected), budget, timeout
     )
     result = hc.HealthResult(node=this_node, findings=[broken] if broken else checked.findings)
     if from_capture is not None:
         result.node = hc.short_host(checked.hostname if checked else None) or str(from_capture)
         if drain and result.node != this_node:
             _refuse_drain(from_capture, result.node if checked else None, this_node)
-    if drain and result.critical:  # the drain reason stays English: Slurm shows it to every operator
-        english = checked.english if checked else hc.english_findings(result.findings, None, expected)
+    if (
+        drain and result.critical
+    ):  # findings are English until worded: Slurm shows the reason to every operator
         left = max(0.5, timeout - (time.monotonic() - start))
-        result.drain_error = hc.drain(result.node, english or result.findings, left)
+        result.drain_error = hc.drain(result.node, result.findings, left)
         result.drained = result.drain_error is None
     result.seconds = time.monotonic() - start
     emit(health_view(result), name, output)

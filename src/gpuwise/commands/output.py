@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from gpuwise.commands.helptext import help_text
-from gpuwise.i18n import N_, _
+from gpuwise.i18n import N_, _, worded
 
 
 def _format_list() -> str:
@@ -76,6 +76,8 @@ def emit(doc, fmt: str, output: Path | None, *, note: str = "") -> None:
     from gpuwise.report.formats import get_renderer
 
     renderer = get_renderer(fmt)
+    if renderer.name != "json":  # JSON is the model's own text (English); the rest is read by people
+        doc = worded(doc)
     if output is None:
         import sys
 

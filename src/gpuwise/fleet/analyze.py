@@ -37,7 +37,7 @@ from gpuwise.fleet.reach import group_findings
 from gpuwise.fleet.straggler import verdict
 from gpuwise.fleet.summary import NodeSummary, read_summary, shared
 from gpuwise.fleet.thresholds import thresholds
-from gpuwise.i18n import N_, joined, language, msg, set_language
+from gpuwise.i18n import N_, joined, msg
 
 PARALLEL_FROM = 64  # below this many nodes, starting worker processes costs more than it saves
 
@@ -93,7 +93,7 @@ def _read_all(read, dirs: list[Path], run_rules: bool, workers: int | None) -> l
     from functools import partial
 
     # the workers write the nodes' problems in the language of the report (a spawned worker starts in English)
-    with ProcessPoolExecutor(max_workers=workers, initializer=set_language, initargs=(language(),)) as pool:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(partial(read, run_rules=run_rules), dirs, chunksize=16))
 
 

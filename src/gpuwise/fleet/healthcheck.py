@@ -25,7 +25,7 @@ from gpuwise.advise.expect import check_expectations, short_reason
 from gpuwise.advise.finding import Evidence, Finding
 from gpuwise.errors import GpuwiseError
 from gpuwise.facts.models import Facts
-from gpuwise.i18n import N_, language, msg, set_language
+from gpuwise.i18n import N_, msg
 from gpuwise.slurm import client as slurm
 
 BROKEN_SOURCE = N_("heuristic: a node whose driver or tools hang cannot run a job either")
@@ -50,22 +50,17 @@ class HealthResult:
 
 @dataclass
 class Checked:
-    """What the child of collect_with_deadline sends back: the node's host name, its findings, and the
-    same findings in English when a drain may follow (None otherwise)."""
+    """What the child of collect_with_deadline sends back: the node's host name and its findings
+    (messages: English, worded where they are shown; a drain reason is their English text)."""
 
     hostname: str | None
     findings: list[Finding]
-    english: list[Finding] | None = None
 
 
-def check_node(collect, expected: dict[str, object] | None, for_drain: bool) -> Checked:
+def check_node(collect, expected: dict[str, object] | None) -> Checked:
     """Read the node (`collect()` -> Facts) and judge it: the work that the deadline bounds."""
     facts = collect()
-    findings = health_findings(facts, expected)
-    english = None
-    if for_drain and any(f.status == "fail" for f in findings):
-        english = english_findings(findings, facts, expected)
-    return Checked(facts.meta.hostname, findings, english)
+    return Checked(facts.meta.hostname, health_findings(facts, expected))
 
 
 def short_host(hostname: str | None) -> str | None:
@@ -178,26 +173,9 @@ def health_findings(facts: Facts, expected: dict[str, object] | None) -> list[Fi
     return findings + run_rules(facts, None, facts.platform.environment or "unknown")
 
 
-def english_findings(
-    findings: list[Finding], facts: Facts | None, expected: dict[str, object] | None
-) -> list[Finding]:
-    """The same findings with English titles, for the Slurm drain reason: slurmctld keeps it and `sinfo -R`
-    shows it to every operator of the cluster, whatever language this run speaks."""
-    if language() == "en":
-        return findings
-    current = language()
-    set_language("en")
-    try:
-        if facts is None:  # the node could not be read: the findings are broken_finding()'s
-            return [broken_finding(f.id, f.evidence[0].value) for f in findings]
-        return health_findings(facts, expected)
-    finally:
-        set_language(current)
-
-
 def drain(node: str, findings: list[Finding], timeout_s: float = 10.0) -> str | None:
     """`scontrol update nodename=NODE state=drain reason=...`; returns an error text, or None when done.
-    `findings` in English (english_findings): the reason is read by Slurm's users, not this run's."""
+    The reason is the findings' English text (never this run's --lang): Slurm's users read it."""
     try:
         slurm.drain(node, short_reason(findings), timeout_s)
     except GpuwiseError as e:

@@ -98,7 +98,8 @@ def shared(s: NodeSummary) -> NodeSummary:
 
 
 def _i(text: str) -> str:
-    return sys.intern(text)
+    """Many nodes repeat the same strings: keep one copy (a message keeps its id, so it is kept as it is)."""
+    return sys.intern(text) if type(text) is str else text
 
 
 def _usable(report: BenchReport) -> Values:

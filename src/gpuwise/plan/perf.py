@@ -319,8 +319,10 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     # Tensor parallel: Megatron does 2 all-reduces forward + 2 backward of b·s·h activations per layer.
     tp_comm = 0.0
     if w.tp > 1 and w.layers and w.hidden:
-        msg = w.micro_batch * w.seq_len * w.hidden * w.weight_bytes
-        per_ar = 2.0 * (w.tp - 1) / w.tp * msg / col.intra_bytes_s + 2.0 * (w.tp - 1) * col.intra_latency_s
+        act_bytes = w.micro_batch * w.seq_len * w.hidden * w.weight_bytes
+        per_ar = (
+            2.0 * (w.tp - 1) / w.tp * act_bytes / col.intra_bytes_s + 2.0 * (w.tp - 1) * col.intra_latency_s
+        )
         tp_comm = 4.0 * (w.layers / w.pp) * accum * per_ar
 
     # Data-parallel gradient sync, hierarchical. k = DP ranks of one group inside a node, m = nodes in it.

@@ -133,7 +133,7 @@ def build_exclusion(org: _Org, build: _Build, gpu_key: str | None) -> Exclusion 
 RESIDENCY_REASON = N_(
     "data_residency is 'region': only offers in a region of the organisation's jurisdiction qualify; "
     "an offer whose region is missing or unknown cannot show where the data would live"
-)  # shown with _(); an export rule's reason comes from region_rules.yaml (babel.cfg extracts it)
+)  # shown with msg(); an export rule's reason comes from region_rules.yaml (babel.cfg extracts it)
 
 
 def offer_exclusion(org: _Org, row: _CloudRow) -> Exclusion | None:

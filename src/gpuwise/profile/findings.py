@@ -29,7 +29,7 @@ def findings(b: Breakdown, device: str) -> list[ProfileFinding]:
                     "gpuwise/data spans: {share} of {steps} profiled steps (threshold {threshold})"
                 ).format(share=f"{data:.1%}", steps=b.steps, threshold=f"{DATA_FRACTION:.0%}"),
                 recommendation=msg(
-                    "raise num_workers (2, 4, 8 ... up to the cores per GPU), persistent_workers=True, "
+                    "Raise num_workers (2, 4, 8 ... up to the cores per GPU), persistent_workers=True, "
                     "a larger prefetch_factor; `gpuwise tune --profile FILE` searches these first"
                 ),
                 source=f"{TUNING_GUIDE}#enable-async-data-loading-and-augmentation ; {TB_PLUGIN}",

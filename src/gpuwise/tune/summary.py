@@ -73,12 +73,12 @@ def _record(t, space: dict, opts: TuneOptions, base_s: list[float], base_losses:
     return rec
 
 
-def reworded(reason: str | None, msg: list | None) -> str | None:
-    """A reason the study keeps in English, in the reader's language (trial.because made `msg`)."""
-    if not msg:
+def reworded(reason: str | None, stored: list | None) -> str | None:
+    """A reason the study keeps in English, as a message again (trial.because stored it as [msgid, args])."""
+    if not stored:
         return reason  # quoted (an exception's text) or stored before reasons kept their message
-    msgid, args = msg
-    return msg(msgid).format(**args)
+    msgid, args = stored
+    return msg(msgid, **args)
 
 
 class _Stored:

@@ -89,7 +89,7 @@ def _findings_for(ctx: RuleContext, finding_id: str):
                         workload=p.result.workload,
                         device=p.result.device,
                         evidence=f.evidence,
-                        recommendation=f.recommendation[:1].upper() + f.recommendation[1:],
+                        recommendation=f.recommendation,
                     ),
                     commands=[tune_command(p, finding_id)],
                     title=f.title,
