@@ -235,6 +235,7 @@ def _facts():
 def test_drain_reason_stays_english_in_a_chinese_run(zh):
     """`scontrol update ... reason=` is read by every operator (sinfo -R): English, from the same findings.
     Findings are English messages under every --lang (no English rerun): shown worded, drained as they are."""
+    from gpuwise.advise.expect import parse_expect, short_reason
     from gpuwise.fleet import healthcheck as hc
 
     facts, expected = _facts(), parse_expect("gpus=8,ib=4")
