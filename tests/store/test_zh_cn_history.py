@@ -133,9 +133,11 @@ def test_regression_sentence_in_chinese_keeps_the_numbers_and_the_changed_facts(
         r.metric: r
         for r in find_regressions(records.metrics_of("bench", after), records.facts_of("bench", after), past)
     }
-    chinese = found["matmul_bf16"].sentence()
+    sentence = found["matmul_bf16"].sentence()
+    chinese = i18n.word(sentence)  # the sentence is an English message; worded where shown
     i18n.set_language("en")
     english = found["matmul_bf16"].sentence()
+    assert sentence == english and i18n.word(english) == english
     assert chinese.startswith("matmul_bf16 自 2026-11-29 以来下降 15.0%（678.6 → 576.8 TFLOP/s")
     assert "；期间的变化：torch 2.11.0+cu130 → 2.12.0+cu130" in chinese
     assert english.startswith("matmul_bf16 down 15.0% since 2026-11-29")
@@ -145,7 +147,7 @@ def test_regression_sentence_in_chinese_keeps_the_numbers_and_the_changed_facts(
     latency = found["matmul_bf16"]
     latency.change = 0.2  # a latency that went up: the other sentence
     i18n.set_language("zh-CN")
-    assert "以来上升 20.0%" in latency.sentence()
+    assert "以来上升 20.0%" in i18n.word(latency.sentence())
 
 
 def _words(text: str, quoted) -> list[str]:
@@ -173,7 +175,7 @@ def test_broken_database_error_in_chinese_keeps_the_fix_and_the_exit_code(zh, hi
         Path(str(history) + suffix).unlink(missing_ok=True)
     with pytest.raises(HistoryError) as err, History(history) as db:
         db.runs()
-    text = str(err.value)
+    text = i18n.word(err.value.text())  # as the CLI prints it
     assert f"历史数据库 {history} 无法使用" in text
     assert f"解决方法：把它移走（mv {history} {history}.broken；下次运行会新建一个）" in text
     env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_MESSAGES", "LANGUAGE")}
