@@ -94,7 +94,8 @@ def test_tune_report_in_chinese_leaves_no_english_sentence(zh, study):
     chinese = _failed_and_short(summarize())
     runs = english_runs(view(chinese), _quoted(chinese))
     assert not runs, f"untranslated text (wrap it in _() and translate it): {runs}"
-    assert "没有任何设置" in chinese.verdict or "是基线的" in chinese.verdict, chinese.verdict
+    verdict = i18n.word(chinese.verdict)  # the result keeps English; the view words it
+    assert "没有任何设置" in verdict or "是基线的" in verdict, verdict
 
 
 def test_the_english_check_catches_english_in_the_tune_report(study):
@@ -161,18 +162,23 @@ def test_trial_failures_are_reworded_but_the_study_keeps_english(zh):
 
     kind, why = typed(None, -9, "")
     assert kind == "oom" and why["reason"] == "out of memory: killed by SIGKILL (the kernel's OOM killer)"
-    assert reworded(why["reason"], why["reason_msg"]) == "内存不足：被 SIGKILL 终止（内核的 OOM killer）"
+    again = reworded(why["reason"], why["reason_msg"])
+    assert again == why["reason"]  # the message again: English as data
+    assert i18n.word(again) == "内存不足：被 SIGKILL 终止（内核的 OOM killer）"  # worded where shown
     kind, why = typed({"type": "ValueError", "message": "bad shape"}, 1, "")
-    assert kind == "error" and reworded(why["reason"], why.get("reason_msg")) == "ValueError: bad shape"
+    again = reworded(why["reason"], why.get("reason_msg"))
+    assert kind == "error" and i18n.word(again) == "ValueError: bad shape"  # quoted: as it was
 
 
 def test_the_snippet_keeps_its_code_and_words_its_comments_in_the_language(zh):
     from gpuwise.tune import snippet
 
     changes = {"precision": "bf16", "channels_last": True, "checkpointing": True, "accumulation": 2}
-    chinese = snippet.python_lines(changes, "cuda", 32)
+    lines = snippet.python_lines(changes, "cuda", 32)
+    chinese = [i18n.word(line) for line in lines]  # as the view shows them
     i18n.set_language("en")
     english = snippet.python_lines(changes, "cuda", 32)
+    assert lines == english  # the snippet itself is English under every --lang
     assert len(chinese) == len(english)
     for zh_line, en_line in zip(chinese, english, strict=True):
         code_zh, code_en = zh_line.split("#")[0], en_line.split("#")[0]
