@@ -123,16 +123,18 @@ def test_a_missing_tool_is_a_skip_that_names_the_tool_and_stops_nothing(ctx):
     assert ok.status == "ok"
 
 
-def test_isolated_worker_writes_its_reason_in_the_run_language(ctx):
-    """A worker is a forkserver child, which never saw --lang: the runner hands it the language."""
+def test_isolated_worker_sends_its_reason_as_a_message_the_caller_words(ctx):
+    """A worker is a forkserver child, which never saw --lang and needs not: its reason is an English
+    message (pickled with its id) that words in the caller's language where it is shown."""
     i18n.set_language("zh-CN")
     try:
         [m] = run_isolated(ctx, fake("skips_translated"))
+        assert (m.status, m.reason) == ("skipped", "error: x")  # the data: English
+        assert isinstance(m.reason, i18n.Msg) and i18n.word(m.reason) == "错误：x"
     finally:
         i18n.set_language("en")
-    assert (m.status, m.reason) == ("skipped", "错误：x")
-    [m] = run_isolated(ctx, fake("skips_translated"))
-    assert m.reason == "error: x"
+    [again] = run_isolated(ctx, fake("skips_translated"))
+    assert again.reason == m.reason and i18n.word(again.reason) == "error: x"
 
 
 def test_run_benchmarks_goes_on_after_a_failure_and_flags_invalid(ctx):

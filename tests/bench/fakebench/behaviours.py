@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gpuwise.bench.context import MissingTool, Skip
 from gpuwise.bench.models import Measurement
-from gpuwise.i18n import _
+from gpuwise.i18n import msg
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ def needs_a_tool(ctx, spec):
     raise MissingTool("gw-tool", "gw-tool is not installed.", "apt-get install gw-tool")
 
 
-def skips_in_the_run_language(ctx, spec):
-    raise Skip(_("error: {message}").format(message="x"))  # an existing message of the catalog
+def skips_with_a_message(ctx, spec):
+    raise Skip(msg("error: {message}", message="x"))  # an existing message of the catalog
 
 
 def litter(ctx, spec):

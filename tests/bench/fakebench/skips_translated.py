@@ -1,4 +1,4 @@
-"""Fake benchmark: skips with a reason written through _() in the worker process."""
+"""Fake benchmark: skips with a reason made with msg() in the worker process (worded by the caller)."""
 
 from tests.bench.fakebench.behaviours import make_spec  # noqa: F401
-from tests.bench.fakebench.behaviours import skips_in_the_run_language as run  # noqa: F401
+from tests.bench.fakebench.behaviours import skips_with_a_message as run  # noqa: F401
