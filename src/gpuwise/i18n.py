@@ -157,6 +157,11 @@ def joined(separator: str, items) -> str:
     return Msg(spec, *items)
 
 
+def clipped(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters; a message that fits stays a message (slicing would make it English)."""
+    return text if len(text) <= limit else text[:limit]
+
+
 def word(value):
     """A Msg in the active language (its arguments worded too); anything else as it is."""
     if not isinstance(value, Msg):

@@ -26,7 +26,7 @@ from gpuwise.advise.finding import (
     Recommendation,
     Status,
 )
-from gpuwise.i18n import joined, msg
+from gpuwise.i18n import clipped, joined, msg
 from gpuwise.layers import Layer
 from gpuwise.registry import Registry
 from gpuwise.thresholds import Threshold, load_thresholds
@@ -285,9 +285,9 @@ def _failed(rule_: Rule, env: EnvKind, exc: Exception) -> Finding:
         layer=rule_.layer,
         priority="low",
         status="info",
-        title=msg("rule {id} failed: {error}").format(id=rule_.id, error=f"{type(exc).__name__}: {exc}")[
-            :300
-        ],
+        title=clipped(
+            msg("rule {id} failed: {error}").format(id=rule_.id, error=f"{type(exc).__name__}: {exc}"), 300
+        ),
         recommendation=Recommendation(
             text=msg(
                 "This check could not run on these facts; the others are unaffected. "

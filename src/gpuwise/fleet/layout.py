@@ -34,7 +34,7 @@ from gpuwise.documents.load import DocumentError, read_document
 from gpuwise.errors import DataValidationError, GpuwiseError, UserInputError
 from gpuwise.facts.models import Facts
 from gpuwise.fleet.model import NodeStatus
-from gpuwise.i18n import N_, joined, msg
+from gpuwise.i18n import N_, clipped, joined, msg
 
 LAYOUT_FIX = N_(
     "point at a folder with one sub-folder per node, each holding capture.tar.gz (or capture/) "
@@ -172,7 +172,7 @@ def _read_node(node_dir: Path, result: NodeResult, run_rules: bool) -> None:
             result.findings = _read_doctor(doctor_file)
             status.findings_from = "doctor.json"
         except DataValidationError as exc:
-            status.problems.append(msg("doctor.json: {error}").format(error=exc.reason[:200]))
+            status.problems.append(msg("doctor.json: {error}").format(error=clipped(exc.reason, 200)))
     if status.findings_from == "none" and result.facts is not None and run_rules:
         from gpuwise.advise.engine import run_rules as run
 
