@@ -110,7 +110,7 @@ def test_probe_prints_every_fact_literally():
 
 
 def test_bench_view_prints_names_and_reasons_literally():
-    from gpuwise.bench.models import BenchReport
+    from gpuwise.documents.bench import BenchReport
     from gpuwise.report.views.bench import bench_view
 
     report = poison(BenchReport.model_validate_json(H200_BENCH.read_text()))
@@ -519,9 +519,9 @@ def test_every_help_reads_and_documents_exit_codes():
 def test_doctor_bench_quick_calls_the_bench_runner_with_quick_options(monkeypatch):
     """Regression: doctor --bench quick called the progress helper with (context, entries) and crashed."""
     import gpuwise.bench.runner as runner
-    from gpuwise.bench.models import BenchReport
     from gpuwise.bench.registry import select
     from gpuwise.commands.doctor import _run_quick_bench
+    from gpuwise.documents.bench import BenchReport
 
     seen = {}
 
@@ -559,8 +559,8 @@ def test_bench_progress_line_prints_benchmark_text_literally(monkeypatch, capsys
     """Progress text comes from benchmarks (e.g. the --data-dir path); on a terminal it was Rich markup."""
     import gpuwise.bench.runner as runner
     from gpuwise.bench.context import BenchOptions
-    from gpuwise.bench.models import BenchReport
     from gpuwise.commands.progress import run_bench_with_progress
+    from gpuwise.documents.bench import BenchReport
 
     def fake_bench(options, only=None, progress=None, on_done=None):
         progress("storage", "fio randread on /data/[/scratch]")

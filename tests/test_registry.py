@@ -130,7 +130,7 @@ def test_a_benchmark_is_one_module_and_the_runner_lists_and_runs_it(tmp_path, lo
         """
         from dataclasses import dataclass
 
-        from gpuwise.bench.models import Measurement
+        from gpuwise.documents.bench import Measurement
         from gpuwise.bench.registry import BenchInfo
 
         BENCHMARK = BenchInfo(

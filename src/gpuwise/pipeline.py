@@ -12,8 +12,8 @@ from gpuwise import __version__
 from gpuwise.advise.engine import run_rules
 from gpuwise.advise.expect import check_expectations
 from gpuwise.advise.finding import Finding
-from gpuwise.bench.models import BenchReport
 from gpuwise.bench.nccl_debug import NcclDebugLog
+from gpuwise.documents.bench import BenchReport
 from gpuwise.facts.models import Facts
 from gpuwise.i18n import msg
 from gpuwise.profile.model import LoadedProfile

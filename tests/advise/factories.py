@@ -6,7 +6,7 @@ unedited node does not fire it. End-to-end tests through captures are in test_do
 
 from __future__ import annotations
 
-from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.documents.bench import BenchReport, Measurement
 from gpuwise.facts.models import (
     BlockDevice,
     Cpu,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuwise.advise.engine import run_rules
-from gpuwise.bench.models import BenchReport
 from gpuwise.capture.host import CaptureHost
+from gpuwise.documents.bench import BenchReport
 from gpuwise.facts.collect import collect_facts
 
 CAPTURES = Path(__file__).parent.parent / "captures"

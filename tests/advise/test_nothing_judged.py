@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from gpuwise.advise.engine import run_rules
-from gpuwise.bench.models import Measurement
+from gpuwise.documents.bench import Measurement
 from tests.advise.capture_kit import doctor_report
 from tests.advise.factories import bench, healthy_node
 

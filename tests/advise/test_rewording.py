@@ -17,9 +17,9 @@ from pydantic import BaseModel
 
 from gpuwise.advise.engine import RuleContext, rule, run_rules
 from gpuwise.advise.finding import Finding
-from gpuwise.bench.models import BenchReport, Measurement, PeakSource
 from gpuwise.capture.host import CaptureHost, CommandResult
 from gpuwise.capture.sources import ALL_COMMAND_IDS
+from gpuwise.documents.bench import BenchReport, Measurement, PeakSource
 from gpuwise.facts.collect import collect_facts
 from gpuwise.facts.models import Facts, GpuProbe, Platform, Unknown
 from gpuwise.report.model import exit_code_for

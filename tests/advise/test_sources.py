@@ -35,7 +35,7 @@ def test_threshold_sources_are_public_documents_or_heuristics():
 
 @pytest.mark.parametrize("capture", capture_dirs(), ids=lambda p: p.name)
 def test_findings_on_recorded_captures_cite_public_sources(capture):
-    from gpuwise.bench.models import BenchReport
+    from gpuwise.documents.bench import BenchReport
 
     bench = BenchReport.model_validate_json((CAPTURES / "h200-1gpu-kvm-vm.bench-quick.json").read_text())
     facts = collect_facts(CaptureHost(capture))

@@ -10,9 +10,9 @@ import pytest
 from gpuwise import i18n
 from gpuwise.bench import registry
 from gpuwise.bench.context import BenchContext, BenchOptions
-from gpuwise.bench.models import Measurement
 from gpuwise.bench.registry import BenchEntry, benchmarks, select
 from gpuwise.bench.runner import judge, run_benchmarks, run_inline, run_isolated
+from gpuwise.documents.bench import Measurement
 from gpuwise.errors import UserInputError
 
 

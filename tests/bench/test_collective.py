@@ -16,7 +16,7 @@ import pytest
 
 from gpuwise.bench import collective
 from gpuwise.bench.collective_rank import BUS_FACTOR, RankInfo, iterations, rank_from_env
-from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.documents.bench import BenchReport, Measurement
 from gpuwise.errors import EnvironmentProblem, UserInputError
 
 SMALL = collective.Spec(

@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 from gpuwise import units
 from gpuwise.bench import collective, compute, dataloader, memory, storage, training
 from gpuwise.bench.context import BenchOptions, build_context
-from gpuwise.bench.models import BenchReport, Measurement, Stats
 from gpuwise.bench.registry import benchmarks
 from gpuwise.bench.runner import judge, run_benchmarks
 from gpuwise.cli import app
 from gpuwise.commands.history import record_run
+from gpuwise.documents.bench import BenchReport, Measurement, Stats
 from gpuwise.report.formats import render
 from gpuwise.report.views.bench import bench_view
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gpuwise.bench import peaks
-from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.peaks import Peak
 from gpuwise.catalog import fabrics, gpus
+from gpuwise.documents.bench import BenchReport, Measurement
 from tests.conftest import CAPTURES
 
 H100 = "NVIDIA H100 80GB HBM3"  # as torch.cuda.get_device_name and NVML report it

@@ -9,9 +9,9 @@ import pytest
 
 from gpuwise import i18n
 from gpuwise.bench.context import BenchContext, BenchOptions
-from gpuwise.bench.models import Measurement
 from gpuwise.bench.registry import select
 from gpuwise.bench.runner import judge, run_isolated
+from gpuwise.documents.bench import Measurement
 from tests.bench.test_bench_runner import fake
 
 

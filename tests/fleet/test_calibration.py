@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from gpuwise.bench import collective
 from gpuwise.bench.collective_rank import RankInfo
-from gpuwise.bench.models import BenchReport
 from gpuwise.bench.peaks import Peak
 from gpuwise.cli import app
+from gpuwise.documents.bench import BenchReport
 from gpuwise.errors import UserInputError
 from gpuwise.fleet.calibration import fleet_calibration
 from tests.fleet.fleet_kit import build_fleet

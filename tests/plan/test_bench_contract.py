@@ -12,8 +12,8 @@ import pytest
 
 from gpuwise.bench import collective
 from gpuwise.bench.collective_rank import RankInfo
-from gpuwise.bench.models import BenchReport
 from gpuwise.bench.peaks import Peak
+from gpuwise.documents.bench import BenchReport
 from gpuwise.plan.calibrate import load_calibration
 
 

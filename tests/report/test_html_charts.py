@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuwise.bench.models import BenchReport
+from gpuwise.documents.bench import BenchReport
 from gpuwise.report.document import Chart, Column, Document, Heading, Table
 from gpuwise.report.formats import get_renderer
 from gpuwise.report.views.charts import bench_peak_chart, compare_charts, plan_cost_chart

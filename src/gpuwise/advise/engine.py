@@ -34,8 +34,8 @@ from gpuwise.thresholds import Threshold, load_thresholds
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
-    from gpuwise.bench.models import BenchReport
     from gpuwise.bench.nccl_debug import NcclDebugLog
+    from gpuwise.documents.bench import BenchReport
     from gpuwise.facts.models import Facts
     from gpuwise.profile.model import LoadedProfile
     from gpuwise.stability.model import StabilityReport

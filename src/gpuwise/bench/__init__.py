@@ -1,4 +1,4 @@
-"""Benchmarks: the only code that runs workloads. Each returns Measurements (bench/models.py).
+"""Benchmarks: the only code that runs workloads. Each returns Measurements (documents/bench.py).
 
 `gpuwise.bench.runner.run_benchmarks` runs the registered benchmarks (bench/registry.py), each in its
 own process with a timeout, and returns a BenchReport. torch is an optional extra: `require_torch()`

@@ -10,8 +10,8 @@ import signal
 # so this server ignores it rather than print a KeyboardInterrupt traceback mid-import.
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-import gpuwise.bench.models  # noqa: F401, E402
 import gpuwise.bench.runner  # noqa: F401, E402
+import gpuwise.documents.bench  # noqa: F401, E402
 import gpuwise.facts.models  # noqa: F401, E402  (the context carries the probe's CPU and mount facts)
 
 with contextlib.suppress(ImportError):  # the parent reports a missing torch; the preload must not die on it

@@ -27,11 +27,11 @@ from pathlib import Path
 
 from gpuwise.bench.collective_rank import BUS_FACTOR, EXIT_PEER_FAILED, RankInfo, rank_from_env, run_rank
 from gpuwise.bench.context import BenchContext, Skip
-from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, no_peak, nvlink_peak, pcie_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.sizes import geometric, human, parse_sizes
 from gpuwise.bench.timing import stats_from
+from gpuwise.documents.bench import Measurement
 from gpuwise.i18n import N_, joined, msg
 
 BENCHMARK = BenchInfo(
@@ -245,7 +245,7 @@ def launch(spec: Spec, say=lambda text: None, deadline_s: float = 600.0) -> list
                     ),
                     fix=msg("check the rank's message above; rerun with smaller --sizes if out of memory"),
                 )
-            from gpuwise.bench.models import BenchReport
+            from gpuwise.documents.bench import BenchReport
 
             return [m.model_dump() for m in BenchReport.model_validate_json(out.read_text()).results]
         finally:
@@ -367,8 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         results = measurements(rows, info, args.backend, device)
         if args.json:
             from gpuwise.atomic import write_text_atomic
-            from gpuwise.bench.models import BenchReport
             from gpuwise.bench.runner import judge
+            from gpuwise.documents.bench import BenchReport
 
             report = BenchReport(
                 hostname=socket.gethostname(), mode="collective", results=[judge(m) for m in results]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuwise.bench.context import BenchContext
-from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, cpu_matmul_peak, matmul_peak
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import measure
+from gpuwise.documents.bench import Measurement
 from gpuwise.i18n import N_, joined
 
 BENCHMARK = BenchInfo(

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the facts models import pydantic: bench modules stay light 
     from gpuwise.capture.host import Host
     from gpuwise.facts.models import Cpu
 
-from gpuwise.bench.models import PeakSource
+from gpuwise.documents.bench import PeakSource
 from gpuwise.i18n import msg
 
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuwise.bench.context import BenchContext
-from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
+from gpuwise.documents.bench import Measurement, PeakSource
 from gpuwise.errors import UserInputError
 from gpuwise.i18n import N_, msg
 

@@ -11,10 +11,10 @@ import json
 import re
 from pathlib import Path
 
-from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog, looks_like_nccl_debug, parse_nccl_debug
 from gpuwise.bench.nccl_tests import looks_like_nccl_tests, parse, to_measurement
 from gpuwise.datafiles import read_input_bytes
+from gpuwise.documents.bench import BenchReport, Measurement
 from gpuwise.errors import UserInputError
 from gpuwise.facts.paste import unpaste
 from gpuwise.i18n import N_, msg

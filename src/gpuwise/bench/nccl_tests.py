@@ -16,8 +16,8 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from gpuwise.bench.models import Measurement
 from gpuwise.bench.peaks import Peak, gpu_spec, no_peak, nvlink_peak, pcie_peak
+from gpuwise.documents.bench import Measurement
 from gpuwise.facts.paste import unpaste
 from gpuwise.i18n import msg
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuwise.bench.models import PeakSource
+from gpuwise.documents.bench import PeakSource
 from gpuwise.i18n import msg
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuwise.bench.models import BENCH_SCHEMA, BenchReport
 from gpuwise.datafiles import read_json
+from gpuwise.documents.bench import BenchReport
+from gpuwise.documents.ids import BENCH_SCHEMA
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.i18n import N_, joined, msg
 

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from gpuwise.bench.context import BenchContext, MissingTool, Skip, read_clocks
-from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import BenchEntry
+from gpuwise.documents.bench import BenchReport, Measurement
 from gpuwise.i18n import msg
 from gpuwise.registry import Registry
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuwise.bench.context import BenchContext, MissingTool
-from gpuwise.bench.models import Measurement, PeakSource
 from gpuwise.bench.registry import BenchInfo
 from gpuwise.bench.timing import stats_from
+from gpuwise.documents.bench import Measurement, PeakSource
 from gpuwise.errors import EnvironmentProblem, UserInputError
 from gpuwise.i18n import N_, msg
 

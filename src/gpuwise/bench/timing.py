@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuwise.bench.models import Stats
+from gpuwise.documents.bench import Stats
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuwise.bench.models import Measurement
 from gpuwise.bench.nccl_debug import NcclDebugLog
 from gpuwise.bench.nccl_files import read_nccl_text
 from gpuwise.datafiles import read_input_bytes
+from gpuwise.documents.bench import Measurement
 from gpuwise.errors import UserInputError
 from gpuwise.facts.evidence import add_file, detect_kinds
 from gpuwise.facts.models import Facts

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gpuwise.bench.context import BenchOptions
-    from gpuwise.bench.models import BenchReport
+    from gpuwise.documents.bench import BenchReport
 
 
 def run_bench_with_progress(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
-from gpuwise.bench.models import BenchReport
+from gpuwise.documents.bench import BenchReport
 from gpuwise.fleet.model import Outlier
 from gpuwise.fleet.thresholds import value as threshold
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 
-from gpuwise.bench.models import BenchReport
+from gpuwise.documents.bench import BenchReport
 from gpuwise.fleet.model import Drift, NodeGroup, Outlier, Straggler
 from gpuwise.i18n import N_, joined, msg
 

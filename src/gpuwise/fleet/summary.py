@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gpuwise.advise.finding import Finding
-from gpuwise.bench.models import BenchReport
+from gpuwise.documents.bench import BenchReport
 from gpuwise.fleet.drift import node_values
 from gpuwise.fleet.grouping import group_key
 from gpuwise.fleet.layout import NodeResult, load_node
@@ -26,7 +26,7 @@ KEPT_EXTRA = ("step_ms",)  # the straggler verdict's step time (straggler._media
 
 
 class Value(NamedTuple):
-    """One usable measurement: the attributes of bench.models.Measurement that the report reads."""
+    """One usable measurement: the attributes of documents.bench.Measurement that the report reads."""
 
     name: str
     layer: str

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuwise.bench.models import BenchReport, Measurement
+from gpuwise.documents.bench import BenchReport, Measurement
 from gpuwise.documents.ids import STABILITY_SCHEMA
 from gpuwise.i18n import N_, msg
 from gpuwise.plan.network_fit import NetworkFit, fit_measurement, spread_cv

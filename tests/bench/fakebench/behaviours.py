@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from gpuwise.bench.context import MissingTool, Skip
-from gpuwise.bench.models import Measurement
+from gpuwise.documents.bench import Measurement
 from gpuwise.i18n import msg
 
 

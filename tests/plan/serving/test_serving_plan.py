@@ -139,7 +139,7 @@ def test_cli_refuses_sweep_and_bad_files_with_user_errors(tmp_path):
 
 
 def _bench_file(tmp_path: Path, results: list[dict], gpu: str | None = "H100-SXM") -> Path:
-    from gpuwise.bench.models import BenchReport
+    from gpuwise.documents.bench import BenchReport
 
     env = {"catalog_gpu": gpu} if gpu else {}
     path = tmp_path / "bench.json"

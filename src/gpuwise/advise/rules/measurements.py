@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuwise.advise.engine import Rule, RuleContext, rule
 from gpuwise.advise.finding import ExpectedGain
 from gpuwise.advise.rules._links import DCGM_DIAG, MLE_ACCELERATOR, TORCH_TUNING
-from gpuwise.bench.models import Measurement
+from gpuwise.documents.bench import Measurement
 from gpuwise.i18n import N_, joined, msg
 from gpuwise.layers import Layer
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpuwise import units
-from gpuwise.bench.models import BenchReport, Measurement
 from gpuwise.bench.registry import titles
+from gpuwise.documents.bench import BenchReport, Measurement
 from gpuwise.i18n import N_, _, shows, worded
 from gpuwise.report.document import (
     Block,

@@ -21,7 +21,7 @@ from gpuwise.report.document import Chart, Series
 
 
 def bench_peak_chart(report) -> list[Chart]:
-    """report: a bench.models.BenchReport."""
+    """report: a documents.bench.BenchReport."""
     rows = [m for m in report.results if m.status == "ok" and m.percent_of_peak is not None and m.peak]
     if not rows:
         return []

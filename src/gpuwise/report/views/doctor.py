@@ -161,7 +161,7 @@ def _measured(report: Report) -> tuple[list[Block], list[Block]]:
         return [], []
     from pydantic import ValidationError
 
-    from gpuwise.bench.models import BenchReport
+    from gpuwise.documents.bench import BenchReport
     from gpuwise.report.views.bench import layer_table
     from gpuwise.report.views.charts import bench_peak_chart
 
