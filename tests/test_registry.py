@@ -307,3 +307,17 @@ def test_a_tune_knob_is_one_module_and_the_search_offers_it(tmp_path, loaded):
         "torch.set_float32_matmul_precision('high')"
     ]
     assert "matmul_precision" not in KNOB_CODE
+
+
+def test_a_format_or_target_module_must_be_named_as_what_it_declares():
+    import types
+
+    from gpuwise.registry import named_after_module
+
+    make = named_after_module("pkg")
+    module = types.ModuleType("pkg.md")
+    with pytest.raises(ValueError, match="declares 'html', not 'md'"):
+        make(types.SimpleNamespace(name="html"), module)
+    assert make(types.SimpleNamespace(name="md"), module).name == "md"
+    outside = types.SimpleNamespace(name="html")
+    assert make(outside, types.ModuleType("elsewhere.md")) is outside  # a plugin file from outside: any name

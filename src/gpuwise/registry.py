@@ -229,6 +229,19 @@ class Registry(Mapping[str, T], Generic[T]):
         raise UserInputError(msg(self._unknown).format(kind=self.kind, name=name, names=names), fix)
 
 
+def named_after_module(package: str):
+    """A `make` for plugins found in `package` that must be named as their module (so `--help` can list
+    them without importing any): formats/md.py declares the format "md"."""
+
+    def make(item: Any, module: ModuleType) -> Any:
+        short = module.__name__.rpartition(".")[2]
+        if module.__name__.startswith(package + ".") and _name_attr(item) != short:
+            raise ValueError(f"{module.__name__} declares {_name_attr(item)!r}, not {short!r}")
+        return item
+
+    return make
+
+
 def _defined_in(value: Any, module: str) -> bool:
     """Was `value` made in `module` (not imported into it)? Plugins made by a decorator carry the
     decorated function's module (`fn`), instances made at module level their `module` when they set it."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 from gpuwise.errors import UserInputError
 from gpuwise.i18n import N_, joined, msg
 from gpuwise.launch import steps
-from gpuwise.registry import Registry
+from gpuwise.registry import Registry, named_after_module
 
 if TYPE_CHECKING:
     from gpuwise.launch.build import LaunchOptions
@@ -92,20 +92,13 @@ def unsupported_error(target: Target, feature: Feature, flag: str) -> UserInputE
     )
 
 
-def _same_name_as_module(target: Target, module) -> Target:
-    short = module.__name__.rpartition(".")[2]
-    if module.__name__.startswith(__name__ + ".") and target.name != short:
-        raise ValueError(f"launch/targets/{short}.py defines target {target.name!r}")
-    return target
-
-
 # Every target module of this package. A test passes its own `TARGETS.like()` to the functions below.
 TARGETS: Registry[Target] = Registry(
     "launch target",
     packages=(__name__,),
     attribute="TARGET",
     item_type=Target,
-    make=_same_name_as_module,
+    make=named_after_module(__name__),
     unknown=N_("--target {name!r} is not one of {names}"),
     unknown_fix=N_("pick one of them"),
 )

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuwise.i18n import N_
-from gpuwise.registry import Registry
+from gpuwise.registry import Registry, named_after_module
 from gpuwise.report.document import Document
 
 
@@ -25,21 +25,13 @@ class Renderer:
         return self.render(doc, width=width, color=color)
 
 
-def _check_name(renderer: Renderer, module) -> Renderer:
-    # the module's name is the format's name, so --help can list formats without importing them
-    short = module.__name__.rpartition(".")[2]
-    if module.__name__.startswith(__name__ + ".") and renderer.name != short:
-        raise ValueError(f"formats/{short}.py defines format {renderer.name!r}")
-    return renderer
-
-
 # Every module here that declares RENDERER. A test passes its own `FORMATS.like()`.
 FORMATS: Registry[Renderer] = Registry(
     "report format",
     packages=(__name__,),
     attribute="RENDERER",
     item_type=Renderer,
-    make=_check_name,
+    make=named_after_module(__name__),  # --help lists formats without importing them
     unknown=N_("--format {name!r} is not one of {names}"),
     unknown_fix=N_("use --format with one of: {names}"),
 )
