@@ -20,6 +20,7 @@ READERS = [  # modules that load a gpuwise document (plan, doctor, bench, tune, 
     "store/identity.py",
     "store/history.py",
     "commands/history.py",
+    "report/compare.py",
 ]
 NOT_DOCUMENTS = {  # receivers of .get() in those modules that are not a document
     "os.environ": "an environment variable",
