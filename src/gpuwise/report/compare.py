@@ -195,11 +195,10 @@ def _paired(a: list[T], b: list[T], key: Callable[[T], K]) -> list[tuple[K, T | 
 
 
 def diff_measurements(ra: list[ResultRow], rb: list[ResultRow]) -> list[MeasurementDiff]:
-    out = []
-
     def key(r: ResultRow) -> tuple[str, str, bool]:  # a device of None and "" are two keys
         return r.name, r.device or "", r.device is not None
 
+    out = []
     for (name, *_), x, y in _paired(ra, rb, key):
         va, vb = _ok_value(x), _ok_value(y)
         unit = (x or y).unit
@@ -220,9 +219,9 @@ def diff_findings(fa: list[ComparedFinding], fb: list[ComparedFinding]) -> list[
     out = []
     for fid, x, y in _paired(not_passed(fa), not_passed(fb), lambda f: str(f.id)):
         title = next(t for t in ((x or y).title, fid) if t is not None)
-        if x and not y:
+        if y is None:
             out.append(FindingDiff(id=fid, title=title, only_in="A", status_a=x.status))
-        elif y and not x:
+        elif x is None:
             out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=y.status))
         elif x.status != y.status:
             out.append(FindingDiff(id=fid, title=title, status_a=x.status, status_b=y.status))
