@@ -176,3 +176,24 @@ def test_hand_written_rows_are_read_as_before(tmp_path):
     assert (m.name, m.unit, m.ratio, m.verdict) == ("7", "", 2.0, "improvement")
     assert (c.host_a, c.host_b, c.kind_b) == ("vm", "n1", "report")
     assert compare_files(b, b).findings == []  # the same findings on both sides: no difference
+
+
+def test_a_hand_edited_stability_run_is_read_as_before(tmp_path):
+    """A metric with no info, or a summary that is not an object, reads as empty: rows named "?"."""
+    doc = {
+        "schema": "gpuwise-stability/1",
+        "host": "n1",
+        "results": [{"summary": {"median": 2.0}}, {"info": {"name": "x"}, "summary": 5}],
+    }
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(doc))
+    c = compare_files(a, a)
+    assert (c.kind_a, c.host_a) == ("stability", "n1")
+    assert {m.name: m.ratio for m in c.measurements} == {
+        "? median": 1.0,
+        "? p99": None,
+        "? cv": None,
+        "x median": None,
+        "x p99": None,
+        "x cv": None,
+    }

@@ -1,5 +1,6 @@
-"""What `gpuwise compare` reads from a bench file (BENCH_SCHEMA) or a doctor report (REPORT_SCHEMA):
-the result rows it lines up, the facts it diffs and the findings it sets side by side.
+"""What `gpuwise compare` reads from a bench file (BENCH_SCHEMA), a doctor report (REPORT_SCHEMA) or a
+stability run (STABILITY_SCHEMA): the result rows it lines up, the facts it diffs and the findings it
+sets side by side.
 
 compare also takes files edited by hand or written by other tools, so this view is lenient where the
 writer's model (documents/bench.py, strict) is not: a result row needs no layer, a field of the wrong
@@ -7,7 +8,7 @@ JSON type inside a row reads as absent (a value or stats that are not finite num
 no noise bound, never an error), and a row may carry its samples (stats.samples; gpuwise bench does not
 write them, other tools may). What compare cannot read past (a results, facts or findings field that is
 not a list or an object, a row that is not an object) is an error naming the field (documents/load.py).
-A stability run is read with its own view (documents/stability.py).
+The writers' models: documents/bench.py, report/model.py, stability/model.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from gpuwise.documents.ids import BENCH_SCHEMA, REPORT_SCHEMA
+from gpuwise.documents.ids import BENCH_SCHEMA, REPORT_SCHEMA, STABILITY_SCHEMA
 from gpuwise.documents.view import View
 
 
@@ -43,10 +44,15 @@ def _object(x: Any) -> Any:
     return x if isinstance(x, dict) else None
 
 
+def _object_or_empty(x: Any) -> Any:
+    return x if isinstance(x, dict) else {}
+
+
 Finite = Annotated[float | None, BeforeValidator(finite)]
 Count = Annotated[int | None, BeforeValidator(_count)]
 Samples = Annotated[list[float] | None, BeforeValidator(_samples)]
 Text = Annotated[str | None, BeforeValidator(_text)]
+Unit = Annotated[str, BeforeValidator(lambda x: str(x or ""))]
 
 
 class ResultStats(View):
@@ -61,21 +67,24 @@ class ResultStats(View):
 class ResultRow(View):
     name: Annotated[str, BeforeValidator(str)] = "?"
     device: Text = None
-    unit: Annotated[str, BeforeValidator(lambda x: str(x or ""))] = ""
+    unit: Unit = ""
     status: Text = "ok"
     value: Finite = None
     stats: Annotated[ResultStats | None, BeforeValidator(_object)] = None
 
 
-class ResultRows(View):
-    """A bench document's results (a bench file, or a doctor report's `measurements`)."""
-
-    hostname: Text = None
-    host: Text = None  # written by other tools instead of hostname
-    results: list[ResultRow] = Field(default_factory=list)
+class Hosted(View):
+    hostname: Text = None  # what gpuwise bench and doctor write
+    host: Text = None  # what gpuwise stability (and some other tools) write
 
     def host_name(self) -> str | None:
         return self.hostname or self.host
+
+
+class ResultRows(Hosted):
+    """A bench document's results (a bench file, or a doctor report's `measurements`)."""
+
+    results: list[ResultRow] = Field(default_factory=list)
 
 
 class ComparedBench(ResultRows):
@@ -88,13 +97,35 @@ class ComparedFinding(View):
     status: Text = None
 
 
-class ComparedReport(View):
+class ComparedReport(Hosted):
     schema_: Literal[REPORT_SCHEMA] = Field(alias="schema")  # type: ignore[valid-type]
-    hostname: Text = None
-    host: Text = None
     facts: dict[str, Any] = Field(default_factory=dict)  # the whole facts document: facts/diff.py walks it
     findings: list[ComparedFinding] = Field(default_factory=list)
     measurements: ResultRows | None = None  # the bench results the report judged, if any
 
-    def host_name(self) -> str | None:
-        return self.hostname or self.host
+
+class ComparedMetricInfo(View):
+    name: Annotated[str, BeforeValidator(lambda x: str(x or "?"))] = "?"
+    unit: Unit = ""
+
+
+class ComparedMetricSummary(View):
+    median: Finite = None
+    p99: Finite = None
+    cv: Finite = None
+
+
+class ComparedMetric(View):
+    """One metric of a stability run; an info or summary that is not an object reads as empty."""
+
+    info: Annotated[ComparedMetricInfo, BeforeValidator(_object_or_empty)] = Field(
+        default_factory=ComparedMetricInfo
+    )
+    summary: Annotated[ComparedMetricSummary, BeforeValidator(_object_or_empty)] = Field(
+        default_factory=ComparedMetricSummary
+    )
+
+
+class ComparedStability(Hosted):
+    schema_: Literal[STABILITY_SCHEMA] = Field(alias="schema")  # type: ignore[valid-type]
+    results: list[ComparedMetric] = Field(default_factory=list)

@@ -1,4 +1,4 @@
-"""What the history and `gpuwise compare` read back from a stability result (STABILITY_SCHEMA, written by
+"""What the history reads back from a stability result (STABILITY_SCHEMA, written by
 stability/model.py's StabilityReport, which doctor and plan validate it with): per metric its median,
 spread and cv, and the verdict of each layer."""
 
@@ -20,7 +20,6 @@ class MetricName(View):
 class MetricSummary(View):
     n: int | None = None
     median: float | None = None
-    p99: float | None = None
     p5: float | None = None
     p95: float | None = None
     cv: float | None = None
@@ -39,7 +38,6 @@ class StabilityLayer(View):
 
 class StabilityDocument(View):
     schema_: Literal[STABILITY_SCHEMA] = Field(alias="schema")  # type: ignore[valid-type]
-    host: str | None = None
     device: str | None = None
     gpu_name: str | None = None
     interval_s: float | None = None

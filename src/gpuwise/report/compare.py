@@ -19,10 +19,15 @@ from typing import TypeVar
 from pydantic import Field
 
 from gpuwise.datafiles import read_json
-from gpuwise.documents.compared import ComparedBench, ComparedFinding, ComparedReport, ResultRow
+from gpuwise.documents.compared import (
+    ComparedBench,
+    ComparedFinding,
+    ComparedReport,
+    ComparedStability,
+    ResultRow,
+)
 from gpuwise.documents.ids import BENCH_SCHEMA, COMPARE_SCHEMA, REPORT_SCHEMA, STABILITY_SCHEMA
 from gpuwise.documents.load import parse_document
-from gpuwise.documents.stability import StabilityDocument
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.facts.diff import FactDiff, diff_facts
 from gpuwise.i18n import N_, msg
@@ -92,15 +97,15 @@ class Comparison(TextModel):
         return [m for m in self.measurements if m.verdict == REGRESSION]
 
 
-Document = ComparedReport | ComparedBench | StabilityDocument
-_MODELS = {REPORT_SCHEMA: ComparedReport, BENCH_SCHEMA: ComparedBench, STABILITY_SCHEMA: StabilityDocument}
+Document = ComparedReport | ComparedBench | ComparedStability
+_MODELS = {REPORT_SCHEMA: ComparedReport, BENCH_SCHEMA: ComparedBench, STABILITY_SCHEMA: ComparedStability}
 _KINDS = {REPORT_SCHEMA: "report", BENCH_SCHEMA: "bench", STABILITY_SCHEMA: "stability"}
 _DAMAGED_FIX = N_("regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`")
 
 
 def load_any(path: str | Path) -> tuple[str, Document]:
     """Read a gpuwise-report/1, gpuwise-bench/1 or gpuwise-stability/1 JSON file through its view
-    (documents/compared.py, documents/stability.py); ('report' | 'bench' | 'stability', document)."""
+    (documents/compared.py); ('report' | 'bench' | 'stability', document)."""
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise UserInputError(
@@ -131,13 +136,13 @@ def load_any(path: str | Path) -> tuple[str, Document]:
 
 
 def _results(doc: Document) -> list[ResultRow]:
-    if isinstance(doc, StabilityDocument):
+    if isinstance(doc, ComparedStability):
         return stability_results(doc)
     rows = doc.measurements if isinstance(doc, ComparedReport) else doc
     return rows.results if rows is not None else []
 
 
-def stability_results(doc: StabilityDocument) -> list[ResultRow]:
+def stability_results(doc: ComparedStability) -> list[ResultRow]:
     """A gpuwise-stability/1 run as comparable rows: each metric's median, p99 and cv (cloud vs own node:
     the same metric's spread side by side)."""
     rows = []
@@ -232,14 +237,12 @@ def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
     """Compare two gpuwise JSON files (reports, bench results or stability runs, in any combination)."""
     ka, a = load_any(path_a)
     kb, b = load_any(path_b)
-    comp = Comparison(a=str(path_a), b=str(path_b), kind_a=ka, kind_b=kb, host_a=_host(a), host_b=_host(b))
+    comp = Comparison(
+        a=str(path_a), b=str(path_b), kind_a=ka, kind_b=kb, host_a=a.host_name(), host_b=b.host_name()
+    )
     if isinstance(a, ComparedReport) and isinstance(b, ComparedReport):
         comp.facts = diff_facts(a.facts, b.facts)
         comp.findings = diff_findings(a.findings, b.findings)
     comp.measurements = diff_measurements(_results(a), _results(b))
     comp.verdicts = dict(Counter(m.verdict for m in comp.in_common))
     return comp
-
-
-def _host(doc: Document) -> str | None:
-    return doc.host if isinstance(doc, StabilityDocument) else doc.host_name()
