@@ -11,7 +11,7 @@ import gpuwise
 from gpuwise.documents.ids import SCHEMA_IDS
 
 SRC = Path(gpuwise.__file__).parent
-READERS = [  # modules that load a gpuwise document (plan, doctor, bench, tune, fleet, stability, launch record)
+READERS = [  # modules that load a gpuwise document (plan, doctor, bench, tune, fleet, stability, launch record, watch recording)
     "launch/resources.py",
     "launch/build.py",
     "fleet/layout.py",
@@ -20,6 +20,10 @@ READERS = [  # modules that load a gpuwise document (plan, doctor, bench, tune, 
     "store/identity.py",
     "store/history.py",
     "commands/history.py",
+    "report/compare.py",
+    "export/sources.py::_recording_frames",  # the rest of sources.py reads NVML's sampler, not a document
+    "export/sources.py::recording_end",
+    "commands/watch.py::_replay",
 ]
 NOT_DOCUMENTS = {  # receivers of .get() in those modules that are not a document
     "os.environ": "an environment variable",

@@ -126,3 +126,21 @@ def test_a_captured_kernel_log_gives_each_gpu_its_last_xid(tmp_path):
     (capture / "commands" / "dmesg.txt").write_text("[ 1.0] an ordinary boot\n")
     (g,) = load_frames(capture)[0].gpus
     assert g.xid_last == 0  # the log was captured and holds no Xid for this GPU
+
+
+@pytest.mark.parametrize("trailer", ['{"end": 5}', '{"end": {"host": [1]}}', '{"end": {"host": null}}', ""])
+def test_a_recording_replays_whatever_its_trailer(tmp_path, trailer):
+    """The trailer is read through documents/watch.py: one that is not a host summary (a cut or
+    hand-edited file) replays without the host side, never a traceback."""
+    from typer.testing import CliRunner
+
+    from gpuwise.cli import app
+
+    frame = (
+        '{"taken_at": %s, "hostname": "h", "gpus": [{"index": 0, "name": "H200", "utilization_gpu_pct": 50}]}'
+    )
+    rec = tmp_path / "rec.jsonl"
+    rec.write_text("\n".join(['{"format": "gpuwise-watch/1"}', frame % 1.0, frame % 2.0, trailer]) + "\n")
+    r = CliRunner().invoke(app, ["watch", "--from", str(rec)])
+    assert r.exit_code == 0 and r.exception is None, r.output
+    assert "replay of rec.jsonl" in r.output and "peak RSS" not in r.output

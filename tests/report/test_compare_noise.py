@@ -154,3 +154,46 @@ def test_damaged_stats_give_no_noise_bound_not_a_traceback(tmp_path):
     verdicts = [m.verdict for m in compare_files(a, b).measurements]
     # samples that are not numbers are dropped; the ranges [9, 11] vs [4, 6] still decide that one
     assert verdicts == ["no_noise_bound"] * 3 + ["regression", "no_noise_bound"]
+
+
+def test_hand_written_rows_are_read_as_before(tmp_path):
+    """compare reads rows the bench writer's strict model refuses: no layer, fields of its own, a name
+    that is a number; a report whose measurements are such rows, and findings with only an id."""
+    row = {
+        "name": 7,
+        "value": 2.0,
+        "unit": None,
+        "note": "by hand",
+        "stats": {"min": 1.9, "max": 2.1, "repeats": 3},
+    }
+    a = bench_file(tmp_path / "a.json", row)
+    report = {"schema": "gpuwise-report/1", "host": "n1", "findings": [{"id": "x.y"}, {"id": "x.z", "status": "pass"}],
+              "measurements": {"results": [{**row, "value": 4.0, "stats": {"min": 3.9, "max": 4.1, "repeats": 3}}]}}  # fmt: skip
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(report))
+    c = compare_files(a, b)
+    (m,) = c.measurements
+    assert (m.name, m.unit, m.ratio, m.verdict) == ("7", "", 2.0, "improvement")
+    assert (c.host_a, c.host_b, c.kind_b) == ("vm", "n1", "report")
+    assert compare_files(b, b).findings == []  # the same findings on both sides: no difference
+
+
+def test_a_hand_edited_stability_run_is_read_as_before(tmp_path):
+    """A metric with no info, or a summary that is not an object, reads as empty: rows named "?"."""
+    doc = {
+        "schema": "gpuwise-stability/1",
+        "host": "n1",
+        "results": [{"summary": {"median": 2.0}}, {"info": {"name": "x"}, "summary": 5}],
+    }
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(doc))
+    c = compare_files(a, a)
+    assert (c.kind_a, c.host_a) == ("stability", "n1")
+    assert {m.name: m.ratio for m in c.measurements} == {
+        "? median": 1.0,
+        "? p99": None,
+        "? cv": None,
+        "x median": None,
+        "x p99": None,
+        "x cv": None,
+    }

@@ -138,8 +138,8 @@ def _replay(path: Path, interval: float):
     from gpuwise.report.views.watch import frame_view, summary_view
 
     frames = load_frames(path)
-    end = recording_end(path) or {}
-    host_data = end.get("host")
+    end = recording_end(path)
+    host_data = end.host if end is not None else None
     host = None
     if isinstance(host_data, dict):
         known = set(HostSummary.__dataclass_fields__)

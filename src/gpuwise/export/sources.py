@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from pydantic import ValidationError
+
+from gpuwise.documents.watch import WatchEnd, WatchHeader, WatchTrailer
 from gpuwise.errors import UserInputError
 from gpuwise.export.processes import ProcessTracker
 from gpuwise.export.recording import RECORD_FORMAT
@@ -188,11 +191,12 @@ def _bus_key(bus_id: str) -> tuple[int, str, str] | None:
 def _recording_frames(path: Path, text: str) -> list[Snapshot]:
     lines = text.splitlines()
     try:
-        header = json.loads(lines[0])
-        if header.get("format") != RECORD_FORMAT:
+        first = json.loads(lines[0])
+        header = WatchHeader.model_validate(first) if isinstance(first, dict) else WatchHeader()
+        if header.format != RECORD_FORMAT:
             raise ValueError(
                 msg("format is {got}, not {expected}").format(
-                    got=repr(header.get("format")), expected=repr(RECORD_FORMAT)
+                    got=repr(header.format), expected=repr(RECORD_FORMAT)
                 )
             )
         rows = [json.loads(ln) for ln in lines[1:] if ln.strip()]
@@ -220,8 +224,9 @@ def _live_environment() -> str:
         return "unknown"
 
 
-def recording_end(path: Path) -> dict | None:
-    """The host-side summary a `watch --record` file ends with, or None (another kind of recording)."""
+def recording_end(path: Path) -> WatchEnd | None:
+    """The host-side summary a `watch --record` file ends with, or None (another kind of recording, or
+    a trailer that is not one)."""
     if path.is_dir() or not path.is_file():
         return None
     with path.open(encoding="utf-8", errors="replace") as fh:
@@ -233,6 +238,6 @@ def recording_end(path: Path) -> dict | None:
                 last = line
     try:
         row = json.loads(last) if last else None
-    except ValueError:
+        return WatchTrailer.model_validate(row).end if isinstance(row, dict) and "end" in row else None
+    except (ValueError, ValidationError):
         return None
-    return row.get("end") if isinstance(row, dict) else None

@@ -11,17 +11,26 @@ LOWER_IS_BETTER_UNITS, down is better). A single repeat on either side gives no 
 
 from __future__ import annotations
 
-import math
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from pydantic import Field
 
 from gpuwise.datafiles import read_json
+from gpuwise.documents.compared import (
+    ComparedBench,
+    ComparedFinding,
+    ComparedReport,
+    ComparedStability,
+    ResultRow,
+)
 from gpuwise.documents.ids import BENCH_SCHEMA, COMPARE_SCHEMA, REPORT_SCHEMA, STABILITY_SCHEMA
+from gpuwise.documents.load import parse_document
 from gpuwise.errors import DataValidationError, UserInputError
 from gpuwise.facts.diff import FactDiff, diff_facts
-from gpuwise.i18n import N_, joined, msg
+from gpuwise.i18n import N_, msg
 from gpuwise.report.mannwhitney import mann_whitney_p
 from gpuwise.store.regress import lower_is_better
 from gpuwise.textmodel import TextModel
@@ -38,6 +47,7 @@ NOISE_RULE = (
 )
 MIN_SAMPLES_FOR_TEST = 5
 SIGNIFICANCE = 0.05
+T, K = TypeVar("T"), TypeVar("K")
 
 
 class MeasurementDiff(TextModel):
@@ -87,8 +97,15 @@ class Comparison(TextModel):
         return [m for m in self.measurements if m.verdict == REGRESSION]
 
 
-def load_any(path: str | Path) -> tuple[str, dict]:
-    """Read a gpuwise-report/1 or gpuwise-bench/1 JSON file; ('report' | 'bench', data)."""
+Document = ComparedReport | ComparedBench | ComparedStability
+_MODELS = {REPORT_SCHEMA: ComparedReport, BENCH_SCHEMA: ComparedBench, STABILITY_SCHEMA: ComparedStability}
+_KINDS = {REPORT_SCHEMA: "report", BENCH_SCHEMA: "bench", STABILITY_SCHEMA: "stability"}
+_DAMAGED_FIX = N_("regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`")
+
+
+def load_any(path: str | Path) -> tuple[str, Document]:
+    """Read a gpuwise-report/1, gpuwise-bench/1 or gpuwise-stability/1 JSON file through its view
+    (documents/compared.py); ('report' | 'bench' | 'stability', document)."""
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise UserInputError(
@@ -106,104 +123,56 @@ def load_any(path: str | Path) -> tuple[str, dict]:
         raise UserInputError(
             msg("{p}: not readable JSON ({reason})").format(p=p, reason=exc.reason), exc.fix
         ) from None
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema == REPORT_SCHEMA:
-        _check_shape(p, data, {"facts": dict, "findings": list, "measurements": (dict, type(None))})
-        _check_items(p, data.get("findings"), "findings")
-        _check_items(p, (data.get("measurements") or {}).get("results"), "measurements.results")
-        return "report", data
-    if schema == STABILITY_SCHEMA:
-        _check_shape(p, data, {"results": list})
-        _check_items(p, data.get("results"), "results")
-        return "stability", data
-    if schema == BENCH_SCHEMA:
-        _check_shape(p, data, {"results": list})
-        _check_items(p, data.get("results"), "results")
-        return "bench", data
-    raise UserInputError(
-        msg("{p}: schema is {schema!r}, expected {report!r}, {bench!r} or {stability!r}").format(
-            p=p, schema=schema, report=REPORT_SCHEMA, bench=BENCH_SCHEMA, stability=STABILITY_SCHEMA
-        ),
-        msg("compare files written by `gpuwise doctor --format json` or `gpuwise bench`"),
-    )
-
-
-_JSON_NAME = {dict: "an object", list: "a list", type(None): "null"}
-_DAMAGED_FIX = N_("regenerate it with `gpuwise doctor --format json -o FILE` or `gpuwise bench --save FILE`")
-
-
-def _check_shape(p: Path, data: dict, fields: dict[str, type | tuple[type, ...]]) -> None:
-    """The top-level fields compare reads must have the right JSON type (a hand-edited or damaged file)."""
-    for name, kind in fields.items():
-        if name in data and not isinstance(data[name], kind):
-            want = joined(" or ", (_JSON_NAME[k] for k in (kind if isinstance(kind, tuple) else (kind,))))
-            raise UserInputError(
-                msg(
-                    "{p}: field {name!r} should be {want}, not {name2} (a damaged or hand-edited file?)"
-                ).format(p=p, name=name, want=want, name2=type(data[name]).__name__),
-                msg(_DAMAGED_FIX),
-            )
-
-
-def _check_items(p: Path, items: Any, where: str) -> None:
-    if items is None:
-        return
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+    found = data["schema"] if isinstance(data, dict) and "schema" in data else None
+    schema = found if isinstance(found, str) and found in _MODELS else None
+    if schema is None:
         raise UserInputError(
-            msg("{p}: {where} must be a list of objects").format(p=p, where=where), msg(_DAMAGED_FIX)
+            msg("{p}: schema is {schema!r}, expected {report!r}, {bench!r} or {stability!r}").format(
+                p=p, schema=found, report=REPORT_SCHEMA, bench=BENCH_SCHEMA, stability=STABILITY_SCHEMA
+            ),
+            msg("compare files written by `gpuwise doctor --format json` or `gpuwise bench`"),
         )
+    return _KINDS[schema], parse_document(data, _MODELS[schema], schema, path=p, fix=_DAMAGED_FIX)
 
 
-def _results(kind: str, data: dict) -> list[dict]:
-    if kind == "stability":
-        return stability_results(data)
-    bench = data if kind == "bench" else (data.get("measurements") or {})
-    return [r for r in bench.get("results", []) if isinstance(r, dict)]
+def _results(doc: Document) -> list[ResultRow]:
+    if isinstance(doc, ComparedStability):
+        return stability_results(doc)
+    rows = doc.measurements if isinstance(doc, ComparedReport) else doc
+    return rows.results if rows is not None else []
 
 
-def stability_results(data: dict) -> list[dict]:
+def stability_results(doc: ComparedStability) -> list[ResultRow]:
     """A gpuwise-stability/1 run as comparable rows: each metric's median, p99 and cv (cloud vs own node:
     the same metric's spread side by side)."""
     rows = []
-    for r in data.get("results") or []:
-        info, s = (r.get(key) if isinstance(r.get(key), dict) else {} for key in ("info", "summary"))
-        name, unit = str(info.get("name") or "?"), str(info.get("unit") or "")
+    for r in doc.results:
+        name, unit, s = r.info.name, r.info.unit, r.summary
         rows += [
-            {"name": f"{name} median", "unit": unit, "value": s.get("median")},
-            {"name": f"{name} p99", "unit": unit, "value": s.get("p99")},
-            {"name": f"{name} cv", "unit": "", "value": s.get("cv")},
+            ResultRow(name=f"{name} median", unit=unit, value=s.median),
+            ResultRow(name=f"{name} p99", unit=unit, value=s.p99),
+            ResultRow(name=f"{name} cv", unit="", value=s.cv),
         ]
     return rows
 
 
-def _ok_value(r: dict | None) -> float | None:
-    """The value of a result that ran (status ok); anything that is not a finite number counts as no value."""
-    if not r or r.get("status", "ok") != "ok":
-        return None
-    return _finite(r.get("value"))  # NaN/inf (hand-edited JSON) would make the output invalid JSON
+def _ok_value(r: ResultRow | None) -> float | None:
+    """The value of a result that ran (status ok); a value that is not a finite number reads as None."""
+    return r.value if r is not None and r.status == "ok" else None
 
 
-def _spread(r: dict | None) -> tuple[tuple[float, float] | None, int | None, list[float] | None]:
+def _spread(r: ResultRow) -> tuple[tuple[float, float] | None, int | None, list[float] | None]:
     """([min, max], repeats, samples) of a result's stats; None where it did not repeat (or the stats
     are not finite numbers)."""
-    stats = (r or {}).get("stats")
-    if not isinstance(stats, dict):
+    stats = r.stats
+    if stats is None:
         return None, None, None
-    repeats = stats.get("repeats")
-    repeats = repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else None
-    low, high = (_finite(stats.get(k)) for k in ("min", "max"))
-    samples = stats.get("samples")
-    samples = [float(x) for x in samples if _finite(x) is not None] if isinstance(samples, list) else None
+    low, high, repeats, samples = stats.min, stats.max, stats.repeats, stats.samples
     if repeats is None and samples:
         repeats = len(samples)
     if low is None or high is None or low > high or not repeats or repeats < 2:
         return None, repeats, None
     return (low, high), repeats, samples
-
-
-def _finite(x: Any) -> float | None:
-    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-    return float(x) if ok else None
 
 
 def judge(unit: str, va: float, vb: float, ra, rb, sa, sb) -> tuple[str, float | None]:
@@ -221,69 +190,59 @@ def judge(unit: str, va: float, vb: float, ra, rb, sa, sb) -> tuple[str, float |
     return (IMPROVEMENT if better * (rb[0] - ra[1]) > 0 else REGRESSION), None
 
 
-def diff_measurements(ra: list[dict], rb: list[dict]) -> list[MeasurementDiff]:
-    def key(r: dict) -> tuple[str, str | None]:
-        device = r.get("device")
-        return str(r.get("name", "?")), None if device is None else str(device)
+def _paired(a: list[T], b: list[T], key: Callable[[T], K]) -> list[tuple[K, T | None, T | None]]:
+    """(key, A's item, B's item) for every key on either side, sorted by key; the last item of a key wins."""
+    pairs: dict[K, list[T | None]] = {}
+    for side, items in enumerate((a, b)):
+        for item in items:
+            pairs.setdefault(key(item), [None, None])[side] = item
+    return [(k, x, y) for k, (x, y) in sorted(pairs.items(), key=lambda kv: kv[0])]
 
-    ma, mb = {key(r): r for r in ra}, {key(r): r for r in rb}
+
+def diff_measurements(ra: list[ResultRow], rb: list[ResultRow]) -> list[MeasurementDiff]:
+    def key(r: ResultRow) -> tuple[str, str, bool]:  # a device of None and "" are two keys
+        return r.name, r.device or "", r.device is not None
+
     out = []
-    for k in sorted(set(ma) | set(mb), key=lambda k: (k[0], k[1] or "")):
-        va, vb = _ok_value(ma.get(k)), _ok_value(mb.get(k))
-        unit = str((ma.get(k) or mb.get(k) or {}).get("unit") or "")
+    for (name, *_), x, y in _paired(ra, rb, key):
+        va, vb = _ok_value(x), _ok_value(y)
+        unit = (x or y).unit
         ratio = vb / va if va is not None and vb is not None and va else None
-        diff = MeasurementDiff(name=k[0], device=k[1], unit=unit, a=va, b=vb, ratio=ratio)
+        diff = MeasurementDiff(name=name, device=(x or y).device, unit=unit, a=va, b=vb, ratio=ratio)
         if va is not None and vb is not None:
-            (range_a, diff.a_repeats, sa), (range_b, diff.b_repeats, sb) = _spread(ma[k]), _spread(mb[k])
+            (range_a, diff.a_repeats, sa), (range_b, diff.b_repeats, sb) = _spread(x), _spread(y)
             diff.a_range, diff.b_range = range_a, range_b
             diff.verdict, diff.p_value = judge(unit, va, vb, range_a, range_b, sa, sb)
         out.append(diff)
     return out
 
 
-def diff_findings(fa: list[dict], fb: list[dict]) -> list[FindingDiff]:
-    da = {str(f.get("id")): f for f in fa if f.get("status") != "pass"}
-    db = {str(f.get("id")): f for f in fb if f.get("status") != "pass"}
+def diff_findings(fa: list[ComparedFinding], fb: list[ComparedFinding]) -> list[FindingDiff]:
+    def not_passed(findings: list[ComparedFinding]) -> list[ComparedFinding]:
+        return [f for f in findings if f.status != "pass"]
+
     out = []
-    for fid in sorted(set(da) | set(db)):
-        x, y = da.get(fid), db.get(fid)
-        title = str((x or y).get("title", fid))
-        if x and not y:
-            out.append(FindingDiff(id=fid, title=title, only_in="A", status_a=_opt_str(x.get("status"))))
-        elif y and not x:
-            out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=_opt_str(y.get("status"))))
-        elif x.get("status") != y.get("status"):
-            out.append(
-                FindingDiff(
-                    id=fid,
-                    title=title,
-                    status_a=_opt_str(x.get("status")),
-                    status_b=_opt_str(y.get("status")),
-                )
-            )
+    for fid, x, y in _paired(not_passed(fa), not_passed(fb), lambda f: str(f.id)):
+        title = next(t for t in ((x or y).title, fid) if t is not None)
+        if y is None:
+            out.append(FindingDiff(id=fid, title=title, only_in="A", status_a=x.status))
+        elif x is None:
+            out.append(FindingDiff(id=fid, title=title, only_in="B", status_b=y.status))
+        elif x.status != y.status:
+            out.append(FindingDiff(id=fid, title=title, status_a=x.status, status_b=y.status))
     return out
 
 
 def compare_files(path_a: str | Path, path_b: str | Path) -> Comparison:
-    """Compare two gpuwise JSON files (reports or bench results, in any combination)."""
+    """Compare two gpuwise JSON files (reports, bench results or stability runs, in any combination)."""
     ka, a = load_any(path_a)
     kb, b = load_any(path_b)
     comp = Comparison(
-        a=str(path_a),
-        b=str(path_b),
-        kind_a=ka,
-        kind_b=kb,
-        host_a=_opt_str(a.get("hostname") or a.get("host")),
-        host_b=_opt_str(b.get("hostname") or b.get("host")),
+        a=str(path_a), b=str(path_b), kind_a=ka, kind_b=kb, host_a=a.host_name(), host_b=b.host_name()
     )
-    if ka == kb == "report":
-        comp.facts = diff_facts(a.get("facts") or {}, b.get("facts") or {})
-        comp.findings = diff_findings(a.get("findings") or [], b.get("findings") or [])
-    comp.measurements = diff_measurements(_results(ka, a), _results(kb, b))
-    for m in comp.in_common:
-        comp.verdicts[m.verdict] = comp.verdicts.get(m.verdict, 0) + 1
+    if isinstance(a, ComparedReport) and isinstance(b, ComparedReport):
+        comp.facts = diff_facts(a.facts, b.facts)
+        comp.findings = diff_findings(a.findings, b.findings)
+    comp.measurements = diff_measurements(_results(a), _results(b))
+    comp.verdicts = dict(Counter(m.verdict for m in comp.in_common))
     return comp
-
-
-def _opt_str(x: Any) -> str | None:
-    return None if x is None else str(x)
