@@ -124,7 +124,8 @@ def launch_script(plan: LaunchPlan, hosts: list[str]) -> str:
             f'  ssh -o BatchMode=yes "$h" bash {remote} > "$HERE/logs/$h.log" 2>&1 &',
             "  PIDS+=($!)",
             "done",
-            # the first host to fail stops the others at once (they would wait in the rendezvous);
+            # the first host to fail stops the others at once (they would wait in the rendezvous), and
+            # again each second while any is left (a host still in its preflight starts torchrun later);
             # polled rather than `wait -n`, so that the bash 3.2 of macOS runs it too
             "rc=0",
             "while :; do",
@@ -140,6 +141,7 @@ def launch_script(plan: LaunchPlan, hosts: list[str]) -> str:
             "    fi",
             "  done",
             '  [ "$left" -eq 0 ] && break',
+            '  [ "$rc" -ne 0 ] && stop',
             "  sleep 1",
             "done",
             "exit $rc",
