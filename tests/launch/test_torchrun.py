@@ -38,7 +38,8 @@ mkdir -p "$FAKE_ROOT/$host" && cp "$1" "$FAKE_ROOT/$host/${path#/tmp/}"
     "gpuwise": r"""#!/bin/bash
 case "$1" in
 doctor) while [ "$#" -gt 0 ]; do [ "$1" = -o ] && { mkdir -p "$(dirname "$2")"; echo '{}' > "$2"; }; shift; done
-        case ",$FAIL_HOSTS," in *",$FAKE_HOST,"*) sleep "${FAIL_AFTER:-0}"; exit 2 ;; esac; exit 0 ;;
+        case ",$FAIL_HOSTS," in *",$FAKE_HOST,"*) sleep "${FAIL_AFTER:-0}"; exit 2 ;; esac
+        case ",${SLOW_HOSTS:-}," in *",$FAKE_HOST,"*) sleep "${SLOW_FOR:-0}" ;; esac; exit 0 ;;
 export) mkdir -p "$3" && echo 'gpuwise_up 1' > "$3/gpuwise.prom"; exec sleep 30 ;;
 esac
 exit 9
@@ -153,7 +154,7 @@ def test_it_refuses_yes_wait_and_down_with_its_reason(tmp_path):
 
 def test_the_first_failure_stops_a_host_still_waiting_in_the_rendezvous(tmp_path, monkeypatch):
     """gpu-01's torchrun would wait for its peer; gpu-02 fails its preflight: the real pkill that launch.sh
-    sends stops gpu-01 at once (the job name is unique to this test, so nothing else matches)."""
+    sends stops gpu-01 (the job name is unique to this test, so nothing else matches)."""
     import yaml
 
     monkeypatch.chdir(tmp_path)
@@ -166,10 +167,12 @@ def test_the_first_failure_stops_a_host_still_waiting_in_the_rendezvous(tmp_path
     hang = '#!/bin/bash\n[ "$FAKE_HOST" = gpu-01 ] || exit 0\nwhile :; do sleep 0.2; done\n'
     FAKES_HANG = {k: v for k, v in FAKES.items() if k != "pkill"} | {"torchrun": hang}
     monkeypatch.setattr(sys.modules[__name__], "FAKES", FAKES_HANG)
-    # gpu-02 fails at once, before or after gpu-01 reached its (endless) torchrun: launch.sh stops every host
-    # again each second while one is left, so a host still in its preflight is stopped too (under load the
-    # one stop of before could come before gpu-01's torchrun started, and the job waited forever)
+    # gpu-02 fails at once while gpu-01 is still in its preflight (3 s), so the first stop finds no torchrun
+    # on gpu-01: launch.sh stops every host again each second while one is left (with one stop only, as
+    # under load in CI, gpu-01 then waited in its rendezvous forever)
     monkeypatch.setenv("FAIL_AFTER", "0")
+    monkeypatch.setenv("SLOW_HOSTS", "gpu-01")
+    monkeypatch.setenv("SLOW_FOR", "3")
     try:
         done, _root = _run_launch(tmp_path, tmp_path / "out", fail="gpu-02")
     finally:
