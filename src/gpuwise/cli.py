@@ -225,6 +225,10 @@ def main() -> None:
         )
         sys.exit(EXIT_COULD_NOT_RUN)
     except Exception as exc:  # click usage errors and anything unexpected
+        if interrupts.received() is not None:
+            # the stop signal's exception, wrapped by a library it passed through (pydantic turns a
+            # KeyboardInterrupt raised while it builds a model's schema into a SchemaError)
+            _interrupted()
         if _is_usage_error(exc):
             exc.show()  # "Usage: ... Try 'gpuwise CMD --help' for help. Error: ..."
             # 3, not click's 2: for doctor 2 means "critical findings", and a typo must not read as that
