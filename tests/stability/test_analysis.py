@@ -4,6 +4,7 @@ make of it: fast, on synthetic series and recorded /proc text."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +131,11 @@ def test_cgroup_cpu_stat_path_v1_and_v2(tmp_path):
 def test_live_context_reader_gives_rates():
     reader = c.ContextReader()
     reader.start()
-    sum(i * i for i in range(200_000))
+    # /proc/stat counts in clock ticks (10 ms): a round shorter than a tick can see no change at all, and
+    # then the CPU shares are unknown (absent), not 0 (a 200,000-square sum failed this way in CI)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.25:
+        sum(i * i for i in range(20_000))
     out = reader.stop()
     reader.close()
     assert 0 <= out["cpu_busy_pct"] <= 100 and out["runq_wait_ms_per_s"] >= 0
