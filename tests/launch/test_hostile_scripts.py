@@ -227,6 +227,7 @@ def _generated_scripts(tmp_path: Path, marks: Path) -> dict[str, str]:
         "hostile-slurm-s3": LaunchOptions(hostile_s3, "slurm"),
         "hostile-sky": LaunchOptions(hostile_nfs, "skypilot", offer="aws:g5.4xlarge", cloud=sky),
         "hostile-sky-s3": LaunchOptions(hostile_s3, "skypilot", offer="aws:g5.4xlarge", cloud=sky),
+        "hostile-torchrun": LaunchOptions(hostile_nfs, "torchrun", cloud={"hosts": "gpu-01"}),
         "example-slurm": LaunchOptions(EXAMPLES / "job-cpu.yaml", "slurm"),
         "example-sky": LaunchOptions(
             EXAMPLES / "job-llm.yaml", "skypilot", offer="aws:p4d.24xlarge", cloud=sky
@@ -265,7 +266,10 @@ def test_shellcheck_accepts_every_script(tmp_path, box):
     folder = tmp_path / "scripts"
     folder.mkdir()
     scripts = _generated_scripts(tmp_path, marks)
-    assert {"job.sbatch", "node.sh", "setup.sh", "run.sh"} <= {n.rsplit("-", 1)[-1] for n in scripts}
+    assert {"job.sbatch", "node.sh", "launch.sh", "setup.sh", "run.sh"} <= {
+        n.rsplit("-", 1)[-1] for n in scripts
+    }
+    assert any(n.startswith("hostile-torchrun-") and n.endswith("launch.sh") for n in scripts)
     for name, text in scripts.items():
         (folder / name).write_text(text)
     p = subprocess.run(["shellcheck", "-S", "warning", "-f", "gcc", *sorted(map(str, folder.iterdir()))],
