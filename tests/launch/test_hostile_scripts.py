@@ -227,6 +227,7 @@ def _generated_scripts(tmp_path: Path, marks: Path) -> dict[str, str]:
         "hostile-slurm-s3": LaunchOptions(hostile_s3, "slurm"),
         "hostile-sky": LaunchOptions(hostile_nfs, "skypilot", offer="aws:g5.4xlarge", cloud=sky),
         "hostile-sky-s3": LaunchOptions(hostile_s3, "skypilot", offer="aws:g5.4xlarge", cloud=sky),
+        "hostile-torchrun": LaunchOptions(hostile_nfs, "torchrun", cloud={"hosts": "gpu-01"}),
         "example-slurm": LaunchOptions(EXAMPLES / "job-cpu.yaml", "slurm"),
         "example-sky": LaunchOptions(
             EXAMPLES / "job-llm.yaml", "skypilot", offer="aws:p4d.24xlarge", cloud=sky
@@ -265,7 +266,10 @@ def test_shellcheck_accepts_every_script(tmp_path, box):
     folder = tmp_path / "scripts"
     folder.mkdir()
     scripts = _generated_scripts(tmp_path, marks)
-    assert {"job.sbatch", "node.sh", "setup.sh", "run.sh"} <= {n.rsplit("-", 1)[-1] for n in scripts}
+    assert {"job.sbatch", "node.sh", "launch.sh", "setup.sh", "run.sh"} <= {
+        n.rsplit("-", 1)[-1] for n in scripts
+    }
+    assert any(n.startswith("hostile-torchrun-") and n.endswith("launch.sh") for n in scripts)
     for name, text in scripts.items():
         (folder / name).write_text(text)
     p = subprocess.run(["shellcheck", "-S", "warning", "-f", "gcc", *sorted(map(str, folder.iterdir()))],
@@ -287,3 +291,24 @@ def test_an_sbatch_header_value_that_is_not_a_plain_word_is_refused(tmp_path):
             plan_launch(LaunchOptions(job, "slurm", out=out, source=SOURCE, slurm=slurm_options))
         assert source in str(exc.value) and "To fix:" in str(exc.value)
         assert not out.exists()
+
+
+def test_torchrun_node_script_executes_nothing(tmp_path, box):
+    """node.sh of `--target torchrun` (what launch.sh starts on each host) from the hostile job: the dataset
+    check stops it without running a marker, then with the dataset there it runs through to torchrun."""
+    marks, env, log = box
+    job = _Job(write_hostile_job(tmp_path / "job.yaml", marks, NFS), marks)
+    plan = plan_launch(LaunchOptions(job_path=job.path, target="torchrun", out=tmp_path / "out", source=SOURCE,
+                                     cloud={"hosts": "gpu-01"}))  # fmt: skip
+    write_files(plan)
+    p = _run(plan.out / "node.sh", env, cwd=tmp_path / "run", GPUWISE="gpuwise")
+    assert p.returncode == 1, p.stdout + p.stderr
+    _no_marks(marks)
+    Path(job.doc["dataset"]["mount"]).mkdir(parents=True)
+    Path(job.doc["workdir"]).mkdir(parents=True)
+    log.unlink(missing_ok=True)
+    p = _run(plan.out / "node.sh", env, cwd=tmp_path / "run", GPUWISE="gpuwise")
+    assert p.returncode == 0, p.stdout + p.stderr
+    _no_marks(marks)
+    train = next(c for c in _calls(log) if c[0] == "torchrun")
+    assert train[train.index("--rdzv-id") + 2 :] == job.script_args()
