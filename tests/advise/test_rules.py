@@ -733,3 +733,23 @@ def test_probe_layer_choices_are_the_finding_layers():
     from gpuwise.commands.probe import LAYER_CHOICES
 
     assert tuple(layer for layer in LAYER_ORDER if layer != "framework") == LAYER_CHOICES
+
+
+@pytest.mark.parametrize(
+    "instance,status,text",
+    [
+        ("p4d.24xlarge", "warn", "4 EFA adapters"),
+        ("g5.xlarge", "info", "has no EFA"),
+        ("P5.48XLARGE", "warn", "32 EFA"),
+    ],
+)
+def test_no_rdma_judges_efa_by_the_instance_type(instance, status, text):
+    facts = healthy_node()
+    facts.network.rdma_devices = []
+    facts.gpus = facts.gpus[:1]  # one GPU: without the instance type this is at most info
+    facts.platform.instance_type = instance
+    (hit,) = [f for f in run_rules(facts, None, "cloud") if f.id == "net.no_rdma"]
+    assert hit.status == status
+    assert text in hit.recommendation.text
+    assert "docs.aws.amazon.com" in hit.recommendation.text
+    assert ("platform.instance_type", instance.lower()) in [(e.path, e.value) for e in hit.evidence]

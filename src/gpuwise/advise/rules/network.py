@@ -21,6 +21,7 @@ from gpuwise.advise.rules._util import (
     physical_nics,
     version_tuple,
 )
+from gpuwise.catalog.efa import efa_support
 from gpuwise.facts.fabric import port_roles
 from gpuwise.i18n import N_, joined, msg
 
@@ -49,6 +50,32 @@ def no_rdma(ctx: RuleContext):
         return None  # a source was never looked at: no claim that the node has no RDMA
     n = len(ctx.facts.gpus)
     many = n >= ctx.t("multinode_gpu_count")
+    efa = efa_support(ctx.facts.platform.instance_type)
+    if efa is not None:
+        evidence = [
+            ("network.rdma_devices", []),
+            ("platform.instance_type", efa.instance_type),
+            (f"catalog:efa_instance_types[{efa.instance_type}].efa_interfaces", efa.efa_interfaces),
+        ]
+        if efa.efa_interfaces:
+            return ctx.finding(
+                "warn",
+                evidence,
+                msg(
+                    "This instance type supports {n} EFA adapters ({source}), but no RDMA device is "
+                    "visible: multi-node NCCL would run over TCP. Attach EFA network interfaces when "
+                    "launching the instances (InterfaceType efa) and pass /dev/infiniband to the container."
+                ).format(n=efa.efa_interfaces, source=efa.source),
+                commands=["ls /sys/class/infiniband", "fi_info -p efa -t FI_EP_RDM"],
+            )
+        return ctx.finding(
+            "warn" if many else "info",
+            evidence,
+            msg(
+                "This instance type has no EFA ({source}): multi-node NCCL runs over TCP. For multi-node "
+                "training choose an EFA-capable instance type (e.g. p4d.24xlarge, p5.48xlarge)."
+            ).format(source=efa.source),
+        )
     return ctx.finding(
         "warn" if many else "info",
         [("network.rdma_devices", []), ("gpus.count", n)],
