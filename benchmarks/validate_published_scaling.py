@@ -57,6 +57,7 @@ def predict_case(case: dict) -> dict:
         activation_checkpointing=False, flash_attention=True, activation_bytes_per_sample=0.0,
         bytes_per_sample=0.0, recompute_factor=1.0, random_reads=False, avg_read_bytes=1.0,
         sync_wait_s=horovod_wait_s(d, float(case["grad_tensors"])) if horovod else 0.0,
+        flat_ring=bool(case.get("nccl_rings_only", False)),
     )  # fmt: skip
     gbps = float(case["nic_gbps"]) * int(case["nics"])
     achieved = None  # TCP: the case's own sockets and per-flow limit when the source implies them

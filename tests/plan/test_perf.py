@@ -236,3 +236,12 @@ def test_network_range_brackets_the_typical_efficiency():
     low = evaluate(workload(), arrays.with_network_end("low"), (1, 4, 16)).efficiency
     high = evaluate(workload(), arrays.with_network_end("high"), (1, 4, 16)).efficiency
     assert np.all(low <= mid + 1e-12) and np.all(mid <= high + 1e-12) and low[0, 2] < high[0, 2]
+
+
+def test_flat_ring_sends_the_whole_ring_share_out_of_each_node():
+    # NCCL before 2.4 (rings only, no hierarchical all-reduce): a ring over all 16 GPUs of 2 nodes sends
+    # 2·15/16 of the gradient out of each node, against 2·1/2 for the node-shard all-reduce
+    o = option(intra_bytes_s=1e30, intra_latency_s=0.0, inter_latency_s=0.0)
+    tree = run(workload(), o, nodes=(2,)).comm_s[0, 0]
+    flat = run(workload(flat_ring=True), o, nodes=(2,)).comm_s[0, 0]
+    assert flat == pytest.approx(tree * (2 * 15 / 16) / (2 * 1 / 2), rel=1e-6)

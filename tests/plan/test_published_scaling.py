@@ -17,13 +17,9 @@ from gpuwise.plan.options import achieved_range, socket_advice, tcp_fraction
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "validate_published_scaling.py"
-# Untuned runs over a Kubernetes kubenet overlay at 2 and 4 nodes (the model has no overlay term) and
-# one 2-node run at 99%, above the tuned end: reported in the README's validation table.
+# One 2-node run at 99%, above the tuned end (the same source's 4-node run is super-linear against its
+# 1-node run, so its baseline is doubtful): reported in the validation table.
 KNOWN_OUTSIDE = {
-    ("ResNet-50 fp32, TF + Horovod, kubenet", 2),
-    ("ResNet-50 fp32, TF + Horovod, kubenet", 4),
-    ("ResNet-101 fp32, TF + Horovod, same cluster", 2),
-    ("ResNet-101 fp32, TF + Horovod, same cluster", 4),
     ("ResNet-50 mixed, TF + Horovod, aws-samples example", 2),
 }
 
@@ -79,3 +75,11 @@ def test_tcp_fraction_depends_on_line_rate_and_sockets():
     assert achieved_range(d, rdma=False, gbps=25, provider=None)[1] < typical * 4  # defaults: 1 socket
     assert "NCCL_SOCKET_NTHREADS" in socket_advice(d, 100, None)
     assert socket_advice(d, 1, None) == ""  # 1 Gbit/s: one flow already fills it
+
+
+def test_untuned_horovod_on_old_nccl_is_flat_across_node_counts(rows):
+    # a ring over every GPU sends 2(N-1)/N of the gradient out of each node at any node count: #396's
+    # untuned runs published 49/44/45% at 2/4/8 nodes, and the model stays inside their range
+    kubenet = [r for r in rows if "kubenet" in r["name"]]
+    assert max(r["typical"] for r in kubenet) - min(r["typical"] for r in kubenet) < 0.05
+    assert all(r["low"] <= r["published"] <= r["high"] for r in kubenet)

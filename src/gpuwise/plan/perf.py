@@ -92,6 +92,7 @@ class WorkloadNumbers:
     reduce_bytes: float = 4.0  # bytes per gradient value as all-reduced (fp32 under DDP + autocast)
     first_bucket_bytes: float = DDP_FIRST_BUCKET_BYTES
     sync_wait_s: float = 0.0  # Horovod: exposed coordination per multi-node step (cycle + negotiation)
+    flat_ring: bool = False  # NCCL < 2.4 (rings only): one ring over every GPU, not node shards
 
     @classmethod
     def from_workload(cls, wl, recompute_factor: float = 4.0 / 3.0, d=None) -> WorkloadNumbers:
@@ -339,11 +340,15 @@ def evaluate(w: WorkloadNumbers, o: OptionArrays, nodes) -> PerfResult:
     infeasible |= np.where((m > 1) & np.isnan(inter_bw) & ~single, NO_NETWORK, 0)
     infeasible |= np.where(n > col.spot_max_nodes, NO_SPOT_CLUSTER, 0)
     inter_bw = np.where(np.isnan(inter_bw), 1.0, inter_bw)
+    # Bytes each node's NICs carry per gradient byte. A ring over all m·k ranks enters and leaves every
+    # node once per ring, so the node sends 2(N-1)/N of the gradient, N = all ranks (NCCL before 2.4 had
+    # rings only); the shard all-reduce of a hierarchical/tree schedule sends 2(m-1)/m.
+    inter_factor = 2.0 * (m * k - 1) / (m * k) if w.flat_ring else 2.0 * (m - 1) / m
     zero_factor = 1.5 if w.zero_stage == 3 else 1.0  # all-gather fwd + all-gather bwd + reduce-scatter
     # Seconds per gradient byte and per bucket, intra-node (NVLink) plus inter-node (NICs).
     per_byte = zero_factor * (
         2.0 * (k - 1) / k / col.intra_bytes_s
-        + np.where(m > 1, groups_per_node * 2.0 * (m - 1) / m / inter_bw, 0.0)
+        + np.where(m > 1, groups_per_node * inter_factor / inter_bw, 0.0)
     )
     per_bucket = zero_factor * (
         2.0 * (k - 1) * col.intra_latency_s + np.where(m > 1, steps_lat * col.inter_latency_s, 0.0)
