@@ -40,7 +40,8 @@ def test_textfile_mode_runs_no_listener(tmp_path):
     assert r.exit_code == 0, r.output
     node = (out / "node.sh").read_text()
     assert (
-        'export --textfile "$OUT/monitoring/textfile-$NODE" --interval 15' in node and "--listen" not in node
+        'export --job-labels --textfile "$OUT/monitoring/textfile-$NODE" --interval 15' in node
+        and "--listen" not in node
     )
 
 

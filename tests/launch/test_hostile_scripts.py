@@ -213,7 +213,7 @@ def test_tencent_boot_script_executes_nothing(tmp_path, box):
     assert ["mount", "-t", "nfs", "-o", "vers=4.0,noresvport", source, mount] in calls
     assert Path(mount).is_dir()  # the boot script made the mount point, named exactly
     assert any(c[:2] == ["gpuwise", "doctor"] for c in calls)
-    assert any(c[:3] == ["gpuwise", "export", "--listen"] for c in calls)
+    assert any(c[:4] == ["gpuwise", "export", "--job-labels", "--listen"] for c in calls)
 
 
 def _generated_scripts(tmp_path: Path, marks: Path) -> dict[str, str]:

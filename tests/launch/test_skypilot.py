@@ -109,7 +109,9 @@ def test_skypilot_parses_the_task_and_it_round_trips(name, tasks, understood):
     assert loaded["envs"] == ours.get("envs", {})
     assert sorted(loaded["file_mounts"]) == sorted(ours.get("file_mounts", {}))
     assert "~/gpuwise-wheels" in loaded["file_mounts"]  # the gpuwise wheel, uploaded to every node
-    assert "doctor --expect gpus=" in loaded["setup"] and " export --listen :9401" in loaded["run"]
+    assert (
+        "doctor --expect gpus=" in loaded["setup"] and " export --job-labels --listen :9401" in loaded["run"]
+    )
     assert "--rdzv-backend c10d" in loaded["run"] and "SKYPILOT_NODE_IPS" in loaded["run"]
 
 

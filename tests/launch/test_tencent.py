@@ -43,7 +43,7 @@ def test_request_serialises_to_the_documented_fields(tmp_path, monkeypatch):
     script = base64.b64decode(sent["UserData"]).decode()
     assert script == plan.files["user-data.sh"]
     assert "mount -t nfs -o vers=4.0,noresvport 10.0.0.9:/ /mnt/cfs" in script
-    assert "doctor --expect gpus=8" in script and "export --listen :9401" in script
+    assert "doctor --expect gpus=8" in script and "export --job-labels --listen :9401" in script
     assert "not sent: no Tencent Cloud credentials" in plan.cloud_check
     # the SDK parses its own serialisation back into the same request
     from tencentcloud.cvm.v20170312 import models

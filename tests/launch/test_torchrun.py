@@ -40,7 +40,7 @@ case "$1" in
 doctor) while [ "$#" -gt 0 ]; do [ "$1" = -o ] && { mkdir -p "$(dirname "$2")"; echo '{}' > "$2"; }; shift; done
         case ",$FAIL_HOSTS," in *",$FAKE_HOST,"*) sleep "${FAIL_AFTER:-0}"; exit 2 ;; esac
         case ",${SLOW_HOSTS:-}," in *",$FAKE_HOST,"*) sleep "${SLOW_FOR:-0}" ;; esac; exit 0 ;;
-export) mkdir -p "$3" && echo 'gpuwise_up 1' > "$3/gpuwise.prom"; exec sleep 30 ;;
+export) mkdir -p "$4" && echo 'gpuwise_up 1' > "$4/gpuwise.prom"; exec sleep 30 ;;
 esac
 exit 9
 """,

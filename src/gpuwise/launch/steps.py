@@ -47,13 +47,14 @@ def user_setup(job: Job) -> str:
 
 
 def exporter(job: Job, textfile: bool) -> str:
-    """The exporter command (serves :PORT on every interface, or writes a textfile for node_exporter)."""
+    """The exporter command (serves :PORT on every interface, or writes a textfile for node_exporter); its GPU
+    series carry the job's id, name and node rank from the step's Slurm/torchrun/SkyPilot variables (--job-labels)."""
     if textfile:
         return (
-            'mkdir -p "$OUT/monitoring/textfile-$NODE" && exec "$GPUWISE" export --textfile '
+            'mkdir -p "$OUT/monitoring/textfile-$NODE" && exec "$GPUWISE" export --job-labels --textfile '
             '"$OUT/monitoring/textfile-$NODE" --interval 15'
         )
-    return f'exec "$GPUWISE" export --listen :{job.exporter_port}'
+    return f'exec "$GPUWISE" export --job-labels --listen :{job.exporter_port}'
 
 
 def exporter_check(job: Job, textfile: bool) -> str:
