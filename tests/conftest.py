@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,24 @@ def zh():
     i18n.set_language("zh-CN")
     yield
     i18n.set_language("en")
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_PYTEST_DISPOSITIONS = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_as_pytest_had_them():
+    """After each test, SIGINT/SIGTERM are handled as when pytest started: a test that calls gpuwise
+    in-process (cli.main installs its handler) changes nothing for the next. One that leaves a signal
+    ignored fails here, where it did it (or the first test of a module whose fixture did): every program
+    a later test starts would inherit the ignored signal (exec keeps SIG_IGN) and outlive its kill."""
+    yield
+    ignored = [
+        sig.name
+        for sig, handler in _PYTEST_DISPOSITIONS.items()
+        if signal.getsignal(sig) == signal.SIG_IGN != handler
+    ]
+    for sig, handler in _PYTEST_DISPOSITIONS.items():
+        signal.signal(sig, handler)
+    assert not ignored, f"the test (or its fixtures) left {', '.join(ignored)} ignored in the test process"

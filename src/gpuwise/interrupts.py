@@ -6,6 +6,13 @@ ignored, so clean-up is never cut short. A step that must not be torn in two (pu
 file) runs inside `deferred()`: a signal that arrives then is held and raised when the step ends, and
 the step can ask `received()` to undo itself first. After `commit()` the command's result is published
 and a late signal is ignored while the process finishes (exit 0, the result intact).
+
+commit() sets SIG_IGN only where install()'s handler is in place (the CLI's own process, which is
+ending: SIG_IGN holds through the interpreter's shutdown, when Python puts back the default
+disposition that a late SIGTERM would die of). Anywhere else (gpuwise called in-process, as the tests
+do) it leaves the caller's signals alone: an ignored signal stays ignored in every program started
+afterwards (exec keeps it); the torchrun rendezvous test, run after the capture tests, waited for a
+`pkill` that could not stop its stand-in.
 """
 
 from __future__ import annotations
@@ -32,10 +39,12 @@ def _exception(signum: int) -> BaseException:
 
 
 def _handler(signum: int, _frame) -> None:
+    if _state["committed"]:
+        return  # the result is published: let the process finish
     if _state["signal"] is not None:
         return  # clean-up after the first signal is already under way: let it finish
     _state["signal"] = signum
-    if _state["defer"] or _state["committed"]:
+    if _state["defer"]:
         return
     raise _exception(signum)
 
@@ -61,5 +70,6 @@ def commit() -> None:
     """The command's output is published: from now on SIGINT/SIGTERM are ignored while it finishes."""
     _state["committed"] = True
     for sig in _SIGNALS:
-        with contextlib.suppress(ValueError):  # only the main thread may set handlers
-            signal.signal(sig, signal.SIG_IGN)
+        if signal.getsignal(sig) is _handler:  # install()'s process, never an in-process caller's
+            with contextlib.suppress(ValueError):  # only the main thread may set handlers
+                signal.signal(sig, signal.SIG_IGN)
