@@ -201,3 +201,28 @@ def test_efa_is_the_fabric_of_an_aws_ofi_nccl_log():
 def test_efa_without_the_instance_type_is_not_judged():
     assert _judge_efa("alltoall", 12.0, None) == []
     assert _judge_efa("alltoall", 12.0, "no-such-instance") == []
+
+
+def _judge_ofi(log_name: str, instance: str | None):
+    path = Path(__file__).parents[1] / "fixtures" / "evidence" / "nccl" / log_name
+    measurements, logs = read_nccl_text(path.read_text(), path, "--evidence")
+    facts = Facts()
+    facts.platform.instance_type = instance
+    return run_rules(facts, merge_into(None, measurements), "cloud", [registry()["nccl.ofi_provider"]], logs)
+
+
+def test_ofi_provider_counts_efa_devices_against_the_instance_type():
+    """nccl#1597's P5en log: 'Selected Provider is efa (found 16 nics)'. The EFA table gives p5en.48xlarge 16
+    and p5.48xlarge 32: on a P5en all are found (pass); the same log on a P5 would have lost half (warn)."""
+    log = "nccl-issue1597_debug_efa-p5en-16-nics.log"
+    [f] = _judge_ofi(log, "p5en.48xlarge")
+    assert f.status == "pass", f
+    [f] = _judge_ofi(log, "p5.48xlarge")
+    assert f.status == "warn", f
+    assert "found 16 EFA devices, but a p5.48xlarge has 32" in f.recommendation.text
+    paths = {e.path: e.value for e in f.evidence}
+    assert paths["catalog:efa_instance_types[p5.48xlarge].efa_interfaces"] == 32
+    [f] = _judge_ofi(log, None)  # instance type unknown: the log alone says EFA is used
+    assert f.status == "pass", f
+    [f] = _judge_ofi(log, "p4d.24xlarge")  # more found than the table has: no claim of a missing device
+    assert f.status == "pass", f

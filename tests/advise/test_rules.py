@@ -684,6 +684,7 @@ def test_at_least_40_rules_cover_every_layer():
         # triggered by the real recordings of tests/facts/test_evidence_corpus.py (and test_evidence_readers.py)
         | {"gpu.dcgm_diag", "fabric.nvswitch_errors", "fabric.manager_start", "evidence.sources"}
         | {"nccl.ofi_provider"}  # the aws-ofi-nccl logs of that corpus (efa passes, tcp;ofi_rxm warns)
+        | {"nccl.gdrdma"}  # nccl-mesh-plugin#56 in that corpus: NET/IB without /GDRDMA is information
         # triggered in tests/advise/test_judge_roles.py on the real DGX-1 topo -m matrix
         | {"topo.gpu_nic_placement"}
         | {

@@ -110,3 +110,25 @@ def test_an_xid_before_the_last_reboot_is_read_from_the_previous_boots_journal()
     (f,) = run_rules(facts, None, "onprem", [registry()["gpu.xid_errors"]])
     assert f.status == "fail"
     assert "GPU 0 (00000000:3B:00.0) before the last reboot (journalctl -k -b -1)" in f.evidence[0].value
+
+
+def test_fallen_off_the_bus_without_an_xid_line_is_read_as_xid_79():
+    """The driver's report without an Xid (NVSentinel#155's three lines, in the journal's form here, and
+    Bumblebee#554's one line) is Xid 79; a GPU with its own Xid 79 line is not counted twice."""
+    journal = (
+        "Oct 25 10:00:01 n1 kernel: NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+        "Oct 25 10:00:01 n1 kernel:                NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+        "Oct 25 10:00:01 n1 kernel:                NVRM: fallen off the bus and is not responding to commands.\n"
+    )
+    [e] = parse_xid_lines(journal)
+    assert (e.xid, e.pci_bus_id) == (79, "0000:b3:00.0") and "without an Xid" in e.detail
+    both = (
+        "[   49.261458] NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n"
+        "[   49.261460] NVRM: Xid (PCI:0000:01:00): 79, pid=1, GPU has fallen off the bus.\n"
+    )
+    [e] = parse_xid_lines(both)
+    assert e.xid == 79 and e.pci_bus_id == "0000:01:00" and "without" not in e.detail
+    assert (
+        parse_xid_lines("NVRM: The NVIDIA GPU 0000:b3:00.0\nNVRM: loading NVIDIA UNIX Open Kernel Module\n")
+        == []
+    )

@@ -19,6 +19,9 @@ MAX_WARNINGS = 20
 # NCCL's algorithm ids in TUNING lines ("Algo 1 proto 2"), src/include/devcomm.h (NCCL_ALGO_*)
 ALGORITHMS = {0: "Tree", 1: "Ring", 2: "CollNetDirect", 3: "CollNetChain", 4: "NVLS", 5: "NVLSTree", 6: "PAT"}
 _MSG = re.compile(r"NCCL (INFO|WARN) (.*)$")
+# aws-ofi-nccl's own logger in its test programs (nccl_message_transfer, ring, ...), without NCCL's prefix:
+# "WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider"
+_OFI_MSG = re.compile(r"\b(INFO|WARN): Function: \w+ Line: \d+: (NET/OFI .*)$", re.M)
 _VERSION = re.compile(r"NCCL version (\S+)")
 _USING_NETWORK = re.compile(r"Using network (.+?)\s*$")
 _NET_DEVICES = re.compile(r"NET/(IB|Socket)\s*:\s*Using (.+?)(?:\s*;\s*OOB.*)?$")
@@ -61,7 +64,7 @@ class NcclDebugLog(TextModel):
 
 
 def looks_like_nccl_debug(text: str) -> bool:
-    return "NCCL INFO" in text or "NCCL WARN" in text
+    return "NCCL INFO" in text or "NCCL WARN" in text or bool(_OFI_MSG.search(text))
 
 
 def parse_nccl_debug(text: str, source: str) -> NcclDebugLog:
@@ -69,7 +72,7 @@ def parse_nccl_debug(text: str, source: str) -> NcclDebugLog:
     transports: Counter[str] = Counter()
     net_ranks: set[str] = set()
     for line in text.splitlines():
-        m = _MSG.search(line)
+        m = _MSG.search(line) or _OFI_MSG.search(line)
         if not m:
             if (v := _VERSION.search(line)) and log.version is None:  # printed without the INFO prefix too
                 log.version = v.group(1)

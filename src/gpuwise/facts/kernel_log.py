@@ -24,6 +24,12 @@ _LINK = (
         re.I,
     ),
     re.compile(r"(?P<dev>mlx\d_\d+): Port: (?P<port>\d+) Link (?P<s>ACTIVE|DOWN)\b"),  # IB port state
+    # the bonding driver on a member link: "bond0: link status definitely down for interface eno50, disabling
+    # it", "link status down for interface eno4, disabling it in 200 ms", "link status up again after 0 ms
+    # for interface eno4", "link status definitely up for interface eno3, 10000 Mbps full duplex"
+    re.compile(
+        r"link status (?:definitely )?(?P<s>up|down)(?: again after \d+ ms)? for interface (?P<dev>[\w.@-]+)"
+    ),
 )
 # containers and VMs start and stop these all day: their state changes are not link flaps
 _VIRTUAL = ("veth", "docker", "br-", "virbr", "cali", "flannel", "cni", "vxlan", "tun", "tap", "lo", "gw-")
@@ -55,8 +61,8 @@ _SXID = re.compile(
 def looks_like_kernel_log(text: str) -> bool:
     return bool(
         re.search(
-            r"NVRM: Xid|PCIe Bus Error|AER: |Killed process|blocked for more than|Machine check|mce: |EDAC MC|"
-            r"NIC Link is|: Link (?:up|down)|lost carrier|Port: \d+ Link|SXid|kernel: ",
+            r"NVRM: Xid|fallen off the bus|PCIe Bus Error|AER: |Killed process|blocked for more than|Machine check|mce: |EDAC MC|"
+            r"NIC Link is|: Link (?:up|down)|lost carrier|link status (?:definitely )?(?:up|down)|Port: \d+ Link|SXid|kernel: ",
             text,
         )
     )

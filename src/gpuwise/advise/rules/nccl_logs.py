@@ -11,6 +11,7 @@ from gpuwise.advise.rules._links import (
     AREAL_639,
     AWS_EFA_NCCL,
     AWS_OFI_NCCL,
+    GPU_OPERATOR_RDMA,
     NCCL_ENV,
     NCCL_TESTS_PERFORMANCE,
     NCCL_TROUBLESHOOTING,
@@ -25,6 +26,7 @@ from gpuwise.bench.nccl_debug import (
     uses_gdrdma,
     uses_socket,
 )
+from gpuwise.catalog.efa import efa_support
 from gpuwise.catalog.offers import find_offer
 from gpuwise.i18n import N_, joined, msg
 
@@ -164,6 +166,8 @@ def ofi_provider(ctx: RuleContext):
             env={"FI_PROVIDER": "efa"},
         )
     if log.ofi_provider.split(";")[0].lower() == "efa":
+        if short := _efa_short(ctx, log):
+            return short
         text = (
             msg("NCCL's network is EFA through aws-ofi-nccl ({nics} EFA devices found)").format(**values)
             if log.ofi_nics
@@ -176,6 +180,78 @@ def ofi_provider(ctx: RuleContext):
         msg("aws-ofi-nccl selected libfabric's {provider} provider.").format(**values),
         priority="low",
     )
+
+
+def _efa_short(ctx: RuleContext, log: NcclDebugLog):
+    """A warning when aws-ofi-nccl found fewer EFA devices than the instance type has (EFA table), else None."""
+    instance = ctx.facts.platform.instance_type
+    support = efa_support(instance)
+    if not log.ofi_nics or support is None or log.ofi_nics >= support.efa_interfaces:
+        return None
+    where = f"nccl_log[{log.source}]"
+    values = {
+        "nics": log.ofi_nics,
+        "instance": instance,
+        "supported": support.efa_interfaces,
+        "source": support.source,
+    }
+    return ctx.finding(
+        "warn",
+        [
+            (f"{where}.ofi_provider", log.ofi_provider),
+            (f"{where}.ofi_nics", log.ofi_nics),
+            ("platform.instance_type", instance),
+            (f"catalog:efa_instance_types[{support.instance_type}].efa_interfaces", support.efa_interfaces),
+        ],
+        _sentences(
+            [
+                msg(
+                    "aws-ofi-nccl found {nics} EFA devices, but a {instance} has {supported} ({source}): NCCL spreads "
+                    "its traffic between nodes over the devices it found, so the missing ones' bandwidth is lost."
+                ).format(**values),
+                msg(
+                    "Launch the instance with every EFA network card attached (one EFA interface per network "
+                    "card index) and, in a container, pass all /dev/infiniband/uverbs* devices to the job."
+                ),
+            ]
+        ),
+        commands=["fi_info -p efa -t FI_EP_RDM | grep -c domain", "ls /dev/infiniband"],
+    )
+
+
+@rule(
+    id="nccl.gdrdma",
+    layer="network",
+    title=N_("GPUDirect RDMA in NCCL's InfiniBand/RoCE connections"),
+    source=f"NCCL environment variables, NCCL_NET_GDR_LEVEL (GPU-NIC distance up to which GPUDirect RDMA is "
+    f"used; 'via NET/IB/N/GDRDMA' in the INFO log when it is), {NCCL_ENV}; NVIDIA GPU Operator, 'GPUDirect "
+    f"RDMA', {GPU_OPERATOR_RDMA}",
+    priority="low",
+    references=(NCCL_ENV, GPU_OPERATOR_RDMA),
+)
+def gdrdma(ctx: RuleContext):
+    """NCCL's own IB/RoCE transport without '/GDRDMA' stages every network transfer through host memory.
+    That is right when the NIC is far from the GPU (NCCL_NET_GDR_LEVEL) and wrong when nvidia_peermem or
+    DMA-BUF is missing: the log alone cannot tell which, so information, not a warning."""
+    for log in ctx.nccl_logs:
+        ib = sorted(t for t in log.transports if t.startswith("NET/IB"))
+        if not ib:
+            continue
+        where = f"nccl_log[{log.source}].transports"
+        if uses_gdrdma(log):
+            return ctx.passed([(where, ib)], msg("NCCL's network connections use GPUDirect RDMA"))
+        return ctx.finding(
+            "info",
+            [(where, ib)],
+            msg(
+                "NCCL's InfiniBand/RoCE connections ({transports}) do not use GPUDirect RDMA: every transfer "
+                "is staged through host memory. Expected where the NIC is across the CPU from the GPU (SYS, "
+                "see nvidia-smi topo -m); where it shares a PCIe switch with the GPU, load nvidia_peermem (or "
+                "use DMA-BUF) and look for '/GDRDMA' in the next log."
+            ).format(transports=joined(", ", ib[:4])),
+            commands=["lsmod | grep -E 'nvidia_peermem|nv_peer_mem'", "nvidia-smi topo -m"],
+        )
+    return None
 
 
 @rule(
