@@ -75,7 +75,8 @@ def predict(b: dict, wl: InferenceWorkload, g: GpuFigures, d: ServingDefaults) -
         return float(decode_step_s(m, g, tp, 1, m.prompt_tokens + m.output_tokens / 2.0)) * 1e3
     if b["metric"] == "server_tokens_s":  # a node of `gpus`, at the tensor-parallel size that serves most
         return llm_capacity(wl, g, tp, d).rps_per_node * m.output_tokens
-    cap = replica_capacity(wl, g, tp, tp, d, targets=False)
+    whole = b.get("scheduler") == "guaranteed_no_evict"
+    cap = replica_capacity(wl, g, tp, tp, d, targets=False, reserve_whole_sequence=whole)
     return cap.rps_per_node * m.output_tokens
 
 

@@ -3,9 +3,13 @@
 LLMs (the roofline view of serving, e.g. Pope et al. 2022 "Efficiently Scaling Transformer Inference"):
 * prefill is FLOPs-bound: 2·N·p + L·d·p² FLOPs for a p-token prompt (Kaplan et al. 2020 forward pass,
   causal attention over p/2 positions on average), at the GPU's achievable matmul rate;
-* a decode step is memory-bandwidth-bound: it reads all weights once plus the KV cache of every sequence
-  in the batch, so step time = (weights + batch·context·kv_bytes) / achieved bandwidth (or the FLOPs
-  bound when that is larger);
+* a decode step runs its kernels one after another, each at its own roofline (Williams et al. 2009; the
+  per-operator view of Yuan et al. 2024, "LLM Inference Unveiled", arXiv 2402.16363): the weight matmuls
+  take max(weights / bandwidth, batch·2·N / FLOPs) and attention max(batch·context·kv_bytes / bandwidth,
+  its FLOPs / FLOPs), so a large batch pays for its matmul FLOPs and its KV-cache reads, not the larger
+  of the two;
+* fp8 matmuls run at the GPU's measured fraction × the fp8/bf16 ratio measured on an H200
+  (serving.fp8_matmul_share_of_bf16);
 * tensor parallelism adds two activation all-reduces per layer over the GPU's peer link from the catalog
   (NVLink through NVSwitch, AMD Infinity Fabric point-to-point links, or PCIe); a GPU whose peer link the
   catalog does not know is served one GPU per replica, and the plan says so;
@@ -131,6 +135,9 @@ def gpu_figures(
     else:
         c_frac = d.value("prefill_compute_fraction_fallback")
         sources["compute_fraction"] = d.source("prefill_compute_fraction_fallback")
+    if dtype == "fp8":  # the catalog's MAMF is a bf16 measurement
+        c_frac *= d.value("fp8_matmul_share_of_bf16")
+        sources["compute_fraction"] += " × serving.fp8_matmul_share_of_bf16"
     pd = PlanDefaults()
     peer = cat.peer_link(spec)
     busbw = pd.value("communication.intra_node_busbw_fraction")
@@ -202,10 +209,14 @@ def prefill_s(m: ServedModel, g: GpuFigures, tp: int, prompt: int) -> float:
 def decode_step_s(m: ServedModel, g: GpuFigures, tp: int, batch, context: float):
     """Seconds per decode step for `batch` sequences of mean length `context` (array-friendly)."""
     batch = np.asarray(batch, dtype=float)
-    read = m.weight_bytes() + batch * context * m.kv_bytes_per_token()
-    t_mem = read / (tp * g.bandwidth_bytes_s * g.bandwidth_fraction)
-    flops = batch * (2.0 * m.params + 2.0 * m.layers * context * m.hidden)
-    return np.maximum(t_mem, flops / (tp * g.peak_flops * g.compute_fraction)) + allreduce_s(m, g, tp, batch)
+    bandwidth = tp * g.bandwidth_bytes_s * g.bandwidth_fraction
+    flops_s = tp * g.peak_flops * g.compute_fraction
+    matmuls = np.maximum(m.weight_bytes() / bandwidth, batch * 2.0 * m.params / flops_s)
+    attention = np.maximum(
+        batch * context * m.kv_bytes_per_token() / bandwidth,
+        batch * 2.0 * m.layers * context * m.hidden / flops_s,
+    )
+    return matmuls + attention + allreduce_s(m, g, tp, batch)
 
 
 def tp_choices(m: ServedModel, g: GpuFigures, gpus_per_node: int, usable: float) -> list[int]:
@@ -278,14 +289,25 @@ def batch_grid(max_batch: int) -> np.ndarray:
 
 
 def replica_capacity(
-    wl: InferenceWorkload, g: GpuFigures, tp: int, gpus_per_node: int, d: ServingDefaults, targets: bool
+    wl: InferenceWorkload,
+    g: GpuFigures,
+    tp: int,
+    gpus_per_node: int,
+    d: ServingDefaults,
+    targets: bool,
+    reserve_whole_sequence: bool = False,
 ) -> Capacity:
-    """Replicas of `tp` GPUs each: the largest load whose latency percentiles meet the targets."""
+    """Replicas of `tp` GPUs each: the largest load whose latency percentiles meet the targets.
+
+    `reserve_whole_sequence`: the engine admits a request only with KV-cache blocks for its prompt and all
+    its output tokens (TensorRT-LLM's GUARANTEED_NO_EVICT scheduler, trtllm-bench's default); otherwise
+    blocks are taken as tokens are generated (vLLM's paged attention), so the mean length counts."""
     m = wl.model
     prompt, out = m.prompt_tokens, m.output_tokens
     context = prompt + out / 2.0  # mean length of a sequence while it decodes
+    held = prompt + out if reserve_whole_sequence else context
     kv_room = tp * g.memory_bytes * d.value("memory_usable_fraction") - m.weight_bytes()
-    max_batch = int(kv_room // (context * m.kv_bytes_per_token()))
+    max_batch = int(kv_room // (held * m.kv_bytes_per_token()))
     if max_batch < 1:
         return Capacity(g.key, gpus_per_node, tp=tp, reason=msg("no room for one sequence's KV cache"),
                         precision=m.precision)  # fmt: skip

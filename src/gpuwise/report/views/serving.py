@@ -168,7 +168,11 @@ def _decision(plan: ServingPlan) -> list[Block]:
     return blocks
 
 
-def benchmark_table(plan: ServingPlan) -> Table:
+WITHIN = 0.25  # the tolerance docs/serving-model.md judges the validation table at
+
+
+def benchmark_table(plan: ServingPlan, verbose: bool = False) -> Table:
+    """Every published point with --verbose; otherwise only those outside 25%, under a count."""
     fmt = {
         "ttft_ms": ("TTFT", "ms"),
         "itl_ms": ("ITL", "ms"),
@@ -176,7 +180,8 @@ def benchmark_table(plan: ServingPlan) -> Table:
         "server_tokens_s": (_("server p99"), "tok/s"),
     }
     rows = []
-    for c in plan.checks:
+    shown = plan.checks if verbose else [c for c in plan.checks if abs(c.error) > WITHIN]
+    for c in shown:
         what, unit = fmt.get(c.metric, (c.metric, ""))
         rows.append(
             [
@@ -196,7 +201,14 @@ def benchmark_table(plan: ServingPlan) -> Table:
             Column(_("error"), "right"),
         ],  # fmt: skip
         rows,
-        title=_("Capacity model vs published serving benchmarks (sources: --json 'capacity_model_check')"),
+        title=(
+            _("Capacity model vs published serving benchmarks (sources: --json 'capacity_model_check')")
+            if verbose
+            else _(
+                "Capacity model vs published serving benchmarks: {within} of {total} within 25%; the rows "
+                "outside are shown (all rows and sources: --verbose or --json 'capacity_model_check')"
+            ).format(within=len(plan.checks) - len(shown), total=len(plan.checks))
+        ),
         caption=_(
             "error = (model − published) / published: + on throughput and − on latency mean optimistic. "
             "Options use capacity × {factors} (typical, low cost, high cost) = 1 / (1 + median, smallest, "
@@ -266,7 +278,7 @@ def serving_view(plan: ServingPlan, verbose: bool = False) -> Document:
         hourly_table(plan),
         *_decision(plan),
         Heading(_("Notes"), level=2),
-        *([benchmark_table(plan)] if wl.is_llm else []),
+        *([benchmark_table(plan, verbose)] if wl.is_llm else []),
     ]
     blocks += [Paragraph(_("note: {note}").format(note=n), "warn") for n in plan.notes]
     if plan.excluded:
