@@ -19,8 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "validate_published_scaling.py"
 # One 2-node run at 99%, above the tuned end (the same source's 4-node run is super-linear against its
 # 1-node run, so its baseline is doubtful): reported in the validation table.
+# Two of the DGX A100 points added after the model was built (first run, nothing changed for them): a
+# 4-node run at 100.2% (super-linear against its 1-node run) and a 32-node run 1 point under the range's
+# low end.
 KNOWN_OUTSIDE = {
     ("ResNet-50 mixed, TF + Horovod, aws-samples example", 2),
+    ("BERT-large pretraining seq 512 TF32, TF + Horovod, DGX A100 40GB", 4),
+    ("BERT-large pretraining seq 128 mixed, TF + Horovod, DGX A100 40GB", 32),
 }
 
 
@@ -56,6 +61,16 @@ def test_range_contains_published_except_the_named_points(rows):
     assert outside <= KNOWN_OUTSIDE, outside - KNOWN_OUTSIDE
     for r in rows:
         assert r["low"] <= r["typical"] <= r["high"]
+
+
+def test_points_added_after_the_model_are_held_to_the_same_tolerance(rows):
+    # published runs the model never saw (no input set from them): the aim is the same 10 points on 90%
+    unseen = [r for r in rows if r["unseen"]]
+    assert len(unseen) >= 6 and not any(r["fitted"] for r in unseen)
+    assert sum(abs(r["typical"] - r["published"]) <= 0.10 for r in unseen) >= 0.9 * len(unseen)
+    assert {r["source"].split()[0] for r in unseen}.isdisjoint(
+        {r["source"].split()[0] for r in rows if not r["unseen"]}
+    )
 
 
 def test_fitted_points_are_few_and_marked(rows):
