@@ -4,6 +4,7 @@ and every catalog offer's network known or said to be unknown with a source."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,18 @@ def test_no_offer_with_a_documented_cluster_fabric_and_bandwidth_shows_no_networ
             unknown += 1
             assert offer.network_source and offer.network_source in r.provenance["network"], r.label
     assert checked >= 10 and unknown <= 3, (checked, unknown)
+
+
+def test_a_cloud_pick_priced_over_a_year_ago_is_flagged_in_the_decision():
+    """Audit: with the example options the pick is AWS Capacity Blocks, priced as of 2024-12-31; the decision must
+    say the price is over a year old (and a pick with a recent or no date must not)."""
+    plan = make_plan(EXAMPLES / "llm-7b-pretrain-1t.yaml", EXAMPLES / "plan-options.yaml")
+    pick = plan.decision.rent
+    assert pick.provider == "aws-capacity-blocks" and pick.price_as_of == "2024-12-31", pick.text()
+    stale = [r for r in plan.decision.reasons if r.kind == ReasonKind.PRICE_AGE]
+    assert stale and stale[0].numbers["price_age_days"] > 365 and "2024-12-31" in stale[0].text
+    for name in TRAINING:  # flagged exactly when the pick's dated price is over a year old
+        d = make_plan(EXAMPLES / name).decision
+        dated = d.rent.price_as_of
+        age = (dt.date.today() - dt.date.fromisoformat(dated)).days if dated else None
+        assert (ReasonKind.PRICE_AGE in {r.kind for r in d.reasons}) == (age is not None and age > 365), name
