@@ -98,3 +98,32 @@ def test_untuned_horovod_on_old_nccl_is_flat_across_node_counts(rows):
     kubenet = [r for r in rows if "kubenet" in r["name"]]
     assert max(r["typical"] for r in kubenet) - min(r["typical"] for r in kubenet) < 0.05
     assert all(r["low"] <= r["published"] <= r["high"] for r in kubenet)
+
+
+def test_the_readme_scaling_table_matches_the_validation(rows):
+    """README's per-source table (points, within 10 points, inside the range) is the validation's, so it
+    cannot drift from the model."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Scaling validation (plan)", 1)[1].split("\n## ", 1)[0]
+    table = {}
+    for line in section.splitlines():
+        link = re.match(r"\| \[[^\]]+\]\((https://[^)]+)\)", line)
+        if link:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            table[link.group(1)] = (int(cells[3]), int(cells[6]), int(cells[7]))
+    by_source: dict[str, list[dict]] = {}
+    for r in rows:
+        by_source.setdefault(r["source"].split()[0], []).append(r)
+    expected = {
+        src: (
+            len(rs),
+            sum(abs(r["typical"] - r["published"]) <= 0.10 for r in rs),
+            sum(r["low"] - 1e-9 <= r["published"] <= r["high"] + 1e-9 for r in rs),
+        )
+        for src, rs in by_source.items()
+    }
+    assert table == expected
+    total = f"{len(rows)} points from {len(by_source)}"
+    assert total in " ".join(section.split())
