@@ -42,8 +42,13 @@ def predict_case(case: dict) -> dict:
     g = int(case["gpus_per_node"])
     hw = Hardware(case["gpu"], cat.match_gpu(case["gpu"]), g)
     intra_bw, intra_lat, _ = intra_node(hw, d, None)
-    batch = float(case["batch_per_gpu"]) * int(case.get("accumulation", 1))  # samples per GPU per all-reduce
     micro = float(case["batch_per_gpu"])
+    by_nodes = {int(k): int(v) for k, v in (case.get("accumulation_by_nodes") or {}).items()}
+
+    def per_reduce(n: int) -> float:  # samples per GPU per all-reduce at n nodes
+        return micro * by_nodes.get(n, int(case.get("accumulation", 1)))
+
+    batch = per_reduce(1)
     per_gpu = float(case["node_throughput"]) / g
     horovod = case["runtime"] == "horovod"
     bucket = d.value("runtimes.horovod.fusion_mb") * 2**20 if horovod else 25 * 2**20
@@ -87,9 +92,10 @@ def predict_case(case: dict) -> dict:
     for end, o in ends.items():
         one = evaluate(w, o, [1]).step_s[0, 0]
         eff = []
-        for n in nodes:  # weak scaling: the global batch grows with the node count
-            wn = WorkloadNumbers(**{**w.__dict__, "global_batch": batch * g * n})
-            eff.append(float(one / evaluate(wn, o, [n]).step_s[0, 0]))
+        for n in nodes:  # the global batch per all-reduce: per-GPU samples (accumulation at n nodes) x GPUs
+            wn = WorkloadNumbers(**{**w.__dict__, "global_batch": per_reduce(n) * g * n})
+            step = evaluate(wn, o, [n]).step_s[0, 0]
+            eff.append(float((one / batch) / (step / per_reduce(n))))  # per-sample time, 1 node vs n nodes
         out[end] = eff
     out["published"] = [float(case["measured"][n]) / (n * float(case["node_throughput"])) for n in nodes]
     return out
@@ -106,7 +112,8 @@ def points(script_accumulation: bool = False) -> list[dict]:
             rows.append(
                 {
                     "name": case["name"], "source": case["source"], "transport": "RDMA" if case["rdma"] else "TCP",
-                    "tuned": bool(case["tuned"]), "fitted": bool(case.get("fitted", False)), "nodes": n,
+                    "tuned": bool(case["tuned"]), "fitted": bool(case.get("fitted", False)),
+                    "unseen": bool(case.get("added_after_fit", False)), "nodes": n,
                     "published": r["published"][i], "low": r["low"][i], "typical": r["typical"][i],
                     "high": r["high"][i],
                 }

@@ -43,6 +43,10 @@ def test_tcp_and_rdma_ranges_are_ordered_and_sourced():
     assert rdma[0] < rdma[1] < rdma[2] <= 1.0
     for end in ("low", "typical", "high"):
         assert d.source(f"network_achieved_fraction.rdma.{end}").startswith("https://")
+    tcpx = [d.value(f"network_achieved_fraction.tcpx.{end}") for end in ("low", "typical", "high")]
+    assert tcpx[0] < tcpx[1] < tcpx[2] <= 1.0  # GPUDirect-TCPX(O): measured, not the socket model
+    for end in ("low", "typical", "high"):
+        assert d.source(f"network_achieved_fraction.tcpx.{end}").startswith("https://github.com/")
     for key in d.data["tcp_sockets"]:
         if key != "providers":
             assert "https://" in d.source(f"tcp_sockets.{key}") or "assumption" in d.source(

@@ -268,6 +268,33 @@ def network(
     )
 
 
+def tcpx_network(gbps: float | None, d: PlanDefaults, source: str) -> NetworkLink:
+    """GPUDirect-TCPX(O) (GCP A3 High / A3 Mega): GPU memory over TCP without the host copy, so neither the socket
+    model nor an RDMA fraction describes it; its achieved share of line rate is the measured one in
+    plan_defaults.yaml `network_achieved_fraction.tcpx`. Planned as TCP for latency and stragglers."""
+    if not gbps:
+        return NetworkLink(
+            0.0, NAN, False, msg("GPUDirect-TCPX(O): no line rate in the catalog"), kind=Kind.UNKNOWN
+        )
+    key = "network_achieved_fraction.tcpx"
+    low, typical, high = (float(d.value(f"{key}.{end}")) for end in ("low", "typical", "high"))
+    lat_us = d.value("communication.default_network_latency_us")
+    line = gbps / 8.0 * 1e9
+    desc = msg(
+        "{gbps:g} Gbit/s GPUDirect-TCPX(O) × {frac:.2g} achieved (measured range {low:.2g}–{high:.2g}: {measured}), "
+        "{lat:g} us; {source}"
+    ).format(
+        gbps=gbps,
+        frac=typical,
+        low=low,
+        high=high,
+        measured=d.source(f"{key}.typical"),
+        lat=lat_us,
+        source=source,
+    )
+    return NetworkLink(line * typical, lat_us * 1e-6, False, desc, line * low, line * high)
+
+
 def node_numbers(
     wl: Workload,
     hw: Hardware,
@@ -429,18 +456,7 @@ def cloud_rows(
                 ),
             )
         elif (offer.fabric or "").lower() == "tcpx":
-            # GPUDirect-TCPX(O) moves GPU memory over TCP without the host copy: neither the socket model nor an
-            # RDMA fraction describes it, and no achieved-bandwidth figure is sourced yet, so no estimate is made.
-            net = NetworkLink(
-                0.0,
-                NAN,
-                False,
-                msg(
-                    "GPUDirect-TCPX(O) at {gbps} Gbit/s: no sourced achieved bandwidth for it yet, so no "
-                    "multi-node estimate ({source})"
-                ).format(gbps=f"{offer.network_gbps or 0:g}", source=offer.network_source or offer.provider),
-                kind=Kind.UNKNOWN,
-            )
+            net = tcpx_network(offer.network_gbps, d, offer.network_source or offer.provider)
         elif rdma_gbps and (offer.fabric or "").lower() in RDMA_KINDS:
             net = network(rdma_gbps, None, d, rdma=True, label=offer.fabric)
         else:
@@ -451,7 +467,7 @@ def cloud_rows(
             advice = socket_advice(d, float(offer.network_gbps or 0), offer.provider)
             if advice:
                 net = dataclasses.replace(net, description=f"{net.description}; {advice}")
-        if not net.bytes_s and not single_node and offer.network_source and offer.fabric != "tcpx":
+        if not net.bytes_s and not single_node and offer.network_source:
             net = dataclasses.replace(net, description=f"{net.description}: {offer.network_source}")
         where = f"{offer.provider} {offer.instance_type} {offer.region or ''}".strip()
         block = blocks.get(str(offer.provider).lower())
