@@ -12,14 +12,18 @@ from types import SimpleNamespace
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 CAPTURES = REPO / "tests" / "captures"
+# the clouds' credential variables (each SDK's documented ones): a test never sends a request with yours
+CREDENTIAL_VARIABLES = ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_ID",
+                        "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_ECS_METADATA",
+                        "ALIBABA_CLOUD_CREDENTIALS_FILE", "ALIBABA_CLOUD_PROFILE")  # fmt: skip
 
 
 def gpuwise(*args: str, env: dict | None = None, cwd: Path = REPO) -> SimpleNamespace:
     """The real entry point (errors -> exit 3 with 'To fix'), as a user runs it."""
     e = dict(os.environ, COLUMNS="100", **(env or {}))
-    for name in ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"):
+    for name in CREDENTIAL_VARIABLES:
         e.pop(name, None)  # never send a request from a test
-    e["HOME"] = str(cwd)  # no ~/.tencentcloud profile either
+    e["HOME"] = str(cwd)  # no ~/.tencentcloud (~/.alibabacloud, ~/.aliyun) profile either
     e.setdefault("GPUWISE_WHEEL", str(wheel()))  # built once, not by every dry run
     p = subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, env=e, cwd=cwd,
                        timeout=120)  # fmt: skip
