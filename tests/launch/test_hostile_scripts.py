@@ -3,7 +3,7 @@
 Each target's scripts are run under bash in a temporary folder with a fake PATH (sbatch, srun, scontrol,
 gpuwise, torchrun, pip, mount, sudo ... are stubs that log their arguments), as far as they go without a
 cluster or a cloud: the Slurm job script and its node steps, SkyPilot's setup and run, the cloud VM
-targets' boot script (Tencent, Alibaba). No marker file may appear, and the values must reach the stubs
+targets' boot script (Tencent, Alibaba, Huawei). No marker file may appear, and the values must reach the stubs
 exactly as written. Then shellcheck reads every generated script (tests/launch/test_hostile_scripts.py::test_shellcheck_accepts_every_script).
 """
 
@@ -26,6 +26,7 @@ from tests.launch.kit import (
     hostile,
     wheel,
     write_hostile_job,
+    write_huawei_offers,
     write_job,
 )
 
@@ -82,6 +83,7 @@ def box(tmp_path, monkeypatch):
     for name in CREDENTIAL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(alibaba, "_credentials", lambda: None)  # its SDK read the variables when imported
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(write_huawei_offers(tmp_path / "config")))  # Huawei's flavors
     return marks, env, log
 
 
@@ -202,8 +204,14 @@ CLOUD_VMS = {
                 {"zone": "cn-shanghai-b", "image_id": "m-gwla0001", "subnet": "vsw-gwla0001",
                  "security_group": "sg-gwla0001"},
                 "vers=4,minorversion=0,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"),
+    "huawei": ("huaweicloudsdkecs.v2.model", "huawei:p2s.2xlarge.8",
+               {"zone": "cn-north-4a", "image_id": "img-gwla0001", "vpc": "vpc-gwla0001", "subnet": "sub-gwla0001"},
+               "vers=3,timeo=600,noresvport,nolock"),
 }  # fmt: skip
-EXAMPLE_OFFERS = {"alibaba": "alibaba:ecs.gn7e-c16g1.32xlarge"}  # 8 GPUs, as examples/job-llm.yaml wants
+EXAMPLE_OFFERS = {
+    "alibaba": "alibaba:ecs.gn7e-c16g1.32xlarge",
+    "huawei": "huawei:p2s.16xlarge.8",
+}  # 8 GPUs, as examples/job-llm.yaml wants
 
 
 @pytest.mark.parametrize("target", sorted(CLOUD_VMS))

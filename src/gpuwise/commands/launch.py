@@ -12,7 +12,7 @@ from gpuwise.i18n import N_
 from gpuwise.registry import plugin_modules
 
 LAUNCH_HELP = N_(
-    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or a cloud's VMs (Tencent, Alibaba), with a preflight (doctor --expect) "
+    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or a cloud's VMs (Tencent, Alibaba, Huawei), with a preflight (doctor --expect) "
     "on every node, the exporter beside the job, a migration check, a data-transfer estimate and a cost guard."
     "\n\nThe default is a dry run: it prints what would be created and what it would cost, and writes the "
     "script / task / request into the output folder. --yes creates it. Every created resource is listed with "
@@ -109,6 +109,9 @@ def launch(
             "cloud VM targets: the machine image (its ID) with the GPU driver, if JOB.yaml's image is not one."
         ),
     ),
+    vpc: str = typer.Option(
+        None, "--vpc", help=N_("cloud VM targets: the VPC the instances join (Huawei: its ID).")
+    ),
     subnet: str = typer.Option(
         None,
         "--subnet",
@@ -182,7 +185,7 @@ def launch(
         "--partition": partition, "--account": account, "--time": time_limit, "--qos": qos,
         "--gpu-request": gpu_request != "gpus-per-node", "--exclusive": exclusive, "--container": container != "auto",
         "--wait": wait, "--wait-timeout": wait_timeout, "--zone": zone, "--image-id": image_id,
-        "--hpc-cluster": hpc_cluster, "--subnet": subnet, "--security-group": security_group, "--gpuwise-wheel-url": gpuwise_wheel_url, "--hosts": hosts, "--yes": yes,
+        "--hpc-cluster": hpc_cluster, "--vpc": vpc, "--subnet": subnet, "--security-group": security_group, "--gpuwise-wheel-url": gpuwise_wheel_url, "--hosts": hosts, "--yes": yes,
     })  # fmt: skip
     fmt = output_format(fmt, as_json)
     check_output(output)
@@ -199,7 +202,7 @@ def launch(
         target_capture=target_capture, textfile=textfile, warn_share=warn_share,
         slurm={"partition": partition, "account": account, "time": time_limit, "qos": qos,
                "gpu_request": gpu_request, "exclusive": exclusive, "container": container},
-        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "subnet": subnet, "security_group": security_group,
+        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "vpc": vpc, "subnet": subnet, "security_group": security_group,
                "gpuwise_wheel": gpuwise_wheel, "gpuwise_wheel_url": gpuwise_wheel_url, "hosts": hosts},
     )  # fmt: skip
     launch_plan = plan_launch(options)
