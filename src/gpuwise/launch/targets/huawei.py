@@ -19,7 +19,7 @@ class Huawei(Target):
         ),
     }
     needs_credentials = True
-    example_offer = "--offer huawei:FLAVOR (a row of your offers file: gpuwise ships no Huawei price)"
+    example_offer = "--offer huawei:FLAVOR"  # a row of the user's offers file: gpuwise ships no Huawei price
 
     def build(self, plan, o) -> None:
         huawei.build(plan, o.textfile, o.cloud)
