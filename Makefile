@@ -48,7 +48,7 @@ skypilot-venv:
 # torch is pinned to the CPU build (2.13.0) for tests, so no multi-GB CUDA build is pulled in.
 test: system-deps skypilot-venv $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,bench,tencent,tune,stability,docs]'
+	$(BIN)/pip install -q -e '.[dev,bench,tencent,cn-clouds,tune,stability,docs]'
 	$(MAKE) catalogs
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks

@@ -12,14 +12,19 @@ from types import SimpleNamespace
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 CAPTURES = REPO / "tests" / "captures"
+# the clouds' credential variables (each SDK's documented ones): a test never sends a request with yours
+CREDENTIAL_VARIABLES = ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_ID",
+                        "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_ECS_METADATA",
+                        "ALIBABA_CLOUD_CREDENTIALS_FILE", "ALIBABA_CLOUD_PROFILE", "HUAWEICLOUD_SDK_AK",
+                        "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID", "HUAWEICLOUD_SDK_CREDENTIALS_FILE")  # fmt: skip
 
 
 def gpuwise(*args: str, env: dict | None = None, cwd: Path = REPO) -> SimpleNamespace:
     """The real entry point (errors -> exit 3 with 'To fix'), as a user runs it."""
     e = dict(os.environ, COLUMNS="100", **(env or {}))
-    for name in ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"):
+    for name in CREDENTIAL_VARIABLES:
         e.pop(name, None)  # never send a request from a test
-    e["HOME"] = str(cwd)  # no ~/.tencentcloud profile either
+    e["HOME"] = str(cwd)  # no ~/.tencentcloud (~/.alibabacloud, ~/.aliyun) profile either
     e.setdefault("GPUWISE_WHEEL", str(wheel()))  # built once, not by every dry run
     p = subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, env=e, cwd=cwd,
                        timeout=120)  # fmt: skip
@@ -98,3 +103,17 @@ def write_hostile_job(path: Path, marks: Path, source: str, **fields) -> Path:
 
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def write_huawei_offers(config: Path) -> Path:
+    """A user's offers file ($XDG_CONFIG_HOME/gpuwise/offers/) with two Huawei flavors: gpuwise ships no Huawei
+    price (none with a public source was found), so a Huawei user names the flavors, and the prices are theirs
+    (here this test's, not Huawei's)."""
+    header = (REPO / "src/gpuwise/catalog/data/offers/alibaba.csv").read_text().splitlines()[0]
+    folder = config / "gpuwise" / "offers"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [f"huawei,{flavor},V100,{n},{8 * n},{64 * n},{12.5 * n:.2f},,cn-north-4,,,,,CNY,"
+            "a test's offers file (not a Huawei price),2026-12-02,,,,,V100-SXM2-32GB,,"
+            for flavor, n in (("p2s.2xlarge.8", 1), ("p2s.16xlarge.8", 8))]  # fmt: skip
+    (folder / "huawei.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    return config

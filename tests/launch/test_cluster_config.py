@@ -185,7 +185,7 @@ def test_the_old_registry_install_is_what_the_check_catches():
 def test_plan_target_keeps_only_what_the_target_launches(tmp_path):
     from gpuwise.catalog.launchable import launchable
 
-    for target in ("skypilot", "tencent", "slurm"):
+    for target in ("skypilot", "tencent", "alibaba", "slurm"):
         out = tmp_path / f"{target}.json"
         r = gpuwise(
             "plan", str(EXAMPLES / "llm-13b-finetune.yaml"), "--launchable", target, "--json", "-o", str(out)
@@ -221,12 +221,14 @@ def _documented_commands(path: Path) -> list[list[str]]:
 
 def test_the_examples_documented_commands_run_as_written(tmp_path):
     pytest.importorskip("tencentcloud.cvm.v20170312.models", reason="the tencent extra is not installed")
+    pytest.importorskip("alibabacloud_ecs20140526.models", reason="the cn-clouds extra is not installed")
     (tmp_path / "examples").symlink_to(REPO / "examples")
     commands = _documented_commands(EXAMPLES / "job-llm.yaml")
     assert {c[c.index("--target") + 1] for c in commands if c[1] == "launch"} == {
         "slurm",
         "skypilot",
         "tencent",
+        "alibaba",
     }
     for words in [*commands, *_documented_commands(EXAMPLES / "job-cpu.yaml")]:
         if "--yes" in words:

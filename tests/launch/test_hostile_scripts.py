@@ -2,9 +2,9 @@
 
 Each target's scripts are run under bash in a temporary folder with a fake PATH (sbatch, srun, scontrol,
 gpuwise, torchrun, pip, mount, sudo ... are stubs that log their arguments), as far as they go without a
-cluster or a cloud: the Slurm job script and its node steps, SkyPilot's setup and run, Tencent's boot
-script. No marker file may appear, and the values must reach the stubs exactly as written. Then shellcheck
-reads every generated script (tests/launch/test_hostile_scripts.py::test_shellcheck_accepts_every_script).
+cluster or a cloud: the Slurm job script and its node steps, SkyPilot's setup and run, the cloud VM
+targets' boot script (Tencent, Alibaba, Huawei). No marker file may appear, and the values must reach the stubs
+exactly as written. Then shellcheck reads every generated script (tests/launch/test_hostile_scripts.py::test_shellcheck_accepts_every_script).
 """
 
 from __future__ import annotations
@@ -17,9 +17,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpuwise.launch import slurm, steps
+from gpuwise.launch import alibaba, slurm, steps
 from gpuwise.launch.build import LaunchOptions, plan_launch, write_files
-from tests.launch.kit import CAPTURES, EXAMPLES, hostile, wheel, write_hostile_job, write_job
+from tests.launch.kit import (
+    CAPTURES,
+    CREDENTIAL_VARIABLES,
+    EXAMPLES,
+    hostile,
+    wheel,
+    write_hostile_job,
+    write_huawei_offers,
+    write_job,
+)
 
 SOURCE = CAPTURES / "h200-1gpu-kvm-vm"  # the migration check's source machine: a capture, not this one
 NFS = "10.0.0.1:/export"
@@ -71,8 +80,10 @@ def box(tmp_path, monkeypatch):
     monkeypatch.setattr(steps, "EXPORTER_WAIT_S", 1)  # the exporter stub never answers: give up after 1 s
     monkeypatch.setattr(slurm.client, "gpuwise_executable", lambda: str(stubs / "gpuwise"))
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.tencentcloud profile: the dry run is never sent
-    for name in ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"):
+    for name in CREDENTIAL_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(alibaba, "_credentials", lambda: None)  # its SDK read the variables when imported
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(write_huawei_offers(tmp_path / "config")))  # Huawei's flavors
     return marks, env, log
 
 
@@ -185,14 +196,32 @@ def test_skypilot_setup_and_run_execute_nothing(tmp_path, box):
     assert task["resources"]["image_id"] == f"docker:{job.doc['image']}"
 
 
-def test_tencent_boot_script_executes_nothing(tmp_path, box):
-    pytest.importorskip("tencentcloud.cvm.v20170312.models", reason="the tencent extra is not installed")
+# the cloud VM targets (their boot script: launch/boot_script.py): SDK module, offer, options, NFS mount options
+CLOUD_VMS = {
+    "tencent": ("tencentcloud.cvm.v20170312.models", "tencent:GN7.2XLARGE32",
+                {"zone": "ap-guangzhou-6", "image_id": "img-gwla0001"}, "vers=4.0,noresvport"),
+    "alibaba": ("alibabacloud_ecs20140526.models", "alibaba:ecs.gn7e-c16g1.4xlarge",
+                {"zone": "cn-shanghai-b", "image_id": "m-gwla0001", "subnet": "vsw-gwla0001",
+                 "security_group": "sg-gwla0001"},
+                "vers=4,minorversion=0,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"),
+    "huawei": ("huaweicloudsdkecs.v2.model", "huawei:p2s.2xlarge.8",
+               {"zone": "cn-north-4a", "image_id": "img-gwla0001", "vpc": "vpc-gwla0001", "subnet": "sub-gwla0001"},
+               "vers=3,timeo=600,noresvport,nolock"),
+}  # fmt: skip
+EXAMPLE_OFFERS = {
+    "alibaba": "alibaba:ecs.gn7e-c16g1.32xlarge",
+    "huawei": "huawei:p2s.16xlarge.8",
+}  # 8 GPUs, as examples/job-llm.yaml wants
+
+
+@pytest.mark.parametrize("target", sorted(CLOUD_VMS))
+def test_cloud_boot_script_executes_nothing(tmp_path, box, target):
+    module, offer, cloud, options = CLOUD_VMS[target]
+    pytest.importorskip(module, reason=f"the SDK of --target {target} is not installed")
     marks, env, log = box
     job = _Job(write_hostile_job(tmp_path / "job.yaml", marks, NFS, gpus_per_node=1), marks)
-    plan = plan_launch(LaunchOptions(job_path=job.path, target="tencent", offer="tencent:GN7.2XLARGE32",
-                                     out=tmp_path / "out", source=SOURCE,
-                                     cloud={"zone": "ap-guangzhou-6", "image_id": "img-gwla0001",
-                                            "gpuwise_wheel": wheel()}))  # fmt: skip
+    plan = plan_launch(LaunchOptions(job_path=job.path, target=target, offer=offer, out=tmp_path / "out",
+                                     source=SOURCE, cloud={**cloud, "gpuwise_wheel": wheel()}))  # fmt: skip
     write_files(plan)
     script = plan.out / "user-data.sh"
     source, mount = job.doc["dataset"]["source"], job.doc["dataset"]["mount"]
@@ -200,7 +229,7 @@ def test_tencent_boot_script_executes_nothing(tmp_path, box):
     # the mount skipped: the message shows the mount command (the values quoted, as they would run)
     p = _run(script, node, cwd=tmp_path / "n1", GPUWISE_LAUNCH_SKIP_MOUNT="a test")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "gpuwise launch: dataset mount skipped (mount -t nfs -o vers=4.0,noresvport '" in p.stdout
+    assert f"gpuwise launch: dataset mount skipped (mount -t nfs -o {options} '" in p.stdout
     # the mount fails: the message names the export as it is
     p = _run(script, node, cwd=tmp_path / "n2", GWLA_MOUNT_RC="32")
     assert p.returncode == 1 and f"gpuwise launch: cannot mount {source}\n" in p.stderr, p.stderr
@@ -210,7 +239,7 @@ def test_tencent_boot_script_executes_nothing(tmp_path, box):
     assert p.returncode == 0, p.stdout + p.stderr
     _no_marks(marks)
     calls = _calls(log)
-    assert ["mount", "-t", "nfs", "-o", "vers=4.0,noresvport", source, mount] in calls
+    assert ["mount", "-t", "nfs", "-o", options, source, mount] in calls
     assert Path(mount).is_dir()  # the boot script made the mount point, named exactly
     assert any(c[:2] == ["gpuwise", "doctor"] for c in calls)
     assert any(c[:4] == ["gpuwise", "export", "--job-labels", "--listen"] for c in calls)
@@ -243,6 +272,18 @@ def _generated_scripts(tmp_path: Path, marks: Path) -> dict[str, str]:
                                                 offer="tencent:GT4.41XLARGE948", cloud=tencent)  # fmt: skip
     except ImportError:
         pass
+    for target, (module, offer, cloud, _options) in CLOUD_VMS.items():
+        if target == "tencent":
+            continue  # above, with its example
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        cloud = {**cloud, "gpuwise_wheel": wheel()}
+        runs[f"hostile-{target}"] = LaunchOptions(hostile_nfs, target, offer=offer, cloud=cloud)
+        runs[f"example-{target}"] = LaunchOptions(
+            EXAMPLES / "job-llm.yaml", target, offer=EXAMPLE_OFFERS[target], cloud=cloud
+        )
     scripts = {}
     for name, o in runs.items():
         for textfile in (False, True):

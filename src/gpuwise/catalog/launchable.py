@@ -3,6 +3,8 @@
 - skypilot: the clouds SkyPilot provisions, gpuwise provider name -> SkyPilot cloud name, from SkyPilot's
   installation page (https://docs.skypilot.co/en/latest/getting-started/installation.html);
 - tencent: Tencent Cloud's CVM offers only;
+- alibaba: Alibaba Cloud's ECS offers only;
+- huawei: Huawei Cloud's ECS offers only (gpuwise ships none: the user's offers file names them);
 - slurm, torchrun: no cloud offer (your own machines: the plan's on-prem builds).
 
 A launch target (gpuwise/launch/targets/) that rents machines adds its row here.
@@ -15,6 +17,8 @@ SKY_CLOUDS = {"aws": "aws", "aws-capacity-blocks": "aws", "gcp": "gcp", "azure":
 TARGET_PROVIDERS: dict[str, tuple[str, ...]] = {
     "skypilot": tuple(SKY_CLOUDS),
     "tencent": ("tencent",),
+    "alibaba": ("alibaba",),
+    "huawei": ("huawei",),
     "slurm": (),
     "torchrun": (),
 }

@@ -1,4 +1,4 @@
-"""`gpuwise launch`: the plan's choice -> a running, checked, monitored training job (Slurm, SkyPilot, Tencent)."""
+"""`gpuwise launch`: the plan's choice -> a running, checked, monitored training job (Slurm, SkyPilot, the clouds' VMs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from gpuwise.i18n import N_
 from gpuwise.registry import plugin_modules
 
 LAUNCH_HELP = N_(
-    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or Tencent Cloud, with a preflight (doctor --expect) "
+    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or a cloud's VMs (Tencent, Alibaba, Huawei), with a preflight (doctor --expect) "
     "on every node, the exporter beside the job, a migration check, a data-transfer estimate and a cost guard."
     "\n\nThe default is a dry run: it prints what would be created and what it would cost, and writes the "
     "script / task / request into the output folder. --yes creates it. Every created resource is listed with "
@@ -98,22 +98,37 @@ def launch(
         ),
     ),
     zone: str = typer.Option(
-        None, "--zone", help=N_("tencent: availability zone, e.g. ap-guangzhou-6 (default: the offer's).")
+        None,
+        "--zone",
+        help=N_("cloud VM targets: availability zone, e.g. ap-guangzhou-6 (default: the offer's)."),
     ),
     image_id: str = typer.Option(
         None,
         "--image-id",
-        help=N_("tencent: CVM image with the GPU driver (img-...), if JOB.yaml's image is not one."),
+        help=N_(
+            "cloud VM targets: the machine image (its ID) with the GPU driver, if JOB.yaml's image is not one."
+        ),
+    ),
+    vpc: str = typer.Option(
+        None, "--vpc", help=N_("cloud VM targets: the VPC the instances join (Huawei: its ID).")
+    ),
+    subnet: str = typer.Option(
+        None,
+        "--subnet",
+        help=N_("cloud VM targets: the VPC subnet the instances join (Alibaba: a vSwitch, vsw-...)."),
+    ),
+    security_group: str = typer.Option(
+        None, "--security-group", help=N_("cloud VM targets: the instances' security group.")
     ),
     hpc_cluster: str = typer.Option(
-        None, "--hpc-cluster", help=N_("tencent: HpcClusterId for RDMA (HCC) instances.")
+        None, "--hpc-cluster", help=N_("tencent/alibaba: HpcClusterId for RDMA (HCC / SCC) instances.")
     ),
     gpuwise_wheel: Path = typer.Option(
         None,
         "--gpuwise-wheel",
         envvar="GPUWISE_WHEEL",
         help=N_(
-            "skypilot/tencent: the gpuwise wheel the nodes install offline (default: built from this "
+            "skypilot and the cloud VM targets: the gpuwise wheel the nodes install offline (default: built from this "
             "gpuwise's checkout)."
         ),
     ),
@@ -128,13 +143,17 @@ def launch(
     gpuwise_wheel_url: str = typer.Option(
         None,
         "--gpuwise-wheel-url",
-        help=N_("tencent: an https URL the instances fetch that wheel from (e.g. a presigned COS URL)."),
+        help=N_(
+            "cloud VM targets: an https URL the instances fetch that wheel from (e.g. a presigned object-store URL)."
+        ),
     ),
     down: str = typer.Option(
         None,
         "--down",
         metavar="ID",
-        help=N_("Delete what a launch created: slurm:JOBID, skypilot:CLUSTER, tencent:REGION/ins-ID."),
+        help=N_(
+            "Delete what a launch created, by the ID it printed: slurm:JOBID, skypilot:CLUSTER, tencent:REGION/ins-ID, ..."
+        ),
     ),
     fmt: str = FormatOpt,
     output: Path = OutputOpt,
@@ -166,7 +185,7 @@ def launch(
         "--partition": partition, "--account": account, "--time": time_limit, "--qos": qos,
         "--gpu-request": gpu_request != "gpus-per-node", "--exclusive": exclusive, "--container": container != "auto",
         "--wait": wait, "--wait-timeout": wait_timeout, "--zone": zone, "--image-id": image_id,
-        "--hpc-cluster": hpc_cluster, "--gpuwise-wheel-url": gpuwise_wheel_url, "--hosts": hosts, "--yes": yes,
+        "--hpc-cluster": hpc_cluster, "--vpc": vpc, "--subnet": subnet, "--security-group": security_group, "--gpuwise-wheel-url": gpuwise_wheel_url, "--hosts": hosts, "--yes": yes,
     })  # fmt: skip
     fmt = output_format(fmt, as_json)
     check_output(output)
@@ -183,7 +202,7 @@ def launch(
         target_capture=target_capture, textfile=textfile, warn_share=warn_share,
         slurm={"partition": partition, "account": account, "time": time_limit, "qos": qos,
                "gpu_request": gpu_request, "exclusive": exclusive, "container": container},
-        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster,
+        cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "vpc": vpc, "subnet": subnet, "security_group": security_group,
                "gpuwise_wheel": gpuwise_wheel, "gpuwise_wheel_url": gpuwise_wheel_url, "hosts": hosts},
     )  # fmt: skip
     launch_plan = plan_launch(options)

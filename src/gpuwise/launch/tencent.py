@@ -17,14 +17,15 @@ import json
 
 from gpuwise.errors import MissingDependencyError, UserInputError
 from gpuwise.i18n import joined, msg
-from gpuwise.launch import steps
+from gpuwise.launch import boot_script
+from gpuwise.launch.boot_script import USER_DATA
 from gpuwise.launch.model import Created, LaunchPlan
-from gpuwise.launch.quoting import json_text, sh, sh_comment, sh_say, sh_words
-from gpuwise.launch.wheel import FOLDER, Wheel, install_command, ship_wheel
+from gpuwise.launch.quoting import json_text, sh_words
+from gpuwise.launch.wheel import FOLDER, Wheel, ship_wheel
 
-REQUEST, USER_DATA = "run-instances.json", "user-data.sh"
-NODE_OUT = "/var/log/gpuwise-launch"
-WHEELS_ON_NODE = "/var/lib/gpuwise-wheels"
+REQUEST = "run-instances.json"
+# CFS (NFS) with its documented mount options; COS and its CLI coscli for the wheel upload note
+BOOT = boot_script.Cloud("tencent", "CFS (NFS)", "vers=4.0,noresvport", "COS", "cos", ("coscli", "cp"))
 HCC_PREFIX = "HCC"  # high-performance computing cluster families: RDMA only inside an HPC cluster
 
 
@@ -37,97 +38,6 @@ def _models():
             "pip install 'gpuwise[tencent]'",
         ) from exc
     return models
-
-
-def user_data(plan: LaunchPlan, textfile: bool, wheel: Wheel, wheel_url: str | None) -> str:
-    """The boot script (cloud-init runs it as root on every instance)."""
-    job, ds = plan.job, plan.job.dataset
-    lines = [
-        "#!/bin/bash",
-        sh_comment(f"Written by `gpuwise launch --target tencent` for {job.name}: mount, preflight, exporter."),
-        "set -uo pipefail",
-        f"DEFAULT_OUT={sh(f'{NODE_OUT}/{job.name}')}",
-        'OUT=${GPUWISE_LAUNCH_OUT:-$DEFAULT_OUT}',
-        "NODE=$(hostname)",
-        "export OUT NODE GPUWISE=gpuwise PYTHON=python3",
-        'mkdir -p "$OUT"',
-        *steps.env_exports(job, ds.mount if ds is not None and ds.kind != "object-store" else (ds.source if ds else None)),
-    ]  # fmt: skip
-    if ds is not None and ds.kind == "nfs":
-        mount = f"mount -t nfs -o vers=4.0,noresvport {sh(ds.nfs_export)} {sh(ds.mount)}"  # CFS's documented options
-        skipped = sh_say(
-            "gpuwise launch: dataset mount skipped (%s): %s", sh(mount), '"$GPUWISE_LAUNCH_SKIP_MOUNT"'
-        )
-        failed = sh_say("gpuwise launch: cannot mount %s", sh(ds.nfs_export), err=True)
-        lines += [
-            "# the dataset: a CFS (NFS) file system",
-            'if [ -n "${GPUWISE_LAUNCH_SKIP_MOUNT:-}" ]; then',
-            f"  {skipped}",
-            "else",
-            f'  mkdir -p {sh(ds.mount)} && {mount} || {{ {failed}; touch "$OUT/preflight-failed"; exit 1; }}',
-            "fi",
-        ]  # fmt: skip
-    lines += [
-        *_install_gpuwise(wheel, wheel_url),
-        "preflight() {",
-        steps.preflight(job),
-        "}",
-        'if ! (preflight); then touch "$OUT/preflight-failed"; exit 1; fi',
-        f'nohup sh -c {sh(steps.exporter(job, textfile))} > "$OUT/exporter.log" 2>&1 &',
-        'echo $! > "$OUT/exporter.pid"',
-        steps.exporter_check(job, textfile),
-        "",
-    ]
-    return joined("\n", lines)
-
-
-def _install_gpuwise(wheel: Wheel, url: str | None) -> list[str]:
-    """gpuwise on the instance: the image's own, else the shipped wheel fetched from URL (sha256 checked)."""
-    if not url:
-        missing = sh_say(
-            "gpuwise launch: gpuwise is not on this image and no --gpuwise-wheel-url was given", err=True
-        )
-        return [f'command -v gpuwise >/dev/null || {{ {missing}; touch "$OUT/preflight-failed"; exit 1; }}']
-    fetch = (
-        "import hashlib, sys, urllib.request\n"
-        "data = urllib.request.urlopen(sys.argv[1], timeout=120).read()\n"
-        "if hashlib.sha256(data).hexdigest() != sys.argv[2]: sys.exit('sha256 mismatch: not the wheel of this launch')\n"
-        "open(sys.argv[3], 'wb').write(data)\n"
-    )
-    failed = sh_say("gpuwise launch: cannot fetch the gpuwise wheel from %s", sh(url), err=True)
-    return [
-        "if ! command -v gpuwise >/dev/null; then",
-        f"  mkdir -p {WHEELS_ON_NODE}",
-        f"  python3 -c {sh(fetch)} {sh(url)} {sh(wheel.sha256)} {sh(f'{WHEELS_ON_NODE}/{wheel.name}')} || "
-        f'{{ {failed}; touch "$OUT/preflight-failed"; exit 1; }}',
-        f"  {install_command(WHEELS_ON_NODE, wheel, 'python3')}",
-        "fi",
-    ]
-
-
-def _wheel_notes(plan: LaunchPlan, wheel: Wheel, url: str | None) -> None:
-    ds = plan.job.dataset
-    bucket = (
-        ds.source.split("/")[2] if ds is not None and ds.scheme == "cos" and ds.source.count("/") >= 2 else ""
-    )
-    upload = (
-        sh_words(["coscli", "cp", wheel.path, f"cos://{bucket}/gpuwise-wheels/{wheel.name}"])
-        if bucket
-        else None
-    )
-    if url:
-        plan.notes.append(msg("the instances fetch the gpuwise wheel {wheel} from {url} (sha256 checked)").format(
-            wheel=wheel.name, url=url))  # fmt: skip
-        return
-    if upload:
-        plan.notes.append(
-            msg("the image must have gpuwise, or upload {wheel} to the object store (e.g. {command}) and pass its "
-              "https URL (a presigned one for a private bucket) with --gpuwise-wheel-url").format(
-                wheel=wheel.path, command=upload))  # fmt: skip
-    else:
-        plan.notes.append(
-            msg("the image must have gpuwise, or upload {wheel} to an object store and pass its https URL "
-              "(a presigned one for a private bucket) with --gpuwise-wheel-url").format(wheel=wheel.path))  # fmt: skip
 
 
 def _zone(plan: LaunchPlan, cloud: dict) -> str:
@@ -189,13 +99,8 @@ def request(plan: LaunchPlan, textfile: bool, cloud: dict, dry_run: bool, wheel:
     elif hpc:
         req.HpcClusterId = hpc
     wheel = wheel or ship_wheel(plan.out, cloud.get("gpuwise_wheel"))
-    url = cloud.get("gpuwise_wheel_url")
-    if url and not url.startswith("https://"):
-        raise UserInputError(
-            msg("--gpuwise-wheel-url {url!r} is not an https:// URL").format(url=url),
-            msg("upload the wheel to COS (or any object store) and pass its https URL, e.g. a presigned one"),
-        )
-    req.UserData = base64.b64encode(user_data(plan, textfile, wheel, url).encode()).decode()
+    url = boot_script.wheel_url(BOOT, cloud)
+    req.UserData = base64.b64encode(boot_script.user_data(BOOT, plan, textfile, wheel, url).encode()).decode()
     req.DryRun = dry_run
     return req
 
@@ -204,7 +109,7 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
     wheel = ship_wheel(plan.out, cloud.get("gpuwise_wheel"))
     req = request(plan, textfile, cloud, dry_run=True, wheel=wheel)
     plan.copies[f"{FOLDER}/{wheel.name}"] = wheel.source
-    _wheel_notes(plan, wheel, cloud.get("gpuwise_wheel_url"))
+    boot_script.wheel_notes(BOOT, plan, wheel, cloud.get("gpuwise_wheel_url"))
     plan.files[REQUEST] = json_text(_without_nulls(json.loads(req.to_json_string())), indent=2) + "\n"
     plan.resources.zone = req.Placement.Zone
     plan.files[USER_DATA] = base64.b64decode(req.UserData).decode()
@@ -220,17 +125,12 @@ def build(plan: LaunchPlan, textfile: bool, cloud: dict) -> None:
         )  # fmt: skip
     )
     if plan.job.image and not plan.job.image.startswith("img-"):
-        plan.notes.append(msg("the container image {image} is not started by this target: {image_id} runs "
-                            "the job (use --target skypilot to run a container)").format(
-                              image=plan.job.image, image_id=req.ImageId))  # fmt: skip
-    head = "<private IP of the first instance>"  # stays English: a placeholder in a command the user edits
-    torchrun = plan.job.torchrun(str(plan.job.nodes), f"{head}:{plan.job.rdzv_port}", sh(plan.job.name))
+        boot_script.container_note(plan, req.ImageId)
     plan.notes += [
         msg("instances use the zone's default VPC and subnet; the security group must allow TCP "
           "{rdzv_port} (rendezvous) and {exporter_port} (exporter) inside the VPC").format(
             rdzv_port=plan.job.rdzv_port, exporter_port=plan.job.exporter_port),
-        msg("training: once every instance passed its preflight (no {marker}), run on each: {command}").format(
-            marker=f"{NODE_OUT}/{plan.job.name}/preflight-failed", command=torchrun),
+        boot_script.training_note(plan),
     ]  # fmt: skip
     plan.cloud_check = _send_dry_run(req, region)
 

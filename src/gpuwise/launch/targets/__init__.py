@@ -3,7 +3,7 @@
 A `Target` says what it can do as data (its `unsupported` features, each with the reason a user is
 shown; the flags only it reads) and implements what `gpuwise launch` dispatches to: `build` (the dry
 run: files and what would be created), `create` (--yes) and `down` (--down ID). An ID names its
-target: `slurm:JOBID`, `skypilot:CLUSTER`, `tencent:REGION/ins-a,ins-b`. Which catalog providers a
+target: `slurm:JOBID`, `skypilot:CLUSTER`, `tencent:REGION/ins-a,ins-b`, `alibaba:REGION/i-a,i-b`. Which catalog providers a
 target launches on is data in catalog/launchable.py (plan reads it, below this layer).
 
 Every check of a flag against a target is here (`check_flags`), so a flag a target does not use is an
@@ -118,20 +118,24 @@ def check_flags(
 ) -> None:
     """Refuse a flag the target does not use: another target's option, or a feature it does not have.
     `given`: flag -> value (None or False = not given)."""
-    owners = {flag: t for t in _registry(registry).values() for flag in t.options}
+    owners: dict[str, list[str]] = {}
+    for t in _registry(registry).values():
+        for flag in t.options:
+            owners.setdefault(flag, []).append(t.name)
     for flag, value in given.items():
         if value in (None, False):
             continue
         feature = FEATURE_FLAGS.get(flag)
         if feature is not None and not target.supports(feature):
             raise unsupported_error(target, feature, flag)
-        owner = owners.get(flag)
-        if owner is not None and flag not in target.options:
+        names = owners.get(flag)
+        if names and flag not in target.options:
+            owner = "/".join(sorted(names))  # "alibaba/tencent": every target that reads the flag
             raise UserInputError(
                 msg("{flag} is a --target {owner} option; --target {target} does not use it").format(
-                    flag=flag, owner=owner.name, target=target.name
+                    flag=flag, owner=owner, target=target.name
                 ),
-                msg("drop {flag}, or launch with --target {owner}").format(flag=flag, owner=owner.name),
+                msg("drop {flag}, or launch with --target {owner}").format(flag=flag, owner=owner),
             )
 
 
