@@ -114,7 +114,8 @@ def test_healthcheck_deadline_holds_against_work_that_holds_the_gil():
     facts, finding = collect_with_deadline(stuck, 0.3, timeout_s=0.3)
     elapsed = time.monotonic() - start
     assert facts is None and finding.id == "health.timeout" and "longer than 0.3s" in finding.title
-    assert elapsed < 1.5, f"the 0.3 s deadline took {elapsed:.1f} s"
+    # 10x the deadline (fork and kill on a loaded machine), still half what the regex takes (6.4 s here)
+    assert elapsed < 3.0, f"the 0.3 s deadline took {elapsed:.1f} s"
 
 
 def test_run_without_slurm_installed_says_how_to_fix(tmp_path):
