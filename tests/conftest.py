@@ -139,6 +139,18 @@ def zh():
     i18n.set_language("en")
 
 
+@pytest.fixture(autouse=True)
+def _english_after_each_test():
+    """gpuwise speaks English again after each test: one that switched to Chinese (set_language, or an
+    in-process `--lang zh-CN` run) and failed or returned early does not change the next test's output,
+    whatever order the tests run in."""
+    yield
+    from gpuwise import i18n
+
+    if i18n.language() != i18n.DEFAULT:
+        i18n.set_language(i18n.DEFAULT)
+
+
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _PYTEST_DISPOSITIONS = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
 
