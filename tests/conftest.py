@@ -9,12 +9,43 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 TESTS = Path(__file__).parent
 CAPTURES = TESTS / "captures"
 GOLDEN = TESTS / "golden"
 # Real outputs recorded by others live beside the project, never inside it (DESIGN.md #7).
 REAL = Path(os.environ.get("GPUWISE_REAL_FIXTURES", TESTS.parent.parent / "shared" / "fixtures" / "real"))
+
+
+# Hypothesis fails an example that takes over 200 ms (its default deadline) or generates slowly
+# (HealthCheck.too_slow), and a loaded CI machine (2 cores, neighbours' CPU steal) does both: neither says
+# anything about the code. A test's own @settings replaces only the options it names.
+settings.register_profile("gpuwise", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("gpuwise")
+
+# The tests run in the environment CI has (a clean VM, no terminal), whatever the developer's shell
+# exports: Rich/Typer read the width and colour forcing, gpuwise its language from the locale variables,
+# and the exporter its job labels from torchrun's and Slurm's. A test that needs one sets it itself.
+_NOT_FROM_THE_SHELL = (
+    "COLUMNS", "LINES", "TERMINAL_WIDTH", "FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE", "NO_COLOR",
+    "GITHUB_ACTIONS", "LC_ALL", "LC_MESSAGES", "LANGUAGE",
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "SLURMD_NODENAME", "SLURM_JOB_ID",
+    "SLURM_PROCID", "SLURM_NODEID", "SLURM_NTASKS",
+)  # fmt: skip
+for _name in _NOT_FROM_THE_SHELL:
+    os.environ.pop(_name, None)
+os.environ["LANG"] = "C.UTF-8"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_user_dirs(tmp_path_factory):
+    """The developer's ~/.config, ~/.local/share and ~/.local/state (user offers, tune studies, history)
+    are never read: each is an empty folder for the session, as on a clean CI machine."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+            mp.setenv(name, str(tmp_path_factory.mktemp(name.lower())))
+        yield
 
 
 def pytest_addoption(parser):
@@ -106,6 +137,18 @@ def zh():
     i18n.set_language("zh-CN")
     yield
     i18n.set_language("en")
+
+
+@pytest.fixture(autouse=True)
+def _english_after_each_test():
+    """gpuwise speaks English again after each test: one that switched to Chinese (set_language, or an
+    in-process `--lang zh-CN` run) and failed or returned early does not change the next test's output,
+    whatever order the tests run in."""
+    yield
+    from gpuwise import i18n
+
+    if i18n.language() != i18n.DEFAULT:
+        i18n.set_language(i18n.DEFAULT)
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -26,7 +26,9 @@ def test_cli_import_does_not_load_torch_or_nvml():
     code = (
         "import sys, gpuwise.cli; print(sorted(m for m in ('torch', 'pynvml', 'numpy') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -35,6 +37,7 @@ def test_bad_capture_path_is_a_clean_error(tmp_path):
         [sys.executable, "-m", "gpuwise.cli", "probe", "--from", str(tmp_path / "nope")],
         capture_output=True,
         text=True,
+        timeout=300,
     )
     assert r.returncode == 3
     assert "capture not found" in r.stderr and "To fix:" in r.stderr and "Traceback" not in r.stderr
@@ -42,7 +45,10 @@ def test_bad_capture_path_is_a_clean_error(tmp_path):
 
 def test_unknown_layer_suggests(tmp_path):
     r = subprocess.run(
-        [sys.executable, "-m", "gpuwise.cli", "probe", "--layer", "netwrk"], capture_output=True, text=True
+        [sys.executable, "-m", "gpuwise.cli", "probe", "--layer", "netwrk"],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 3 and "did you mean 'network'" in r.stderr
 

@@ -103,7 +103,9 @@ def test_english_help_is_typers_own_after_a_chinese_run():
         "print(CliRunner().invoke(app, ['doctor', '--help'], env={'COLUMNS': '100'}).output, end='')"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_MESSAGES")}
-    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout
+    fresh = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    ).stdout
     _help(("doctor",), "--lang", "zh-CN", columns=100)
     again = _help(("doctor",), columns=100)
     assert again == fresh
@@ -117,6 +119,7 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         env={**clean, "COLUMNS": "120", **env},
+        timeout=300,
     )
 
 

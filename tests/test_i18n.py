@@ -81,7 +81,10 @@ def test_catalogs_compile_with_pybabel(tmp_path):
     shutil.copytree(SRC / "locale", locale, ignore=shutil.ignore_patterns("*.mo", "*.pot"))
     pybabel = Path(sys.executable).parent / "pybabel"
     done = subprocess.run(
-        [str(pybabel), "compile", "-D", "gpuwise", "-d", str(locale)], capture_output=True, text=True
+        [str(pybabel), "compile", "-D", "gpuwise", "-d", str(locale)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert (locale / "zh_CN" / "LC_MESSAGES" / "gpuwise.mo").stat().st_size > 10_000

@@ -76,6 +76,7 @@ def test_storage_measures_and_cleans_up_and_matches_a_direct_fio_run(tmp_path):
             ["fio", "--name=w", "--rw=write", "--bs=1M", "--iodepth=16", *common],
             check=True,
             capture_output=True,
+            timeout=300,
         )
         seq, rand = [], []
         for _ in range(3):
@@ -84,6 +85,7 @@ def test_storage_measures_and_cleans_up_and_matches_a_direct_fio_run(tmp_path):
                 check=True,
                 capture_output=True,
                 text=True,
+                timeout=300,
             ).stdout
             seq.append(json.loads(out)["jobs"][0]["read"]["bw_bytes"] / 1e9)
             out = subprocess.run(
@@ -91,6 +93,7 @@ def test_storage_measures_and_cleans_up_and_matches_a_direct_fio_run(tmp_path):
                 check=True,
                 capture_output=True,
                 text=True,
+                timeout=300,
             ).stdout
             rand.append(json.loads(out)["jobs"][0]["read"]["iops"])
     finally:
@@ -111,7 +114,8 @@ def test_a_filesystem_without_o_direct_falls_back_to_buffered_and_says_so(tmp_pa
     # tmpfs accepts O_DIRECT since Linux 6.6 (this VM runs 6.18), so use ramfs, which still refuses it
     mnt = tmp_path / "ramfs"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "ramfs", "ramfs", str(mnt)], capture_output=True).returncode != 0:
+    mounted = subprocess.run(["mount", "-t", "ramfs", "ramfs", str(mnt)], capture_output=True, timeout=300)
+    if mounted.returncode != 0:
         pytest.skip("cannot mount ramfs here")
     try:
         ok, why = storage.direct_io_supported(str(mnt))
@@ -123,7 +127,7 @@ def test_a_filesystem_without_o_direct_falls_back_to_buffered_and_says_so(tmp_pa
         assert all(m.params["filesystem"] == "ramfs" for m in results)
         assert list(mnt.iterdir()) == []
     finally:
-        subprocess.run(["umount", str(mnt)], check=True)
+        subprocess.run(["umount", str(mnt)], check=True, timeout=300)
 
 
 def test_probe_and_bench_agree_on_a_mount_with_spaces_and_tabs():

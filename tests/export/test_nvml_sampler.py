@@ -187,6 +187,7 @@ def test_live_sample_agrees_with_nvidia_smi():
         capture_output=True,
         text=True,
         check=True,
+        timeout=300,
     ).stdout
     uuids = [line.split(",")[0].strip() for line in out.splitlines()]
     assert [g["uuid"] for g in doc["gpus"]] == uuids

@@ -161,7 +161,10 @@ def prometheus(real, tmp_path_factory):
         procs.append(server)
         base = f"http://127.0.0.1:{port}"
         wait_for(lambda: len(query(base, 'up{job="gpuwise"} == 1')) == 2, 60, "both exporters up")
-        time.sleep(3)  # a few scrapes, so rate() windows have two samples
+        # a few scrapes of each (rate() over 30 s needs two samples, the rules a round of evaluation):
+        # counted, not slept for, since scrapes come late on a loaded machine
+        scraped = 'count_over_time(up{job="gpuwise"}[30s]) >= 4'
+        wait_for(lambda: len(query(base, scraped)) == 2, 60, "four scrapes of each exporter")
         yield base
     finally:
         for proc in procs:

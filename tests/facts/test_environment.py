@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -90,15 +89,16 @@ def test_real_python_env_is_fast_and_never_imports_torch():
         "out = json.loads(c({})); dt = time.perf_counter() - t;print(json.dumps({'torch_imported': "
         "'torch' in sys.modules, 'seconds': dt, 'torch': out['torch']}))"
     )
-    start = time.perf_counter()
+    # the hang guard is the timeout; how long the interpreter takes to start depends on the machine's load
     result = json.loads(
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        ).stdout
     )
     assert result["torch_imported"] is False
     assert result["seconds"] < 1.0, (
         result
     )  # measured 0.002 s here (2026-11-29); importing torch takes seconds
-    assert time.perf_counter() - start < 10
     if result["torch"] is not None:
         assert result["torch"]["__version__"]
 

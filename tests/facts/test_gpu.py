@@ -170,7 +170,11 @@ def test_bad_xml_gives_empty_result_with_reason(text):
     assert r.gpus == [] and (r.probe.notes or r.probe.attached_gpus is None)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(cut=st.integers(min_value=0, max_value=30000), junk=st.text(max_size=40))
 def test_truncated_real_xml_never_raises(cut, junk):
     path = REAL / "nvidia_smi_xml" / "telegraf_a100-sxm4-v12.xml"

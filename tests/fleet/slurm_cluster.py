@@ -225,6 +225,24 @@ class SlurmCluster:
             capture_output=True, text=True, env=self.env, timeout=timeout,
         )  # fmt: skip
 
+    def healthchecks_running(self) -> list[int]:
+        """Pids of `gpuwise fleet healthcheck` runs started by this cluster's slurmd (their environment
+        names this cluster's slurm.conf; other test runs on the machine have their own)."""
+        conf = f"SLURM_CONF={self.conf}".encode() + b"\0"
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if (
+                    b"fleet\0healthcheck" in (entry / "cmdline").read_bytes()
+                    and conf in (entry / "environ").read_bytes()
+                ):
+                    found.append(int(entry.name))
+            except OSError:  # gone meanwhile
+                continue
+        return found
+
     def set_healthcheck(self, body: str) -> None:
         """Replace the HealthCheckProgram script (atomically: slurmd may be running it right now)."""
         script = self.dir / "etc" / "healthcheck.sh"

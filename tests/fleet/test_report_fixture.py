@@ -108,7 +108,7 @@ def test_doctor_json_is_used_when_present(tmp_path, real):
     p = subprocess.run(
         [sys.executable, "-m", "gpuwise.cli", "doctor", "--from", str(node / "capture"), "--format", "json",
          "-o", str(node / "doctor.json")],
-        capture_output=True, text=True,
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert p.returncode in (0, 1, 2), p.stderr
     report = analyze_fleet(root)

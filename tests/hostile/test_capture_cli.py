@@ -67,7 +67,9 @@ def test_mask_leaves_no_ip_address_of_this_machine(sandbox):
     sandbox.freeze_inputs()
     sandbox.run("capture", "-o", "m", "--mask").check(EXIT_OK, "masked")
     blob = "".join(p.read_text(errors="replace") for p in (sandbox.work / "m").rglob("*") if p.is_file())
-    links = json.loads(subprocess.run(["ip", "-j", "addr"], capture_output=True, text=True).stdout or "[]")
+    links = json.loads(
+        subprocess.run(["ip", "-j", "addr"], capture_output=True, text=True, timeout=300).stdout or "[]"
+    )
     addrs = [a["local"] for link in links for a in link.get("addr_info", []) if a.get("local")]
     keep = ("127.", "::1")
     leaked = [a for a in addrs if not a.startswith(keep) and a in blob]

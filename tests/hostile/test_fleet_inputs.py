@@ -117,7 +117,10 @@ def test_healthcheck_drain_of_another_nodes_capture_is_refused(sandbox):
     sandbox.freeze_inputs()
     env, calls = fake_scontrol(sandbox)
     env["SLURMD_NODENAME"] = "node07"
-    out = sandbox.run("fleet", "healthcheck", "--from", "cap", "--expect", "gpus=8", "--drain", env=env)
+    # --timeout 30: the default 4 s can run out on a loaded machine, and the node would then be unknown
+    out = sandbox.run(
+        "fleet", "healthcheck", "--from", "cap", "--expect", "gpus=8", "--drain", "--timeout", "30", env=env
+    )
     out.check(EXIT_COULD_NOT_RUN, "the capture is of node host-1, not of this node (node07)")
     assert not calls.exists(), calls.read_text()
 
@@ -128,8 +131,9 @@ def test_healthcheck_drain_of_this_nodes_capture_drains_the_captured_host(sandbo
     env, calls = fake_scontrol(sandbox)
     env["SLURMD_NODENAME"] = "host-1"
     out = sandbox.run(
-        "fleet", "healthcheck", "--from", "cap", "--expect", "gpus=8", "--drain", "--json", env=env
-    )
+        "fleet", "healthcheck", "--from", "cap", "--expect", "gpus=8", "--drain", "--json", "--timeout", "30",
+        env=env,
+    )  # fmt: skip
     out.check(EXIT_WARNINGS)
     assert json.loads(out.stdout)["drained"] is True
     assert calls.read_text().startswith("update nodename=host-1 state=drain reason=")

@@ -29,7 +29,7 @@ def test_slurm_dry_run_prints_what_it_would_submit_and_creates_nothing(tmp_path)
     doc = json.loads((out / "launch.json").read_text())
     assert doc["dry_run"] is True and doc["submitted"] is None
     for name in ("job.sbatch", "node.sh"):
-        assert subprocess.run(["bash", "-n", str(out / name)]).returncode == 0
+        assert subprocess.run(["bash", "-n", str(out / name)], timeout=300).returncode == 0
 
 
 def test_textfile_mode_runs_no_listener(tmp_path):
@@ -125,7 +125,9 @@ def test_printed_scrape_config_is_valid_for_prometheus(tmp_path):
     config.write_text(
         doc["scrape_config"].replace("<IP of node 0>", "10.0.0.1").replace("<IP of node 1>", "10.0.0.2")
     )
-    p = subprocess.run(["promtool", "check", "config", str(config)], capture_output=True, text=True)
+    p = subprocess.run(
+        ["promtool", "check", "config", str(config)], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     slurm = gpuwise("launch", str(EXAMPLES / "job-cpu.yaml"), "--target", "slurm", "--out", str(tmp_path / "s"),
                     "--json")  # fmt: skip
@@ -133,7 +135,9 @@ def test_printed_scrape_config_is_valid_for_prometheus(tmp_path):
     (tmp_path / "s" / "monitoring").mkdir(parents=True)
     (tmp_path / "s" / "monitoring" / "targets.json").write_text('[{"targets": ["gwfl1:9401"]}]')
     config.write_text(sd["scrape_config"])
-    p = subprocess.run(["promtool", "check", "config", str(config)], capture_output=True, text=True)
+    p = subprocess.run(
+        ["promtool", "check", "config", str(config)], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stdout + p.stderr
 
 

@@ -80,7 +80,7 @@ def test_the_dry_run_writes_a_node_script_and_a_launcher_that_run_on_every_host(
     write_files(plan)
     out = tmp_path / "out"
     for name in ("node.sh", "launch.sh"):
-        assert subprocess.run(["bash", "-n", str(out / name)]).returncode == 0
+        assert subprocess.run(["bash", "-n", str(out / name)], timeout=300).returncode == 0
     assert plan.resources.provider is None and "gpu-01:9401" in plan.scrape_config
 
     done, root = _run_launch(tmp_path, out)
@@ -177,7 +177,7 @@ def test_the_first_failure_stops_a_host_still_waiting_in_the_rendezvous(tmp_path
         done, _root = _run_launch(tmp_path, tmp_path / "out", fail="gpu-02")
     finally:
         subprocess.run(
-            ["pkill", "-KILL", "-f", "--", f"--rdzv-id gw-{job['name']}"], check=False
+            ["pkill", "-KILL", "-f", "--", f"--rdzv-id gw-{job['name']}"], check=False, timeout=300
         )  # a failed test leaves none, even one whose SIGTERM is ignored
     assert done.returncode == 1 and "gpu-02 failed" in done.stderr
     assert "training on gpu-01 ended with exit code" in (tmp_path / "out" / "logs" / "gpu-01.log").read_text()

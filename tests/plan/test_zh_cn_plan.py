@@ -166,7 +166,9 @@ def test_plan_json_keeps_its_keys_and_enum_values(zh):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_plan_in_chinese():

@@ -166,6 +166,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         env={**base, **(env or {})},
+        timeout=300,
     )
 
 

@@ -247,7 +247,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
     env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_MESSAGES", "LANGUAGE")}
     return subprocess.run(
-        [sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "gpuwise.cli", *args], capture_output=True, text=True, env=env, timeout=300
     )
 
 

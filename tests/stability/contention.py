@@ -117,6 +117,21 @@ def describe(doc: dict, metric: str, injection: Injection | None) -> str:
     return f"{inj}; windows {windows_of(doc, metric)}\n" + "\n".join(rows)
 
 
+CPU_SIGNALS = ("steal_pct", "runq_wait_ms_per_s", "nonvol_cs_per_s")  # another task had the probe's CPU
+
+
+def cpu_signal_that_moved(doc: dict) -> str | None:
+    """The first CPU-contention context signal whose range over the run is at least the smallest move
+    that counts as explaining a slowdown (context.SLOWDOWN_DIRECTION), or None: the CPU was quiet."""
+    from gpuwise.stability.context import SLOWDOWN_DIRECTION
+
+    for name in CPU_SIGNALS:
+        seen = [s["context"][name] for s in doc["samples"] if s["context"].get(name) is not None]
+        if seen and max(seen) - min(seen) >= SLOWDOWN_DIRECTION[name][1]:
+            return name
+    return None
+
+
 def raise_priority(pid: int, nice: int = -10) -> None:
     """Give the session of `pid` (its own, from start_new_session) an autogroup nice value: with
     CONFIG_SCHED_AUTOGROUP the scheduler shares a CPU between sessions first, so a process's own nice

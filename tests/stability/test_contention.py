@@ -18,6 +18,7 @@ from tests.stability.contention import (
     CpuCgroup,
     Injection,
     NamespacedPeer,
+    cpu_signal_that_moved,
     describe,
     matching_window,
     run_with_injection,
@@ -96,7 +97,12 @@ def test_a_quiet_run_is_stable(tmp_path, peer):
         None,
     )
     metric = "network.tcp_gbit_s"
-    # no change window and no "unstable" alarm; "variable" is allowed, because a neighbour's CPU steal on
-    # the CI VM (8-20% measured in a clean-clone run, which made one such run "variable") is real variation
-    assert [lv["verdict"] for lv in doc["layers"]] in (["stable"], ["variable"]), describe(doc, metric, None)
+    # no change window and no "unstable" alarm. "variable" (a spread above stable_cv_max, no window) only
+    # where the run's own context shows CPU contention moving: a neighbour's steal on the CI VM (8-20%
+    # measured in a clean-clone run) or other test runs taking the probe's CPU are real variation, a
+    # spread with the CPU signals flat is not
+    verdicts = [lv["verdict"] for lv in doc["layers"]]
+    assert verdicts in (["stable"], ["variable"]), describe(doc, metric, None)
+    if verdicts == ["variable"]:
+        assert cpu_signal_that_moved(doc) is not None, describe(doc, metric, None)
     assert doc["results"][0]["windows"] == [], describe(doc, metric, None)

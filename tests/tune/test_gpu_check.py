@@ -13,7 +13,9 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_gpu_check_script_parses():
-    r = subprocess.run(["bash", "-n", str(BENCH / "gpu_check.sh")], capture_output=True, text=True)
+    r = subprocess.run(
+        ["bash", "-n", str(BENCH / "gpu_check.sh")], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     text = (BENCH / "gpu_check.sh").read_text()
     assert "--workload gpt-small" in text and "tune_gpu_summary.py" in text

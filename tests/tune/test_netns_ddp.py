@@ -13,7 +13,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _namespaces() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=300).stdout
     return [line.split()[0] for line in out.splitlines() if line.startswith("gwtn-")]
 
 

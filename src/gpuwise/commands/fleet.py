@@ -219,7 +219,10 @@ def healthcheck(
     if from_capture is not None:
         result.node = hc.short_host(checked.hostname if checked else None) or str(from_capture)
         if drain and result.node != this_node:
-            _refuse_drain(from_capture, result.node if checked else None, this_node)
+            timed_out = broken is not None and broken.id == "health.timeout"
+            _refuse_drain(
+                from_capture, result.node if checked else None, this_node, timeout if timed_out else None
+            )
     if (
         drain and result.critical
     ):  # findings are English until worded: Slurm shows the reason to every operator
@@ -231,12 +234,20 @@ def healthcheck(
     raise typer.Exit(result.exit_code)
 
 
-def _refuse_drain(capture: Path, host: str | None, this_node: str) -> None:
+def _refuse_drain(capture: Path, host: str | None, this_node: str, timed_out_s: float | None = None) -> None:
     """--drain acts on the node the check runs on; a capture of another node (or of no known node) is
-    checked, never drained here: `scontrol` would drain this machine for another machine's fault."""
+    checked, never drained here: `scontrol` would drain this machine for another machine's fault.
+    `timed_out_s`: the check ran out of --timeout (that many seconds) before the capture was read."""
     from gpuwise.datafiles import shown_name
     from gpuwise.errors import UserInputError
 
+    if host is None and timed_out_s is not None:
+        raise UserInputError(
+            _(
+                "--drain: the capture {capture} was not read within --timeout {seconds} s, so its node is unknown"
+            ).format(capture=shown_name(capture), seconds=f"{timed_out_s:g}"),
+            _("raise --timeout, or drop --drain to check the capture only"),
+        )
     if host is None:
         message = _("--drain: the capture {capture} could not be read, so its node is unknown").format(
             capture=shown_name(capture)
