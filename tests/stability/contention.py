@@ -117,6 +117,23 @@ def describe(doc: dict, metric: str, injection: Injection | None) -> str:
     return f"{inj}; windows {windows_of(doc, metric)}\n" + "\n".join(rows)
 
 
+def outside_cv(doc: dict, metric: str, injection: Injection) -> float:
+    """Robust cv (1.4826*MAD/median) of the metric's samples outside the injected window: the noise the
+    machine itself made while the test changed nothing."""
+    import statistics
+
+    xs = [
+        s["values"][metric]
+        for s in doc["samples"]
+        if s["values"].get(metric) is not None
+        and not (injection.start_s - 1 <= s["t"] <= injection.end_s + 1)
+    ]
+    if len(xs) < 3:
+        return float("inf")
+    med = statistics.median(xs)
+    return 1.4826 * statistics.median(abs(x - med) for x in xs) / med if med else float("inf")
+
+
 CPU_SIGNALS = ("steal_pct", "runq_wait_ms_per_s", "nonvol_cs_per_s")  # another task had the probe's CPU
 
 

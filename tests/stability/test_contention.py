@@ -21,6 +21,7 @@ from tests.stability.contention import (
     cpu_signal_that_moved,
     describe,
     matching_window,
+    outside_cv,
     run_with_injection,
     start_hogs,
     stop_hogs,
@@ -35,16 +36,38 @@ def _cpu() -> int:
     return max(os.sched_getaffinity(0))
 
 
+# The hog halves the probe's CPU (a 50% drop); when the machine's own noise outside the window is a
+# large fraction of that (another suite's load: a robust cv of 27% was measured in a CI run), PELT cannot
+# separate the window from the noise, and that says nothing about the detector. Such a run is repeated;
+# a quiet run that misses the window fails at once.
+NOISY_CV = 0.10  # twice the stable_cv_max of stability.yaml
+
+
 def test_cpu_hog_on_the_probe_cpu_is_found_with_run_queue_wait(tmp_path):
     cpu = _cpu()
-    hogs: list = []
-    inj = Injection(8.0, 16.0, lambda: hogs.append(start_hogs(cpu)), lambda: [stop_hogs(h) for h in hogs])
-    doc, inj, _err = run_with_injection(
-        [*RUN, "--layers", "compute"], tmp_path / "s.json", inj, prefix=["taskset", "-c", str(cpu)]
-    )
     metric = "compute.matmul_fp32"
-    w = matching_window(doc, metric, inj, INTERVAL)
-    assert w is not None, describe(doc, metric, inj)
+    noise = []
+    for attempt in range(3):
+        hogs: list = []
+        inj = Injection(
+            8.0,
+            16.0,
+            lambda hogs=hogs: hogs.append(start_hogs(cpu)),
+            lambda hogs=hogs: [stop_hogs(h) for h in hogs],
+        )
+        doc, inj, _err = run_with_injection(
+            [*RUN, "--layers", "compute"],
+            tmp_path / f"s{attempt}.json",
+            inj,
+            prefix=["taskset", "-c", str(cpu)],
+        )
+        w = matching_window(doc, metric, inj, INTERVAL)
+        if w is not None:
+            break
+        noise.append(outside_cv(doc, metric, inj))
+        assert noise[-1] > NOISY_CV, describe(doc, metric, inj)  # a quiet machine and no window: a real miss
+    else:
+        pytest.skip(f"the machine's own noise outside the window (robust cv {noise}) hid the hog in 3 runs")
     assert w["context"] and w["context"][0]["signal"] == "runq_wait_ms_per_s", describe(doc, metric, inj)
     assert w["change"] >= 0.3, describe(doc, metric, inj)  # the hogs' session takes about half the CPU
 
