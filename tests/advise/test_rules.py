@@ -685,6 +685,9 @@ def test_at_least_40_rules_cover_every_layer():
         | {"gpu.dcgm_diag", "fabric.nvswitch_errors", "fabric.manager_start", "evidence.sources"}
         | {"nccl.ofi_provider"}  # the aws-ofi-nccl logs of that corpus (efa passes, tcp;ofi_rxm warns)
         | {"nccl.gdrdma"}  # nccl-mesh-plugin#56 in that corpus: NET/IB without /GDRDMA is information
+        # DCGM#198's `dcgmi nvlink --link-status` and coreos/bugs#2515's bond in that corpus; judged by role and
+        # model in tests/facts/test_dcgm_nvlink.py and tests/advise/test_kernel_bonds.py
+        | {"gpu.dcgm_nvlink", "kernel.bond_down"}
         # triggered in tests/advise/test_judge_roles.py on the real DGX-1 topo -m matrix
         | {"topo.gpu_nic_placement"}
         | {

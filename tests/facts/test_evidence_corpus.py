@@ -23,7 +23,7 @@ CORPUS = Path(__file__).parent.parent / "fixtures" / "evidence"
 GOLDEN = yaml.safe_load((CORPUS / "golden.yaml").read_text(encoding="utf-8"))
 # the rules these recordings speak to: any other warn/fail of theirs is a false alarm
 JUDGED = re.compile(
-    r"^(gpu\.dcgm_diag|fabric\.|kernel\.(link_flaps|pcie_aer|oom_kills|hung_tasks|machine_checks)|gpu\.xid_errors|nccl\.)"
+    r"^(gpu\.dcgm_(diag|nvlink)|fabric\.|kernel\.(link_flaps|bond_down|pcie_aer|oom_kills|hung_tasks|machine_checks)|gpu\.xid_errors|nccl\.)"
 )
 
 

@@ -193,12 +193,14 @@ def test_capture_records_the_new_sources_and_doctor_from_shows_them(tmp_path):
         recorded
     )
     assert recorded["dcgmi-diag-r1-j"]["status"] == "missing"  # no DCGM on this VM: recorded as missing
+    assert recorded["dcgmi-nvlink-link-status"]["status"] == "missing"
     result = runner.invoke(app, ["doctor", "--from", str(out), "--format", "json", "--no-history"])
     report = json.loads(result.stdout)
     (src,) = [f for f in report["findings"] if f["id"] == "evidence.sources"]
     paths = {e["path"] for e in src["evidence"]}
     assert "evidence.unknown.dcgm_diag" in paths and "evidence.unknown.fabric_manager" in paths
     assert report["facts"]["evidence"]["unknown"]["dcgm_diag"]["kind"] == "tool_missing"
+    assert report["facts"]["evidence"]["unknown"]["dcgm_nvlink"]["kind"] == "tool_missing"
 
 
 def test_a_whole_journal_with_fabric_manager_and_kernel_lines_reads_both(tmp_path):

@@ -105,6 +105,8 @@ COMMANDS: dict[str, CommandSource] = _cmds(
     # DCGM's quick diagnostic (run level 1, seconds to a minute), JSON per test and GPU; capture only:
     # a live doctor does not run it (facts/evidence.py)
     ("dcgmi-diag-r1-j", ("dcgmi", "diag", "-r", "1", "-j"), 180.0),
+    # every NVLink's state per GPU and NVSwitch (U/D/X/_), read in seconds without loading the GPUs
+    ("dcgmi-nvlink-link-status", ("dcgmi", "nvlink", "--link-status"), 20.0),
 )
 
 INTERNAL_COLLECTORS: dict[str, InternalCollector] = {

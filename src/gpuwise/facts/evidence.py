@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpuwise.capture.host import Host, absent_source
 from gpuwise.facts.dcgm_diag import looks_like_dcgm_diag, parse_dcgm_diag
+from gpuwise.facts.dcgm_nvlink import looks_like_dcgm_nvlink, parse_dcgm_nvlink
 from gpuwise.facts.fabric_manager import looks_like_fabric_manager, parse_fabric_manager
 from gpuwise.facts.kernel_log import looks_like_kernel_log, parse_kernel_log
 from gpuwise.facts.models import Evidence, Facts, Unknown
@@ -24,12 +25,15 @@ KERNEL_LOG_COMMANDS = ("journalctl-k", "dmesg", "tail-kern-log", "tail-syslog")
 PREVIOUS_BOOT_COMMAND = "journalctl-k-b-1"
 FABRIC_MANAGER_COMMANDS = ("tail-fabricmanager-log", "journalctl-fabricmanager")
 DCGM_DIAG_COMMAND = "dcgmi-diag-r1-j"
+DCGM_NVLINK_COMMAND = "dcgmi-nvlink-link-status"
 
 
 def detect_kinds(text: str) -> list[str]:
-    """The kinds a file's text holds, of 'dcgm-diag', 'fabric-manager', 'kernel-log' (a whole journal can
+    """The kinds a file's text holds, of 'dcgm-diag', 'dcgm-nvlink', 'fabric-manager', 'kernel-log' (a whole journal can
     hold Fabric Manager and kernel lines both) and 'rdma' (ibv_devinfo, ibstat, ibstatus or ibdev2netdev
     output); empty when none."""
+    if looks_like_dcgm_nvlink(text):
+        return ["dcgm-nvlink"]
     checks = (
         ("dcgm-diag", looks_like_dcgm_diag),
         ("fabric-manager", looks_like_fabric_manager),
@@ -47,6 +51,9 @@ def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
     if kind == "dcgm-diag":
         ev.dcgm_diag = [*(ev.dcgm_diag or []), parse_dcgm_diag(text, source)]
         ev.unknown.pop("dcgm_diag", None)
+    elif kind == "dcgm-nvlink":
+        ev.dcgm_nvlink = [*(ev.dcgm_nvlink or []), parse_dcgm_nvlink(text, source)]
+        ev.unknown.pop("dcgm_nvlink", None)
     elif kind == "fabric-manager":
         ev.fabric_manager = [*(ev.fabric_manager or []), parse_fabric_manager(text, source)]
         ev.unknown.pop("fabric_manager", None)
@@ -72,6 +79,7 @@ def add_file(facts: Facts, text: str, kind: str, source: str) -> None:
 def collect_evidence(host: Host) -> Evidence:
     ev = Evidence()
     _dcgm(ev, host)
+    _dcgm_nvlink(ev, host)
     reasons: list[Unknown] = []
     for cid in FABRIC_MANAGER_COMMANDS:
         text, reason = _text(host, cid)
@@ -128,6 +136,26 @@ def _dcgm(ev: Evidence, host: Host) -> None:
     except ValueError as exc:
         ev.why(
             "dcgm_diag", msg("dcgmi diag output not readable: {error}").format(error=exc), kind="unparsable"
+        )
+
+
+def _dcgm_nvlink(ev: Evidence, host: Host) -> None:
+    """`dcgmi nvlink --link-status` (seconds, no load on the GPUs): read live and in a capture."""
+    version = host.run("dcgmi-version")
+    if version is not None and version.status == "missing":
+        ev.why("dcgm_nvlink", command_reason(DCGM_NVLINK_COMMAND, version))
+        return
+    text, reason = _text(host, DCGM_NVLINK_COMMAND)
+    if text is None:
+        ev.why("dcgm_nvlink", reason)
+        return
+    try:
+        ev.dcgm_nvlink = [parse_dcgm_nvlink(text, DCGM_NVLINK_COMMAND)]
+    except ValueError as exc:
+        ev.why(
+            "dcgm_nvlink",
+            msg("dcgmi nvlink output not readable: {error}").format(error=exc),
+            kind="unparsable",
         )
 
 

@@ -1,5 +1,6 @@
 """Events in the kernel log, in any of its forms (`dmesg` raw / -T / -H / iso, `journalctl -k`, /var/log/syslog,
-/var/log/kern.log): link flaps, PCIe AER errors, OOM kills, hung tasks, machine checks and NVSwitch SXids.
+/var/log/kern.log): link flaps, bonds left without an active interface, PCIe AER errors, OOM kills, hung tasks, machine checks and
+NVSwitch SXids.
 (NVIDIA Xid lines are read by gpuwise.facts.xid.)
 
 Each event keeps its time on the log's own clock (gpuwise.facts.log_time), so the rules can say how often and
@@ -52,6 +53,11 @@ _HUNG = re.compile(r"INFO: task (?P<name>.+):(?P<pid>\d+) blocked for more than 
 _MCE = re.compile(r"mce: \[Hardware Error\]: (?P<what>Machine check events logged|.*Machine Check.*)")
 _EDAC = re.compile(r"EDAC (?P<mc>MC\d+): (?P<n>\d+) (?P<kind>CE|UE) (?P<rest>.*)")
 _FATAL_MCE = re.compile(r"Kernel panic - not syncing: (?:Fatal )?[Mm]achine check")
+# the bonding driver on the bond itself: every member down (the bond carries no traffic), and a member active again
+_BOND_NONE = re.compile(r"(?P<bond>[\w.@-]+): now running without any active interface")
+_BOND_ACTIVE = re.compile(
+    r"(?P<bond>[\w.@-]+): (?:making interface (?P<dev>[\w.@-]+) the new active one|first active interface up)"
+)
 _SXID = re.compile(
     r"(?P<dev>nvidia-nvswitch\d+): SXid \(PCI:(?P<bdf>[0-9a-fA-F:.]+)\): (?P<code>\d+), (?P<sev>Non-fatal|Fatal)",
     re.I,
@@ -62,7 +68,7 @@ def looks_like_kernel_log(text: str) -> bool:
     return bool(
         re.search(
             r"NVRM: Xid|fallen off the bus|PCIe Bus Error|AER: |Killed process|blocked for more than|Machine check|mce: |EDAC MC|"
-            r"NIC Link is|: Link (?:up|down)|lost carrier|link status (?:definitely )?(?:up|down)|Port: \d+ Link|SXid|kernel: ",
+            r"NIC Link is|: Link (?:up|down)|lost carrier|link status (?:definitely )?(?:up|down)|without any active interface|Port: \d+ Link|SXid|kernel: ",
             text,
         )
     )
@@ -98,7 +104,11 @@ def parse_kernel_log(text: str, source: str) -> KernelLog:
             events.append(e)
             return e
 
-        if e := _link(line):
+        if m := _BOND_NONE.search(line):
+            add("bond_no_active", m.group("bond"), line.strip())
+        elif m := _BOND_ACTIVE.search(line):
+            add("bond_active", m.group("bond"), line.strip())
+        elif e := _link(line):
             add(*e, detail=line.strip())
         elif m := _AER_BUS.search(line):
             last_aer[m.group("bdf").lower()] = add(

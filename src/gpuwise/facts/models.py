@@ -378,6 +378,16 @@ class DcgmDiag(TextModel):
     results: list[DcgmResult] = Field(default_factory=list)
 
 
+class DcgmNvlink(TextModel):
+    """`dcgmi nvlink --link-status`: each GPU's and NVSwitch's links, one letter per link as DCGM prints them
+    (U up, D down, X disabled, _ not supported)."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str
+    gpus: dict[int, str] = Field(default_factory=dict)  # DCGM gpuId -> "UUDD..."
+    switches: dict[str, str] = Field(default_factory=dict)  # NVSwitch physical id -> its links
+
+
 FabricKind = Literal[
     "nvswitch_fatal",
     "nvswitch_nonfatal",
@@ -421,6 +431,8 @@ KernelKind = Literal[
     "mce_uncorrected",
     "sxid_fatal",
     "sxid_nonfatal",
+    "bond_no_active",  # the bonding driver: "bond1: now running without any active interface!"
+    "bond_active",  # "bond0: making interface eno49 the new active one", "first active interface up!"
 ]
 
 
@@ -447,6 +459,7 @@ class Evidence(Part):
     """Evidence kinds read from the node's own tools and logs; None: not read (the reason is in `unknown`)."""
 
     dcgm_diag: list[DcgmDiag] | None = None
+    dcgm_nvlink: list[DcgmNvlink] | None = None
     fabric_manager: list[FabricManagerLog] | None = None
     kernel_logs: list[KernelLog] | None = None
 

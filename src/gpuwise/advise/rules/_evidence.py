@@ -38,6 +38,26 @@ def gpu_name(facts: Facts, index: int | None = None, bus: str | None = None) -> 
     return msg("the GPU at {bus}").format(bus=bus) if bus else msg("an unknown GPU")
 
 
+def gpu_model(facts: Facts, index: int) -> str | None:
+    for pos, g in enumerate(facts.gpus):
+        if (g.index if g.index is not None else pos) == index:
+            return g.name
+    return None
+
+
+def has_nvlink(name: str | None) -> bool:
+    """Whether the catalog lists this model with NVLink (unknown models: no, so no false alarm)."""
+    if not name:
+        return False
+    from gpuwise.catalog.gpus import match_gpu
+
+    try:
+        spec = match_gpu(name, warn=False)
+    except Exception:  # a broken catalog must not turn into a finding
+        return False
+    return bool(spec and spec.nvlink_bandwidth_gb_s)
+
+
 @dataclass
 class Group:
     """The events of one kind family on one device in one log."""

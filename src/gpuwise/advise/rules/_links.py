@@ -6,6 +6,9 @@ NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/doc
 NCCL_TESTS_PERFORMANCE = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
 NCCL_ACS = NCCL_TROUBLESHOOTING + "#pci-access-control-services-acs"
 DCGM_DIAG = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
+DCGMI_NVLINK = (
+    "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-nvlink.html"
+)
 DCGM_EXPORTER = "https://github.com/NVIDIA/dcgm-exporter"
 NVML_CLOCK_EVENTS = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html"
 DRIVER_PERSISTENCE = "https://docs.nvidia.com/deploy/driver-persistence/persistence-daemon.html"
@@ -54,3 +57,4 @@ KERNEL_EDAC = "https://docs.kernel.org/driver-api/edac.html"
 KERNEL_MCE = "https://docs.kernel.org/arch/x86/x86_64/machinecheck.html"
 KERNEL_HUNG_TASK = "https://docs.kernel.org/admin-guide/sysctl/kernel.html#hung-task-timeout-secs"
 KERNEL_OOM = "https://docs.kernel.org/admin-guide/mm/concepts.html#oom-killer"
+KERNEL_BONDING = "https://docs.kernel.org/networking/bonding.html"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from gpuwise.advise.controls import CLOUD_HARDWARE, cloud_only, provider_owned
 from gpuwise.advise.engine import RuleContext, rule
 from gpuwise.advise.finding import Controllable, ExpectedGain
+from gpuwise.advise.rules._evidence import gpu_model, has_nvlink
 from gpuwise.advise.rules._links import (
     DCGM_DIAG,
     DRIVER_PERSISTENCE,
@@ -199,7 +200,7 @@ def nvlink_inactive(ctx: RuleContext):
         # A GPU with every link down is reported the same way: it has NVLink hardware that is not working.
         if dead:
             evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].inactive_links", dead))
-        elif gl.all_inactive and not gl.links and _has_nvlink(gl.name or _gpu_model(ctx, gl.gpu_index)):
+        elif gl.all_inactive and not gl.links and has_nvlink(gl.name or gpu_model(ctx.facts, gl.gpu_index)):
             # NVML: "Unable to retrieve NVLink information as all links are inActive" on a model that has
             # NVLink (catalog): every link of this GPU is down, not "not applicable"
             evidence.append((f"topology.nvlinks[gpu {gl.gpu_index}].all_inactive", gl.name or True))
@@ -229,26 +230,6 @@ def nvlink_inactive(ctx: RuleContext):
         text,
         commands=["nvidia-smi nvlink -s", "nvidia-smi topo -m", "dcgmi diag -r 2"],
     )
-
-
-def _gpu_model(ctx: RuleContext, index: int) -> str | None:
-    for pos, g in enumerate(ctx.facts.gpus):
-        if (g.index if g.index is not None else pos) == index:
-            return g.name
-    return None
-
-
-def _has_nvlink(name: str | None) -> bool:
-    """Whether the catalog lists this model with NVLink (unknown models: no, so no false alarm)."""
-    if not name:
-        return False
-    from gpuwise.catalog.gpus import match_gpu
-
-    try:
-        spec = match_gpu(name, warn=False)
-    except Exception:  # a broken catalog must not turn into a finding
-        return False
-    return bool(spec and spec.nvlink_bandwidth_gb_s)
 
 
 @rule(
