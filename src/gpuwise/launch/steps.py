@@ -130,7 +130,9 @@ def exporter_check(job: Job, textfile: bool) -> str:
 def scrape_config(job: Job, targets: list[str] | None, file_sd: str | None = None) -> str:
     """A Prometheus scrape_configs entry for the job's exporters."""
     entry: dict = {"job_name": f"gpuwise-{job.name}", "scrape_interval": "15s"}
-    if file_sd:  # its targets carry job labels; where an exporter's series has its own (--job-labels), they win
+    if (
+        file_sd
+    ):  # its targets carry job labels; where an exporter's series has its own (--job-labels), they win
         entry["honor_labels"] = True
         entry["file_sd_configs"] = [{"files": [file_sd]}]
     else:
