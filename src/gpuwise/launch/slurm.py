@@ -280,9 +280,9 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict
         command=f"gpuwise launch --down slurm:{job_id}", native=f"scancel {job_id}"
     )
     result: dict = {"id": f"slurm:{job_id}", "job_id": job_id, "log": str(plan.out / f"slurm-{job_id}.out")}
+    jobs = [job_id]
     if wait:
         result["exit_code"] = job.exit_code
-        jobs = [job_id]
         while (nxt := _next_job(plan, jobs[-1])) is not None:
             jobs.append(nxt)
             result["exit_code"] = client.wait_for(
@@ -292,9 +292,17 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict
             result.update(
                 resubmitted=jobs[1:], final_job_id=jobs[-1], log=str(plan.out / f"slurm-{jobs[-1]}.out")
             )
+            plan.creates[0].id = f"slurm:{jobs[-1]}"  # the job that ran, the one --down deletes
+            plan.creates[0].delete = msg("{command}  (or: {native})").format(
+                command=f"gpuwise launch --down slurm:{jobs[-1]}", native=f"scancel {jobs[-1]}"
+            )
             plan.notes.append(msg("the preflight excluded nodes and resubmitted the job: {jobs}").format(
                 jobs=joined(" -> ", jobs)))  # fmt: skip
-    result["preflight"] = _verdicts(plan)
+    result["preflight"] = _verdicts(plan, jobs)
+    for v in result["preflight"]:
+        for f in v["failed"]:
+            plan.notes.append(msg("preflight of job {job}: {node} failed {check}: {reason}").format(
+                job=v["job"], node=f.get("node"), check=f.get("check"), reason=f.get("reason")))  # fmt: skip
     return result
 
 
@@ -306,10 +314,10 @@ def _next_job(plan: LaunchPlan, job_id: str) -> str | None:
     return text if text.isdigit() else None
 
 
-def _verdicts(plan: LaunchPlan) -> list[dict]:
+def _verdicts(plan: LaunchPlan, jobs: list[str]) -> list[dict]:
     """Which node failed which check, per job of this launch (OUT/preflight/verdict-JOBID.json)."""
     out = []
-    for path in sorted((plan.out / "preflight").glob("verdict-*.json")):
+    for path in (plan.out / "preflight" / f"verdict-{j}.json" for j in jobs):
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
