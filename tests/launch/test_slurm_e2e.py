@@ -57,7 +57,9 @@ def test_two_node_ddp_runs_with_preflight_and_exporter(slurm_cluster, tmp_path):
         assert "gpuwise_exporter_read_ok" in metrics
         assert f"exporter on {node} answered on :9401" in text
     targets = json.loads((out / "monitoring" / "targets.json").read_text())
-    assert sorted(targets[0]["targets"]) == ["gwfl1:9401", "gwfl2:9401"]
+    assert [t["targets"] for t in targets] == [["gwfl1:9401"], ["gwfl2:9401"]]
+    assert [t["labels"]["node_rank"] for t in targets] == ["0", "1"]
+    assert {t["labels"]["hpc_job"] for t in targets} == {job_id}
     assert "training exit code 0" in text
     assert (
         slurm_cluster.slurm("squeue", "-h", "-j", job_id, check=False).strip() == ""
@@ -75,8 +77,10 @@ def test_critical_preflight_aborts_before_training(slurm_cluster, tmp_path):
     log = next(out.glob("slurm-*.out")).read_text()
     assert "preflight failed; job aborted before training" in log
     assert "rank " not in log and "training exit code" not in log
-    reports = sorted(x.name for x in (out / "preflight").glob("*.json"))
+    reports = sorted(x.name for x in (out / "preflight").glob("gwfl?.json"))
     assert reports == ["gwfl1.json", "gwfl2.json"]
+    # every node failed the same check: a problem of the job, not of a node, so nothing was resubmitted
+    assert "every node failed" in log and "resubmitted" not in log
     doc = json.loads((out / "preflight" / "gwfl1.json").read_text())
     assert any(f["id"] == "expect.driver" and f["status"] == "fail" for f in doc["findings"])
 

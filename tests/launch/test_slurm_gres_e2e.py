@@ -67,7 +67,7 @@ def test_a_two_node_job_is_granted_the_gpus_it_asks_for(gres_cluster, tmp_path, 
     # the stand-ins are not GPUs: the preflight stops the job before training (exit 1, reports kept)
     assert p.returncode == 1, p.stderr + log
     assert "preflight failed; job aborted before training" in log and "rank " not in log
-    reports = sorted(x.name for x in (out / "preflight").glob("*.json"))
+    reports = sorted(x.name for x in (out / "preflight").glob("gwsl?.json"))
     assert reports == ["gwsl1.json", "gwsl2.json"]
 
 

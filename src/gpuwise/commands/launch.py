@@ -97,6 +97,16 @@ def launch(
             "auto = when this srun has Pyxis."
         ),
     ),
+    resubmit: int = typer.Option(
+        2,
+        "--resubmit",
+        min=0,
+        max=10,
+        help=N_(
+            "slurm: how many times a job whose preflight failed on some nodes is resubmitted without them "
+            "(sbatch --exclude); 0 = never."
+        ),
+    ),
     zone: str = typer.Option(
         None,
         "--zone",
@@ -184,7 +194,7 @@ def launch(
     targets.check_flags(targets.get(target), {
         "--partition": partition, "--account": account, "--time": time_limit, "--qos": qos,
         "--gpu-request": gpu_request != "gpus-per-node", "--exclusive": exclusive, "--container": container != "auto",
-        "--wait": wait, "--wait-timeout": wait_timeout, "--zone": zone, "--image-id": image_id,
+        "--resubmit": resubmit != 2, "--wait": wait, "--wait-timeout": wait_timeout, "--zone": zone, "--image-id": image_id,
         "--hpc-cluster": hpc_cluster, "--vpc": vpc, "--subnet": subnet, "--security-group": security_group, "--gpuwise-wheel-url": gpuwise_wheel_url, "--hosts": hosts, "--yes": yes,
     })  # fmt: skip
     fmt = output_format(fmt, as_json)
@@ -201,7 +211,8 @@ def launch(
         job_path=job, target=target, plan_path=plan, offer=offer, out=out, max_cost=max_cost, source=source,
         target_capture=target_capture, textfile=textfile, warn_share=warn_share,
         slurm={"partition": partition, "account": account, "time": time_limit, "qos": qos,
-               "gpu_request": gpu_request, "exclusive": exclusive, "container": container},
+               "gpu_request": gpu_request, "exclusive": exclusive, "container": container,
+               "resubmit": resubmit},
         cloud={"zone": zone, "image_id": image_id, "hpc_cluster": hpc_cluster, "vpc": vpc, "subnet": subnet, "security_group": security_group,
                "gpuwise_wheel": gpuwise_wheel, "gpuwise_wheel_url": gpuwise_wheel_url, "hosts": hosts},
     )  # fmt: skip

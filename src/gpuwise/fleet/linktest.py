@@ -52,26 +52,44 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> dict | None:
-    import torch
     import torch.distributed as dist
 
-    backend = args.backend
+    backend, device = pick_backend(args.backend)
+    dist.init_process_group(backend, timeout=timedelta(seconds=args.timeout))
+    try:
+        return measure(args.bytes, args.repeats, backend, device)
+    finally:
+        dist.destroy_process_group()
+
+
+def pick_backend(backend: str):
+    """(backend, device): NCCL on this rank's GPU when there is one ("auto"), else gloo on the CPU."""
+    import torch
+
     if backend == "auto":
         backend = "nccl" if torch.cuda.is_available() else "gloo"
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if backend == "nccl" else None
     if device is not None:
         torch.cuda.set_device(device)
-    dist.init_process_group(backend, timeout=timedelta(seconds=args.timeout))
+    return backend, device
+
+
+def measure(nbytes: int, repeats: int, backend: str, device, hosts: list | None = None) -> dict | None:
+    """Time every pair in an initialised process group; rank 0 gets the gpuwise-links/1 document."""
+    import torch
+    import torch.distributed as dist
+
     rank, world = dist.get_rank(), dist.get_world_size()
-    hosts: list = [None] * world
-    dist.all_gather_object(hosts, os.environ.get("SLURMD_NODENAME") or socket.gethostname())
-    buf = torch.empty(args.bytes // 4, dtype=torch.float32, device=device)
+    if hosts is None:
+        hosts = [None] * world
+        dist.all_gather_object(hosts, os.environ.get("SLURMD_NODENAME") or socket.gethostname())
+    buf = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
     token = torch.zeros(1, dtype=torch.float32, device=device)
     sync = (lambda: torch.cuda.synchronize(device)) if device is not None else (lambda: None)
     # Rounds, not one pair at a time: each round times every pair once, so a burst of contention on a
     # busy host spreads over all pairs instead of spoiling every sample of one. Round 0 warms up.
     times: dict[tuple[int, int], list[float]] = {}
-    for round_ in range(args.repeats + 1):
+    for round_ in range(repeats + 1):
         for src, dst in pairs(world):
             if rank == dst:
                 start = time.perf_counter()
@@ -87,13 +105,12 @@ def run(args: argparse.Namespace) -> dict | None:
     mine = [{"src": hosts[s], "dst": hosts[d], "seconds": t} for (s, d), t in times.items()]
     gathered: list = [None] * world
     dist.all_gather_object(gathered, mine)
-    dist.destroy_process_group()
     if rank != 0:
         return None
     rows = []
     for part in gathered:
         for r in part:
-            gbps = [args.bytes / s / 1e9 for s in r["seconds"]]
+            gbps = [nbytes / s / 1e9 for s in r["seconds"]]
             rows.append(
                 {
                     "src": r["src"],
@@ -106,8 +123,8 @@ def run(args: argparse.Namespace) -> dict | None:
     return {
         "schema": LINKS_SCHEMA,
         "backend": backend,
-        "bytes": args.bytes,
-        "repeats": args.repeats,
+        "bytes": nbytes,
+        "repeats": repeats,
         "hosts": hosts,
         "pairs": sorted(rows, key=lambda r: (r["src"], r["dst"])),
     }

@@ -13,7 +13,9 @@ or project folder): `job.sbatch` (standard Slurm only: sbatch directives, srun, 
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 
 from gpuwise.errors import UserInputError
@@ -26,6 +28,7 @@ from gpuwise.slurm.request import SlurmRequest, check_gpu_request, resource_opti
 
 SCRIPT, NODE_SCRIPT = "job.sbatch", "node.sh"
 CONTAINER_MODES = ("auto", "pyxis", "none")
+DEFAULT_RESUBMIT = 2  # --resubmit
 
 
 def _dataset_path(plan: LaunchPlan) -> str | None:
@@ -36,11 +39,22 @@ def _dataset_path(plan: LaunchPlan) -> str | None:
 
 
 def _file_sd_code(port: int, name: str) -> str:
-    """Python that turns host names (stdin) into a Prometheus file_sd targets list."""
+    """Python that turns host names (stdin, in node order) into a Prometheus file_sd targets list, one entry per
+    node labelled with the job (hpc_job, hpc_job_name: dcgm-exporter's HPC label names) and its node rank, so
+    that every series of the job's exporters carries them, the exporter's own gpuwise_* series included."""
     return (
-        f'import json, sys; print(json.dumps([{{"targets": [h + {json_text(f":{port}")} for h in sys.stdin.read().split()], '
-        f'"labels": {json_text({"job": f"gpuwise-{name}"})}}}]))'
+        "import json, os, sys; print(json.dumps([{"
+        f'"targets": [h + {json_text(f":{port}")}], '
+        f'"labels": {{"job": {json_text(f"gpuwise-{name}")}, "hpc_job": os.environ.get("SLURM_JOB_ID", ""), '
+        '"hpc_job_name": os.environ.get("SLURM_JOB_NAME", ""), "node_rank": str(i), "rank": str(i)}} '
+        "for i, h in enumerate(sys.stdin.read().split())]))"
     )
+
+
+def _rated_gb_s(plan: LaunchPlan) -> float | None:
+    """The catalogued network speed per node in GB/s (the offer's Gbit/s / 8), when the plan names one."""
+    gbps = plan.resources.network_gbps
+    return gbps / 8 if gbps else None
 
 
 def node_script(plan: LaunchPlan, textfile: bool) -> str:
@@ -65,6 +79,14 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
             check_data,
             steps.preflight(job),
             ";;",
+            "allocation)",
+            steps.allocation_check(
+                job,
+                '"$(scontrol show hostnames "$SLURM_JOB_NODELIST")"',
+                '"$SLURM_NODEID"',
+                _rated_gb_s(plan),
+            ),
+            ";;",
             "exporter)",
             steps.exporter(job, textfile),
             ";;",
@@ -78,7 +100,7 @@ def node_script(plan: LaunchPlan, textfile: bool) -> str:
             f"cd {sh(workdir)} || exit 1",
             f"exec {train}",
             ";;",
-            '*) echo "usage: node.sh setup|preflight|exporter|check-exporter|targets|train" >&2; exit 2 ;;',
+            '*) echo "usage: node.sh setup|preflight|allocation|exporter|check-exporter|targets|train" >&2; exit 2 ;;',
             "esac",
             "",
         ],
@@ -147,6 +169,49 @@ def container_flags(plan: LaunchPlan, container: str) -> str:
     return f" --container-image={sh(job.image)} --container-mounts={sh(joined(',', mounts))}"
 
 
+def preflight_block(node: str, resubmit: int) -> list[str]:
+    """The preflight steps of job.sbatch: each node's own checks, the allocation check across the nodes, the
+    verdict; nodes it pins a failure on are excluded and the job resubmitted on the others (sbatch --exclude,
+    up to `resubmit` times; the new job id in $OUT/preflight/next-JOBID, which `launch --wait` follows)."""
+    verdict = (
+        '"$PYTHON" -m gpuwise.launch.verdict "$OUT/preflight" --job "$SLURM_JOB_ID" '
+        '--nodes "$(scontrol show hostnames "$SLURM_JOB_NODELIST")" --exclude-file "$OUT/preflight/exclude-$SLURM_JOB_ID"'
+    )
+    again = (  # the attempt and the excluded nodes travel in the environment (--export=ALL): a node list has commas
+        'GW_PREFLIGHT_ATTEMPT=$((ATTEMPT + 1)) GW_PREFLIGHT_EXCLUDED="$ALL" '
+        'sbatch --parsable --export=ALL --exclude="$ALL" "$OUT/job.sbatch"'
+    )
+    return [
+        "# 1. preflight: each node's own checks (dcgmi diag when present, doctor --expect), then the allocation",
+        "#    check across the nodes (reach the head, all-reduce, pairwise links), then the verdict",
+        "ATTEMPT=${GW_PREFLIGHT_ATTEMPT:-1}",
+        "EXCLUDED=${GW_PREFLIGHT_EXCLUDED:-}",
+        f"srun --ntasks-per-node=1 {node} preflight",
+        'if [ "$SLURM_JOB_NUM_NODES" -gt 1 ]; then',
+        f"  srun --ntasks-per-node=1 {node} allocation",
+        "fi",
+        verdict,
+        "verdict=$?",
+        'if [ "$verdict" -ne 0 ]; then',
+        '  BAD=$(cat "$OUT/preflight/exclude-$SLURM_JOB_ID" 2>/dev/null)',
+        f'  if [ "$verdict" -eq 1 ] && [ -n "$BAD" ] && [ "$ATTEMPT" -le {resubmit} ]; then',
+        "    ALL=${EXCLUDED:+$EXCLUDED,}$BAD",
+        f"    if NEXT=$({again}); then",
+        "      NEXT=${NEXT%%;*}",
+        '      echo "$NEXT" > "$OUT/preflight/next-$SLURM_JOB_ID"',
+        '      echo "gpuwise launch: preflight failed on $BAD; resubmitted as job $NEXT without $ALL '
+        f'(attempt $((ATTEMPT + 1)) of {resubmit + 1}); reports in $OUT/preflight" >&2',
+        "      exit 1",
+        "    fi",
+        '    echo "gpuwise launch: sbatch refused the resubmission without $ALL" >&2',
+        "  fi",
+        '  echo "gpuwise launch: preflight failed; job aborted before training; reports in $OUT/preflight" >&2',
+        "  exit 1",
+        "fi",
+        "",
+    ]
+
+
 def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
     job, out = plan.job, str(plan.out)
     container = container_flags(plan, sbatch_options.get("container") or "auto")
@@ -168,12 +233,7 @@ def job_script(plan: LaunchPlan, sbatch_options: dict) -> str:
         lines += ["# 0. setup, once per node", f"srun --ntasks-per-node=1 {node} setup || "
                   '{ echo "gpuwise launch: setup failed; job aborted" >&2; exit 1; }', ""]  # fmt: skip
     lines += [
-        "# 1. prolog step: the preflight on every node; a critical finding aborts before training",
-        f"if ! srun --ntasks-per-node=1 {node} preflight; then",
-        '  echo "gpuwise launch: preflight failed; job aborted before training; reports in $OUT/preflight" >&2',
-        "  exit 1",
-        "fi",
-        "",
+        *preflight_block(node, int(sbatch_options.get("resubmit", DEFAULT_RESUBMIT))),
         "# 2. the exporter beside the job on every node, one check that each answers, targets for Prometheus",
         f"srun --ntasks-per-node=1 --overlap {node} exporter &",
         "EXPORTER=$!",
@@ -209,8 +269,10 @@ def build(plan: LaunchPlan, textfile: bool, sbatch_options: dict) -> None:
 
 
 def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict:
-    """sbatch OUT/job.sbatch (written by the dry run step); with wait, until the job ends."""
+    """sbatch OUT/job.sbatch (written by the dry run step); with wait, until the job ends, and then each job
+    its preflight resubmitted without the nodes that failed (OUT/preflight/next-JOBID), until the last."""
     fix = msg("run gpuwise launch on a Slurm login node (or drop --yes to see the script)")
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     job = client.submit(plan.out / SCRIPT, wait=wait, timeout_s=timeout_s, fix=fix)
     job_id = job.job_id
     plan.creates[0].id = f"slurm:{job_id}"
@@ -218,9 +280,52 @@ def create(plan: LaunchPlan, wait: bool, timeout_s: float | None = None) -> dict
         command=f"gpuwise launch --down slurm:{job_id}", native=f"scancel {job_id}"
     )
     result: dict = {"id": f"slurm:{job_id}", "job_id": job_id, "log": str(plan.out / f"slurm-{job_id}.out")}
+    jobs = [job_id]
     if wait:
         result["exit_code"] = job.exit_code
+        while (nxt := _next_job(plan, jobs[-1])) is not None:
+            jobs.append(nxt)
+            result["exit_code"] = client.wait_for(
+                nxt, None if deadline is None else deadline - time.monotonic()
+            )
+        if len(jobs) > 1:
+            result.update(
+                resubmitted=jobs[1:], final_job_id=jobs[-1], log=str(plan.out / f"slurm-{jobs[-1]}.out")
+            )
+            plan.creates[0].id = f"slurm:{jobs[-1]}"  # the job that ran, the one --down deletes
+            plan.creates[0].delete = msg("{command}  (or: {native})").format(
+                command=f"gpuwise launch --down slurm:{jobs[-1]}", native=f"scancel {jobs[-1]}"
+            )
+            plan.notes.append(msg("the preflight excluded nodes and resubmitted the job: {jobs}").format(
+                jobs=joined(" -> ", jobs)))  # fmt: skip
+    result["preflight"] = _verdicts(plan, jobs)
+    for v in result["preflight"]:
+        for f in v["failed"]:
+            plan.notes.append(msg("preflight of job {job}: {node} failed {check}: {reason}").format(
+                job=v["job"], node=f.get("node"), check=f.get("check"), reason=f.get("reason")))  # fmt: skip
     return result
+
+
+def _next_job(plan: LaunchPlan, job_id: str) -> str | None:
+    try:
+        text = (plan.out / "preflight" / f"next-{job_id}").read_text().strip()
+    except OSError:
+        return None
+    return text if text.isdigit() else None
+
+
+def _verdicts(plan: LaunchPlan, jobs: list[str]) -> list[dict]:
+    """Which node failed which check, per job of this launch (OUT/preflight/verdict-JOBID.json)."""
+    out = []
+    for path in (plan.out / "preflight" / f"verdict-{j}.json" for j in jobs):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        out.append(
+            {"job": doc.get("job"), "failed": doc.get("failed", []), "exclude": doc.get("exclude", [])}
+        )
+    return out
 
 
 def down(job_id: str) -> str:

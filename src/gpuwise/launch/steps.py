@@ -15,13 +15,17 @@ EXPORTER_WAIT_S = 60
 
 
 def preflight(job: Job) -> str:
-    """`gpuwise doctor --expect` on this node; a critical finding (exit 2) or a failed run aborts."""
+    """This node's own checks: `dcgmi diag -r 1` when dcgmi is on PATH (its JSON read by doctor --evidence,
+    which judges every GPU and test, never DCGM's summary line), then `gpuwise doctor --expect`; a critical
+    finding (exit 2) or a failed run aborts. Report: $OUT/preflight/$NODE.json."""
     expect = sh(job.preflight_expect())
     return joined(
         "\n",
         [
-            'mkdir -p "$OUT/preflight" && rm -f "$OUT/preflight/$NODE.json"',
-            f'"$GPUWISE" doctor --expect {expect} --no-history --format json -o "$OUT/preflight/$NODE.json"',
+            'mkdir -p "$OUT/preflight" && rm -f "$OUT/preflight/$NODE.json" "$OUT/preflight/$NODE.dcgmi.json"',
+            dcgm_diag(),
+            f'"$GPUWISE" doctor --expect {expect} ${{DCGM_EVIDENCE:+--evidence "$DCGM_EVIDENCE"}} --no-history '
+            '--format json -o "$OUT/preflight/$NODE.json"',
             "rc=$?",
             'if [ "$rc" -ge 2 ]; then',
             '  echo "gpuwise preflight: $NODE is not fit to train (doctor exit $rc); '
@@ -29,6 +33,37 @@ def preflight(job: Job) -> str:
             "  exit 1",
             "fi",
             'echo "gpuwise preflight: $NODE ok (doctor exit $rc)"',
+        ],
+    )
+
+
+def dcgm_diag() -> str:
+    """`dcgmi diag -r 1 -j` when dcgmi is here; DCGM_EVIDENCE names its JSON when it gave a result (dcgmi exits
+    non-zero when a test fails, so its output, not its exit code, says whether it ran)."""
+    out = '"$OUT/preflight/$NODE.dcgmi.json"'
+    return joined(
+        "\n",
+        [
+            "DCGM_EVIDENCE=",
+            "if command -v dcgmi >/dev/null 2>&1; then",
+            f"  timeout 600 dcgmi diag -r 1 -j > {out} 2>&1",
+            f"  if grep -qE '\"DCGM|[|] Diagnostic' {out}; then DCGM_EVIDENCE={out}; else",
+            f'    echo "gpuwise preflight: dcgmi diag -r 1 gave no result on $NODE: $(head -c 300 {out})" >&2; fi',
+            "fi",
+        ],
+    )
+
+
+def allocation_check(job: Job, nodes: str, rank: str, rated_gb_s: float | None = None) -> str:
+    """The cross-node check (fleet/allocation.py) on this node: reach the head, all-reduce, pairwise links.
+    nodes: shell words that give the allocation's host names, head first; rank: this node's index."""
+    rated = f" --rated-gb-s {rated_gb_s:g}" if rated_gb_s else ""
+    return joined(
+        "\n",
+        [
+            'rm -f "$OUT/preflight/$NODE.allocation.json"',
+            f'exec "$PYTHON" -m gpuwise.fleet.allocation --nodes {nodes} --rank {rank} --port {job.rdzv_port} '
+            f'--out "$OUT/preflight"{rated}',
         ],
     )
 
@@ -95,7 +130,10 @@ def exporter_check(job: Job, textfile: bool) -> str:
 def scrape_config(job: Job, targets: list[str] | None, file_sd: str | None = None) -> str:
     """A Prometheus scrape_configs entry for the job's exporters."""
     entry: dict = {"job_name": f"gpuwise-{job.name}", "scrape_interval": "15s"}
-    if file_sd:
+    if (
+        file_sd
+    ):  # its targets carry job labels; where an exporter's series has its own (--job-labels), they win
+        entry["honor_labels"] = True
         entry["file_sd_configs"] = [{"files": [file_sd]}]
     else:
         entry["static_configs"] = [{"targets": [f"{t}:{job.exporter_port}" for t in targets or []]}]

@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,6 +160,43 @@ def job_state(job_id: str) -> str | None:
     p = run("sacct", "-n", "-X", "-P", "-j", job_id, "-o", "State")
     state = p.stdout.strip().split("\n")[0].strip() if p.returncode == 0 else ""
     return state.split()[0] if state else None  # "CANCELLED by 0" -> CANCELLED
+
+
+ENDED = (
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+)  # squeue's job states that end a job (https://slurm.schedmd.com/squeue.html#SECTION_JOB-STATE-CODES)
+POLL_S = 2.0
+
+
+def wait_for(job_id: str, timeout_s: float | None) -> int:
+    """Poll until the job ends (as `sbatch --wait` does), then its exit code (scontrol's ExitCode, else 0 for
+    COMPLETED and 1 for any other end). A job still running at the timeout is cancelled."""
+    deadline = None if timeout_s is None else time.monotonic() + max(timeout_s, 0.0)
+    while (state := job_state(job_id)) not in ENDED:
+        if state is None:  # Slurm forgot it (past MinJobAge, no accounting): ended, exit code unknown
+            return 1
+        if deadline is not None and time.monotonic() > deadline:
+            _cancel_quietly(job_id)
+            raise EnvironmentProblem(
+                msg("the Slurm job {id} did not end within {seconds}s; cancelled").format(
+                    id=job_id, seconds=f"{round(timeout_s or 0, 1):g}"
+                ),
+                msg(
+                    "give it more time with --wait-timeout, or submit without --wait and follow it with squeue"
+                ),
+            )
+        time.sleep(POLL_S)
+    p = run("scontrol", "show", "job", "-o", job_id)
+    m = re.search(r"\bExitCode=(\d+):", p.stdout) if p.returncode == 0 else None
+    return int(m.group(1)) if m else (0 if state == "COMPLETED" else 1)
 
 
 def drain(node: str, reason: str, timeout_s: float = 10.0) -> None:

@@ -12,7 +12,16 @@ class Slurm(Target):
     name = "slurm"
     label = "Slurm"
     id_form = "slurm:JOBID"
-    options = ("--partition", "--account", "--time", "--qos", "--gpu-request", "--exclusive", "--container")
+    options = (
+        "--partition",
+        "--account",
+        "--time",
+        "--qos",
+        "--gpu-request",
+        "--exclusive",
+        "--container",
+        "--resubmit",
+    )
     own_machines = True
     where = N_("your Slurm cluster")
     shared_filesystem = True
