@@ -120,11 +120,23 @@ PINNED = {
     "mlperf41-70b-mi300xx1-server": ("server_tokens_s", 2520.27, 2010.2),
     "mlperf41-70b-l40sx4-server": ("server_tokens_s", 1469.19, 1517.5),
 }
+# Held out: MLPerf Inference v5.0 llama2-70b Server/Interactive results added after the model was built,
+# scored as it is (no term chosen, no range set on them): (metric, published, predicted).
+HELD_OUT = {
+    "mlperf50-70b-h100x8-server": ("server_tokens_s", 31106.28, 15865.2),
+    "mlperf50-70b-h200x8-server": ("server_tokens_s", 33071.46, 18934.2),
+    "mlperf50-70b-h200x8-interactive": ("server_tokens_s", 19424.25, 14255.6),
+    "mlperf50-70b-b200x1-server": ("server_tokens_s", 12078.4, 4998.8),
+    "mlperf50-70b-b200x8-server": ("server_tokens_s", 98443.3, 39990.3),
+    "mlperf50-70b-b200x8-interactive": ("server_tokens_s", 59409.25, 35895.6),
+    "mlperf50-70b-h200x8-server-google": ("server_tokens_s", 31390.23, 18934.2),
+    "mlperf50-70b-b200x8-server-google": ("server_tokens_s", 92338.7, 39990.3),
+}
 WITHIN = 0.25  # the tolerance the validation table is judged at
 
 
 def test_comparison_with_published_benchmarks_is_pinned():
-    checks = {c.id: c for c in compare()}
+    checks = {c.id: c for c in compare() if not c.held_out}
     assert set(checks) == set(PINNED)
     for key, (metric, published, predicted) in PINNED.items():
         c = checks[key]
@@ -138,7 +150,7 @@ def test_share_of_the_validation_table_within_tolerance_is_pinned():
     """40 of 48 published points within 25% (docs/serving-model.md): outside are six TensorRT-LLM offline
     Llama 3.3 70B rows with long outputs (+25% to +33%, the model optimistic) and NVIDIA's two MLPerf Server
     rows at the unverified 684-token mean prompt (-27%, -35%)."""
-    checks = compare()
+    checks = [c for c in compare() if not c.held_out]
     outside = sorted(c.id for c in checks if abs(c.error) > WITHIN)
     assert outside == [
         "mlperf41-70b-h100x8-server",
@@ -158,14 +170,36 @@ def test_share_of_the_validation_table_within_tolerance_is_pinned():
 def test_every_throughput_point_lies_inside_the_planned_range():
     """The capacity range plans show is capacity ÷ (1 + the smallest / largest throughput error), so each
     published throughput lies between the low and high capacity by construction; this checks it holds."""
-    checks = [c for c in compare() if c.metric in ("output_tokens_s", "server_tokens_s")]
+    checks = [c for c in compare() if c.metric in ("output_tokens_s", "server_tokens_s") and not c.held_out]
     low, _typical, high = capacity_factors(compare())
     for c in checks:
         assert c.predicted * high * (1 - 1e-9) <= c.published <= c.predicted * low * (1 + 1e-9), c.id
 
 
+def test_held_out_results_are_scored_as_the_model_stands():
+    """0 of 8 held-out MLPerf v5.0 points within 25%, all pessimistic (docs/serving-model.md, held-out
+    table): the same H100 and H200 nodes served 44% and 13% more tokens/s in v5.0 than in v4.1 (software),
+    and the B200 rows may be FP4 engines, which the model has no path for. Pinned so a change shows."""
+    checks = {c.id: c for c in compare() if c.held_out}
+    assert set(checks) == set(HELD_OUT)
+    for key, (metric, published, predicted) in HELD_OUT.items():
+        c = checks[key]
+        assert (c.metric, c.published) == (metric, published) and c.source
+        assert c.predicted == pytest.approx(predicted, rel=0.01), key
+    assert sum(abs(c.error) <= WITHIN for c in checks.values()) == 0
+    assert all(c.error < 0 for c in checks.values())
+    low, _typical, _high = capacity_factors(compare())
+    inside = sorted(k for k, c in checks.items() if c.published <= c.predicted * low * (1 + 1e-9))
+    assert inside == ["mlperf50-70b-h200x8-interactive"]
+
+
+def test_held_out_rows_do_not_move_the_capacity_range():
+    fitted = [c for c in compare() if not c.held_out]
+    assert capacity_factors(compare()) == capacity_factors(fitted)
+
+
 def test_plans_correct_capacity_by_the_measured_error():
-    checks = compare()
+    checks = [c for c in compare() if not c.held_out]
     errs = sorted(c.error for c in checks if c.metric in ("output_tokens_s", "server_tokens_s"))
     low, typical, high = capacity_factors(checks)
     assert low == pytest.approx(1 / (1 + errs[0])) and high == pytest.approx(1 / (1 + errs[-1]))

@@ -138,6 +138,7 @@ def serving_plan_to_json(plan: ServingPlan) -> dict:
                     "predicted": _num(c.predicted, 3),
                     "error": _num(c.error),
                     "source": c.source,
+                    "held_out": c.held_out,
                 }  # fmt: skip
                 for c in plan.checks
             ],

@@ -185,7 +185,7 @@ def benchmark_table(plan: ServingPlan, verbose: bool = False) -> Table:
         what, unit = fmt.get(c.metric, (c.metric, ""))
         rows.append(
             [
-                c.id,
+                _("{id} (held out)").format(id=c.id) if c.held_out else c.id,
                 what,
                 units.number(c.published, 1, unit),
                 units.number(c.predicted, 1, unit),
