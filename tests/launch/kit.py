@@ -16,7 +16,9 @@ CAPTURES = REPO / "tests" / "captures"
 CREDENTIAL_VARIABLES = ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_ID",
                         "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_ECS_METADATA",
                         "ALIBABA_CLOUD_CREDENTIALS_FILE", "ALIBABA_CLOUD_PROFILE", "HUAWEICLOUD_SDK_AK",
-                        "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID", "HUAWEICLOUD_SDK_CREDENTIALS_FILE")  # fmt: skip
+                        "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID", "HUAWEICLOUD_SDK_CREDENTIALS_FILE",
+                        "VOLCENGINE_ACCESS_KEY", "VOLCENGINE_SECRET_KEY", "VOLCENGINE_SESSION_TOKEN",
+                        "VOLCENGINE_CLI_CONFIG_FILE", "VOLCENGINE_PROFILE", "VOLCENGINE_ECS_METADATA")  # fmt: skip
 
 
 def gpuwise(*args: str, env: dict | None = None, cwd: Path = REPO) -> SimpleNamespace:
@@ -106,9 +108,9 @@ def write_hostile_job(path: Path, marks: Path, source: str, **fields) -> Path:
 
 
 def write_huawei_offers(config: Path) -> Path:
-    """A user's offers file ($XDG_CONFIG_HOME/gpuwise/offers/) with two Huawei flavors: gpuwise ships no Huawei
-    price (none with a public source was found), so a Huawei user names the flavors, and the prices are theirs
-    (here this test's, not Huawei's)."""
+    """A user's offers files ($XDG_CONFIG_HOME/gpuwise/offers/) with two Huawei flavors and two Volcano Engine
+    instance types: gpuwise ships no price for either (none with a public source was found), so their users name
+    the types, and the prices are theirs (here this test's, not the cloud's)."""
     header = (REPO / "src/gpuwise/catalog/data/offers/alibaba.csv").read_text().splitlines()[0]
     folder = config / "gpuwise" / "offers"
     folder.mkdir(parents=True, exist_ok=True)
@@ -116,4 +118,8 @@ def write_huawei_offers(config: Path) -> Path:
             "a test's offers file (not a Huawei price),2026-12-02,,,,,V100-SXM2-32GB,,"
             for flavor, n in (("p2s.2xlarge.8", 1), ("p2s.16xlarge.8", 8))]  # fmt: skip
     (folder / "huawei.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    rows = [f"volcengine,{kind},A10,{n},{8 * n},{32 * n},{10.5 * n:.2f},,cn-beijing,,,,,CNY,"
+            "a test's offers file (not a Volcano Engine price),2026-12-02,,,,,A10,,"
+            for kind, n in (("ecs.gni2.3xlarge", 1), ("ecs.gni2.28xlarge", 8))]  # fmt: skip
+    (folder / "volcengine.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
     return config

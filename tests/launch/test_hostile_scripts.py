@@ -3,7 +3,7 @@
 Each target's scripts are run under bash in a temporary folder with a fake PATH (sbatch, srun, scontrol,
 gpuwise, torchrun, pip, mount, sudo ... are stubs that log their arguments), as far as they go without a
 cluster or a cloud: the Slurm job script and its node steps, SkyPilot's setup and run, the cloud VM
-targets' boot script (Tencent, Alibaba, Huawei). No marker file may appear, and the values must reach the stubs
+targets' boot script (Tencent, Alibaba, Huawei, Volcano Engine). No marker file may appear, and the values must reach the stubs
 exactly as written. Then shellcheck reads every generated script (tests/launch/test_hostile_scripts.py::test_shellcheck_accepts_every_script).
 """
 
@@ -209,10 +209,14 @@ CLOUD_VMS = {
     "huawei": ("huaweicloudsdkecs.v2.model", "huawei:p2s.2xlarge.8",
                {"zone": "cn-north-4a", "image_id": "img-gwla0001", "vpc": "vpc-gwla0001", "subnet": "sub-gwla0001"},
                "vers=3,timeo=600,noresvport,nolock"),
+    "volcengine": ("volcenginesdkecs", "volcengine:ecs.gni2.3xlarge",
+                   {"zone": "cn-beijing-a", "image_id": "image-gwla0001", "subnet": "subnet-gwla0001",
+                    "security_group": "sg-gwla0001"}, "vers=3,nolock,noresvport"),
 }  # fmt: skip
 EXAMPLE_OFFERS = {
     "alibaba": "alibaba:ecs.gn7e-c16g1.32xlarge",
     "huawei": "huawei:p2s.16xlarge.8",
+    "volcengine": "volcengine:ecs.gni2.28xlarge",
 }  # 8 GPUs, as examples/job-llm.yaml wants
 
 

@@ -5,6 +5,7 @@
 - tencent: Tencent Cloud's CVM offers only;
 - alibaba: Alibaba Cloud's ECS offers only;
 - huawei: Huawei Cloud's ECS offers only (gpuwise ships none: the user's offers file names them);
+- volcengine: Volcano Engine's ECS offers only (none shipped either: the user's offers file);
 - slurm, torchrun: no cloud offer (your own machines: the plan's on-prem builds).
 
 A launch target (gpuwise/launch/targets/) that rents machines adds its row here.
@@ -19,6 +20,7 @@ TARGET_PROVIDERS: dict[str, tuple[str, ...]] = {
     "tencent": ("tencent",),
     "alibaba": ("alibaba",),
     "huawei": ("huawei",),
+    "volcengine": ("volcengine",),
     "slurm": (),
     "torchrun": (),
 }
