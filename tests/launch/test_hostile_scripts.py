@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,15 @@ def _calls(log: Path) -> list[list[str]]:
     if not log.exists():
         return []
     return [record.split("\x1f") for record in log.read_text().split("\x1e") if record]
+
+
+def _wait_for_call(log: Path, prefix: list[str], timeout_s: float = 60.0) -> list[list[str]]:
+    """The calls logged so far, once one starts with `prefix`: a boot script starts the exporter in the
+    background (nohup ... &) and may end before the exporter's stand-in has logged its call."""
+    deadline = time.monotonic() + timeout_s
+    while not any(c[: len(prefix)] == prefix for c in _calls(log)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _calls(log)
 
 
 def _run(script: Path, env: dict, *args: str, cwd: Path, **more) -> subprocess.CompletedProcess:
@@ -244,7 +254,7 @@ def test_cloud_boot_script_executes_nothing(tmp_path, box, target):
     p = _run(script, node, cwd=tmp_path / "n3")
     assert p.returncode == 0, p.stdout + p.stderr
     _no_marks(marks)
-    calls = _calls(log)
+    calls = _wait_for_call(log, ["gpuwise", "export", "--job-labels", "--listen"])
     assert ["mount", "-t", "nfs", "-o", options, source, mount] in calls
     assert Path(mount).is_dir()  # the boot script made the mount point, named exactly
     assert any(c[:2] == ["gpuwise", "doctor"] for c in calls)
