@@ -107,7 +107,7 @@ def test_the_dry_run_from_the_cli_and_unsupported_flags(tmp_path):
     assert r.exit_code == 0, r.output
     assert "not sent: no Huawei Cloud credentials" in r.output and (out / "create-servers.json").exists()
     for flag, said in [(["--wait"], "--target huawei does not support --wait:"),
-                       (["--hpc-cluster", "x"], "--hpc-cluster is a --target alibaba/tencent option")]:  # fmt: skip
+                       (["--hpc-cluster", "x"], "--hpc-cluster is a --target alibaba/tencent/volcengine option")]:  # fmt: skip
         r = kit.gpuwise("launch", *DRY_RUN, *flag, "--out", str(tmp_path / "bad"), env=env, cwd=tmp_path)
         assert r.exit_code == 3 and said in r.output and "To fix:" in r.output, r.output
         assert not (tmp_path / "bad").exists()

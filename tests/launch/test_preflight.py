@@ -52,7 +52,11 @@ def test_without_dcgmi_the_preflight_is_doctor_alone(tmp_path):
     assert not (tmp_path / "preflight" / "n1.dcgmi.json").exists()
 
 
-def _allocation(tmp_path, nodes: list[str], ranks: list[int], port: int) -> list[subprocess.CompletedProcess]:
+def _allocation(
+    tmp_path, nodes: list[str], ranks: list[int], port: int, timeout_s: float
+) -> list[subprocess.CompletedProcess]:
+    """One check process per rank; each step waits up to timeout_s (a loaded CI machine takes seconds to
+    import torch in three processes at once, so the timeout is what a rank that never comes costs)."""
     procs = [
         subprocess.Popen(
             [
@@ -72,7 +76,7 @@ def _allocation(tmp_path, nodes: list[str], ranks: list[int], port: int) -> list
                 "--repeats",
                 "1",
                 "--timeout",
-                "8",
+                str(timeout_s),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -81,7 +85,7 @@ def _allocation(tmp_path, nodes: list[str], ranks: list[int], port: int) -> list
         for r in ranks
     ]
     for p in procs:
-        p.communicate(timeout=120)
+        p.communicate(timeout=5 * timeout_s + 60)  # every step bounded by timeout_s: never a hang
     return procs
 
 
@@ -95,14 +99,14 @@ def _port() -> int:
 
 def test_the_allocation_check_passes_on_loopback_and_names_a_rank_that_never_came(tmp_path):
     nodes = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]  # three loopback addresses: three "nodes"
-    ok = _allocation(tmp_path / "ok", nodes, [0, 1, 2], _port())
+    ok = _allocation(tmp_path / "ok", nodes, [0, 1, 2], _port(), 120)
     assert [p.returncode for p in ok] == [0, 0, 0]
     head = json.loads((tmp_path / "ok" / "127.0.0.1.allocation.json").read_text())
     assert [(c["check"], c["status"]) for c in head["checks"]] == [("reach", "pass"), ("allreduce", "pass"),
                                                                      ("links", "pass")]  # fmt: skip
     assert len(json.loads((tmp_path / "ok" / "links.json").read_text())["pairs"]) == 6
     # rank 1 never starts: the head waits its timeout, names it, and the others stop without an all-reduce
-    bad = _allocation(tmp_path / "bad", nodes, [0, 2], _port())
+    bad = _allocation(tmp_path / "bad", nodes, [0, 2], _port(), 40)
     assert [p.returncode for p in bad] == [1, 0]
     head = json.loads((tmp_path / "bad" / "127.0.0.1.allocation.json").read_text())
     assert [(f["node"], f["check"]) for f in head["failed"]] == [("127.0.0.2", "reach")]
