@@ -53,7 +53,7 @@ def test_without_dcgmi_the_preflight_is_doctor_alone(tmp_path):
 
 
 def _allocation(
-    tmp_path, nodes: list[str], ranks: list[int], port: int, timeout_s: float
+    tmp_path, nodes: list[str], ranks: list[int], port: int, timeout_s: float, *more: str
 ) -> list[subprocess.CompletedProcess]:
     """One check process per rank; each step waits up to timeout_s (a loaded CI machine takes seconds to
     import torch in three processes at once, so the timeout is what a rank that never comes costs)."""
@@ -77,6 +77,7 @@ def _allocation(
                 "1",
                 "--timeout",
                 str(timeout_s),
+                *more,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -85,7 +86,9 @@ def _allocation(
         for r in ranks
     ]
     for p in procs:
-        p.communicate(timeout=5 * timeout_s + 60)  # every step bounded by timeout_s: never a hang
+        p.output = p.communicate(timeout=5 * timeout_s + 60)[
+            0
+        ]  # every step bounded by timeout_s: never a hang
     return procs
 
 
@@ -99,15 +102,17 @@ def _port() -> int:
 
 def test_the_allocation_check_passes_on_loopback_and_names_a_rank_that_never_came(tmp_path):
     nodes = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]  # three loopback addresses: three "nodes"
-    ok = _allocation(tmp_path / "ok", nodes, [0, 1, 2], _port(), 120)
-    assert [p.returncode for p in ok] == [0, 0, 0]
+    # judged against a rated speed loopback always exceeds (0.25 x 1 MB/s): against the peers' median, one
+    # 1 MiB transfer per pair on a loaded machine made a node "slow" (test_link_floor_... tests that path)
+    ok = _allocation(tmp_path / "ok", nodes, [0, 1, 2], _port(), 120, "--rated-gb-s", "0.001")
+    assert [p.returncode for p in ok] == [0, 0, 0], [p.output for p in ok]
     head = json.loads((tmp_path / "ok" / "127.0.0.1.allocation.json").read_text())
     assert [(c["check"], c["status"]) for c in head["checks"]] == [("reach", "pass"), ("allreduce", "pass"),
                                                                      ("links", "pass")]  # fmt: skip
     assert len(json.loads((tmp_path / "ok" / "links.json").read_text())["pairs"]) == 6
     # rank 1 never starts: the head waits its timeout, names it, and the others stop without an all-reduce
     bad = _allocation(tmp_path / "bad", nodes, [0, 2], _port(), 40)
-    assert [p.returncode for p in bad] == [1, 0]
+    assert [p.returncode for p in bad] == [1, 0], [p.output for p in bad]
     head = json.loads((tmp_path / "bad" / "127.0.0.1.allocation.json").read_text())
     assert [(f["node"], f["check"]) for f in head["failed"]] == [("127.0.0.2", "reach")]
     for n in nodes:  # the nodes' own checks passed: the verdict pins the failure on 127.0.0.2 alone

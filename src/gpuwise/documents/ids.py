@@ -17,6 +17,8 @@ STABILITY_SCHEMA = "gpuwise-stability/1"  # gpuwise stability --save
 PROFILE_SCHEMA = "gpuwise-profile/1"  # gpuwise profile --format json
 LAUNCH_SCHEMA = "gpuwise-launch/1"  # the launch record gpuwise launch writes next to its scripts
 LINKS_SCHEMA = "gpuwise-links/1"  # the fleet link test's result (fleet/linktest.py)
+ALLOCATION_SCHEMA = "gpuwise-allocation/1"  # a node's cross-node preflight result (fleet/allocation.py)
+PREFLIGHT_VERDICT_SCHEMA = "gpuwise-preflight-verdict/1"  # which nodes a launch excludes (launch/verdict.py)
 
 # formats of raw recordings
 CAPTURE_FORMAT = "gpuwise-capture/1"  # gpuwise capture: a directory or tarball

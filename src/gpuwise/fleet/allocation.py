@@ -26,7 +26,9 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-SCHEMA = "gpuwise-allocation/1"
+from gpuwise.documents.ids import ALLOCATION_SCHEMA
+
+SCHEMA = ALLOCATION_SCHEMA
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

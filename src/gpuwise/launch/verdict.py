@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 from gpuwise.atomic import write_text_atomic
+from gpuwise.documents.ids import PREFLIGHT_VERDICT_SCHEMA
 
-SCHEMA = "gpuwise-preflight-verdict/1"
+SCHEMA = PREFLIGHT_VERDICT_SCHEMA
 
 
 def _read(path: Path) -> dict | None:
