@@ -18,7 +18,8 @@ CREDENTIAL_VARIABLES = ("TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY", "AL
                         "ALIBABA_CLOUD_CREDENTIALS_FILE", "ALIBABA_CLOUD_PROFILE", "HUAWEICLOUD_SDK_AK",
                         "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_PROJECT_ID", "HUAWEICLOUD_SDK_CREDENTIALS_FILE",
                         "VOLCENGINE_ACCESS_KEY", "VOLCENGINE_SECRET_KEY", "VOLCENGINE_SESSION_TOKEN",
-                        "VOLCENGINE_CLI_CONFIG_FILE", "VOLCENGINE_PROFILE", "VOLCENGINE_ECS_METADATA")  # fmt: skip
+                        "VOLCENGINE_CLI_CONFIG_FILE", "VOLCENGINE_PROFILE", "VOLCENGINE_ECS_METADATA",
+                        "BCE_ACCESS_KEY_ID", "BCE_SECRET_ACCESS_KEY", "BCE_SESSION_TOKEN")  # fmt: skip
 
 
 def gpuwise(*args: str, env: dict | None = None, cwd: Path = REPO) -> SimpleNamespace:
@@ -108,8 +109,8 @@ def write_hostile_job(path: Path, marks: Path, source: str, **fields) -> Path:
 
 
 def write_huawei_offers(config: Path) -> Path:
-    """A user's offers files ($XDG_CONFIG_HOME/gpuwise/offers/) with two Huawei flavors and two Volcano Engine
-    instance types: gpuwise ships no price for either (none with a public source was found), so their users name
+    """A user's offers files ($XDG_CONFIG_HOME/gpuwise/offers/) with two Huawei flavors, two Volcano Engine
+    instance types and two Baidu BCC specs: gpuwise ships no price for either (none with a public source was found), so their users name
     the types, and the prices are theirs (here this test's, not the cloud's)."""
     header = (REPO / "src/gpuwise/catalog/data/offers/alibaba.csv").read_text().splitlines()[0]
     folder = config / "gpuwise" / "offers"
@@ -122,4 +123,8 @@ def write_huawei_offers(config: Path) -> Path:
             "a test's offers file (not a Volcano Engine price),2026-12-02,,,,,A10,,"
             for kind, n in (("ecs.gni2.3xlarge", 1), ("ecs.gni2.28xlarge", 8))]  # fmt: skip
     (folder / "volcengine.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    rows = [f"baidu,{spec},V100,{n},{12 * n},{92 * n},{11.1 * n:.2f},,bj,,,,,CNY,"
+            "a test's offers file (not a Baidu price),2026-12-02,,,,,V100-SXM2-32GB,,"
+            for spec, n in (("bcc.gn5.c12m92.1v100", 1), ("bcc.gn5.c96m736.8v100", 8))]  # fmt: skip
+    (folder / "baidu.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
     return config

@@ -91,7 +91,7 @@ def test_unknown_cost_cannot_pass_max_cost(tmp_path, yes):
         (["--down", "k8s:x"], "not a launch ID"),
         (["--down", "tencent:ap-guangzhou"], "is not REGION/ins-ID"),
         ([str(EXAMPLES / "job-cpu.yaml")], "launch needs JOB.yaml and --target"),
-        ([str(EXAMPLES / "job-cpu.yaml"), "--target", "k8s"], "'k8s' is not one of alibaba, huawei, skypilot, slurm, tencent, torchrun, volcengine"),
+        ([str(EXAMPLES / "job-cpu.yaml"), "--target", "k8s"], "'k8s' is not one of alibaba, baidu, huawei, skypilot, slurm, tencent, torchrun, volcengine"),
         ([str(EXAMPLES / "job-llm.yaml"), "--target", "skypilot"], "needs an instance type"),
         ([str(EXAMPLES / "job-llm.yaml"), "--target", "skypilot", "--offer", "tencent:GT4.41XLARGE948"],
          "SkyPilot does not launch on tencent"),

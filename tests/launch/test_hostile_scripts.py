@@ -3,7 +3,7 @@
 Each target's scripts are run under bash in a temporary folder with a fake PATH (sbatch, srun, scontrol,
 gpuwise, torchrun, pip, mount, sudo ... are stubs that log their arguments), as far as they go without a
 cluster or a cloud: the Slurm job script and its node steps, SkyPilot's setup and run, the cloud VM
-targets' boot script (Tencent, Alibaba, Huawei, Volcano Engine). No marker file may appear, and the values must reach the stubs
+targets' boot script (Tencent, Alibaba, Huawei, Volcano Engine, Baidu). No marker file may appear, and the values must reach the stubs
 exactly as written. Then shellcheck reads every generated script (tests/launch/test_hostile_scripts.py::test_shellcheck_accepts_every_script).
 """
 
@@ -222,11 +222,15 @@ CLOUD_VMS = {
     "volcengine": ("volcenginesdkecs", "volcengine:ecs.gni2.3xlarge",
                    {"zone": "cn-beijing-a", "image_id": "image-gwla0001", "subnet": "subnet-gwla0001",
                     "security_group": "sg-gwla0001"}, "vers=3,nolock,noresvport"),
+    "baidu": ("baidubce.services.bcc.bcc_client", "baidu:bcc.gn5.c12m92.1v100",
+              {"zone": "cn-bj-a", "image_id": "m-gwla0001", "subnet": "sbn-gwla0001", "security_group": "g-gwla0001"},
+              "vers=3,nolock,noresvport"),
 }  # fmt: skip
 EXAMPLE_OFFERS = {
     "alibaba": "alibaba:ecs.gn7e-c16g1.32xlarge",
     "huawei": "huawei:p2s.16xlarge.8",
     "volcengine": "volcengine:ecs.gni2.28xlarge",
+    "baidu": "baidu:bcc.gn5.c96m736.8v100",
 }  # 8 GPUs, as examples/job-llm.yaml wants
 
 

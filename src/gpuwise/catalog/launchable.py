@@ -6,6 +6,7 @@
 - alibaba: Alibaba Cloud's ECS offers only;
 - huawei: Huawei Cloud's ECS offers only (gpuwise ships none: the user's offers file names them);
 - volcengine: Volcano Engine's ECS offers only (none shipped either: the user's offers file);
+- baidu: Baidu AI Cloud's offers (the user's BCC specs; the shipped BML platform row is refused at launch);
 - slurm, torchrun: no cloud offer (your own machines: the plan's on-prem builds).
 
 A launch target (gpuwise/launch/targets/) that rents machines adds its row here.
@@ -21,6 +22,7 @@ TARGET_PROVIDERS: dict[str, tuple[str, ...]] = {
     "alibaba": ("alibaba",),
     "huawei": ("huawei",),
     "volcengine": ("volcengine",),
+    "baidu": ("baidu",),
     "slurm": (),
     "torchrun": (),
 }

@@ -12,7 +12,7 @@ from gpuwise.i18n import N_
 from gpuwise.registry import plugin_modules
 
 LAUNCH_HELP = N_(
-    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or a cloud's VMs (Tencent, Alibaba, Huawei, Volcano Engine), with a preflight (doctor --expect) "
+    "Launch a training job (JOB.yaml) on Slurm, SkyPilot or a cloud's VMs (Tencent, Alibaba, Huawei, Volcano Engine, Baidu), with a preflight (doctor --expect) "
     "on every node, the exporter beside the job, a migration check, a data-transfer estimate and a cost guard."
     "\n\nThe default is a dry run: it prints what would be created and what it would cost, and writes the "
     "script / task / request into the output folder. --yes creates it. Every created resource is listed with "
