@@ -99,8 +99,12 @@ def _calls(log: Path) -> list[list[str]]:
 def _wait_for_call(log: Path, prefix: list[str], timeout_s: float = 60.0) -> list[list[str]]:
     """The calls logged so far, once one starts with `prefix`: a boot script starts the exporter in the
     background (nohup ... &) and may end before the exporter's stand-in has logged its call."""
+
+    def logged() -> bool:  # and its record complete: a stand-in writes a record in several writes
+        return any(c[: len(prefix)] == prefix for c in _calls(log)) and log.read_bytes().endswith(b"\x1e")
+
     deadline = time.monotonic() + timeout_s
-    while not any(c[: len(prefix)] == prefix for c in _calls(log)) and time.monotonic() < deadline:
+    while not logged() and time.monotonic() < deadline:
         time.sleep(0.1)
     return _calls(log)
 
@@ -250,6 +254,9 @@ def test_cloud_boot_script_executes_nothing(tmp_path, box, target):
     p = _run(script, node, cwd=tmp_path / "n1", GPUWISE_LAUNCH_SKIP_MOUNT="a test")
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"gpuwise launch: dataset mount skipped (mount -t nfs -o {options} '" in p.stdout
+    # its exporter, started in the background, logs before the next run starts: two stand-ins appending
+    # to one log at once would interleave their records
+    _wait_for_call(log, ["gpuwise", "export", "--job-labels", "--listen"])
     # the mount fails: the message names the export as it is
     p = _run(script, node, cwd=tmp_path / "n2", GWLA_MOUNT_RC="32")
     assert p.returncode == 1 and f"gpuwise launch: cannot mount {source}\n" in p.stderr, p.stderr
